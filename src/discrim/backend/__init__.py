@@ -1,0 +1,53 @@
+"""Array namespaces: numpy by default, torch when requested, through array-api-compat.
+
+Numerical kernels in discrim are written once against an array namespace ``xp``. This module
+resolves the namespace for a backend name and moves arrays between host and device.
+"""
+
+import numpy as np
+from array_api_compat import array_namespace, is_torch_namespace
+
+from discrim.backend import _ops as ops
+
+__all__ = ["BACKENDS", "array_namespace", "asarray", "is_torch_namespace", "namespace", "ops", "to_numpy"]
+
+BACKENDS = ("numpy", "torch")
+
+
+def namespace(backend="numpy"):
+    """Return the array namespace for ``backend``.
+
+    Parameters
+    ----------
+    backend : {"numpy", "torch"}, default="numpy"
+
+    Returns
+    -------
+    xp : module
+        An array-API compatible namespace.
+    """
+    if backend == "numpy":
+        import array_api_compat.numpy as xp
+
+        return xp
+    if backend == "torch":
+        from discrim.backend._torch import torch_namespace
+
+        return torch_namespace()
+    raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
+
+
+def asarray(x, xp, device=None, dtype=None):
+    """Convert ``x`` to an array of namespace ``xp`` on ``device``."""
+    if device is None:
+        return xp.asarray(x, dtype=dtype)
+    return xp.asarray(x, dtype=dtype, device=device)
+
+
+def to_numpy(x):
+    """Return ``x`` as a numpy array on the host (a no-op for numpy input)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if hasattr(x, "detach"):  # torch tensor
+        return x.detach().cpu().numpy()
+    return np.asarray(x)

@@ -1,0 +1,129 @@
+"""The shared base of classifiers that decide by the maximum-likelihood or Bayes rule."""
+
+from abc import ABCMeta, abstractmethod
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from discrim.discriminant._rules import check_some_density, log_posterior
+from discrim.utils.validation import check_labels, check_priors, check_sample_weight
+
+
+class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+    """Classifier that allocates x by the ML rule (equal priors) or the Bayes rule.
+
+    Subclasses fit class-conditional densities and implement :meth:`_log_density`; this base
+    turns them into posteriors, decisions and a scikit-learn decision function, so that every
+    discriminant rule in discrim shares one implementation of the rule.
+
+    Fitted subclasses must set ``classes_`` (n_classes,) and ``priors_`` (n_classes,).
+    """
+
+    @abstractmethod
+    def _log_density(self, X):
+        """Class-conditional log-densities of validated X: (n_samples, n_classes)."""
+
+    def _validate_for_predict(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+
+    def _prepare_targets(self, y, sample_weight, n_samples):
+        """Encode y and validate weights; returns classes, y_idx, weights, class totals."""
+        classes, y_idx = check_labels(y)
+        w = check_sample_weight(sample_weight, n_samples)
+        totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
+        empty = classes[totals <= 0]
+        if empty.size:
+            raise ValueError(
+                f"class {empty[0]!r} has zero total sample_weight: give it positive weight or "
+                "remove its rows."
+            )
+        return classes, y_idx, w, totals
+
+    def _resolve_priors(self, totals):
+        return check_priors(self.priors, totals)
+
+    def log_density(self, X):
+        """Log-density of each row under each class, ``log f_k(x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_dens : ndarray of shape (n_samples, n_classes)
+        """
+        return self._log_density(self._validate_for_predict(X))
+
+    def _joint_log_likelihood(self, X):
+        with np.errstate(divide="ignore"):
+            log_prior = np.log(self.priors_)
+        return self._log_density(self._validate_for_predict(X)) + log_prior
+
+    def predict_log_proba(self, X):
+        """Posterior log-probabilities of the classes, computed in log space.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        jll = self._joint_log_likelihood(X)
+        log_post, log_norm = log_posterior(jll, 0.0)
+        check_some_density(log_norm)
+        return log_post
+
+    def predict_proba(self, X):
+        """Posterior probabilities of the classes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to one; columns in the order of ``classes_``.
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def decision_function(self, X):
+        """Log joint likelihood ``log f_k(x) + log pi_k`` (scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes the log posterior odds of ``classes_[1]`` against ``classes_[0]``
+            (positive means ``classes_[1]``); otherwise one column per class. With equal priors
+            these are the log-densities up to a constant; :meth:`log_density` returns them
+            exactly.
+        """
+        jll = self._joint_log_likelihood(X)
+        if jll.shape[1] == 2:
+            return jll[:, 1] - jll[:, 0]
+        return jll
+
+    def predict(self, X):
+        """Class chosen by the ML rule (equal priors) or the Bayes rule.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        jll = self._joint_log_likelihood(X)
+        check_some_density(np.max(jll, axis=1))
+        return self.classes_[np.argmax(jll, axis=1)]

@@ -1,0 +1,21 @@
+"""Built-in data sets: the benchmark cases of the proset technical report and the seed examples."""
+
+from discrim.datasets._benchmark import list_datasets, load_benchmark
+from discrim.datasets._synthetic import make_checkerboard, make_continuous_xor
+
+
+def coin_tosses():
+    """Heads in five experiments of ten tosses each: the two-coin example of the EM seed.
+
+    Returns
+    -------
+    heads : ndarray of shape (5, 1) of int
+        The counts 5, 9, 8, 4 and 7, one row per experiment; fit with
+        ``FiniteMixture(Binomial(n_trials=10), n_components=2)``.
+    """
+    import numpy as np
+
+    return np.array([[5], [9], [8], [4], [7]])
+
+
+__all__ = ["coin_tosses", "list_datasets", "load_benchmark", "make_checkerboard", "make_continuous_xor"]

@@ -1,0 +1,1 @@
+"""Validation, parameter-constraint and random-stream helpers shared by discrim estimators."""

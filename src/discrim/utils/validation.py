@@ -1,0 +1,110 @@
+"""Input checks that give errors naming the parameter and the fix."""
+
+import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
+
+
+def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
+    """Validate ``sample_weight`` and return it as a float array.
+
+    Parameters
+    ----------
+    sample_weight : array-like of shape (n_samples,) or None
+        ``None`` means unit weights.
+    n_samples : int
+    dtype : numpy dtype, default=np.float64
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,)
+
+    Raises
+    ------
+    ValueError
+        If the weights have the wrong length, are not finite, are negative or sum to zero.
+    """
+    if sample_weight is None:
+        return np.ones(n_samples, dtype=dtype)
+    if np.isscalar(sample_weight):
+        sample_weight = np.full(n_samples, sample_weight, dtype=dtype)
+    try:
+        w = np.asarray(sample_weight, dtype=dtype)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"sample_weight must be numeric: {exc}") from None
+    if w.ndim != 1 or w.shape[0] != n_samples:
+        raise ValueError(
+            f"sample_weight has shape {w.shape} but X has {n_samples} samples: "
+            "pass one weight per row of X."
+        )
+    if not np.all(np.isfinite(w)):
+        raise ValueError("sample_weight contains NaN or infinity: pass finite weights.")
+    if np.any(w < 0):
+        raise ValueError("sample_weight contains negative values: weights must be >= 0.")
+    if not w.sum() > 0:
+        raise ValueError("sample_weight sums to zero: at least one row needs a positive weight.")
+    return w
+
+
+def check_labels(y):
+    """Encode classification targets.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        Sorted unique labels.
+    y_idx : ndarray of shape (n_samples,) of int
+        Index of each label in ``classes``.
+
+    Raises
+    ------
+    ValueError
+        If the targets are continuous or hold fewer than two classes.
+    """
+    check_classification_targets(y)
+    classes, y_idx = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"y has a single class ({classes[0]!r}); a classifier needs samples of at least "
+            "two classes."
+        )
+    return classes, y_idx.ravel()
+
+
+def check_priors(priors, class_weight_totals):
+    """Resolve the ``priors`` parameter of a discriminant rule.
+
+    Parameters
+    ----------
+    priors : {"equal", "empirical"} or array-like of shape (n_classes,)
+        "equal" gives the maximum-likelihood rule; "empirical" the class frequencies
+        (sample-weighted); an array gives the Bayes rule with those prior probabilities.
+    class_weight_totals : ndarray of shape (n_classes,)
+        Total sample weight of each class.
+
+    Returns
+    -------
+    priors : ndarray of shape (n_classes,)
+        Non-negative and summing to one.
+    """
+    n_classes = class_weight_totals.shape[0]
+    if isinstance(priors, str):
+        if priors == "equal":
+            return np.full(n_classes, 1.0 / n_classes)
+        if priors == "empirical":
+            return class_weight_totals / class_weight_totals.sum()
+        raise ValueError(f"priors must be 'equal', 'empirical' or an array; got {priors!r}.")
+    p = np.asarray(priors, dtype=np.float64)
+    if p.shape != (n_classes,):
+        raise ValueError(
+            f"priors has shape {p.shape} but there are {n_classes} classes: give one prior per class "
+            "in the order of classes_."
+        )
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise ValueError("priors must be finite and non-negative.")
+    if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-8):
+        raise ValueError(f"priors must sum to one; they sum to {p.sum():.6g}.")
+    return p / p.sum()
