@@ -1,0 +1,75 @@
+"""Decision regions of a fitted classifier over two features, with the training points."""
+
+import numpy as np
+
+from discrim.plotting._mpl import new_axes
+
+
+def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.5, show_proba=True):
+    """Draw the classes an estimator assigns over the plane of two features.
+
+    Parameters
+    ----------
+    estimator : fitted classifier
+        Must take two features and have ``predict`` (and ``predict_proba`` when
+        ``show_proba``).
+    X : array-like of shape (n_samples, 2)
+        Points to show (usually the training data); they also set the plotted range.
+    y : array-like of shape (n_samples,)
+        Their labels, coloured like the regions.
+    ax : matplotlib Axes, default=None
+        Axes to draw on; a new figure when None.
+    resolution : int, default=300
+        Grid points per axis.
+    margin : float, default=0.5
+        Extra range around the data, in the data's units.
+    show_proba : bool, default=True
+        Shade each region by the posterior probability of the chosen class.
+
+    Returns
+    -------
+    ax : matplotlib Axes
+    """
+    from matplotlib.colors import ListedColormap
+
+    X_arr = np.asarray(X, dtype=float)
+    if X_arr.ndim != 2 or X_arr.shape[1] != 2:
+        raise ValueError(
+            f"decision surfaces need exactly two features; X has shape {X_arr.shape}."
+        )
+    y = np.asarray(y)
+    ax = new_axes(ax)
+    lo, hi = X_arr.min(axis=0) - margin, X_arr.max(axis=0) + margin
+    g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], resolution), np.linspace(lo[1], hi[1], resolution))
+    grid = np.column_stack([g0.ravel(), g1.ravel()])
+    if hasattr(estimator, "feature_names_in_"):
+        import pandas as pd
+
+        grid = pd.DataFrame(grid, columns=list(estimator.feature_names_in_))
+    classes = np.asarray(estimator.classes_)
+    colours = [f"C{i % 10}" for i in range(classes.shape[0])]
+    cmap = ListedColormap(colours)
+    if show_proba and hasattr(estimator, "predict_proba"):
+        proba = estimator.predict_proba(grid)
+        chosen = np.argmax(proba, axis=1)
+        confidence = proba[np.arange(proba.shape[0]), chosen]
+    else:
+        chosen = np.searchsorted(classes, estimator.predict(grid))
+        confidence = np.ones(chosen.shape[0])
+    ax.imshow(
+        chosen.reshape(g0.shape), origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]),
+        cmap=cmap, vmin=-0.5, vmax=classes.shape[0] - 0.5, alpha=0.15 + 0.35 * (confidence.reshape(g0.shape) - confidence.min()) / max(np.ptp(confidence), 1e-12),
+        aspect="auto", interpolation="nearest",
+    )
+    ax.contour(g0, g1, chosen.reshape(g0.shape), levels=np.arange(classes.shape[0]) + 0.5, colors="k", linewidths=0.8)
+    for i, label in enumerate(classes):
+        mask = y == label
+        ax.scatter(X_arr[mask, 0], X_arr[mask, 1], s=12, c=colours[i], edgecolors="k", linewidths=0.3, label=str(label))
+    names = list(getattr(estimator, "feature_names_in_", ["feature 0", "feature 1"]))
+    ax.set_xlabel(str(names[0]))
+    ax.set_ylabel(str(names[1]))
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.legend(loc="best", fontsize="small", title="class")
+    ax.set_title(type(estimator).__name__)
+    return ax
