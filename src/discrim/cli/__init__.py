@@ -1,0 +1,1 @@
+"""The ``discrim`` command-line tool: a thin layer over the public API."""
