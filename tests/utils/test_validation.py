@@ -1,0 +1,75 @@
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from discrim.discriminant._rules import check_some_density, log_posterior
+from discrim.utils._random import as_seed_sequence, spawn_generators
+from discrim.utils.validation import check_labels, check_priors, check_sample_weight
+
+
+def test_sample_weight_defaults_to_ones_and_accepts_scalars():
+    np.testing.assert_array_equal(check_sample_weight(None, 3), np.ones(3))
+    np.testing.assert_array_equal(check_sample_weight(2.0, 3), np.full(3, 2.0))
+
+
+@pytest.mark.parametrize(
+    "weights, message",
+    [
+        ([1.0, 2.0], "shape"),
+        ([1.0, np.nan, 1.0], "NaN"),
+        ([1.0, -1.0, 1.0], "negative"),
+        ([0.0, 0.0, 0.0], "sums to zero"),
+        (["a", "b", "c"], "numeric"),
+    ],
+)
+def test_sample_weight_errors_name_the_problem(weights, message):
+    with pytest.raises(ValueError, match=message):
+        check_sample_weight(weights, 3)
+
+
+def test_check_labels_encodes_and_rejects_single_class():
+    classes, y_idx = check_labels(["b", "a", "b"])
+    np.testing.assert_array_equal(classes, ["a", "b"])
+    np.testing.assert_array_equal(y_idx, [1, 0, 1])
+    with pytest.raises(ValueError, match="single class"):
+        check_labels([1, 1, 1])
+    with pytest.raises(ValueError, match="continuous|Unknown label"):
+        check_labels([0.5, 1.5, 2.25])
+
+
+def test_check_priors():
+    totals = np.array([1.0, 3.0])
+    np.testing.assert_allclose(check_priors("equal", totals), [0.5, 0.5])
+    np.testing.assert_allclose(check_priors("empirical", totals), [0.25, 0.75])
+    np.testing.assert_allclose(check_priors([0.1, 0.9], totals), [0.1, 0.9])
+    with pytest.raises(ValueError, match="one prior per class"):
+        check_priors([1.0], totals)
+    with pytest.raises(ValueError, match="sum to one"):
+        check_priors([0.5, 0.6], totals)
+    with pytest.raises(ValueError, match="non-negative"):
+        check_priors([-0.5, 1.5], totals)
+
+
+@given(st.lists(st.floats(-800, 800), min_size=2, max_size=6), st.floats(-2000, 0))
+def test_log_posterior_sums_to_one_without_underflow(log_dens, shift):
+    log_dens = np.asarray(log_dens)[None, :] + shift  # far from every population: tiny densities
+    log_post, log_norm = log_posterior(log_dens, np.log(np.full(log_dens.shape[1], 1 / log_dens.shape[1])))
+    assert np.all(np.isfinite(log_post)) and np.isfinite(log_norm[0])
+    np.testing.assert_allclose(np.exp(log_post).sum(axis=1), 1.0, rtol=1e-12)
+    assert np.isclose(log_dens[0, np.argmax(log_post)], log_dens.max(), rtol=0, atol=1e-9)
+
+
+def test_zero_density_everywhere_is_rejected():
+    _, log_norm = log_posterior(np.array([[-np.inf, -np.inf], [0.0, -1.0]]), np.zeros(2))
+    with pytest.raises(ValueError, match="zero density"):
+        check_some_density(log_norm)
+
+
+def test_random_streams_are_reproducible_and_independent():
+    a = [g.random() for g in spawn_generators(7, 3)]
+    b = [g.random() for g in spawn_generators(7, 3)]
+    assert a == b and len(set(a)) == 3
+    assert as_seed_sequence(np.random.RandomState(0)).entropy == as_seed_sequence(np.random.RandomState(0)).entropy
+    with pytest.raises(TypeError, match="random_state"):
+        as_seed_sequence("seed")
