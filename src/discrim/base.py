@@ -75,7 +75,8 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
             Columns in the order of ``classes_``.
         """
         jll = self._joint_log_likelihood(X)
-        log_post, log_norm = log_posterior(jll, 0.0)
+        with np.errstate(invalid="ignore"):  # rows with no density are rejected just below
+            log_post, log_norm = log_posterior(jll, 0.0)
         check_some_density(log_norm)
         return log_post
 

@@ -4,7 +4,6 @@ import importlib
 import importlib.util
 import logging
 import os
-import sys
 import time
 
 import click
@@ -32,6 +31,9 @@ _LAZY_COMMANDS = {
 }
 
 
+_USER_ERRORS = (ValueError, TypeError, ImportError, OSError, np.linalg.LinAlgError)
+
+
 class _LazyGroup(click.Group):
     def list_commands(self, ctx):
         # A subcommand whose module is not installed is left out of the listing.
@@ -43,6 +45,16 @@ class _LazyGroup(click.Group):
             module, attr = _LAZY_COMMANDS[name].split(":")
             return getattr(importlib.import_module(module), attr)
         return super().get_command(ctx, name)
+
+    def invoke(self, ctx):
+        # Library errors (bad input, unreadable files) become a one-line message and exit 1.
+        try:
+            return super().invoke(ctx)
+        except _USER_ERRORS as exc:
+            if os.environ.get("DISCRIM_DEBUG"):
+                raise
+            text = str(exc).strip()
+            raise click.ClickException(text.splitlines()[0] if text else type(exc).__name__) from None
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -196,17 +208,8 @@ def predict(model_path, csv, output):
 
 
 def main(argv=None):
-    """Run the command line; library errors become one-line messages and exit status 1."""
-    try:
-        return cli.main(args=argv, prog_name="discrim", standalone_mode=True)
-    except SystemExit:
-        raise
-    except (ValueError, TypeError, ImportError, OSError, np.linalg.LinAlgError) as exc:
-        if os.environ.get("DISCRIM_DEBUG"):
-            raise
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        click.echo(f"Error: {message}", err=True)
-        sys.exit(1)
+    """Run the ``discrim`` command line."""
+    return cli.main(args=argv, prog_name="discrim")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,88 @@
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from discrim.cli.main import cli
+from discrim.datasets import load_benchmark
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+def test_datasets_and_models_are_listed():
+    out = run("datasets").output
+    assert "iris-2f" in out and "xor-6+6f" in out
+    out = run("models").output
+    assert "lda" in out and "proset" in out
+
+
+@pytest.fixture
+def iris_csv(tmp_path):
+    X_train, _, y_train, _ = load_benchmark("iris", as_frame=True)
+    df = X_train.assign(species=y_train)
+    path = tmp_path / "iris.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_fit_on_a_dataset_prints_scores_saves_model_and_plot(tmp_path):
+    model_path, plot_path = tmp_path / "m.skops", tmp_path / "regions.png"
+    result = run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", str(model_path), "--plot", str(plot_path))
+    assert result.exit_code == 0, result.output
+    for word in ("log-loss", "accuracy", "balanced accuracy", "ROC-AUC", "fit time"):
+        assert word in result.output
+    assert model_path.stat().st_size > 0
+    assert plot_path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_fit_on_csv_then_predict_round_trip(tmp_path, iris_csv):
+    model_path, out_path = tmp_path / "m.skops", tmp_path / "pred.csv"
+    result = run("fit", "--csv", str(iris_csv), "--target", "species", "--model", "qda", "--output", str(model_path))
+    assert result.exit_code == 0, result.output
+    result = run("predict", "--model", str(model_path), "--csv", str(iris_csv), "--output", str(out_path))
+    assert result.exit_code == 0, result.output
+    pred = pd.read_csv(out_path)
+    assert list(pred.columns) == ["predicted", "proba_setosa", "proba_versicolor", "proba_virginica"]
+    np.testing.assert_allclose(pred.filter(like="proba_").sum(axis=1), 1.0)
+    truth = pd.read_csv(iris_csv)["species"]
+    assert (pred["predicted"] == truth).mean() > 0.9
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["fit", "--dataset", "nope", "--model", "lda"], "unknown data set 'nope'"),
+        (["fit", "--dataset", "iris", "--model", "nope"], "unknown model 'nope'"),
+        (["fit", "--dataset", "iris", "--model", "lda", "--plot", "x.png"], "two-feature"),
+        (["fit", "--csv", "absent.csv", "--target", "y", "--model", "lda"], "does not exist"),
+        (["fit", "--dataset", "iris", "--model", "lda", "--output", "/no/such/dir/m.skops"], "does not exist"),
+        (["predict", "--model", "absent.skops", "--csv", "absent.csv"], "does not exist"),
+    ],
+)
+def test_bad_input_gives_one_line_error_and_no_output(args, message, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code != 0
+    assert message in result.output
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_non_numeric_columns_and_missing_target(tmp_path, iris_csv):
+    df = pd.read_csv(iris_csv).assign(colour="red")
+    bad = tmp_path / "bad.csv"
+    df.to_csv(bad, index=False)
+    result = run("fit", "--csv", str(bad), "--target", "species", "--model", "lda")
+    assert result.exit_code != 0 and "non-numeric" in result.output and "colour" in result.output
+    result = run("fit", "--csv", str(iris_csv), "--target", "kind", "--model", "lda")
+    assert result.exit_code != 0 and "target column 'kind'" in result.output
+
+
+def test_corrupted_model_file_is_rejected(tmp_path, iris_csv):
+    junk = tmp_path / "junk.skops"
+    junk.write_text("garbage")
+    out_path = tmp_path / "pred.csv"
+    result = run("predict", "--model", str(junk), "--csv", str(iris_csv), "--output", str(out_path))
+    assert result.exit_code != 0 and "not a readable skops model file" in result.output
+    assert not out_path.exists()
