@@ -1,0 +1,174 @@
+"""Binomial and Bernoulli components: independent counts of successes per feature."""
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+import scipy.special
+
+from discrim.distributions import _constraints as constraints
+from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+
+__all__ = ["Bernoulli", "BinomialParams", "BinomialStats", "Binomial"]
+
+
+@dataclass(frozen=True)
+class BinomialParams(Params):
+    """Success probabilities ``prob`` of shape (n_components, n_features)."""
+
+    prob: np.ndarray
+
+
+@dataclass(frozen=True)
+class BinomialStats(Stats):
+    """Weighted responsibility totals (K,), weighted successes (K, d), weighted trials (K,)."""
+
+    weight: np.ndarray
+    successes: np.ndarray
+    trials: np.ndarray
+
+
+def _log_prob_and_log_complement(prob):
+    """``log p`` and ``log(1 - p)``, floored at LOG_TINY so that p in {0, 1} stays finite."""
+    with np.errstate(divide="ignore"):
+        return np.maximum(np.log(prob), LOG_TINY), np.maximum(np.log1p(-prob), LOG_TINY)
+
+
+class Binomial(ComponentFamily):
+    """Independent binomial counts per feature: ``x_d ~ Binomial(n_trials, prob_kd)``.
+
+    Parameters
+    ----------
+    n_trials : int or array-like of shape (n_samples,), default=1
+        Number of trials behind every count. An int applies to every row; an array gives the
+        trial count of each row of the data the family is used with (fit, score), and is
+        checked against the number of rows. To score new rows with other trial counts, use
+        ``mixture.set_params(family__n_trials=new_counts)``.
+
+    Notes
+    -----
+    The parameter ``prob`` has shape (n_components, n_features). With one feature and
+    ``n_trials=10`` this is the seed's coin model: ``prob[k, 0]`` is the seed's ``p_k`` and the
+    weighted MLE is ``p_k = sum_i w_ik x_i / sum_i w_ik n_i`` (``n_i = 10`` in the seed).
+    Probabilities of exactly 0 or 1 are evaluated as the smallest positive float, so that a
+    count outside their support gets a tiny finite density rather than NaN.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Binomial
+    >>> fam = Binomial(n_trials=10)
+    >>> params = fam.make_params({"prob": [[0.6], [0.5]]}, n_components=2, n_features=1)
+    >>> fam.log_prob(np.array([[5.0]]), params).shape
+    (1, 2)
+    """
+
+    arg_constraints = {"prob": constraints.unit_interval}
+    params_class = BinomialParams
+
+    def __init__(self, n_trials=1):
+        self.n_trials = n_trials
+
+    # structural option ---------------------------------------------------------------
+
+    def _trials(self, n_samples=None):
+        """The trial count: a float, or a float array of shape (n_samples,)."""
+        n = self.n_trials
+        if isinstance(n, Integral) and not isinstance(n, bool):
+            if n < 1:
+                raise ValueError(f"n_trials must be a positive integer; got {n}.")
+            return float(n)
+        arr = np.asarray(n)
+        if arr.ndim != 1 or arr.dtype.kind not in "iuf" or not constraints.nonnegative_integer(arr):
+            raise ValueError(
+                "n_trials must be a positive int or a 1-d array of non-negative whole numbers "
+                f"(one trial count per row of X); got {n!r}."
+            )
+        if n_samples is not None and arr.shape[0] != n_samples:
+            raise ValueError(
+                f"n_trials has {arr.shape[0]} per-row trial counts but X has {n_samples} rows: "
+                "give one count per row, or set family__n_trials to the counts of the new rows."
+            )
+        return arr.astype(np.float64)
+
+    def rows(self, index):
+        if np.ndim(self.n_trials) == 0:
+            return self
+        return type(self)(n_trials=np.asarray(self.n_trials)[index])
+
+    def check_data(self, X):
+        n = self._trials(X.shape[0])
+        high = n if np.ndim(n) == 0 else n[:, None]
+        if not constraints.integer_interval(0, high)(X):
+            raise ValueError(
+                f"X must hold counts of successes for {self!r}: whole numbers between 0 and "
+                "n_trials (the trial count of the row)."
+            )
+        return X
+
+    # interface -----------------------------------------------------------------------
+
+    def param_shapes(self, n_components, n_features):
+        return {"prob": (n_components, n_features)}
+
+    def log_prob(self, X, params, xp=np):
+        n = self._trials(X.shape[0])
+        log_p, log_q = _log_prob_and_log_complement(params.prob)
+        # sum_d [x log p + (n - x) log(1 - p)] = x @ (log p - log q) + n * sum_d log q
+        out = X @ (log_p - log_q).T.astype(X.dtype, copy=False)
+        out += np.multiply.outer(np.broadcast_to(n, X.shape[:1]), log_q.sum(axis=1)).astype(X.dtype, copy=False)
+        n_col = n if np.ndim(n) == 0 else n[:, None]
+        log_binom = scipy.special.gammaln(n_col + 1) - scipy.special.gammaln(X + 1) - scipy.special.gammaln(n_col - X + 1)
+        out += log_binom.sum(axis=1, dtype=np.float64)[:, None].astype(X.dtype, copy=False)
+        return out
+
+    def suff_stats(self, X, resp, sample_weight=None):
+        n = self._trials(X.shape[0])
+        wr = resp if sample_weight is None else resp * sample_weight[:, None]
+        weight = wr.sum(axis=0, dtype=np.float64)
+        trials = weight * n if np.ndim(n) == 0 else wr.T.astype(np.float64) @ n
+        return BinomialStats(weight=weight, successes=(wr.T @ X).astype(np.float64), trials=trials)
+
+    def params_from_stats(self, stats, reg_covar=0.0):
+        trials = stats.trials[:, None]
+        prob = np.where(trials > 0, stats.successes / np.where(trials > 0, trials, 1.0), 0.5)
+        return BinomialParams(prob=np.clip(prob, 0.0, 1.0))
+
+    def sample(self, params, n_per_component, rng):
+        if np.ndim(self.n_trials) != 0:
+            raise ValueError("sampling needs an integer n_trials; per-row trial counts belong to observed rows.")
+        n = int(self.n_trials)
+        blocks = [rng.binomial(n, p, size=(int(m), p.shape[0])) for p, m in zip(params.prob, n_per_component)]
+        return np.concatenate(blocks, axis=0).astype(np.float64)
+
+    def n_parameters(self, n_features, n_components=1):
+        return n_components * n_features
+
+
+class Bernoulli(Binomial):
+    """Independent binary features: ``x_d ~ Bernoulli(prob_kd)``, i.e. :class:`Binomial` with one trial.
+
+    Notes
+    -----
+    The parameter ``prob`` has shape (n_components, n_features); its weighted MLE is the
+    responsibility-weighted mean of each feature.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Bernoulli
+    >>> fam = Bernoulli()
+    >>> params = fam.make_params({"prob": [[0.2, 0.9]]}, n_components=1, n_features=2)
+    >>> float(np.exp(fam.log_prob(np.array([[1.0, 1.0]]), params))[0, 0])  # doctest: +ELLIPSIS
+    0.18...
+    """
+
+    def __init__(self):
+        pass
+
+    @property
+    def n_trials(self):
+        return 1
+
+    def rows(self, index):
+        return self

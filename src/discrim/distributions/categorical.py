@@ -1,0 +1,115 @@
+"""Categorical components: independent category codes per feature."""
+
+from dataclasses import dataclass
+from numbers import Integral
+
+import numpy as np
+
+from discrim.distributions import _constraints as constraints
+from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+
+__all__ = ["Categorical", "CategoricalParams", "CategoricalStats"]
+
+
+@dataclass(frozen=True)
+class CategoricalParams(Params):
+    """Category probabilities ``probs`` of shape (n_components, n_features, n_categories)."""
+
+    probs: np.ndarray
+
+
+@dataclass(frozen=True)
+class CategoricalStats(Stats):
+    """Weighted responsibility totals (K,) and weighted category counts (K, d, n_categories)."""
+
+    weight: np.ndarray
+    counts: np.ndarray
+
+
+class Categorical(ComponentFamily):
+    """Independent categorical features: ``x_d ~ Categorical(probs_kd)`` on codes 0..C-1.
+
+    Parameters
+    ----------
+    n_categories : int, default=2
+        Number of categories C; every entry of X must be a whole number in ``[0, C - 1]``
+        (encode strings first, e.g. with ``sklearn.preprocessing.OrdinalEncoder``).
+
+    Notes
+    -----
+    The parameter ``probs`` has shape (n_components, n_features, n_categories) and sums to one
+    along the last axis; its weighted MLE is the responsibility-weighted frequency of each
+    category. Log-densities are one matrix product of the one-hot encoded rows with
+    ``log probs``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Categorical
+    >>> fam = Categorical(n_categories=3)
+    >>> params = fam.make_params({"probs": [[[0.2, 0.3, 0.5]]]}, n_components=1, n_features=1)
+    >>> float(np.exp(fam.log_prob(np.array([[2.0]]), params))[0, 0])
+    0.5
+    """
+
+    arg_constraints = {"probs": constraints.simplex}
+    params_class = CategoricalParams
+
+    def __init__(self, n_categories=2):
+        self.n_categories = n_categories
+
+    def _n_categories(self):
+        c = self.n_categories
+        if not isinstance(c, Integral) or isinstance(c, bool) or c < 2:
+            raise ValueError(f"n_categories must be an int >= 2; got {c!r}.")
+        return int(c)
+
+    def check_data(self, X):
+        c = self._n_categories()
+        if not constraints.integer_interval(0, c - 1)(X):
+            raise ValueError(
+                f"X must hold category codes for {self!r}: whole numbers between 0 and {c - 1} "
+                "(encode categories with sklearn.preprocessing.OrdinalEncoder)."
+            )
+        return X
+
+    def _one_hot(self, X):
+        """(n, d) codes -> (n, d * C) indicators, in X's float dtype."""
+        c = self._n_categories()
+        n, d = X.shape
+        out = np.zeros((n, d, c), dtype=X.dtype if X.dtype.kind == "f" else np.float64)
+        np.put_along_axis(out, X.astype(np.intp)[:, :, None], 1.0, axis=2)
+        return out.reshape(n, d * c)
+
+    def param_shapes(self, n_components, n_features):
+        return {"probs": (n_components, n_features, self._n_categories())}
+
+    def log_prob(self, X, params, xp=np):
+        with np.errstate(divide="ignore"):
+            log_probs = np.maximum(np.log(params.probs), LOG_TINY)
+        onehot = self._one_hot(X)
+        return onehot @ log_probs.reshape(log_probs.shape[0], -1).T.astype(onehot.dtype, copy=False)
+
+    def suff_stats(self, X, resp, sample_weight=None):
+        wr = resp if sample_weight is None else resp * sample_weight[:, None]
+        counts = (wr.T @ self._one_hot(X)).astype(np.float64)
+        return CategoricalStats(
+            weight=wr.sum(axis=0, dtype=np.float64),
+            counts=counts.reshape(resp.shape[1], X.shape[1], self._n_categories()),
+        )
+
+    def params_from_stats(self, stats, reg_covar=0.0):
+        w = stats.weight[:, None, None]
+        c = self._n_categories()
+        return CategoricalParams(probs=np.where(w > 0, stats.counts / np.where(w > 0, w, 1.0), 1.0 / c))
+
+    def sample(self, params, n_per_component, rng):
+        blocks = []
+        for probs, m in zip(params.probs, n_per_component):
+            cum = np.cumsum(probs, axis=1)  # (d, C)
+            u = rng.random((int(m), probs.shape[0], 1))
+            blocks.append(np.minimum((u > cum[None]).sum(axis=2), probs.shape[1] - 1))
+        return np.concatenate(blocks, axis=0).astype(np.float64)
+
+    def n_parameters(self, n_features, n_components=1):
+        return n_components * n_features * (self._n_categories() - 1)

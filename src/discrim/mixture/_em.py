@@ -1,0 +1,216 @@
+"""The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from discrim.discriminant._rules import log_posterior
+
+__all__ = ["EMResult", "default_chunk_size", "e_step", "log_likelihood", "run_em"]
+
+# Target number of (row, component, feature) entries in one block of rows: the two per-block
+# temporaries of that size then fit in the L2/L3 cache.
+_CHUNK_ELEMENTS = 1 << 17
+
+
+@dataclass
+class EMResult:
+    """Output of :func:`run_em`.
+
+    Attributes
+    ----------
+    weights : ndarray of shape (n_components,)
+    params : Params
+    lower_bounds : list of float
+        Mean weighted log-likelihood of the initial parameters and after every iteration
+        (length ``n_iter + 1``).
+    n_iter : int
+    converged : bool
+    history : list of dict or None
+        ``{"weights": ..., <parameter name>: ...}`` of the initial parameters and of every
+        iteration, when requested.
+    empty_components : ndarray of bool of shape (n_components,)
+        Components that received no responsibility in some iteration.
+    """
+
+    weights: np.ndarray
+    params: object
+    lower_bounds: list
+    n_iter: int
+    converged: bool
+    history: list = None
+    empty_components: np.ndarray = None
+
+
+def default_chunk_size(n_components, n_features):
+    """Rows per block so that a (rows, n_components * n_features) temporary stays in cache."""
+    return int(np.clip(_CHUNK_ELEMENTS // max(1, n_components * n_features), 1024, 65536))
+
+
+def _blocks(n, chunk_size):
+    return [slice(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
+
+
+def _check_finite_norm(log_norm, start):
+    bad = np.flatnonzero(~np.isfinite(log_norm))
+    if bad.size:
+        raise ValueError(
+            f"row {start + bad[0]} of X has zero (or non-finite) density under every component "
+            "with positive weight: check that X lies in the support of the family, or that "
+            "params_init/weights_init give every region of the data some mass."
+        )
+
+
+def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats=True):
+    """One pass over the rows: responsibilities, their sufficient statistics and the log-likelihood.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    X : ndarray of shape (n_samples, n_features)
+    sample_weight : ndarray of shape (n_samples,)
+    log_weights : ndarray of shape (n_components,)
+        Log mixing weights (``-inf`` for a weight of zero).
+    params : Params
+    chunk_size : int
+        Rows per block.
+    with_stats : bool, default=True
+
+    Returns
+    -------
+    stats : Stats or None
+        Sum over blocks of ``family.suff_stats(block, resp, weight)``.
+    total_log_likelihood : float
+        ``sum_i w_i log sum_k pi_k f_k(x_i)``.
+    """
+    stats = 0
+    total = 0.0
+    for sl in _blocks(X.shape[0], chunk_size):
+        fam = family.rows(sl)
+        Xb, wb = X[sl], sample_weight[sl]
+        log_resp, log_norm = log_posterior(fam.log_prob(Xb, params), log_weights.astype(Xb.dtype))
+        _check_finite_norm(log_norm, sl.start)
+        total += float(wb @ log_norm.astype(np.float64))
+        if with_stats:
+            np.exp(log_resp, out=log_resp)
+            stats = stats + fam.suff_stats(Xb, log_resp, wb)
+    return (stats if with_stats else None), total
+
+
+def log_likelihood(family, X, log_weights, params, chunk_size):
+    """Per-row log mixture density ``log sum_k pi_k f_k(x_i)`` of shape (n_samples,)."""
+    out = np.empty(X.shape[0], dtype=np.float64)
+    for sl in _blocks(X.shape[0], chunk_size):
+        _, out[sl] = log_posterior(family.rows(sl).log_prob(X[sl], params), log_weights.astype(X.dtype))
+    return out
+
+
+def _keep_empty(family, new, old, empty):
+    """New parameters, except that components with no responsibility keep their old values."""
+    shared = set(family.shared_params())
+    fields = {}
+    for name, value in new.as_dict().items():
+        if name not in shared:
+            value = value.copy()
+            value[empty] = old.as_dict()[name][empty]
+        fields[name] = value
+    return type(new)(**fields)
+
+
+def _snapshot(weights, params):
+    return {"weights": weights.copy(), **{k: np.array(v, copy=True) for k, v in params.as_dict().items()}}
+
+
+def run_em(
+    family,
+    X,
+    sample_weight,
+    weights0,
+    params0,
+    *,
+    tol,
+    max_iter,
+    fix_weights=False,
+    reg_covar=0.0,
+    keep_history=False,
+    chunk_size=None,
+):
+    """Run EM from given starting parameters until the mean log-likelihood stops improving.
+
+    Every iteration is the seed's update: the E-step computes the responsibilities
+    ``w_ik = P(z_i = k | x_i, theta_t)`` in log space, and the M-step sets ``theta_{t+1}`` to
+    the argmax of ``h_t(theta) = sum_i sum_k w_ik log(pi_k f_k(x_i; theta))``: the weighted MLE
+    of each component from its statistics and ``pi_k = sum_i w_ik / n`` (sample-weighted).
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    X : ndarray of shape (n_samples, n_features)
+    sample_weight : ndarray of shape (n_samples,)
+    weights0 : ndarray of shape (n_components,)
+    params0 : Params
+    tol : float
+        Stop when the mean weighted log-likelihood changes by less than ``tol``; ``0`` runs
+        exactly ``max_iter`` iterations.
+    max_iter : int
+    fix_weights : bool, default=False
+        Keep the mixing weights at ``weights0``.
+    reg_covar : float, default=0.0
+    keep_history : bool, default=False
+    chunk_size : int or None, default=None
+        Rows per block; None chooses one from the number of components and features.
+
+    Returns
+    -------
+    result : EMResult
+    """
+    n_components = weights0.shape[0]
+    if chunk_size is None:
+        chunk_size = default_chunk_size(n_components, X.shape[1])
+    total_weight = float(sample_weight.sum())
+    weights, params = np.asarray(weights0, dtype=np.float64), params0
+    empty_ever = np.zeros(n_components, dtype=bool)
+
+    def log_w(w):
+        with np.errstate(divide="ignore"):
+            return np.log(w)
+
+    stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size)
+    lower_bounds = [ll / total_weight]
+    history = [_snapshot(weights, params)] if keep_history else None
+    converged = False
+    n_iter = 0
+    for n_iter in range(1, max_iter + 1):
+        new_params = family.params_from_stats(stats, reg_covar=reg_covar)
+        empty = stats.weight <= 1e-12 * total_weight
+        if empty.any():
+            empty_ever |= empty
+            new_params = _keep_empty(family, new_params, params, empty)
+        params = new_params
+        if not fix_weights:
+            weights = stats.weight / stats.weight.sum()
+        stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size)
+        lower_bounds.append(ll / total_weight)
+        if keep_history:
+            history.append(_snapshot(weights, params))
+        if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:
+            converged = True
+            break
+    if empty_ever.any():
+        warnings.warn(
+            f"component(s) {np.flatnonzero(empty_ever).tolist()} received no responsibility during "
+            "EM; their parameters were left unchanged and their weight is (near) zero. Consider "
+            "fewer components or another initialisation.",
+            UserWarning,
+            stacklevel=3,
+        )
+    return EMResult(
+        weights=weights,
+        params=params,
+        lower_bounds=lower_bounds,
+        n_iter=n_iter,
+        converged=converged,
+        history=history,
+        empty_components=empty_ever,
+    )

@@ -1,0 +1,447 @@
+"""FiniteMixture: a mixture of K components of any family, fitted by EM."""
+
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, DensityMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from discrim.discriminant._rules import log_posterior
+from discrim.mixture._em import default_chunk_size, log_likelihood, run_em
+from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
+from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
+from discrim.utils._random import as_seed_sequence, spawn_generators
+from discrim.utils.validation import check_sample_weight
+
+__all__ = ["FiniteMixture"]
+
+
+class FiniteMixture(DensityMixin, BaseEstimator):
+    """Finite mixture of components from one family, fitted by expectation-maximisation.
+
+    The density is ``f(x) = sum_k pi_k f(x; theta_k)``. EM alternates the E-step, which
+    computes the responsibilities ``w_ik = P(z_i = k | x_i, theta_t)`` in log space, and the
+    M-step, which maximises ``h_t(theta)``, the expected complete-data log-likelihood: the
+    weighted maximum-likelihood estimate of each component and ``pi_k = sum_i w_ik / n``.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+        The component family, e.g. ``Gaussian(covariance_type="full")``, ``Binomial(n_trials=10)``,
+        ``Poisson()``, ``Bernoulli()`` or ``Categorical(n_categories=3)``.
+    n_components : int, default=2
+        Number of components K.
+    weights_init : array-like of shape (n_components,), default=None
+        Initial mixing weights (non-negative, summing to one). None: estimated from the
+        initial responsibilities (uniform when ``fix_weights=True``).
+    fix_weights : bool, default=False
+        Keep the mixing weights at their initial value instead of estimating them.
+    params_init : dict, default=None
+        Initial component parameters by parameter name, each with a leading component axis
+        (e.g. ``{"prob": [[0.6], [0.5]]}`` for a two-component Binomial). None: from
+        ``init_params``.
+    init_params : {"kmeans++", "random", "random_from_data"}, default="kmeans++"
+        How the initial responsibilities are drawn when ``params_init`` is None: k-means++
+        seeding then nearest-center assignment; random soft assignments; or distinct random rows
+        as centers then nearest-center assignment. The initial parameters are the weighted MLE
+        under those responsibilities.
+    n_init : int, default=1
+        Number of initialisations; the fit with the highest final log-likelihood is kept.
+    max_iter : int, default=100
+        Maximum number of EM iterations.
+    tol : float, default=1e-3
+        Convergence threshold on the change of the mean weighted log-likelihood between
+        iterations; ``tol=0`` runs exactly ``max_iter`` iterations (and does not warn).
+    reg_covar : float, default=1e-6
+        Added to the diagonal of Gaussian covariances (ignored by discrete families).
+    keep_history : bool, default=False
+        Store the weights and parameters of every iteration in ``history_``.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the initialisations and :meth:`sample`.
+    warm_start : bool, default=False
+        Start a new fit from the previous fit's parameters (``n_init`` is then ignored).
+    dtype : {"float64", "float32"}, default="float64"
+        Floating type of the data in the E-step and the statistics' matrix products; float32
+        roughly halves memory traffic. Parameters and accumulated statistics stay float64.
+    chunk_size : int, default=None
+        Rows per block in the E-step; None picks a size that keeps the block's temporaries in
+        cache.
+
+    Attributes
+    ----------
+    weights_ : ndarray of shape (n_components,)
+        Mixing weights ``pi_k`` (the seed's ``lambda`` and ``1 - lambda`` for two coins).
+    params_ : dict of str to ndarray
+        Component parameters by name, each with a leading component axis: ``prob`` (Binomial,
+        Bernoulli), ``rate`` (Poisson), ``probs`` (Categorical), ``mean`` and ``covariance``
+        (Gaussian).
+    converged_ : bool
+        Whether the best initialisation converged before ``max_iter``.
+    n_iter_ : int
+        Number of EM iterations of the best initialisation.
+    lower_bounds_ : ndarray of shape (n_iter_ + 1,)
+        Mean weighted log-likelihood of the initial parameters and after every iteration; never
+        decreases (up to rounding).
+    lower_bound_ : float
+        ``lower_bounds_[-1]``.
+    history_ : list of dict
+        Only with ``keep_history=True``: ``{"weights": ..., <parameter name>: ...}`` for the
+        initial parameters and every iteration (length ``n_iter_ + 1``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X has string column names.
+
+    See Also
+    --------
+    sklearn.mixture.GaussianMixture : The Gaussian case; ``FiniteMixture(Gaussian())`` reaches
+        the same fit from the same initial parameters.
+
+    Notes
+    -----
+    Mapping to the EM seed (two coins): ``weights_[0]`` is ``lambda``, ``params_["prob"][k, 0]``
+    is ``p_k``, ``predict_proba(X)[i, k]`` is ``w_ik``. Each iteration applies the seed's closed
+    forms ``p_k = sum_i w_ik x_i / sum_i 10 w_ik`` and ``lambda = sum_i w_i0 / 5``. Two misprints
+    of the seed are corrected: the second binomial term of ``h_t`` has exponent ``10 - x_i``, and
+    ``g_t`` bounds ``log P(x | theta)`` (not ``P``). By the seed's argument the log-likelihood
+    never decreases; ``lower_bounds_`` records it.
+
+    A component that receives no responsibility keeps its previous parameters (with weight
+    zero) and a warning is emitted; ``reg_covar`` keeps Gaussian covariances positive
+    definite. X with fewer distinct rows than components is rejected.
+
+    Examples
+    --------
+    >>> from discrim.datasets import coin_tosses
+    >>> from discrim.distributions import Binomial
+    >>> from discrim.mixture import FiniteMixture
+    >>> X = coin_tosses()
+    >>> fm = FiniteMixture(Binomial(n_trials=10), 2, params_init={"prob": [[0.6], [0.5]]},
+    ...                    weights_init=[0.5, 0.5], tol=1e-8).fit(X)
+    >>> fm.predict_proba(X).shape
+    (5, 2)
+    """
+
+    _parameter_constraints = {
+        "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats"])],
+        "n_components": [Interval(Integral, 1, None, closed="left")],
+        "weights_init": ["array-like", None],
+        "fix_weights": ["boolean"],
+        "params_init": [dict, None],
+        "init_params": [StrOptions(set(INIT_METHODS))],
+        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "reg_covar": [Interval(Real, 0, None, closed="left")],
+        "keep_history": ["boolean"],
+        "random_state": ["random_state"],
+        "warm_start": ["boolean"],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(
+        self,
+        family,
+        n_components=2,
+        *,
+        weights_init=None,
+        fix_weights=False,
+        params_init=None,
+        init_params="kmeans++",
+        n_init=1,
+        max_iter=100,
+        tol=1e-3,
+        reg_covar=1e-6,
+        keep_history=False,
+        random_state=None,
+        warm_start=False,
+        dtype="float64",
+        chunk_size=None,
+    ):
+        self.family = family
+        self.n_components = n_components
+        self.weights_init = weights_init
+        self.fix_weights = fix_weights
+        self.params_init = params_init
+        self.init_params = init_params
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.reg_covar = reg_covar
+        self.keep_history = keep_history
+        self.random_state = random_state
+        self.warm_start = warm_start
+        self.dtype = dtype
+        self.chunk_size = chunk_size
+
+    # --- validation -----------------------------------------------------------------------
+
+    def _check_X(self, X, reset):
+        X = validate_data(self, X, reset=reset, dtype=np.dtype(self.dtype))
+        self.family.check_data(X)
+        return X
+
+    def _check_weights_init(self):
+        k = self.n_components
+        if self.weights_init is None:
+            return None
+        w = np.asarray(self.weights_init, dtype=np.float64)
+        if w.shape != (k,):
+            raise ValueError(f"weights_init has shape {w.shape}; expected ({k},) (one weight per component).")
+        if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.isclose(w.sum(), 1.0, rtol=0, atol=1e-6):
+            raise ValueError("weights_init must be non-negative and sum to one.")
+        return w / w.sum()
+
+    def _chunk(self, n_features):
+        return self.chunk_size or default_chunk_size(self.n_components, n_features)
+
+    # --- fitting --------------------------------------------------------------------------
+
+    def _initial(self, X, w, rng):
+        """Starting (weights, params) for one initialisation."""
+        k, d = self.n_components, X.shape[1]
+        weights0 = self._check_weights_init()
+        if self.params_init is not None:
+            params0 = self.family.make_params(self.params_init, k, d)
+            if weights0 is None:
+                weights0 = np.full(k, 1.0 / k)
+            return weights0, params0
+        resp = initial_resp(X, w, k, self.init_params, rng)
+        stats = self.family.suff_stats(X, resp.astype(X.dtype, copy=False), w.astype(X.dtype, copy=False))
+        params0 = self.family.params_from_stats(stats, reg_covar=self.reg_covar)
+        if weights0 is None:
+            weights0 = np.full(k, 1.0 / k) if self.fix_weights else stats.weight / stats.weight.sum()
+        return weights0, params0
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, sample_weight=None):
+        """Estimate the mixture by EM.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative row weights; integer weights give the same fit as repeated rows.
+
+        Returns
+        -------
+        self : FiniteMixture
+        """
+        warm = self.warm_start and hasattr(self, "weights_")
+        X = self._check_X(X, reset=not warm)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        check_enough_distinct_rows(X, w, self.n_components)
+        wX = w.astype(X.dtype, copy=False)
+        if warm:
+            starts = [(self.weights_, self._params)]
+            rngs = [None]
+        else:
+            rngs = spawn_generators(self.random_state, self.n_init)
+            starts = [None] * self.n_init
+        best = None
+        for start, rng in zip(starts, rngs):
+            weights0, params0 = start if start is not None else self._initial(X, w, rng)
+            result = run_em(
+                self.family,
+                X,
+                wX,
+                weights0,
+                params0,
+                tol=self.tol,
+                max_iter=self.max_iter,
+                fix_weights=self.fix_weights,
+                reg_covar=self.reg_covar,
+                keep_history=self.keep_history,
+                chunk_size=self._chunk(X.shape[1]),
+            )
+            if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
+                best = result
+        if not best.converged and self.tol > 0 and self.max_iter > 0:
+            warnings.warn(
+                f"EM did not converge in max_iter={self.max_iter} iterations (last change of the "
+                f"mean log-likelihood {best.lower_bounds[-1] - best.lower_bounds[-2]:.3g} >= "
+                f"tol={self.tol}). Increase max_iter or tol, or check the initialisation.",
+                ConvergenceWarning,
+            )
+        self.weights_ = best.weights
+        self._params = best.params
+        self.params_ = {k: np.array(v, copy=True) for k, v in best.params.as_dict().items()}
+        self.converged_ = best.converged
+        self.n_iter_ = best.n_iter
+        self.lower_bounds_ = np.asarray(best.lower_bounds)
+        self.lower_bound_ = float(best.lower_bounds[-1])
+        if self.keep_history:
+            self.history_ = best.history
+        elif hasattr(self, "history_"):
+            del self.history_
+        return self
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """Fit, then return the most responsible component of every row of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        return self.fit(X, sample_weight=sample_weight).predict(X)
+
+    # --- scoring --------------------------------------------------------------------------
+
+    def _log_weights(self):
+        with np.errstate(divide="ignore"):
+            return np.log(self.weights_)
+
+    def _estimate_log_resp(self, X):
+        X = self._check_X(X, reset=False)
+        step = self._chunk(X.shape[1])
+        out = np.empty((X.shape[0], self.n_components), dtype=np.float64)
+        for s in range(0, X.shape[0], step):
+            sl = slice(s, s + step)
+            log_resp, log_norm = log_posterior(
+                self.family.rows(sl).log_prob(X[sl], self._params), self._log_weights().astype(X.dtype)
+            )
+            if not np.all(np.isfinite(log_norm)):
+                raise ValueError(
+                    "some rows of X have zero density under every component with positive weight."
+                )
+            out[sl] = log_resp
+        return out
+
+    def score_samples(self, X):
+        """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_density : ndarray of shape (n_samples,)
+        """
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        return log_likelihood(self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]))
+
+    def score(self, X, y=None, sample_weight=None):
+        """Mean (sample-weighted) log mixture density of X.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        ll = self.score_samples(X)
+        w = check_sample_weight(sample_weight, ll.shape[0])
+        return float(w @ ll / w.sum())
+
+    def predict_log_proba(self, X):
+        """Log responsibilities ``log P(z = k | x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_resp : ndarray of shape (n_samples, n_components)
+        """
+        check_is_fitted(self)
+        return self._estimate_log_resp(X)
+
+    def predict_proba(self, X):
+        """Responsibilities ``P(z = k | x)`` (the seed's ``w_ik``).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        resp : ndarray of shape (n_samples, n_components)
+        """
+        return np.exp(self.predict_log_proba(X))
+
+    def predict(self, X):
+        """Most responsible component of every row.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        labels : ndarray of shape (n_samples,)
+        """
+        return np.argmax(self.predict_log_proba(X), axis=1)
+
+    # --- model size and sampling ----------------------------------------------------------
+
+    def _n_parameters(self):
+        n = self.family.n_parameters(self.n_features_in_, self.n_components)
+        return n + (0 if self.fix_weights else self.n_components - 1)
+
+    def bic(self, X):
+        """Bayesian information criterion ``-2 log L + p log n`` on X (lower is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        bic : float
+        """
+        n = self.score_samples(X).shape[0]
+        return -2.0 * self.score(X) * n + self._n_parameters() * np.log(n)
+
+    def aic(self, X):
+        """Akaike information criterion ``-2 log L + 2 p`` on X (lower is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        aic : float
+        """
+        n = self.score_samples(X).shape[0]
+        return -2.0 * self.score(X) * n + 2.0 * self._n_parameters()
+
+    def sample(self, n_samples=1):
+        """Draw rows from the fitted mixture.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features)
+        labels : ndarray of shape (n_samples,)
+            The component of every row (rows are grouped by component).
+        """
+        check_is_fitted(self)
+        if not isinstance(n_samples, Integral) or n_samples < 1:
+            raise ValueError(f"n_samples must be a positive int; got {n_samples!r}.")
+        rng = np.random.default_rng(as_seed_sequence(self.random_state))
+        counts = rng.multinomial(n_samples, self.weights_)
+        X = self.family.sample(self._params, counts, rng)
+        return X, np.repeat(np.arange(self.n_components), counts)
