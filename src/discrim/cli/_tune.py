@@ -1,0 +1,171 @@
+"""The ``discrim tune`` command: cross-validated search for a prototype set, with plots and a report."""
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import click
+import numpy as np
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+
+_METRICS = [("log-loss", "log_loss"), ("ROC-AUC", "roc_auc"), ("balanced accuracy", "balanced_accuracy"),
+            ("accuracy", "accuracy")]
+
+
+def _prepare_output(output):
+    """Check DIR before any work; return (Path, created) or (None, False)."""
+    if output is None:
+        return None, False
+    path = Path(output)
+    if path.exists() and not path.is_dir():
+        raise click.ClickException(f"--output: {str(path)!r} exists and is not a folder.")
+    parent = path.resolve().parent
+    if not parent.is_dir():
+        raise click.ClickException(f"--output: folder {str(parent)!r} does not exist.")
+    if not os.access(parent if not path.exists() else path, os.W_OK):
+        raise click.ClickException(f"--output: {str(path)!r} is not writable.")
+    return path, False
+
+
+def _search_with_progress(model, X_train, y_train, quiet):
+    """Fit ``model`` (a search, or a pipeline ending in one) with a rich progress bar."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    search = model[-1] if hasattr(model, "steps") else model
+    if quiet:
+        model.fit(X_train, y_train)
+        return
+    columns = [TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()]
+    with Progress(*columns, console=Console(stderr=True), transient=False) as progress:
+        bar = progress.add_task("cross-validated search", total=None)
+
+        def advance(info):
+            progress.update(bar, total=info.n_tasks, completed=info.n_done)
+
+        search.set_params(callback=advance)
+        try:
+            model.fit(X_train, y_train)
+        finally:
+            search.set_params(callback=None)  # a saved model must not hold the progress bar
+
+
+def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt):
+    """Write model, figures and report into ``folder`` (a fresh temporary folder)."""
+    from discrim.model_selection._report import write_text_atomic
+    from discrim.persistence import save_model
+    from discrim.plotting._mpl import pyplot, save_figure_atomic
+    from discrim.plotting.prototype_map import plot_prototype_map
+    from discrim.plotting.search import plot_search
+
+    plt = pyplot()
+    written = ["model.skops"]
+    save_model(model, folder / "model.skops")
+    figures = {"Cross-validated search": "search.png", "Prototype map": "prototype_map.png"}
+    for draw, name in [(plot_search, "search.png"), (plot_prototype_map, "prototype_map.png")]:
+        ax = draw(search)
+        save_figure_atomic(ax.figure, folder / name, dpi=120, bbox_inches="tight")
+        plt.close(ax.figure)
+        written.append(name)
+    if X_train.shape[1] == 2:
+        from discrim.plotting.decision_surface import plot_decision_surface
+
+        ax = plot_decision_surface(model, X_train, y_train)
+        save_figure_atomic(ax.figure, folder / "decision_surface.png", dpi=120, bbox_inches="tight")
+        plt.close(ax.figure)
+        figures["Decision surface (training data)"] = "decision_surface.png"
+        written.append("decision_surface.png")
+    report_name = f"report.{fmt}"
+    write_text_atomic(report_text_fn(figures), folder / report_name)
+    written.append(report_name)
+    return written
+
+
+@click.command()
+@click.option("--dataset", help="Built-in data set (see `discrim datasets`).")
+@click.option("--csv", type=click.Path(dir_okay=False), help="CSV file with features and a target column.")
+@click.option("--target", help="Target column of the CSV file.")
+@click.option("--test-size", default=0.3, show_default=True,
+              type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Fraction held out for testing.")
+@click.option("--max-batches", default=10, show_default=True, type=click.IntRange(0), help="Largest batch count tried.")
+@click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
+@click.option("--n-jobs", default=None, type=int, help="Parallel search tasks (-1: all cores).")
+@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
+@click.option("--scale/--no-scale", default=True, show_default=True, help="Standardise CSV features inside the saved model.")
+@click.option("--output", type=click.Path(file_okay=False), help="Folder for model.skops, the plots and the report.")
+@click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+def tune(dataset, csv, target, test_size, max_batches, n_folds, n_jobs, random_state, scale, output, report_format,
+         quiet):
+    """Select alpha_feature and the batch count of a prototype set by cross-validation.
+
+    Runs PrototypeClassifierCV on the training part, prints the selected hyperparameters and the
+    test metrics, and with --output DIR writes model.skops, search.png, prototype_map.png,
+    decision_surface.png (two-feature data) and the report into DIR.
+    """
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from discrim.cli.main import _load_training_data
+    from discrim.evaluation import score_probabilities
+    from discrim.model_selection import PrototypeClassifierCV
+    from discrim.model_selection._report import model_summary, search_report
+
+    out_dir, _ = _prepare_output(output)
+    X_train, X_test, y_train, y_test, from_csv = _load_training_data(dataset, csv, target, test_size, random_state)
+    search = PrototypeClassifierCV(max_batches=max_batches, cv=n_folds, n_jobs=n_jobs, random_state=random_state)
+    model = make_pipeline(StandardScaler(), search) if (from_csv and scale) else search
+    try:
+        _search_with_progress(model, X_train, y_train, quiet)
+    except ValueError as exc:
+        raise click.ClickException(f"the search failed: {exc}".splitlines()[0]) from None
+    metrics = score_probabilities(y_test, model.predict_proba(X_test), model.classes_)
+    summary = model_summary(search)
+    source = dataset or csv
+
+    table = Table("hyperparameter / model", "value", title=f"selected on {source} ({len(y_train)} training rows)")
+    table.add_row("alpha_feature", f"{search.best_params_['alpha_feature']:.3g}")
+    table.add_row("n_batches", str(search.best_params_["n_batches"]))
+    table.add_row("threshold (min mean CV log-loss + std)", f"{search.threshold_:.4f}")
+    table.add_row("active features", str(len(summary["active_features"])))
+    table.add_row("prototypes", str(summary["n_prototypes"]))
+    table.add_row("search time", f"{search.search_time_:.2f} s")
+    console.print(table)
+    scores = Table("metric", "value", title=f"test metrics ({len(y_test)} rows)")
+    for label, key in _METRICS:
+        scores.add_row(label, f"{metrics[key]:.4f}")
+    console.print(scores)
+
+    if out_dir is None:
+        return
+    data = {
+        "source": source,
+        "training rows": len(y_train),
+        "test rows": len(y_test),
+        "features": X_train.shape[1],
+        "classes": ", ".join(map(str, np.asarray(model.classes_))),
+        "features standardised inside the model": "yes" if (from_csv and scale) else "no (already scaled)",
+    }
+    report_metrics = {label: metrics[key] for label, key in _METRICS}
+
+    def report_text(figures):
+        return search_report(search, title=f"discrim tune: {source}", data=data, metrics=report_metrics,
+                             figures=figures, fmt=report_format)
+
+    created = not out_dir.exists()
+    out_dir.mkdir(exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=".tune-"))
+    try:
+        written = _write_outputs(staging, model, search, X_train, y_train, report_text, report_format)
+        for name in written:  # every file is complete before it takes its final name
+            os.replace(staging / name, out_dir / name)
+    except Exception as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        if created and not any(out_dir.iterdir()):
+            out_dir.rmdir()
+        raise click.ClickException(f"could not write the outputs into {str(out_dir)!r}: {exc}".splitlines()[0]) from None
+    shutil.rmtree(staging, ignore_errors=True)
+    console.print(f"wrote {', '.join(written)} into {out_dir}")

@@ -1,0 +1,185 @@
+"""Markdown or HTML report of a prototype-set search: selection, test metrics, grid and figures."""
+
+import html
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+
+def model_summary(cv_estimator):
+    """Size of the refitted model of a search.
+
+    Parameters
+    ----------
+    cv_estimator : PrototypeClassifierCV
+        Fitted.
+
+    Returns
+    -------
+    summary : dict
+        ``n_batches``, ``n_prototypes`` and ``active_features`` (list of feature names, or of
+        column indices as strings when the training data had no names).
+    """
+    model = cv_estimator.best_estimator_
+    batches = [b for b in model.batches_ if b.prototype_weights.shape[0]]
+    active = np.unique(np.concatenate([b.feature_index for b in batches])) if batches else np.zeros(0, int)
+    names = getattr(cv_estimator, "feature_names_in_", None)
+    labels = [str(names[d]) if names is not None else f"x{d}" for d in active]
+    return {
+        "n_batches": len(model.batches_),
+        "n_prototypes": int(sum(b.prototype_weights.shape[0] for b in batches)),
+        "active_features": labels,
+    }
+
+
+def _blocks(cv_estimator, title, data, metrics, figures):
+    """The report as a list of blocks: ("h2"/"p", text), ("table", header, rows), ("img", alt, src)."""
+    res = cv_estimator.cv_results_
+    alphas = np.unique(res["alpha_feature"])
+    counts = np.unique(res["n_batches"])
+    mean = np.asarray(res["mean_test_log_loss"]).reshape(alphas.shape[0], counts.shape[0])
+    std = np.asarray(res["std_test_log_loss"]).reshape(alphas.shape[0], counts.shape[0])
+    best = np.unravel_index(int(np.argmin(mean)), mean.shape)
+    sel = cv_estimator.best_params_
+    summary = model_summary(cv_estimator)
+    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    blocks = [("h1", title), ("p", f"Written by discrim on {stamp}.")]
+    if data:
+        blocks += [("h2", "Data"), ("table", ["item", "value"], [[k, str(v)] for k, v in data.items()])]
+    blocks += [
+        ("h2", "Selected hyperparameters"),
+        ("table", ["item", "value"], [
+            ["alpha_feature", f"{sel['alpha_feature']:.3g}"],
+            ["n_batches", str(sel["n_batches"])],
+            ["threshold (lowest mean CV log-loss + its std)", f"{cv_estimator.threshold_:.4f}"],
+            ["lowest mean CV log-loss", f"{mean[best]:.4f} at alpha_feature={alphas[best[0]]:.3g}, "
+                                        f"{counts[best[1]]} batches"],
+            ["mean CV log-loss of the selected point",
+             f"{res['mean_test_log_loss'][cv_estimator.best_index_]:.4f}"],
+            ["cross-validation splits", str(cv_estimator.n_splits_)],
+            ["search time", f"{cv_estimator.search_time_:.2f} s"],
+            ["refit time", f"{cv_estimator.refit_time_:.2f} s"],
+        ]),
+        ("p", "Rule: among the grid points whose mean CV log-loss is at most the threshold, the largest "
+              "alpha_feature, then the fewest batches (the 1-SE rule of the proset report)."),
+        ("h2", "Refitted model"),
+        ("table", ["item", "value"], [
+            ["batches", str(summary["n_batches"])],
+            ["prototypes", str(summary["n_prototypes"])],
+            ["active features", f"{len(summary['active_features'])}: {', '.join(summary['active_features'])}"],
+        ]),
+    ]
+    if metrics:
+        blocks += [("h2", "Test metrics"),
+                   ("table", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in metrics.items()])]
+    for alt, src in (figures or {}).items():
+        blocks += [("h2", alt), ("img", alt, src)]
+    rows = []
+    for i, a in enumerate(alphas):
+        cells = []
+        for j in range(counts.shape[0]):
+            text = f"{mean[i, j]:.3f} ± {std[i, j]:.3f}"
+            if a == sel["alpha_feature"] and counts[j] == sel["n_batches"]:
+                text = f"**{text}**"
+            cells.append(text)
+        rows.append([f"{a:.2g}", *cells])
+    blocks += [
+        ("h2", "Mean CV log-loss ± std (rows: alpha_feature, columns: batches; selected in bold)"),
+        ("table", ["alpha_feature", *[str(c) for c in counts]], rows),
+    ]
+    return blocks
+
+
+def _markdown(blocks):
+    out = []
+    for block in blocks:
+        kind = block[0]
+        if kind == "h1":
+            out.append(f"# {block[1]}\n")
+        elif kind == "h2":
+            out.append(f"## {block[1]}\n")
+        elif kind == "p":
+            out.append(f"{block[1]}\n")
+        elif kind == "img":
+            out.append(f"![{block[1]}]({block[2]})\n")
+        else:
+            header, rows = block[1], block[2]
+            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(row) + " |" for row in rows]
+            out.append("\n".join(lines) + "\n")
+    return "\n".join(out)
+
+
+def _html(blocks):
+    def cell(text, tag):
+        text = html.escape(text)
+        if text.startswith("**") and text.endswith("**"):
+            text = f"<b>{text[2:-2]}</b>"
+        return f"<{tag}>{text}</{tag}>"
+
+    body = []
+    title = "discrim report"
+    for block in blocks:
+        kind = block[0]
+        if kind in ("h1", "h2"):
+            title = block[1] if kind == "h1" else title
+            body.append(f"<{kind}>{html.escape(block[1])}</{kind}>")
+        elif kind == "p":
+            body.append(f"<p>{html.escape(block[1])}</p>")
+        elif kind == "img":
+            body.append(f'<img src="{html.escape(block[2])}" alt="{html.escape(block[1])}" style="max-width:100%">')
+        else:
+            head = "".join(cell(h, "th") for h in block[1])
+            rows = "".join("<tr>" + "".join(cell(c, "td") for c in row) + "</tr>" for row in block[2])
+            body.append(f"<table border=\"1\" cellpadding=\"3\"><tr>{head}</tr>{rows}</table>")
+    return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title></head>"
+            f"<body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def search_report(cv_estimator, *, title="Prototype set search", data=None, metrics=None, figures=None,
+                  fmt="md"):
+    """Render the report of a fitted search.
+
+    Parameters
+    ----------
+    cv_estimator : PrototypeClassifierCV
+        Fitted.
+    title : str, default="Prototype set search"
+    data : dict of str to object, default=None
+        Description of the data (rows, features, classes ...), shown as a table.
+    metrics : dict of str to float, default=None
+        Test metrics, shown as a table.
+    figures : dict of str to str, default=None
+        Caption to image path (relative to the report) of figures to embed.
+    fmt : {"md", "html"}, default="md"
+
+    Returns
+    -------
+    text : str
+    """
+    if fmt not in ("md", "html"):
+        raise ValueError(f"fmt must be 'md' or 'html'; got {fmt!r}.")
+    blocks = _blocks(cv_estimator, title, data, metrics, figures)
+    return _markdown(blocks) if fmt == "md" else _html(blocks)
+
+
+def write_text_atomic(text, path):
+    """Write ``text`` to ``path`` through a temporary file in the same folder, then rename it.
+
+    Parameters
+    ----------
+    text : str
+    path : str or path-like
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

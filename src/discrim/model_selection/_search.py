@@ -1,0 +1,244 @@
+"""The search engine for prototype sets: one fit per (fold, alpha_feature) scores every batch count."""
+
+import logging
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import clone
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PathResult:
+    """Validation scores of one task: a run along part of the alpha_feature path on one fold.
+
+    Attributes
+    ----------
+    fold : int
+        Index of the cross-validation split.
+    alpha_index : ndarray of shape (n_alphas,) of int
+        Positions in the alpha_feature grid, in the order they were fitted.
+    log_loss : ndarray of shape (n_alphas, max_batches + 1)
+        Sample-weighted validation log-loss of the model truncated after b batches, b = 0..max_batches.
+    n_prototypes : ndarray of shape (n_alphas, max_batches + 1) of int
+        Prototypes in the first b batches.
+    n_features : ndarray of shape (n_alphas, max_batches + 1) of int
+        Features with positive weight in at least one of the first b batches.
+    n_iter : ndarray of shape (n_alphas,) of int
+        L-BFGS-B iterations summed over the batches of each fit.
+    fit_time : ndarray of shape (n_alphas,)
+        Seconds spent on each fit and its scoring.
+    """
+
+    fold: int
+    alpha_index: np.ndarray
+    log_loss: np.ndarray
+    n_prototypes: np.ndarray
+    n_features: np.ndarray
+    n_iter: np.ndarray
+    fit_time: np.ndarray
+
+
+def weighted_log_loss(proba, y_idx, sample_weight, classes):
+    """Sample-weighted mean negative log-probability of the true classes.
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_fitted_classes)
+        Probabilities with columns in the order of ``classes``.
+    y_idx : ndarray of shape (n_samples,) of int
+        True classes as indices into the classes of the whole search.
+    sample_weight : ndarray of shape (n_samples,)
+    classes : ndarray of shape (n_fitted_classes,) of int
+        The (sorted) class indices the fold's model was trained on; a class missing from the
+        training fold gets probability 0, clipped like scikit-learn's ``log_loss`` at machine epsilon.
+
+    Returns
+    -------
+    loss : float
+    """
+    col = np.searchsorted(classes, y_idx)
+    col_ok = col < classes.shape[0]
+    col = np.minimum(col, classes.shape[0] - 1)
+    known = col_ok & (classes[col] == y_idx)
+    p = np.where(known, proba[np.arange(y_idx.shape[0]), col], 0.0)
+    p = np.clip(p, np.finfo(np.float64).eps, 1.0)
+    return float(-np.sum(sample_weight * np.log(p)) / np.sum(sample_weight))
+
+
+def warm_start_from(batches, n_features):
+    """Build the ``initial_solution`` callback of ``PrototypeClassifier._fit_batches`` from a previous fit.
+
+    Parameters
+    ----------
+    batches : list of PrototypeBatch
+        Batches of a fit on the same training rows with a smaller alpha_feature.
+    n_features : int
+        Columns of X (the length D of the feature weights).
+
+    Returns
+    -------
+    initial_solution : callable
+        ``(batch_number, candidate_sample_index) -> (v0, w0) or None``. ``batch_number`` counts
+        from 0. ``v0`` of shape (n_features,) is the previous batch's feature weights (0 for
+        features it dropped); ``w0`` of shape (n_candidates,) is the previous prototype weight of
+        a candidate that was a prototype of the previous batch (matched by sample index) and 1
+        otherwise, the cold-start value. A batch whose predecessor kept no prototype or no feature
+        gets None (cold start), since all-zero feature weights are a stationary point.
+    """
+    previous = list(batches)
+
+    def initial_solution(batch_number, candidate_sample_index):
+        if batch_number >= len(previous):
+            return None
+        batch = previous[batch_number]
+        if batch.prototype_weights.shape[0] == 0 or batch.feature_index.shape[0] == 0:
+            return None
+        v0 = np.zeros(n_features)
+        v0[batch.feature_index] = batch.feature_weights
+        candidates = np.asarray(candidate_sample_index)
+        order = np.argsort(batch.sample_index, kind="stable")
+        known = batch.sample_index[order]
+        pos = np.minimum(np.searchsorted(known, candidates), known.shape[0] - 1)
+        matched = known[pos] == candidates
+        w0 = np.ones(candidates.shape[0])
+        w0[matched] = batch.prototype_weights[order[pos[matched]]]
+        return v0, w0
+
+    return initial_solution
+
+
+def _fit_prototypes(classifier, X, y, sample_weight, initial_solution):
+    """Fit ``classifier`` on (X, y), warm-started through ``initial_solution`` when given."""
+    if initial_solution is None:
+        return classifier.fit(X, y, sample_weight=sample_weight)
+    return classifier._fit_warm(X, y, sample_weight, initial_solution)
+
+
+def _model_size(batches, max_batches):
+    """Cumulative prototypes and active features after b = 0..max_batches batches."""
+    n_proto = np.zeros(max_batches + 1, dtype=int)
+    n_feat = np.zeros(max_batches + 1, dtype=int)
+    active = set()
+    for b, batch in enumerate(batches[:max_batches], start=1):
+        if batch.prototype_weights.shape[0]:
+            active.update(int(d) for d in batch.feature_index)
+        n_proto[b] = n_proto[b - 1] + batch.prototype_weights.shape[0]
+        n_feat[b] = len(active)
+    n_proto[len(batches) + 1 :] = n_proto[len(batches)]
+    n_feat[len(batches) + 1 :] = n_feat[len(batches)]
+    return n_proto, n_feat
+
+
+def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha_index, seed, max_batches,
+             warm_start):
+    """Fit one fold along a stretch of the alpha_feature path and score every batch count.
+
+    Parameters
+    ----------
+    template : PrototypeClassifier
+        Unfitted; cloned for each alpha with ``alpha_feature``, ``n_batches=max_batches`` and
+        ``random_state=seed`` set.
+    X : ndarray of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,) of int
+    sample_weight : ndarray of shape (n_samples,)
+    train, test : ndarray of int
+        Rows of the training and validation parts of the fold.
+    fold : int
+    alphas : ndarray of shape (n_alphas,)
+        alpha_feature values in the order they are fitted (increasing, see Notes).
+    alpha_index : ndarray of shape (n_alphas,) of int
+        Their positions in the grid.
+    seed : int
+        Seed of every fit of this fold: batch 1 then draws the same candidates for every alpha,
+        which is what makes the warm start effective.
+    max_batches : int
+    warm_start : bool
+        Start each fit from the solution of the previous alpha.
+
+    Returns
+    -------
+    result : PathResult
+
+    Notes
+    -----
+    The path runs from the smallest to the largest alpha_feature. The likelihood's gradient with
+    respect to a feature weight v_d is proportional to v_d, so v_d = 0 is a stationary point that
+    the solver never leaves: a feature dropped at one alpha stays dropped in a warm start. Going
+    up the path (more penalty, fewer features) only ever needs to drop features, so the warm
+    start loses nothing; going down it would lock out features that a smaller penalty admits.
+    """
+    X_train, y_train, w_train = X[train], y_idx[train], sample_weight[train]
+    X_test, y_test, w_test = X[test], y_idx[test], sample_weight[test]
+    n = len(alphas)
+    losses = np.empty((n, max_batches + 1))
+    n_proto = np.zeros((n, max_batches + 1), dtype=int)
+    n_feat = np.zeros((n, max_batches + 1), dtype=int)
+    n_iter = np.zeros(n, dtype=int)
+    fit_time = np.zeros(n)
+    previous = None
+    for i, alpha in enumerate(alphas):
+        start = time.perf_counter()
+        model = clone(template).set_params(alpha_feature=float(alpha), n_batches=max_batches, random_state=seed)
+        init = warm_start_from(previous, X.shape[1]) if (warm_start and previous is not None) else None
+        _fit_prototypes(model, X_train, y_train, w_train, init)
+        classes = np.asarray(model.classes_)
+        stage_losses = [weighted_log_loss(p, y_test, w_test, classes) for p in model.staged_predict_proba(X_test)]
+        # A fit that stopped adding batches scores like its last state for the larger counts.
+        stage_losses += [stage_losses[-1]] * (max_batches + 1 - len(stage_losses))
+        losses[i] = stage_losses[: max_batches + 1]
+        n_proto[i], n_feat[i] = _model_size(model.batches_, max_batches)
+        n_iter[i] = int(np.sum(model.n_iter_)) if len(model.n_iter_) else 0
+        fit_time[i] = time.perf_counter() - start
+        previous = model.batches_
+    return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time)
+
+
+def plan_tasks(n_folds, n_alphas, n_workers):
+    """Split the grid into tasks: every fold, with the alpha path cut into contiguous chunks.
+
+    Parameters
+    ----------
+    n_folds, n_alphas : int
+    n_workers : int
+        Effective number of parallel workers. With more workers than folds the path of each
+        fold is cut into ``ceil(n_workers / n_folds)`` chunks so that all workers get work;
+        each chunk starts cold.
+
+    Returns
+    -------
+    tasks : list of (fold, ndarray of alpha positions in increasing alpha order)
+    """
+    n_chunks = int(min(n_alphas, max(1, -(-n_workers // n_folds))))
+    chunks = [c for c in np.array_split(np.arange(n_alphas), n_chunks) if c.size]
+    return [(fold, chunk) for fold in range(n_folds) for chunk in chunks]
+
+
+def select_one_se(mean, std, alphas):
+    """The 1-SE rule of the proset report over an (alpha_feature x batch count) grid.
+
+    Parameters
+    ----------
+    mean, std : ndarray of shape (n_alphas, n_batch_counts)
+        Mean and standard deviation over folds of the validation log-loss.
+    alphas : ndarray of shape (n_alphas,)
+
+    Returns
+    -------
+    best : tuple of (int, int)
+        Grid position (alpha, batch count) of the lowest mean log-loss.
+    selected : tuple of (int, int)
+        Among points whose mean is at most ``threshold``, the largest alpha_feature and then,
+        for it, the fewest batches.
+    threshold : float
+        The lowest mean plus its own standard deviation.
+    """
+    best = np.unravel_index(int(np.argmin(mean)), mean.shape)
+    threshold = float(mean[best] + std[best])
+    within = mean <= threshold
+    alpha_rows = np.flatnonzero(within.any(axis=1))
+    a = int(alpha_rows[np.argmax(alphas[alpha_rows])])
+    b = int(np.flatnonzero(within[a])[0])
+    return (int(best[0]), int(best[1])), (a, b), threshold

@@ -1,0 +1,427 @@
+"""PrototypeClassifierCV: the cross-validated search over alpha_feature and the batch count."""
+
+import logging
+import time
+from numbers import Integral, Real
+from typing import NamedTuple
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from discrim.model_selection._search import fit_path, plan_tasks, select_one_se
+from discrim.utils._param_validation import Interval, fit_context
+from discrim.utils._random import as_seed_sequence
+from discrim.utils.validation import check_labels, check_sample_weight
+
+logger = logging.getLogger(__name__)
+
+# Parameters handed unchanged to every PrototypeClassifier of the search and the refit; the
+# classifier validates them (once, before any work starts).
+_PASSTHROUGH = (
+    "n_candidates",
+    "max_fraction",
+    "l1_ratio_feature",
+    "alpha_prototype",
+    "l1_ratio_prototype",
+    "max_iter",
+    "max_samples",
+    "dtype",
+    "backend",
+)
+
+
+class SearchProgress(NamedTuple):
+    """What the ``callback`` of :class:`PrototypeClassifierCV` receives after each finished task.
+
+    Parameters
+    ----------
+    n_done : int
+        Tasks finished so far.
+    n_tasks : int
+        Tasks of the search (folds x chunks of the alpha_feature path).
+    fold : int
+        Cross-validation split of the finished task.
+    alpha_features : tuple of float
+        alpha_feature values the task fitted, in order.
+    seconds : float
+        Time the task spent fitting and scoring.
+    """
+
+    n_done: int
+    n_tasks: int
+    fold: int
+    alpha_features: tuple
+    seconds: float
+
+
+class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
+    """Prototype set classifier with alpha_feature and the batch count chosen by cross-validation.
+
+    This is the updated fit strategy of the proset technical report: a grid of feature-weight
+    penalties ``alpha_feature`` times the batch counts 0..``max_batches``, scored by stratified
+    k-fold cross-validation with the log-loss; the 1-SE rule picks the sparsest model whose mean
+    log-loss lies within one standard deviation of the best; the chosen model is refitted on all
+    the training data.
+
+    Parameters
+    ----------
+    alpha_feature_grid : array-like of shape (n_alphas,), default=None
+        Positive candidate values of ``alpha_feature`` (the seed's lambda_v); None means
+        ``np.logspace(-6, -1, 11)``.
+    max_batches : int, default=10
+        Largest batch count tried; every count from 0 to ``max_batches`` is scored from the one
+        fit with ``max_batches`` batches.
+    cv : int, cross-validation splitter or iterable, default=5
+        An int k gives ``StratifiedKFold(k, shuffle=True)``, or ``StratifiedGroupKFold(k,
+        shuffle=True)`` when ``groups`` is passed to :meth:`fit`, seeded from ``random_state``;
+        a splitter or an iterable of (train, test) index arrays is used as given.
+    n_jobs : int, default=None
+        Parallel tasks through joblib (None means 1 unless inside a ``joblib.parallel_backend``
+        context, -1 means all workers). Inside ``joblib.parallel_backend("dask")`` the tasks run on
+        the Dask cluster of the active ``distributed.Client``.
+    search_tol : float, default=1e-3
+        ``tol`` of the classifiers fitted during the search: a looser solver tolerance, since the
+        search only needs to rank grid points.
+    refit_tol : float, default=1e-5
+        ``tol`` of the final refit on all the data.
+    warm_start : bool, default=True
+        Start each fit of a fold from the solution for the previous (smaller) alpha_feature.
+    n_candidates, max_fraction, l1_ratio_feature, alpha_prototype, l1_ratio_prototype, max_iter, \
+max_samples, dtype, backend
+        Passed unchanged to every :class:`~discrim.prototype.PrototypeClassifier`; see there.
+    random_state : int, RandomState instance or None, default=None
+        Seeds the fold assignment, the candidate sampling of every fold and of the refit.
+    verbose : int, default=0
+        When positive, log each finished task at INFO level (logger ``discrim.model_selection``).
+    callback : callable, default=None
+        Called in the calling process as ``callback(progress)`` with a :class:`SearchProgress`
+        after each finished task, e.g. to drive a progress bar.
+
+    Attributes
+    ----------
+    cv_results_ : dict of str to ndarray
+        One entry per grid point (alpha_feature major, batch count minor), loadable with
+        ``pandas.DataFrame(cv_results_)``: ``params`` (list of dict), ``alpha_feature``,
+        ``n_batches`` (also as ``param_alpha_feature`` and ``param_n_batches``),
+        ``split{i}_test_log_loss``, ``mean_test_log_loss``, ``std_test_log_loss``,
+        ``rank_test_log_loss``, ``mean_n_prototypes``, ``mean_n_features`` and
+        ``mean_fit_time`` (seconds per fit with ``max_batches`` batches, the same for every batch
+        count of one alpha).
+    best_index_ : int
+        Row of ``cv_results_`` selected by the 1-SE rule.
+    best_params_ : dict
+        ``{"alpha_feature": ..., "n_batches": ...}`` of the selected point.
+    threshold_ : float
+        Lowest mean validation log-loss plus its standard deviation over the folds (ddof=1).
+    best_estimator_ : PrototypeClassifier
+        Refitted on all the data with the selected parameters and ``tol=refit_tol``.
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Defined when X has string column names.
+    n_splits_ : int
+        Number of cross-validation splits.
+    search_time_ : float
+        Seconds spent on the cross-validated search.
+    refit_time_ : float
+        Seconds spent on the refit.
+
+    See Also
+    --------
+    discrim.prototype.PrototypeClassifier : The model being tuned.
+
+    Notes
+    -----
+    Each task fits one fold along (a stretch of) the alpha_feature path, from the smallest value
+    to the largest: a classifier with ``max_batches`` batches per alpha, whose
+    ``staged_predict_proba`` on the validation rows gives the log-loss for every batch count at
+    once. The path is fitted in increasing order because the likelihood's gradient in a feature
+    weight v_d is proportional to v_d: a zero feature weight is never revived, so warm starts
+    must move towards sparser solutions. A warm start takes the previous alpha's feature weights
+    and, for candidates that were prototypes before (matched by training row), their weights;
+    other candidates start at 1 as in a cold start. Folds run in parallel; when ``n_jobs``
+    exceeds the number of folds, each fold's path is cut into chunks that start cold, so results
+    can differ slightly with the number of workers (they never depend on the joblib backend).
+
+    The selection follows the report: ``threshold_`` is the lowest mean log-loss plus its
+    standard deviation (the sample standard deviation over the folds, ddof=1, as in the original
+    proset; scikit-learn's ``std_test_score`` uses ddof=0); among the grid points whose mean is
+    within it, the largest alpha_feature is taken, then the fewest batches for it.
+
+    Symbols of the seed: alpha_feature is lambda_v; the batch count is B.
+
+    Examples
+    --------
+    >>> from discrim.datasets import load_benchmark
+    >>> from discrim.model_selection import PrototypeClassifierCV
+    >>> X_train, X_test, y_train, y_test = load_benchmark("iris-2f")
+    >>> search = PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], max_batches=2, cv=3,
+    ...                                random_state=0).fit(X_train, y_train)
+    >>> sorted(search.best_params_)
+    ['alpha_feature', 'n_batches']
+    """
+
+    _parameter_constraints = {
+        "alpha_feature_grid": ["array-like", None],
+        "max_batches": [Interval(Integral, 0, None, closed="left")],
+        "cv": ["cv_object"],
+        "n_jobs": [Integral, None],
+        "search_tol": [Interval(Real, 0, None, closed="neither")],
+        "refit_tol": [Interval(Real, 0, None, closed="neither")],
+        "warm_start": ["boolean"],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+        "callback": [callable, None],
+        **{name: "no_validation" for name in _PASSTHROUGH},
+    }
+
+    def __init__(
+        self,
+        alpha_feature_grid=None,
+        max_batches=10,
+        *,
+        cv=5,
+        n_jobs=None,
+        search_tol=1e-3,
+        refit_tol=1e-5,
+        warm_start=True,
+        n_candidates=1000,
+        max_fraction=0.5,
+        l1_ratio_feature=0.05,
+        alpha_prototype=1e-8,
+        l1_ratio_prototype=0.05,
+        max_iter=15000,
+        max_samples=None,
+        dtype="float64",
+        backend="numpy",
+        random_state=None,
+        verbose=0,
+        callback=None,
+    ):
+        self.alpha_feature_grid = alpha_feature_grid
+        self.max_batches = max_batches
+        self.cv = cv
+        self.n_jobs = n_jobs
+        self.search_tol = search_tol
+        self.refit_tol = refit_tol
+        self.warm_start = warm_start
+        self.n_candidates = n_candidates
+        self.max_fraction = max_fraction
+        self.l1_ratio_feature = l1_ratio_feature
+        self.alpha_prototype = alpha_prototype
+        self.l1_ratio_prototype = l1_ratio_prototype
+        self.max_iter = max_iter
+        self.max_samples = max_samples
+        self.dtype = dtype
+        self.backend = backend
+        self.random_state = random_state
+        self.verbose = verbose
+        self.callback = callback
+
+    def _alpha_grid(self):
+        if self.alpha_feature_grid is None:
+            return np.logspace(-6, -1, 11)
+        grid = np.asarray(self.alpha_feature_grid, dtype=np.float64).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
+            raise ValueError(
+                "alpha_feature_grid must hold at least one positive, finite value, e.g. "
+                f"np.logspace(-6, -1, 11); got {self.alpha_feature_grid!r}."
+            )
+        if np.unique(grid).size != grid.size:
+            raise ValueError("alpha_feature_grid holds a value twice: give distinct values.")
+        return grid
+
+    def _template(self, tol):
+        from discrim.prototype import PrototypeClassifier
+
+        params = {name: getattr(self, name) for name in _PASSTHROUGH}
+        return PrototypeClassifier(**params, tol=tol)
+
+    def _splitter(self, seed, groups):
+        if isinstance(self.cv, Integral):
+            if groups is not None:
+                return StratifiedGroupKFold(n_splits=self.cv, shuffle=True, random_state=seed)
+            return StratifiedKFold(n_splits=self.cv, shuffle=True, random_state=seed)
+        return check_cv(self.cv, classifier=True)
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None, groups=None):
+        """Run the cross-validated search and refit the selected model on all the data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features, best centred and scaled (the penalty treats all features alike).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Weights used in every fit and in the validation log-loss.
+        groups : array-like of shape (n_samples,), default=None
+            Group labels: rows of one group stay in one fold (with an int ``cv``,
+            ``StratifiedGroupKFold`` is used).
+
+        Returns
+        -------
+        self : PrototypeClassifierCV
+        """
+        from joblib import Parallel, delayed, effective_n_jobs
+
+        X_in = X
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        classes, y_idx = check_labels(y)
+        sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        alphas = self._alpha_grid()
+        search_template = self._template(self.search_tol)
+        search_template._validate_params()  # fail on a bad pass-through parameter before any work
+
+        seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(3)]
+        splitter = self._splitter(seeds[0], groups)
+        splits = list(splitter.split(X, y_idx, groups))
+        n_splits = len(splits)
+        if n_splits < 2:
+            raise ValueError(f"cv must give at least 2 splits; it gave {n_splits}.")
+        fold_seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
+
+        order = np.argsort(alphas, kind="stable")  # the path runs up the penalty (see Notes)
+        tasks = plan_tasks(n_splits, alphas.shape[0], effective_n_jobs(self.n_jobs))
+        n_tasks = len(tasks)
+        B = self.max_batches
+        split_losses = np.empty((n_splits, alphas.shape[0], B + 1))
+        n_proto = np.zeros_like(split_losses)
+        n_feat = np.zeros_like(split_losses)
+        fit_time = np.zeros((n_splits, alphas.shape[0]))
+
+        start = time.perf_counter()
+        jobs = (
+            delayed(fit_path)(
+                search_template, X, y_idx, sample_weight, splits[fold][0], splits[fold][1], fold,
+                alphas[order[chunk]], order[chunk], fold_seeds[fold], B, self.warm_start,
+            )
+            for fold, chunk in tasks
+        )
+        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
+        for n_done, res in enumerate(parallel(jobs), start=1):
+            split_losses[res.fold, res.alpha_index] = res.log_loss
+            n_proto[res.fold, res.alpha_index] = res.n_prototypes
+            n_feat[res.fold, res.alpha_index] = res.n_features
+            fit_time[res.fold, res.alpha_index] = res.fit_time
+            seconds = float(np.sum(res.fit_time))
+            logger.log(
+                logging.INFO if self.verbose else logging.DEBUG,
+                "search task %d/%d done: fold %d, alpha_feature %s, %.2f s, %d L-BFGS-B iterations",
+                n_done, n_tasks, res.fold, ", ".join(f"{a:.3g}" for a in alphas[res.alpha_index]),
+                seconds, int(np.sum(res.n_iter)),
+            )
+            if self.callback is not None:
+                self.callback(SearchProgress(n_done, n_tasks, res.fold, tuple(alphas[res.alpha_index]), seconds))
+        self.search_time_ = time.perf_counter() - start
+
+        mean = split_losses.mean(axis=0)
+        std = split_losses.std(axis=0, ddof=1)  # as the original proset
+        _, (a_sel, b_sel), self.threshold_ = select_one_se(mean, std, alphas)
+        self.cv_results_ = _cv_results(alphas, B, split_losses, mean, std, n_proto, n_feat, fit_time)
+        self.best_index_ = a_sel * (B + 1) + b_sel
+        self.best_params_ = {"alpha_feature": float(alphas[a_sel]), "n_batches": int(b_sel)}
+        self.n_splits_ = n_splits
+
+        start = time.perf_counter()
+        self.best_estimator_ = clone(self._template(self.refit_tol)).set_params(
+            **self.best_params_, random_state=seeds[2]
+        )
+        self.best_estimator_.fit(X_in, y, sample_weight=sample_weight)
+        self.refit_time_ = time.perf_counter() - start
+        self.classes_ = classes
+        logger.log(
+            logging.INFO if self.verbose else logging.DEBUG,
+            "selected alpha_feature=%.3g, n_batches=%d (threshold %.4f); search %.1f s, refit %.1f s",
+            self.best_params_["alpha_feature"], b_sel, self.threshold_, self.search_time_, self.refit_time_,
+        )
+        return self
+
+    def _fitted_model(self):
+        check_is_fitted(self)
+        # X goes to the refitted classifier as given: it was fitted on the same input as this
+        # search (so with the same feature names) and runs scikit-learn's checks itself.
+        return self.best_estimator_
+
+    def predict(self, X):
+        """Predict classes with the refitted model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._fitted_model().predict(X)
+
+    def predict_proba(self, X):
+        """Class probabilities of the refitted model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Columns in the order of ``classes_``.
+        """
+        return self._fitted_model().predict_proba(X)
+
+    def predict_log_proba(self, X):
+        """Log class probabilities of the refitted model.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._fitted_model().predict_log_proba(X)
+
+    def score(self, X, y, sample_weight=None):
+        """Accuracy of the refitted model (scikit-learn's ``score`` of a classifier).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        return self._fitted_model().score(X, y, sample_weight=sample_weight)
+
+
+def _cv_results(alphas, max_batches, split_losses, mean, std, n_proto, n_feat, fit_time):
+    """Flatten the (fold, alpha, batch count) arrays into scikit-learn's ``cv_results_`` layout."""
+    n_alphas, n_counts = mean.shape
+    alpha_col = np.repeat(alphas, n_counts)
+    batch_col = np.tile(np.arange(n_counts), n_alphas)
+    flat_mean = mean.ravel()
+    # Rank like scikit-learn: 1 is the lowest loss, ties share the smallest rank.
+    rank = np.searchsorted(np.sort(flat_mean), flat_mean) + 1
+    results = {
+        "params": [{"alpha_feature": float(a), "n_batches": int(b)} for a, b in zip(alpha_col, batch_col)],
+        "alpha_feature": alpha_col,
+        "n_batches": batch_col,
+        "param_alpha_feature": alpha_col.copy(),
+        "param_n_batches": batch_col.copy(),
+    }
+    for i in range(split_losses.shape[0]):
+        results[f"split{i}_test_log_loss"] = split_losses[i].ravel()
+    results["mean_test_log_loss"] = flat_mean
+    results["std_test_log_loss"] = std.ravel()
+    results["rank_test_log_loss"] = rank.astype(np.int32)
+    results["mean_n_prototypes"] = n_proto.mean(axis=0).ravel()
+    results["mean_n_features"] = n_feat.mean(axis=0).ravel()
+    results["mean_fit_time"] = np.repeat(fit_time.mean(axis=0), n_counts)
+    return results

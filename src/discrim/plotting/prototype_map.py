@@ -1,0 +1,132 @@
+"""Prototype map: a weighted PCA of a prototype set's prototypes, sized by weight, coloured by class."""
+
+import numpy as np
+
+from discrim.plotting._mpl import new_axes
+
+
+def _prototype_model(model):
+    """The fitted PrototypeClassifier behind ``model`` (itself, or a search's refitted model)."""
+    from sklearn.utils.validation import check_is_fitted
+
+    inner = getattr(model, "best_estimator_", model)
+    if not hasattr(inner, "batches_") and not hasattr(model, "best_estimator_"):
+        check_is_fitted(model)
+        raise TypeError(
+            f"plot_prototype_map needs a PrototypeClassifier or PrototypeClassifierCV; got {type(model).__name__}."
+        )
+    check_is_fitted(inner, "batches_")
+    return inner
+
+
+def scaled_prototypes(model):
+    """Prototypes in the space of feature-weight-scaled features, with their weights and classes.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier or PrototypeClassifierCV
+        Fitted.
+
+    Returns
+    -------
+    Z : ndarray of shape (n_prototypes, n_active)
+        Row j is ``v_b * x_j`` over the features active in any batch: the prototype's feature values
+        times its batch's feature weights, 0 for features its batch does not use. Within a batch the
+        Euclidean distances between rows are exactly the distances in the kernel ``K_v``.
+    weights : ndarray of shape (n_prototypes,)
+        Prototype weights w.
+    target : ndarray of shape (n_prototypes,) of int
+        Index into ``classes_``.
+    features : ndarray of shape (n_active,) of int
+        Columns of X that the columns of Z correspond to.
+    """
+    inner = _prototype_model(model)
+    batches = [b for b in inner.batches_ if b.prototype_weights.shape[0]]
+    if not batches:
+        return np.zeros((0, 0)), np.zeros(0), np.zeros(0, dtype=int), np.zeros(0, dtype=int)
+    features = np.unique(np.concatenate([b.feature_index for b in batches]))
+    blocks = []
+    for b in batches:
+        block = np.zeros((b.prototype_weights.shape[0], features.shape[0]))
+        block[:, np.searchsorted(features, b.feature_index)] = b.prototypes * b.feature_weights
+        blocks.append(block)
+    Z = np.vstack(blocks)
+    weights = np.concatenate([b.prototype_weights for b in batches]).astype(float)
+    target = np.concatenate([b.target for b in batches]).astype(int)
+    return Z, weights, target, features
+
+
+def weighted_pca(Z, weights, n_components=2):
+    """Principal axes of the rows of Z under the weights.
+
+    Parameters
+    ----------
+    Z : ndarray of shape (n, d)
+    weights : ndarray of shape (n,)
+        Non-negative, with a positive sum.
+    n_components : int, default=2
+
+    Returns
+    -------
+    scores : ndarray of shape (n, n_components)
+        Coordinates of the centred rows on the principal axes (zero columns when d < n_components).
+    explained : ndarray of shape (n_components,)
+        Fraction of the weighted variance along each axis (0 when the variance is 0).
+    """
+    w = weights / weights.sum()
+    centred = Z - w @ Z
+    cov = (centred * w[:, None]).T @ centred
+    values, vectors = np.linalg.eigh(cov)
+    top = np.argsort(values)[::-1][:n_components]
+    scores = np.zeros((Z.shape[0], n_components))
+    scores[:, : top.shape[0]] = centred @ vectors[:, top]
+    explained = np.zeros(n_components)
+    total = values.clip(min=0).sum()
+    if total > 0:
+        explained[: top.shape[0]] = values[top].clip(min=0) / total
+    return scores, explained
+
+
+def plot_prototype_map(model, ax=None, *, max_marker_size=300.0):
+    """Draw the prototypes of a prototype set on their first two weighted principal axes.
+
+    Each prototype is the point ``v_b * x_j`` (its feature values scaled by its batch's feature
+    weights, over the features active in any batch, see :func:`scaled_prototypes`); the axes are
+    the principal axes of these points weighted by the prototype weights. Marker area is
+    proportional to the prototype weight, colour shows the class.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier or PrototypeClassifierCV
+        Fitted; a search is drawn through its refitted ``best_estimator_``.
+    ax : matplotlib.axes.Axes, default=None
+        Axes to draw on; a new figure when None.
+    max_marker_size : float, default=300.0
+        Marker area (points squared) of the heaviest prototype.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+        With one scatter collection per class present among the prototypes; a model without
+        prototypes gives an empty map with a note.
+    """
+    inner = _prototype_model(model)
+    Z, weights, target, features = scaled_prototypes(inner)
+    ax = new_axes(ax)
+    classes = np.asarray(inner.classes_)
+    if Z.shape[0] == 0:
+        ax.text(0.5, 0.5, "the model has no prototypes\n(it predicts the class frequencies)",
+                ha="center", va="center", transform=ax.transAxes)
+        ax.set_title("prototype map")
+        return ax
+    scores, explained = weighted_pca(Z, weights)
+    sizes = max_marker_size * weights / weights.max()
+    for k in np.unique(target):
+        mask = target == k
+        ax.scatter(scores[mask, 0], scores[mask, 1], s=sizes[mask], c=f"C{k % 10}", alpha=0.6,
+                   edgecolors="k", linewidths=0.3, label=str(classes[k]))
+    ax.set_xlabel(f"weighted PC 1 ({100 * explained[0]:.0f}% of weighted variance)")
+    ax.set_ylabel(f"weighted PC 2 ({100 * explained[1]:.0f}%)")
+    ax.set_title(f"prototype map: {Z.shape[0]} prototypes, {features.shape[0]} active features")
+    ax.legend(loc="best", fontsize="small", title="class", markerscale=0.5)
+    return ax

@@ -1,0 +1,94 @@
+"""Tests of the search engine helpers: log-loss, the 1-SE rule, task planning and warm starts."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.metrics import log_loss
+
+from discrim.model_selection._search import plan_tasks, select_one_se, warm_start_from, weighted_log_loss
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """The fields of PrototypeBatch that the warm start reads."""
+
+    feature_index: np.ndarray
+    feature_weights: np.ndarray
+    sample_index: np.ndarray
+    prototype_weights: np.ndarray
+
+
+def test_weighted_log_loss_matches_sklearn(rng):
+    proba = rng.dirichlet(np.ones(3), size=40)
+    y = rng.integers(0, 3, size=40)
+    w = rng.uniform(0.1, 2.0, size=40)
+    expected = log_loss(y, proba, sample_weight=w, labels=[0, 1, 2])
+    assert weighted_log_loss(proba, y, w, np.arange(3)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_weighted_log_loss_class_missing_from_training_fold(rng):
+    # The fold's model knows classes 0 and 2 only; a row of class 1 has probability 0, clipped at eps.
+    proba = np.array([[0.7, 0.3], [0.2, 0.8], [0.5, 0.5]])
+    y = np.array([0, 2, 1])
+    w = np.ones(3)
+    expected = -(np.log(0.7) + np.log(0.8) + np.log(np.finfo(float).eps)) / 3
+    assert weighted_log_loss(proba, y, w, np.array([0, 2])) == pytest.approx(expected)
+
+
+def test_one_se_rule_picks_largest_alpha_then_fewest_batches():
+    alphas = np.array([1e-3, 1e-2, 1e-1])
+    mean = np.array([
+        [0.90, 0.50, 0.40, 0.41],
+        [0.90, 0.48, 0.44, 0.45],
+        [0.90, 0.70, 0.60, 0.58],
+    ])
+    std = np.full_like(mean, 0.05)
+    best, selected, threshold = select_one_se(mean, std, alphas)
+    assert best == (0, 2)
+    assert threshold == pytest.approx(0.45)
+    # alpha 1e-1 never gets within 0.45; alpha 1e-2 does with 2 batches (0.44) and 3 (0.45)
+    assert selected == (1, 2)
+
+
+def test_one_se_rule_does_not_depend_on_grid_order():
+    alphas = np.array([1e-1, 1e-3, 1e-2])
+    mean = np.array([[0.9, 0.6], [0.9, 0.4], [0.9, 0.42]])
+    std = np.full_like(mean, 0.05)
+    _, selected, _ = select_one_se(mean, std, alphas)
+    assert selected == (2, 1)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 10), st.integers(1, 15), st.integers(1, 64))
+def test_plan_covers_every_fold_and_alpha_once(n_folds, n_alphas, n_workers):
+    tasks = plan_tasks(n_folds, n_alphas, n_workers)
+    covered = sorted((fold, int(a)) for fold, chunk in tasks for a in chunk)
+    assert covered == [(f, a) for f in range(n_folds) for a in range(n_alphas)]
+    for _, chunk in tasks:
+        assert np.all(np.diff(chunk) == 1)  # contiguous stretches of the (sorted) path
+    if n_workers <= n_folds:
+        assert len(tasks) == n_folds  # one task per fold: the whole path warm-started
+    else:
+        assert len(tasks) >= min(n_workers, n_folds * n_alphas)  # every worker gets a task
+
+
+def test_warm_start_maps_previous_solution_by_sample_index():
+    batch = _Batch(
+        feature_index=np.array([0, 3]),
+        feature_weights=np.array([0.5, 2.0]),
+        sample_index=np.array([7, 2, 11]),
+        prototype_weights=np.array([1.5, 0.25, 3.0]),
+    )
+    init = warm_start_from([batch], n_features=5)
+    v0, w0 = init(0, np.array([2, 5, 11, 9]))
+    np.testing.assert_array_equal(v0, [0.5, 0.0, 0.0, 2.0, 0.0])
+    np.testing.assert_array_equal(w0, [0.25, 1.0, 3.0, 1.0])
+    assert init(1, np.array([2])) is None  # no previous batch: cold start
+
+
+def test_warm_start_empty_batch_starts_cold():
+    empty = _Batch(np.zeros(0, int), np.zeros(0), np.zeros(0, int), np.zeros(0))
+    assert warm_start_from([empty], n_features=3)(0, np.array([1, 2])) is None
