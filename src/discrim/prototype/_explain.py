@@ -1,0 +1,404 @@
+"""Explaining a fitted prototype set model: export, per-prediction explanation, shrinking, familiarity."""
+
+import copy
+import dataclasses
+
+import numpy as np
+import pandas as pd
+from scipy.integrate import quad_vec
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from discrim.prototype._likelihood import chunk_rows
+
+# Accuracy of the adaptive quadrature behind the feature contributions; the contributions add up
+# to their total to about this absolute accuracy.
+_QUAD_EPSABS = 1e-11
+_QUAD_EPSREL = 1e-10
+
+
+def _check_model(model):
+    if not hasattr(model, "batches_") or not hasattr(model, "marginals_"):
+        if hasattr(model, "steps"):
+            raise TypeError(
+                "this function takes the fitted PrototypeClassifier itself, not a Pipeline: pass "
+                "pipeline[-1] and transform X with pipeline[:-1] first."
+            )
+        check_is_fitted(model)
+        raise TypeError(f"expected a fitted PrototypeClassifier, got {type(model).__name__}.")
+    check_is_fitted(model, ["batches_", "marginals_", "classes_"])
+
+
+def _feature_names(model):
+    names = getattr(model, "feature_names_in_", None)
+    if names is not None:
+        return [str(name) for name in names]
+    return [f"x{d}" for d in range(model.n_features_in_)]
+
+
+def _validate_X(model, X):
+    return validate_data(model, X, reset=False, dtype=[np.float64, np.float32])
+
+
+def _active_features(model):
+    """Union over batches of the columns with positive feature weight, sorted."""
+    parts = [np.asarray(b.feature_index)[np.asarray(b.feature_weights) > 0] for b in model.batches_]
+    if not parts:
+        return np.zeros(0, dtype=np.intp)
+    return np.unique(np.concatenate(parts)).astype(np.intp)
+
+
+def export_model(model):
+    """Tabulate the prototypes of a fitted model, one row per prototype.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier
+        Fitted.
+
+    Returns
+    -------
+    table : DataFrame of shape (n_prototypes_total, 4 + 2 * n_features_in)
+        Columns, in order:
+
+        - ``batch`` (int): batch number, 1 for the first batch (0 would be the marginals);
+        - ``sample_index`` (int): row of the training X that the prototype carries;
+        - ``target``: class label (an element of ``classes_``);
+        - ``prototype_weight`` (float): ``w_bj``;
+        - for every feature ``f`` of the model (``feature_names_in_``, else ``x0``, ``x1``, ...):
+          ``<f>_weight``, the batch's feature weight ``v_bd`` (0 where the feature is inactive in
+          the batch), and ``<f>_value``, the prototype's value of the feature in the units of the X
+          passed to fit (NaN where the feature is inactive: a batch stores only its active
+          features).
+
+        Rows are ordered by batch, then by decreasing prototype weight. The marginal class
+        probabilities ``p_0k`` (the baseline every prediction starts from, i.e. "batch 0") are
+        not rows of the table: they are in ``table.attrs["marginals"]``, a dict of class label to
+        probability, equal to ``model.marginals_``.
+
+    Notes
+    -----
+    ``predict_proba`` can be rebuilt from this table alone:
+    ``q_k(x) = p_0k + sum over rows with target k of prototype_weight * exp(-1/2 sum_f
+    (<f>_weight * (x_f - <f>_value))^2)`` over the features with positive weight, and
+    ``p_k(x) = q_k(x) / sum_l q_l(x)``.
+    """
+    _check_model(model)
+    names = _feature_names(model)
+    D = len(names)
+    classes = np.asarray(model.classes_)
+    parts = []
+    for b, batch in enumerate(model.batches_, start=1):
+        J = len(batch.target)
+        weights = np.zeros((J, D))
+        values = np.full((J, D), np.nan)
+        index = np.asarray(batch.feature_index)
+        weights[:, index] = np.asarray(batch.feature_weights, dtype=np.float64)
+        values[:, index] = np.asarray(batch.prototypes, dtype=np.float64)
+        order = np.argsort(-np.asarray(batch.prototype_weights), kind="stable")
+        part = {
+            "batch": np.full(J, b, dtype=np.int64),
+            "sample_index": np.asarray(batch.sample_index, dtype=np.int64),
+            "target": classes[np.asarray(batch.target, dtype=np.intp)],
+            "prototype_weight": np.asarray(batch.prototype_weights, dtype=np.float64),
+        }
+        part = {key: value[order] for key, value in part.items()}
+        for d, name in enumerate(names):
+            part[f"{name}_weight"] = weights[order, d]
+            part[f"{name}_value"] = values[order, d]
+        parts.append(pd.DataFrame(part))
+    columns = ["batch", "sample_index", "target", "prototype_weight"]
+    columns += [f"{name}_{kind}" for name in names for kind in ("weight", "value")]
+    parts = [p for p in parts if len(p)]
+    table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
+    table = table[columns]
+    table.attrs["marginals"] = {label: float(p) for label, p in zip(classes.tolist(), model.marginals_)}
+    return table
+
+
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+    """The explanation of one prediction of a prototype set model.
+
+    Attributes
+    ----------
+    proba : Series of shape (n_classes,)
+        Predicted probabilities ``p_k(x)``, indexed by class label.
+    predicted : object
+        The class with the largest probability.
+    familiarity : float
+        ``sum_bj w_bj K_vb(x - s_bj)``, the total kernel weight of all prototypes at x (low: x is
+        far from the training data).
+    marginal : Series of shape (n_classes,)
+        The marginals' share of each class probability, ``p_0k / (1 + familiarity)``.
+    prototypes : DataFrame
+        The prototypes with the largest impact ``w_bj K_vb(x - s_bj)`` on this prediction, in
+        decreasing order of impact: ``batch``, ``sample_index``, ``target``,
+        ``prototype_weight``, ``similarity`` (the kernel value, in (0, 1]), ``impact``,
+        ``contribution`` (``impact / (1 + familiarity)``, the amount the prototype adds to the
+        probability of its target class), then for each active feature ``f`` of the model
+        ``<f>_value`` (the prototype's value) and ``<f>_similarity``
+        (``exp(-1/2 (v_bf (x_f - s_bjf))^2)``; NaN where f is inactive in the prototype's batch).
+    features : DataFrame
+        One row per active feature (union over batches): ``feature``, ``value`` (x_f),
+        ``contribution`` (see Notes), in decreasing order of absolute contribution.
+    log_proba : float
+        ``log p_c(x)`` of the predicted class c.
+    baseline_log_proba : float
+        ``log p_c`` when x matches every prototype on every active feature (all kernels equal 1).
+    n_prototypes_total : int
+        Number of prototypes in the model; ``prototypes`` may show fewer.
+
+    Notes
+    -----
+    Two identities hold exactly, up to rounding:
+
+    - ``marginal[k] + sum of contribution over all prototypes with target k == proba[k]``,
+      the decomposition of proset's ``explain``;
+    - ``features.contribution.sum() == log_proba - baseline_log_proba``.
+
+    The feature contributions attribute ``log p_c(x)`` of the predicted class by integrated
+    gradients along the path that scales every kernel exponent by ``s`` from 0 to 1:
+    ``K_j(s) = exp(-s e_j)``, ``e_j = sum_f e_jf``, ``e_jf = 1/2 (v_bf (x_f - s_jf))^2``. Then
+
+    ``contribution_f = -sum_j e_jf int_0^1 (d log p_c / d u_j) u_j(s) ds``, ``u_j = w_j K_j(s)``,
+
+    which add up to ``log p_c(x) - log p_c(s = 0)`` by the fundamental theorem of calculus.
+    At ``s = 0`` every prototype counts with its full weight (the feature-free vote of the
+    prototypes); a negative contribution means that the distance of x from the prototypes along
+    feature f lowers the probability of the predicted class (it is far from prototypes that
+    support it), a positive one that it raises it (it is far from prototypes of other classes).
+    The integral is computed by adaptive quadrature (``scipy.integrate.quad_vec``).
+    """
+
+    proba: pd.Series
+    predicted: object
+    familiarity: float
+    marginal: pd.Series
+    prototypes: pd.DataFrame
+    features: pd.DataFrame
+    log_proba: float
+    baseline_log_proba: float
+    n_prototypes_total: int
+
+
+def _as_single_row(model, X_row):
+    if isinstance(X_row, pd.Series):
+        X_row = X_row.to_frame().T
+    if not isinstance(X_row, pd.DataFrame):
+        X_row = np.asarray(X_row)
+        if X_row.ndim == 1:
+            X_row = X_row[None, :]
+    X = _validate_X(model, X_row)
+    if X.shape[0] != 1:
+        raise ValueError(f"X_row must hold exactly one row; got {X.shape[0]} rows.")
+    return X[0].astype(np.float64)
+
+
+def _stack_prototypes(model, x, active):
+    """All prototypes of all batches, with their exponents on the active features.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier
+    x : ndarray of shape (n_features_in,)
+    active : ndarray of shape (n_active,) of int
+        Union of the active features, sorted.
+
+    Returns
+    -------
+    parts : dict of ndarray
+        ``E`` (J_total, n_active): ``e_jf = 1/2 (v_bf (x_f - s_jf))^2``, 0 where f is inactive in
+        the prototype's batch; ``values`` (J_total, n_active): ``s_jf``, NaN where inactive;
+        ``batch`` (1-based), ``sample_index``, ``target`` (int) and ``weight``, each (J_total,).
+    """
+    position = np.searchsorted(active, np.arange(model.n_features_in_))
+    n_active = len(active)
+    parts = {key: [] for key in ("E", "values", "batch", "sample_index", "target", "weight")}
+    for b, batch in enumerate(model.batches_, start=1):
+        J = len(batch.target)
+        if J == 0:
+            continue
+        index = np.asarray(batch.feature_index, dtype=np.intp)
+        cols = position[index]
+        v = np.asarray(batch.feature_weights, dtype=np.float64)
+        S = np.asarray(batch.prototypes, dtype=np.float64)
+        E = np.zeros((J, n_active))
+        values = np.full((J, n_active), np.nan)
+        E[:, cols] = 0.5 * (v * (x[index] - S)) ** 2
+        values[:, cols] = S
+        parts["E"].append(E)
+        parts["values"].append(values)
+        parts["batch"].append(np.full(J, b, dtype=np.int64))
+        parts["sample_index"].append(np.asarray(batch.sample_index, dtype=np.int64))
+        parts["target"].append(np.asarray(batch.target, dtype=np.intp))
+        parts["weight"].append(np.asarray(batch.prototype_weights, dtype=np.float64))
+    if not parts["E"]:
+        return {"E": np.zeros((0, n_active)), "values": np.zeros((0, n_active)), "batch": np.zeros(0, np.int64),
+                "sample_index": np.zeros(0, np.int64), "target": np.zeros(0, np.intp), "weight": np.zeros(0)}
+    return {key: np.concatenate(value) for key, value in parts.items()}
+
+
+def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
+    """Explain the prediction for one row: marginals, the most influential prototypes, the features.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier
+        Fitted.
+    X_row : array-like of shape (n_features,) or (1, n_features)
+        The row to explain, in the units of the X the model was fitted on (a one-row DataFrame
+        or a Series keeps the feature names).
+    n_prototypes : int or None, default=10
+        How many prototypes to list, by decreasing impact; None lists all.
+    feature_names : list of str or None, default=None
+        Names to show for the model's features; default ``feature_names_in_`` or ``x0``, ``x1``, ...
+        (useful when the model is the last step of a pipeline).
+
+    Returns
+    -------
+    explanation : Explanation
+        See :class:`Explanation` for the fields and the definition of the contributions.
+    """
+    _check_model(model)
+    if n_prototypes is not None and (not isinstance(n_prototypes, (int, np.integer)) or n_prototypes < 0):
+        raise ValueError(f"n_prototypes must be a non-negative integer or None; got {n_prototypes!r}.")
+    x = _as_single_row(model, X_row)
+    names = list(feature_names) if feature_names is not None else _feature_names(model)
+    if len(names) != model.n_features_in_:
+        raise ValueError(
+            f"feature_names has {len(names)} names but the model takes {model.n_features_in_} features."
+        )
+    classes = np.asarray(model.classes_)
+    K = classes.shape[0]
+    p0 = np.asarray(model.marginals_, dtype=np.float64)
+    active = _active_features(model)
+    stack = _stack_prototypes(model, x, active)
+    E, target, w = stack["E"], stack["target"], stack["weight"]
+    e = E.sum(axis=1)
+    similarity = np.exp(-e)
+    impact = w * similarity
+    familiarity = float(impact.sum())
+    scale = 1.0 + familiarity
+    q = p0 + np.bincount(target, weights=impact, minlength=K)
+    proba = q / scale
+    c = int(np.argmax(proba))
+    onehot_c = (target == c).astype(np.float64)
+
+    def integrand(s):
+        # d log p_c / d u_j * u_j along the path u_j(s) = w_j exp(-s e_j)
+        u = w * np.exp(-s * e)
+        return (onehot_c / (p0[c] + onehot_c @ u) - 1.0 / (1.0 + u.sum())) * u
+
+    if len(w):
+        G, _ = quad_vec(integrand, 0.0, 1.0, epsabs=_QUAD_EPSABS, epsrel=_QUAD_EPSREL)
+        contribution = -(E.T @ G)
+    else:
+        contribution = np.zeros(len(active))
+    baseline = np.log((p0[c] + onehot_c @ w) / (1.0 + w.sum()))
+
+    order = np.argsort(-impact, kind="stable")
+    if n_prototypes is not None:
+        order = order[:n_prototypes]
+    rows = {
+        "batch": stack["batch"][order],
+        "sample_index": stack["sample_index"][order],
+        "target": classes[target[order]],
+        "prototype_weight": w[order],
+        "similarity": similarity[order],
+        "impact": impact[order],
+        "contribution": impact[order] / scale,
+    }
+    values = stack["values"][order]
+    inactive = np.isnan(values)
+    for i, d in enumerate(active):
+        rows[f"{names[d]}_value"] = values[:, i]
+        rows[f"{names[d]}_similarity"] = np.where(inactive[:, i], np.nan, np.exp(-E[order, i]))
+    features = pd.DataFrame({
+        "feature": [names[d] for d in active],
+        "value": x[active] if len(active) else np.zeros(0),
+        "contribution": contribution,
+    })
+    features = features.iloc[np.argsort(-np.abs(contribution), kind="stable")].reset_index(drop=True)
+    return Explanation(
+        proba=pd.Series(proba, index=classes, name="proba"),
+        predicted=classes[c],
+        familiarity=familiarity,
+        marginal=pd.Series(p0 / scale, index=classes, name="marginal"),
+        prototypes=pd.DataFrame(rows),
+        features=features,
+        log_proba=float(np.log(proba[c])),
+        baseline_log_proba=float(baseline),
+        n_prototypes_total=int(len(w)),
+    )
+
+
+def shrink_model(model):
+    """An equivalent fitted model that takes only the active features.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier
+        Fitted.
+
+    Returns
+    -------
+    shrunk : PrototypeClassifier
+        A deep copy whose batches index the reduced columns: ``shrunk.predict_proba(X[:, a])``
+        equals ``model.predict_proba(X)`` with ``a = shrunk.active_features_``. It has
+        ``n_features_in_ = len(a)``, ``feature_names_in_`` reduced to those columns (when the model
+        had names) and ``active_features_``, the indices of the kept columns among the columns
+        of the data the original model was fitted on (composed when shrinking twice). The model
+        passed in is not changed.
+
+    Raises
+    ------
+    ValueError
+        If no feature is active (every batch is empty): the shrunk model would take no input.
+    """
+    _check_model(model)
+    active = _active_features(model)
+    if active.size == 0:
+        raise ValueError("the model has no active features (all batches are empty); there is nothing to shrink to.")
+    shrunk = copy.deepcopy(model)
+    shrunk.batches_ = [
+        dataclasses.replace(batch, feature_index=np.searchsorted(active, np.asarray(batch.feature_index)))
+        for batch in model.batches_
+    ]
+    shrunk.n_features_in_ = int(active.size)
+    if getattr(model, "feature_names_in_", None) is not None:
+        shrunk.feature_names_in_ = np.asarray(model.feature_names_in_)[active]
+    previous = getattr(model, "active_features_", None)
+    shrunk.active_features_ = np.asarray(previous)[active] if previous is not None else active
+    return shrunk
+
+
+def familiarity(model, X):
+    """Total kernel weight of all prototypes at each row, ``sum_bj w_bj K_vb(x - s_bj)``.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier
+        Fitted.
+    X : array-like of shape (n_samples, n_features)
+
+    Returns
+    -------
+    familiarity : ndarray of shape (n_samples,)
+        Non-negative. Low values mean the row is far from every prototype, i.e. from the training
+        data the model has seen, so that its prediction falls back to the marginals
+        (``p_k(x) = (p_0k + ...) / (1 + familiarity)``); compare with the familiarity of the
+        training or validation rows to judge what is low.
+    """
+    _check_model(model)
+    X = _validate_X(model, X)
+    total = np.zeros(X.shape[0], dtype=np.float64)
+    for batch in model.batches_:
+        J = len(batch.target)
+        if J == 0:
+            continue
+        w = np.asarray(batch.prototype_weights, dtype=X.dtype)
+        step = chunk_rows(J)  # bounded (rows x J) kernel chunks
+        for start in range(0, X.shape[0], step):
+            stop = min(start + step, X.shape[0])
+            total[start:stop] += batch.kernel(X[start:stop]) @ w
+    return total
