@@ -1,0 +1,88 @@
+"""The objective protocol that :func:`discrim.optim.minimize_lbfgsb` knows, and its composition."""
+
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import scipy.optimize
+
+from discrim.backend import asarray, to_numpy
+
+
+@runtime_checkable
+class Objective(Protocol):
+    """A smooth function of a bounded parameter vector, evaluated with its gradient.
+
+    Attributes
+    ----------
+    n_params : int
+        Length of the parameter vector.
+    """
+
+    n_params: int
+
+    def x0(self) -> np.ndarray:
+        """Starting point, float64 of shape (n_params,)."""
+
+    def bounds(self) -> scipy.optimize.Bounds:
+        """Box constraints on the parameters."""
+
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
+        """Value and gradient at ``theta``; float64 in and out."""
+
+
+class PenalizedObjective:
+    """A smooth data term plus penalties on blocks of the parameters, bounded below by zero.
+
+    The data term is evaluated in its own array namespace (possibly on a device); the
+    penalties are cheap and are evaluated on the host. One transfer of ``n_params`` floats each
+    way per call is the only host/device traffic.
+
+    Parameters
+    ----------
+    datafit : object
+        Has ``value_and_grad(theta_xp) -> (value, grad_xp)`` taking and returning arrays of
+        namespace ``xp``, plus attributes ``xp``, ``dtype`` and ``device``.
+    penalties : list of (slice, penalty)
+        Each penalty has ``value_and_grad(t) -> (float, ndarray)`` and applies to
+        ``theta[slice]``.
+    x0 : ndarray of shape (n_params,)
+        Starting point.
+    """
+
+    def __init__(self, datafit, penalties, x0):
+        self.datafit = datafit
+        self.penalties = list(penalties)
+        self._x0 = np.asarray(x0, dtype=np.float64).copy()
+        self.n_params = self._x0.shape[0]
+
+    def x0(self):
+        """Starting point, float64 of shape (n_params,)."""
+        return self._x0.copy()
+
+    def bounds(self):
+        """Non-negativity of every parameter."""
+        return scipy.optimize.Bounds(np.zeros(self.n_params), np.full(self.n_params, np.inf))
+
+    def value_and_grad(self, theta):
+        """Penalised value and gradient at ``theta``.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_params,), float64
+
+        Returns
+        -------
+        value : float
+        grad : ndarray of shape (n_params,), float64
+        """
+        theta = np.asarray(theta, dtype=np.float64)
+        fit = self.datafit
+        t = asarray(theta, fit.xp, fit.device, dtype=fit.dtype)
+        value, grad_xp = fit.value_and_grad(t)
+        grad = np.array(to_numpy(grad_xp), dtype=np.float64)
+        value = float(value)
+        for block, penalty in self.penalties:
+            pv, pg = penalty.value_and_grad(theta[block])
+            value += pv
+            grad[block] += pg
+        return value, grad

@@ -1,0 +1,43 @@
+"""Penalties on blocks of a non-negative parameter vector."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class NonNegElasticNet:
+    """Elastic-net penalty restricted to the non-negative orthant.
+
+    ``alpha * (l1_ratio * sum(t) + (1 - l1_ratio) / 2 * sum(t ** 2))`` for ``t >= 0``, where
+    ``|t| = t`` makes the L1 part differentiable, so that L-BFGS-B with bounds ``t >= 0`` solves
+    the penalised problem exactly.
+
+    Parameters
+    ----------
+    alpha : float
+        Overall strength, >= 0.
+    l1_ratio : float
+        Share of the L1 part, in [0, 1]. The prototype seed's ``alpha`` is the L2 share,
+        ``1 - l1_ratio``.
+    """
+
+    alpha: float
+    l1_ratio: float
+
+    def value_and_grad(self, t):
+        """Penalty value and gradient.
+
+        Parameters
+        ----------
+        t : ndarray of shape (n,), float64, entries >= 0
+
+        Returns
+        -------
+        value : float
+        grad : ndarray of shape (n,)
+        """
+        l1 = self.alpha * self.l1_ratio
+        l2 = self.alpha * (1.0 - self.l1_ratio)
+        value = l1 * float(np.sum(t)) + 0.5 * l2 * float(np.dot(t, t))
+        return value, l1 + l2 * t

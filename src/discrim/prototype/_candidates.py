@@ -1,0 +1,219 @@
+"""Choosing candidates for a batch: bins by class and correctness, the bins algorithm, the lemma."""
+
+import numpy as np
+
+
+def round_half_up(h):
+    """Round to the nearest integer with halves rounded up (the rounding the lemma assumes).
+
+    Parameters
+    ----------
+    h : ndarray of float, entries >= 0
+
+    Returns
+    -------
+    rounded : ndarray of int
+    """
+    return np.floor(np.asarray(h, dtype=np.float64) + 0.5).astype(np.int64)
+
+
+def assign_bins(proba, y_idx):
+    """Bin of each sample: ``2 * class + correct``.
+
+    A sample is correctly classified iff the probability of its true class is greater than
+    that of every other class (ties count as incorrect).
+
+    Parameters
+    ----------
+    proba : ndarray of shape (n_samples, n_classes)
+        Probabilities (or any positive multiples per row) under the current model.
+    y_idx : ndarray of shape (n_samples,) of int
+
+    Returns
+    -------
+    bins : ndarray of shape (n_samples,) of int in [0, 2 * n_classes)
+    """
+    n = y_idx.shape[0]
+    rows = np.arange(n)
+    true = proba[rows, y_idx]
+    others = proba.copy()
+    others[rows, y_idx] = -np.inf
+    correct = true > others.max(axis=1)
+    return 2 * y_idx + correct.astype(np.int64)
+
+
+def candidates_per_bin(bin_counts, n_candidates, max_fraction):
+    """Number of candidates to draw from each bin: the seed's algorithm "Choose number of
+    prototypes per bin".
+
+    Bins are processed from the smallest to the largest. While the remaining budget ``R``
+    split evenly over the remaining bins exceeds ``eta`` times the current bin's size, the bin
+    gives its maximum ``eta * g_i`` and the budget shrinks by that amount (the seed's step [4]
+    updates ``R`` after advancing ``i``; this is the corrected order). Otherwise every remaining
+    bin gives the even share. Finally each count is rounded, halves up.
+
+    Parameters
+    ----------
+    bin_counts : array-like of shape (n_bins,) of int
+        ``g``, samples available in each bin, in any order.
+    n_candidates : int
+        ``M``, the total number of candidates wanted.
+    max_fraction : float in (0, 1)
+        ``eta``, the largest share of a bin that may be drawn.
+
+    Returns
+    -------
+    h : ndarray of shape (n_bins,) of int
+        Candidates per bin, in the order of ``bin_counts``; ``h <= round(eta * g) < g`` for
+        every non-empty bin when the minimum-cases condition holds.
+
+    Notes
+    -----
+    If ``sum(g) < M`` every bin gives its maximum ``eta * g_i``. If ``eta * g_i >= M / n_bins``
+    for every bin, each gives ``M / n_bins``. (The seed states the latter for
+    ``g_i <= M / n_bins``; with the cap ``eta`` the algorithm then gives ``eta * g_i``, which
+    is what is implemented.)
+    """
+    g = np.asarray(bin_counts, dtype=np.float64)
+    n_bins = g.shape[0]
+    order = np.argsort(g, kind="stable")
+    h_sorted = np.zeros(n_bins)
+    remaining = float(n_candidates)
+    for i, b in enumerate(order):
+        share = remaining / (n_bins - i)
+        limit = max_fraction * g[b]
+        if share <= limit:
+            h_sorted[i:] = share
+            break
+        h_sorted[i] = limit
+        remaining -= limit
+    h = np.empty(n_bins)
+    h[order] = h_sorted
+    return round_half_up(h)
+
+
+def min_cases_violations(class_counts, max_fraction):
+    """Classes that violate the minimum-cases condition (the lemma's compact form).
+
+    For every class, ``ceil(N_k / 2) * eta >= 0.5`` (some candidate is drawn whatever the split
+    into correctly and incorrectly classified samples) and ``ceil(N_k / 2) * (1 - eta) > 0.5``
+    (some sample of the class remains for scoring).
+
+    Parameters
+    ----------
+    class_counts : array-like of shape (n_classes,) of int
+        ``N_k``, rows of each class.
+    max_fraction : float in (0, 1)
+        ``eta``.
+
+    Returns
+    -------
+    bad : ndarray of bool of shape (n_classes,)
+    """
+    half = np.ceil(0.5 * np.asarray(class_counts, dtype=np.float64))
+    return ~((half * max_fraction >= 0.5) & (half * (1.0 - max_fraction) > 0.5))
+
+
+def min_cases_brute_force(n_k, max_fraction):
+    """The minimum-cases condition for one class checked over every split, as the seed states it.
+
+    Parameters
+    ----------
+    n_k : int
+        Rows of the class.
+    max_fraction : float
+        ``eta``.
+
+    Returns
+    -------
+    ok : bool
+    """
+    eta = max_fraction
+    for n in range(n_k + 1):
+        m = n_k - n
+        drawn = (eta * n >= 0.5) or (eta * m >= 0.5)
+        kept = (eta * n < n - 0.5) or (eta * m < m - 0.5)
+        if not (drawn and kept):
+            return False
+    return True
+
+
+def check_min_cases(class_counts, max_fraction, classes, what="training data"):
+    """Raise a ValueError naming the first class with too few rows for the bins algorithm.
+
+    Parameters
+    ----------
+    class_counts : ndarray of shape (n_classes,) of int
+    max_fraction : float
+    classes : ndarray of shape (n_classes,)
+        Labels, for the message.
+    what : str
+        Which data the counts describe, for the message.
+    """
+    bad = np.flatnonzero(min_cases_violations(class_counts, max_fraction))
+    if bad.size:
+        k = bad[0]
+        need = _min_rows(max_fraction)
+        raise ValueError(
+            f"class {classes[k]!r} has {int(class_counts[k])} row(s) with positive weight in the "
+            f"{what}, but max_fraction={max_fraction} needs at least {need} per class so that "
+            "every class supplies both candidates and scoring samples: add rows, merge rare "
+            "classes, or move max_fraction towards 0.5."
+        )
+
+
+def _min_rows(max_fraction):
+    n = 1
+    while min_cases_violations([n], max_fraction)[0]:
+        n += 1
+    return n
+
+
+def draw_candidates(bins, n_bins, h, rng):
+    """Draw ``h[b]`` samples without replacement from each bin ``b``.
+
+    Parameters
+    ----------
+    bins : ndarray of shape (n_samples,) of int
+    n_bins : int
+    h : ndarray of shape (n_bins,) of int
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    index : ndarray of int
+        Positions (into ``bins``) of the drawn samples, sorted ascending.
+    """
+    chosen = []
+    for b in range(n_bins):
+        members = np.flatnonzero(bins == b)
+        if h[b] > 0 and members.size:
+            chosen.append(rng.choice(members, size=min(int(h[b]), members.size), replace=False))
+    if not chosen:
+        return np.zeros(0, dtype=np.int64)
+    return np.sort(np.concatenate(chosen))
+
+
+def stratified_subsample(y_idx, n_classes, size, rng):
+    """Rows of a class-stratified subsample without replacement.
+
+    Parameters
+    ----------
+    y_idx : ndarray of shape (n_samples,) of int
+    n_classes : int
+    size : int
+        Target subsample size; each class gets ``round(size * N_k / N)`` rows (at least one).
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    index : ndarray of int, sorted ascending
+    """
+    n = y_idx.shape[0]
+    if size >= n:
+        return np.arange(n)
+    counts = np.bincount(y_idx, minlength=n_classes)
+    take = np.minimum(counts, np.maximum(round_half_up(size * counts / n), 1))
+    parts = [rng.choice(np.flatnonzero(y_idx == k), size=take[k], replace=False)
+             for k in range(n_classes) if take[k] > 0]
+    return np.sort(np.concatenate(parts))

@@ -1,0 +1,126 @@
+"""Fitted batches of prototypes: the PrototypeBatch record, its kernel, and merging of duplicates."""
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse
+import scipy.spatial
+from scipy.sparse.csgraph import connected_components
+
+import array_api_compat.numpy as _np_xp
+
+from discrim.prototype._likelihood import kernel_matrix
+
+# Prototypes whose active features and target agree within this max-norm distance are merged.
+MERGE_TOL = 1e-8
+
+
+@dataclass(frozen=True, eq=False)
+class PrototypeBatch:
+    """One batch of the prototype set model, after merging of equivalent prototypes.
+
+    Attributes
+    ----------
+    prototypes : ndarray of shape (J, n_active)
+        Feature values of the prototypes on the active features, in the units of the X passed
+        to fit (not multiplied by the feature weights).
+    target : ndarray of shape (J,) of int
+        Class of each prototype as an index into ``classes_``; sorted ascending.
+    feature_index : ndarray of shape (n_active,) of int
+        Columns of X with positive feature weight.
+    feature_weights : ndarray of shape (n_active,)
+        ``v_b`` on the active features, > 0.
+    prototype_weights : ndarray of shape (J,)
+        ``w_b``, > 0.
+    sample_index : ndarray of shape (J,) of int
+        Row of the training X whose features the prototype carries (the first in training order
+        for a merged group).
+    """
+
+    prototypes: np.ndarray
+    target: np.ndarray
+    feature_index: np.ndarray
+    feature_weights: np.ndarray
+    prototype_weights: np.ndarray
+    sample_index: np.ndarray
+
+    @property
+    def n_prototypes(self):
+        """Number of prototypes ``J``."""
+        return int(self.target.shape[0])
+
+    def kernel(self, X):
+        """Kernel values ``K_v(x - s_j)`` over the active features.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features_in)
+            Full feature matrix; the active columns are selected here.
+
+        Returns
+        -------
+        K : ndarray of shape (n, J)
+        """
+        X = np.asarray(X)
+        if self.n_prototypes == 0:
+            return np.zeros((X.shape[0], 0), dtype=X.dtype)
+        Xa = X[:, self.feature_index]
+        dtype = Xa.dtype
+        return kernel_matrix(Xa, self.prototypes.astype(dtype, copy=False),
+                             self.feature_weights.astype(dtype, copy=False), _np_xp)
+
+    def class_scores(self, X, n_classes):
+        """Unscaled contributions ``sum_{j: y_j = k} w_j K_v(x - s_j)`` of this batch.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n, n_features_in)
+        n_classes : int
+
+        Returns
+        -------
+        scores : ndarray of shape (n, n_classes)
+        """
+        K = self.kernel(X)
+        onehot = np.zeros((self.n_prototypes, n_classes), dtype=K.dtype)
+        onehot[np.arange(self.n_prototypes), self.target] = self.prototype_weights
+        return K @ onehot
+
+
+def merge_equivalent(prototypes, target, weights, sample_index, tol=MERGE_TOL):
+    """Merge prototypes whose features and target agree within ``tol`` in the maximum norm.
+
+    Pairs within ``tol`` are joined by edges; each connected component of that graph becomes one
+    prototype with the summed weight and the features of its member that comes first in the
+    training data (smallest ``sample_index``).
+
+    Parameters
+    ----------
+    prototypes : ndarray of shape (J, n_active)
+    target : ndarray of shape (J,) of int
+    weights : ndarray of shape (J,)
+    sample_index : ndarray of shape (J,) of int
+    tol : float, default=MERGE_TOL
+
+    Returns
+    -------
+    prototypes, target, weights, sample_index
+        The merged arrays, sorted by target and then by sample index.
+    """
+    J = target.shape[0]
+    if J > 1:
+        points = np.column_stack([prototypes, target.astype(np.float64)])
+        pairs = scipy.spatial.cKDTree(points).query_pairs(r=tol, p=np.inf, output_type="ndarray")
+        graph = scipy.sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(J, J))
+        n_comp, labels = connected_components(graph, directed=False)
+    else:
+        n_comp, labels = J, np.arange(J)
+    if n_comp < J:
+        combined = np.bincount(labels, weights=weights, minlength=n_comp)
+        # first member (in training order) of each component
+        order = np.lexsort((sample_index, labels))
+        first = order[np.r_[0, np.flatnonzero(np.diff(labels[order])) + 1]]
+        prototypes, target, sample_index = prototypes[first], target[first], sample_index[first]
+        weights = combined[labels[first]]
+    order = np.lexsort((sample_index, target))
+    return prototypes[order], target[order], weights[order], sample_index[order]

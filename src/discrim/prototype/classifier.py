@@ -1,0 +1,543 @@
+"""PrototypeClassifier: the prototype set ("proset") classifier, fitted batch by batch."""
+
+import logging
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from discrim.backend import namespace
+from discrim.optim import NonNegElasticNet, PenalizedObjective, minimize_lbfgsb
+from discrim.prototype._candidates import (
+    assign_bins,
+    candidates_per_bin,
+    check_min_cases,
+    draw_candidates,
+    stratified_subsample,
+)
+from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
+from discrim.prototype._prototype_set import PrototypeBatch, merge_equivalent
+from discrim.utils._param_validation import Interval, StrOptions, fit_context
+from discrim.utils._random import as_seed_sequence
+from discrim.utils.validation import check_labels, check_sample_weight
+
+logger = logging.getLogger(__name__)
+
+# Start values of the seed: v_d = 10 / D, w_j = 1.
+START_FEATURE_WEIGHT = 10.0
+START_PROTOTYPE_WEIGHT = 1.0
+
+
+class PrototypeClassifier(ClassifierMixin, BaseEstimator):
+    """Prototype set classifier: a sparse kernel model of P(y | x) built from batches of prototypes.
+
+    The model is
+
+    ``p_k(x) = q_k(x) / sum_l q_l(x)``,
+    ``q_k(x) = p_0k + sum_b sum_{j: y_bj = k} w_bj K_{v_b}(x - s_bj)``,
+    ``K_v(z) = exp(-1/2 sum_d (v_d z_d)^2)``,
+
+    with ``p_0k`` the (sample-weighted) class frequencies. Batches are added greedily: for each,
+    candidates are drawn from the training rows by the bins algorithm, the remaining rows are
+    used for scoring, and the feature weights ``v_b >= 0`` and prototype weights ``w_b >= 0``
+    minimise a class-reweighted negative log-likelihood with elastic-net penalties (L-BFGS-B
+    with the analytic gradient); earlier batches stay frozen.
+
+    Parameters
+    ----------
+    n_batches : int, default=1
+        Number of batches ``B``. ``0`` gives the marginal model.
+    n_candidates : int, default=1000
+        Candidates per batch, ``M``.
+    max_fraction : float in (0, 1), default=0.5
+        Largest share of a bin drawn as candidates, ``eta``.
+    alpha_feature : float, default=1e-3
+        Penalty strength on the feature weights, ``lambda_v``.
+    l1_ratio_feature : float in [0, 1], default=0.05
+        L1 share of the feature penalty, ``1 - alpha_v``.
+    alpha_prototype : float, default=1e-8
+        Penalty strength on the prototype weights, ``lambda_w``.
+    l1_ratio_prototype : float in [0, 1], default=0.05
+        L1 share of the prototype penalty, ``1 - alpha_w``.
+    tol : float, default=1e-5
+        L-BFGS-B stops when the largest entry of the projected gradient of the batch objective
+        is at most ``tol`` (scipy's ``gtol``), or when one iteration lowers the objective by a
+        relative amount of at most about 2.2e-9 (scipy's default ``factr = 1e7``).
+    max_iter : int, default=15000
+        L-BFGS-B iteration limit per batch; reaching it warns with a ConvergenceWarning.
+    max_samples : int, float or None, default=None
+        Bound on the rows used per batch: a class-stratified subsample of this many rows (an
+        int) or of this share of the rows (a float in (0, 1]) is drawn for every batch and split
+        into candidates and scoring rows. None uses all rows. The objective's memory is bounded
+        by chunks in any case; this bounds its time.
+    warm_start : bool, default=False
+        If True and the model is fitted, ``fit`` keeps the existing batches and adds batches
+        until there are ``n_batches`` (scikit-learn's convention for ``n_estimators``). Batch
+        ``b`` always uses random stream ``b`` of ``random_state``, so with an int seed growing a
+        model in steps gives the same model as fitting it at once.
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the kernel computations. float32 halves memory traffic; the optimiser
+        always works in float64.
+    backend : {"numpy", "torch"}, default="numpy"
+        Array namespace for the batch objective.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds one independent stream per batch (candidate draws and subsamples).
+    verbose : int, default=0
+        With ``verbose > 0`` the candidate breakdown by bin and the solver's message are logged at
+        INFO as well; a one-line summary per batch is always logged at INFO on the logger
+        ``discrim.prototype.classifier``.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only with pandas input whose columns are all strings.
+    marginals_ : ndarray of shape (n_classes,)
+        ``p_0k``, sample-weighted class frequencies.
+    batches_ : list of PrototypeBatch
+        One per fitted batch (a batch can hold zero prototypes if the penalty removed all).
+    n_iter_ : list of int
+        L-BFGS-B iterations per batch.
+    objective_values_ : list of float
+        Penalised objective at the solution, per batch.
+
+    Notes
+    -----
+    Parameter names and the seed's symbols:
+
+    ====================== ====================================================
+    parameter              seed
+    ====================== ====================================================
+    ``n_batches``          ``B``
+    ``n_candidates``       ``M``
+    ``max_fraction``       ``eta``
+    ``alpha_feature``      ``lambda_v``
+    ``l1_ratio_feature``   ``1 - alpha_v`` (the seed's ``alpha_v`` is the L2 share)
+    ``alpha_prototype``    ``lambda_w``
+    ``l1_ratio_prototype`` ``1 - alpha_w``
+    ====================== ====================================================
+
+    Penalty per batch: ``alpha * (l1_ratio * sum t + (1 - l1_ratio) / 2 * sum t^2)`` on ``v`` and
+    on ``w``, equal to the seed's with ``alpha_seed = 1 - l1_ratio``.
+
+    With sample weights the seed's ``1 / N`` is ``1 / W`` (total weight of the rows used for the
+    batch), ``N_k`` the weighted class total and ``J_ck`` the weight of the candidates of class
+    ``k``: each reference row carries ``c_n = weight_n / W * N_k / (N_k - J_ck)``. Rows with zero
+    weight take no part in fitting (neither as candidates nor for scoring). The minimum-cases
+    condition (the seed's lemma, compact form ``ceil(N_k / 2) eta >= 0.5`` and
+    ``ceil(N_k / 2) (1 - eta) > 0.5``) is checked on the number of rows per class.
+
+    Corrections to the seed: the indicator in ``p_0k`` is ``1_k(y_n)``; the kernel is
+    ``exp(-1/2 sum_d (v_d z_d)^2)``; the penalty gradient uses ``lambda_v`` and ``lambda_w`` (the
+    stray ``beta`` is a misprint); in step [4] of the bins algorithm ``R`` is reduced by
+    ``eta g_i`` before ``i`` advances. Bin counts are rounded half up, the rounding the lemma
+    assumes.
+
+    Clean-up: prototypes of a batch whose active features and target agree within
+    :data:`discrim.prototype._prototype_set.MERGE_TOL` (max norm) are merged through connected
+    components, with the combined weight and the features of the first sample in training order.
+
+    Examples
+    --------
+    >>> from discrim.datasets import load_benchmark
+    >>> from discrim.prototype import PrototypeClassifier
+    >>> X_train, X_test, y_train, y_test = load_benchmark("iris-2f")  # doctest: +SKIP
+    >>> clf = PrototypeClassifier(random_state=0).fit(X_train, y_train)  # doctest: +SKIP
+    >>> clf.predict_proba(X_test).shape  # doctest: +SKIP
+    (45, 3)
+    """
+
+    _parameter_constraints = {
+        "n_batches": [Interval(Integral, 0, None, closed="left")],
+        "n_candidates": [Interval(Integral, 1, None, closed="left")],
+        "max_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "alpha_feature": [Interval(Real, 0, None, closed="left")],
+        "l1_ratio_feature": [Interval(Real, 0, 1, closed="both")],
+        "alpha_prototype": [Interval(Real, 0, None, closed="left")],
+        "l1_ratio_prototype": [Interval(Real, 0, 1, closed="both")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [
+            None,
+            Interval(Integral, 1, None, closed="left"),
+            Interval(Real, 0, 1, closed="right"),
+        ],
+        "warm_start": ["boolean"],
+        "dtype": [StrOptions({"float64", "float32"})],
+        "backend": [StrOptions({"numpy", "torch"})],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+    }
+
+    def __init__(
+        self,
+        n_batches=1,
+        *,
+        n_candidates=1000,
+        max_fraction=0.5,
+        alpha_feature=1e-3,
+        l1_ratio_feature=0.05,
+        alpha_prototype=1e-8,
+        l1_ratio_prototype=0.05,
+        tol=1e-5,
+        max_iter=15000,
+        max_samples=None,
+        warm_start=False,
+        dtype="float64",
+        backend="numpy",
+        random_state=None,
+        verbose=0,
+    ):
+        self.n_batches = n_batches
+        self.n_candidates = n_candidates
+        self.max_fraction = max_fraction
+        self.alpha_feature = alpha_feature
+        self.l1_ratio_feature = l1_ratio_feature
+        self.alpha_prototype = alpha_prototype
+        self.l1_ratio_prototype = l1_ratio_prototype
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_samples = max_samples
+        self.warm_start = warm_start
+        self.dtype = dtype
+        self.backend = backend
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # ------------------------------------------------------------------ fitting
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Fit the batches of prototypes.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Features, ideally centred and scaled (the start value ``v = 10 / D`` and the penalty
+            assume unit scale).
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        self : PrototypeClassifier
+        """
+        warm = self.warm_start and hasattr(self, "batches_")
+        X, y = validate_data(self, X, y, dtype=np.dtype(self.dtype), ensure_min_samples=2, reset=not warm)
+        classes, y_idx = check_labels(y)
+        w = check_sample_weight(sample_weight, X.shape[0])
+        totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
+        if np.any(totals <= 0):
+            raise ValueError(
+                f"class {classes[np.argmax(totals <= 0)]!r} has zero total sample_weight: give it "
+                "positive weight or remove its rows."
+            )
+        counts = np.bincount(y_idx[w > 0], minlength=classes.shape[0])
+        check_min_cases(counts, self.max_fraction, classes)
+        if warm:
+            if not np.array_equal(classes, self.classes_):
+                raise ValueError(
+                    f"warm_start=True but y has classes {classes.tolist()} while the fitted model "
+                    f"has {self.classes_.tolist()}: fit with the same classes or set warm_start=False."
+                )
+            if self.n_batches < len(self.batches_):
+                raise ValueError(
+                    f"n_batches={self.n_batches} is smaller than the {len(self.batches_)} batches "
+                    "already fitted; with warm_start=True n_batches is the total to reach."
+                )
+        else:
+            self.classes_ = classes
+            self.marginals_ = totals / totals.sum()
+            self.batches_, self.n_iter_, self.objective_values_ = [], [], []
+        start = len(self.batches_)
+        streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
+        rngs = [np.random.default_rng(s) for s in streams[start:]]
+        self._fit_batches(X, y_idx, w, rngs)
+        return self
+
+    def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None):
+        """Append one batch per generator in ``rngs`` to ``batches_`` (the fit engine).
+
+        Expects ``classes_``, ``marginals_``, ``batches_``, ``n_iter_`` and
+        ``objective_values_`` to be set (empty lists for a fresh fit).
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Validated features in the fitted dtype.
+        y_idx : ndarray of shape (n_samples,) of int
+            Class indices into ``classes_``.
+        sample_weight : ndarray of shape (n_samples,)
+            Validated weights (zeros allowed; those rows are ignored).
+        rngs : list of numpy.random.Generator
+            One independent stream per new batch.
+        initial_solution : callable or None, default=None
+            ``initial_solution(batch_number, candidate_sample_index)`` returning ``(v0, w0)``
+            (shapes (n_features,) and (J,)) or None for the seed's start values ``10 / D`` and
+            ``1``. ``batch_number`` counts batches from 0; ``candidate_sample_index`` holds the
+            rows of X of the candidates, in the order of ``w0`` (sorted by class, then row). Used
+            by :class:`discrim.model_selection.PrototypeClassifierCV` to warm-start along a
+            penalty path.
+
+        Returns
+        -------
+        None
+        """
+        n_classes = self.classes_.shape[0]
+        rows = np.flatnonzero(sample_weight > 0)
+        # unscaled probabilities of the current model on every row used for fitting
+        q_all = self._unscaled(X[rows])
+        for rng in rngs:
+            b = len(self.batches_)
+            batch, n_iter, value = self._fit_one_batch(
+                X, y_idx, sample_weight, rows, q_all, rng, b, initial_solution
+            )
+            self.batches_.append(batch)
+            self.n_iter_.append(n_iter)
+            self.objective_values_.append(value)
+            if batch.n_prototypes:
+                q_all += self._chunked_scores(batch, X[rows], n_classes)
+            logger.info(
+                "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
+                b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
+            )
+
+    def _fit_one_batch(self, X, y_idx, weight, rows, q_all, rng, b, initial_solution):
+        n_classes = self.classes_.shape[0]
+        D = X.shape[1]
+        pos = np.arange(rows.shape[0])  # positions into rows / q_all
+        if self.max_samples is not None:
+            size = self.max_samples if isinstance(self.max_samples, Integral) else \
+                max(1, int(round(self.max_samples * rows.shape[0])))
+            pos = stratified_subsample(y_idx[rows], n_classes, size, rng)
+            counts = np.bincount(y_idx[rows[pos]], minlength=n_classes)
+            check_min_cases(counts, self.max_fraction, self.classes_, what=f"subsample of max_samples={self.max_samples} rows")
+        sub = rows[pos]
+        bins = assign_bins(q_all[pos], y_idx[sub])
+        h = candidates_per_bin(np.bincount(bins, minlength=2 * n_classes), self.n_candidates, self.max_fraction)
+        drawn = draw_candidates(bins, 2 * n_classes, h, rng)
+        if self.verbose > 0:
+            g = np.bincount(bins, minlength=2 * n_classes)
+            logger.info(
+                "batch %d candidates by bin (class, correct): %s",
+                b + 1,
+                ", ".join(f"({self.classes_[i // 2]!r}, {bool(i % 2)}): {h[i]}/{g[i]}" for i in range(2 * n_classes)),
+            )
+        is_cand = np.zeros(sub.shape[0], dtype=bool)
+        is_cand[drawn] = True
+        cand = sub[is_cand]
+        cand = cand[np.lexsort((cand, y_idx[cand]))]  # grouped by class, then training order
+        ref_pos = pos[~is_cand]
+        ref = rows[ref_pos]
+        if cand.shape[0] == 0:
+            logger.warning("batch %d: no candidates were drawn (n_candidates=%d); the batch is empty.",
+                           b + 1, self.n_candidates)
+            return self._empty_batch(D), 0, float("nan")
+
+        w_sub = weight[sub]
+        class_total = np.bincount(y_idx[sub], weights=w_sub, minlength=n_classes)
+        cand_total = np.bincount(y_idx[cand], weights=weight[cand], minlength=n_classes)
+        factor = class_total / (class_total - cand_total)
+        coef = weight[ref] / w_sub.sum() * factor[y_idx[ref]]
+
+        xp = namespace(self.backend)
+        dt = np.dtype(self.dtype)
+        as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731
+        datafit = PrototypeLikelihood(
+            as_xp(X[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(X[cand]),
+            y_idx[cand], n_classes, xp,
+        )
+        J = cand.shape[0]
+        start = initial_solution(b, cand.copy()) if initial_solution is not None else None
+        if start is None:
+            v0, w0 = np.full(D, START_FEATURE_WEIGHT / D), np.full(J, START_PROTOTYPE_WEIGHT)
+        else:
+            v0, w0 = (np.asarray(a, dtype=np.float64) for a in start)
+        objective = PenalizedObjective(
+            datafit,
+            [
+                (slice(0, D), NonNegElasticNet(self.alpha_feature, self.l1_ratio_feature)),
+                (slice(D, D + J), NonNegElasticNet(self.alpha_prototype, self.l1_ratio_prototype)),
+            ],
+            np.concatenate([v0, w0]),
+        )
+        # The objective is many small GEMMs on cache-sized row chunks: a multi-threaded BLAS only
+        # adds synchronisation, and on a busy machine its spinning threads slow it 10-50x.
+        with threadpool_limits(limits=1, user_api="blas"):
+            result = minimize_lbfgsb(objective, max_iter=self.max_iter, tol=self.tol)
+        if self.verbose > 0:
+            logger.info("batch %d solver: %s (%d evaluations)", b + 1, result.message, result.n_eval)
+        v, w = result.theta[:D], result.theta[D:]
+        active = np.flatnonzero(v > 0)
+        keep = w > 0
+        protos, target, weights, index = merge_equivalent(
+            X[cand][keep][:, active].astype(np.float64), y_idx[cand][keep], w[keep], cand[keep]
+        )
+        batch = PrototypeBatch(
+            prototypes=protos,
+            target=target.astype(np.int64),
+            feature_index=active.astype(np.int64),
+            feature_weights=v[active],
+            prototype_weights=weights,
+            sample_index=index.astype(np.int64),
+        )
+        return batch, result.n_iter, result.value
+
+    @staticmethod
+    def _empty_batch(n_features):
+        return PrototypeBatch(
+            prototypes=np.zeros((0, 0)),
+            target=np.zeros(0, dtype=np.int64),
+            feature_index=np.zeros(0, dtype=np.int64),
+            feature_weights=np.zeros(0),
+            prototype_weights=np.zeros(0),
+            sample_index=np.zeros(0, dtype=np.int64),
+        )
+
+    # ------------------------------------------------------------------ scoring
+
+    @staticmethod
+    def _chunked_scores(batch, X, n_classes):
+        """``batch.class_scores`` over row chunks of bounded size: (n, n_classes)."""
+        out = np.empty((X.shape[0], n_classes), dtype=np.float64)
+        step = chunk_rows(batch.n_prototypes)
+        for start in range(0, X.shape[0], step):
+            out[start : start + step] = batch.class_scores(X[start : start + step], n_classes)
+        return out
+
+    def _unscaled(self, X, n_batches=None):
+        """``q_k(x)`` using the first ``n_batches`` batches (all by default): (n, n_classes)."""
+        q = np.tile(self.marginals_, (X.shape[0], 1))
+        for batch in self.batches_[:n_batches]:
+            if batch.n_prototypes:
+                q += self._chunked_scores(batch, X, self.classes_.shape[0])
+        return q
+
+    def _validate_for_predict(self, X):
+        check_is_fitted(self)
+        return validate_data(self, X, reset=False, dtype=np.dtype(self.dtype))
+
+    def predict_proba(self, X):
+        """Class probabilities ``p_k(x)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes)
+            Rows sum to one; columns in the order of ``classes_``.
+        """
+        q = self._unscaled(self._validate_for_predict(X))
+        return q / q.sum(axis=1, keepdims=True)
+
+    def predict_log_proba(self, X):
+        """Logarithm of :meth:`predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes)
+        """
+        q = self._unscaled(self._validate_for_predict(X))
+        return np.log(q) - np.log(q.sum(axis=1, keepdims=True))
+
+    def predict(self, X):
+        """Most probable class.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        q = self._unscaled(self._validate_for_predict(X))
+        return self.classes_[np.argmax(q, axis=1)]
+
+    def staged_predict_proba(self, X):
+        """Class probabilities using the first ``b`` batches, for ``b = 0, ..., len(batches_)``.
+
+        Computed incrementally (each batch's contribution once), in row chunks.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Yields
+        ------
+        proba : ndarray of shape (n_samples, n_classes)
+            ``b = 0`` gives the marginals ``p_0k`` on every row.
+        """
+        X = self._validate_for_predict(X)
+        q = np.tile(self.marginals_, (X.shape[0], 1))
+        yield q / q.sum(axis=1, keepdims=True)
+        for batch in self.batches_:
+            if batch.n_prototypes:
+                q += self._chunked_scores(batch, X, self.classes_.shape[0])
+            yield q / q.sum(axis=1, keepdims=True)
+
+    # ------------------------------------------------------------------ explanation (delegates)
+
+    def export(self):
+        """Tabulate the prototypes of all batches (see :func:`discrim.prototype._explain.export_model`).
+
+        Returns
+        -------
+        report : pandas.DataFrame
+        """
+        from discrim.prototype._explain import export_model
+
+        return export_model(self)
+
+    def explain(self, X_row, n_prototypes=10):
+        """Contributions of the most influential prototypes to one prediction
+        (see :func:`discrim.prototype._explain.explain_prediction`).
+
+        Parameters
+        ----------
+        X_row : array-like of shape (n_features,) or (1, n_features)
+        n_prototypes : int, default=10
+
+        Returns
+        -------
+        explanation : pandas.DataFrame
+        """
+        from discrim.prototype._explain import explain_prediction
+
+        return explain_prediction(self, X_row, n_prototypes)
+
+    def shrink(self):
+        """Model restricted to the features that some batch uses
+        (see :func:`discrim.prototype._explain.shrink_model`).
+
+        Returns
+        -------
+        model : PrototypeClassifier
+        """
+        from discrim.prototype._explain import shrink_model
+
+        return shrink_model(self)
+
+    def familiarity(self, X):
+        """How well the prototypes cover each row (see :func:`discrim.prototype._explain.familiarity`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        familiarity : ndarray of shape (n_samples,)
+        """
+        from discrim.prototype._explain import familiarity
+
+        return familiarity(self, X)
