@@ -321,7 +321,7 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
     features = features.iloc[np.argsort(-np.abs(contribution), kind="stable")].reset_index(drop=True)
     return Explanation(
         proba=pd.Series(proba, index=classes, name="proba"),
-        predicted=classes[c],
+        predicted=classes[c].item() if isinstance(classes[c], np.generic) else classes[c],
         familiarity=familiarity,
         marginal=pd.Series(p0 / scale, index=classes, name="marginal"),
         prototypes=pd.DataFrame(rows),

@@ -1,0 +1,81 @@
+"""Tests of the ``discrim explain`` command."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from discrim.cli.main import cli
+from discrim.persistence import save_model
+from discrim.prototype import PrototypeClassifier
+
+
+def run(*args):
+    return CliRunner().invoke(cli, list(args), catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("explain")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(150, 3)) * [1.0, 3.0, 1.0] + [0, 5, 0], columns=["u", "v", "w"])
+    y = np.where(X["u"] + (X["v"] - 5) / 3 > 0, "up", "down")
+    csv = tmp / "data.csv"
+    X.assign(label=y).to_csv(csv, index=False)
+    plain = tmp / "plain.skops"
+    save_model(PrototypeClassifier(n_candidates=50, random_state=0).fit(X, y), plain)
+    piped = tmp / "piped.skops"
+    result = run("fit", "--csv", str(csv), "--target", "label", "--model", "proset", "--param", "n_candidates=50",
+                 "--output", str(piped), "--quiet")
+    assert result.exit_code == 0, result.output
+    return {"csv": csv, "plain": plain, "piped": piped, "tmp": tmp}
+
+
+@pytest.mark.parametrize("model", ["plain", "piped"])
+def test_explain_prints_the_explanation(files, model):
+    result = run("explain", "--model", str(files[model]), "--csv", str(files["csv"]), "--row", "7",
+                 "--n-prototypes", "3")
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for text in ("row 7", "predicted", "familiarity", "class probabilities", "from marginals", "up", "down",
+                 "feature contributions", "most influential", "impact"):
+        assert text in out, text
+    assert "u" in out
+    if model == "piped":
+        assert "value (CSV)" in out  # the scaler keeps columns one to one: CSV values shown too
+
+
+def test_explain_matches_the_library(files):
+    from discrim.persistence import load_model
+    from discrim.prototype._explain import explain_prediction
+
+    model = load_model(files["plain"])
+    X = pd.read_csv(files["csv"])[["u", "v", "w"]]
+    ex = explain_prediction(model, X.iloc[[4]])
+    out = run("explain", "--model", str(files["plain"]), "--csv", str(files["csv"]), "--row", "4").output
+    assert f"{ex.proba[ex.predicted]:.4f}" in out
+
+
+@pytest.mark.parametrize("row", ["-1", "150", "9999"])
+def test_bad_row_index_fails_cleanly(files, row):
+    result = run("explain", "--model", str(files["plain"]), "--csv", str(files["csv"]), "--row", row)
+    assert result.exit_code != 0
+    assert "out of range" in result.output and "150 data rows" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_errors_are_one_line(files):
+    tmp = files["tmp"]
+    bad = tmp / "bad.skops"
+    bad.write_bytes(b"not a model")
+    result = run("explain", "--model", str(bad), "--csv", str(files["csv"]), "--row", "0")
+    assert result.exit_code != 0 and "Traceback" not in result.output
+    missing = tmp / "missing.csv"
+    pd.read_csv(files["csv"]).drop(columns="v").to_csv(missing, index=False)
+    result = run("explain", "--model", str(files["plain"]), "--csv", str(missing), "--row", "0")
+    assert result.exit_code != 0 and "'v'" in result.output
+    lda = tmp / "lda.skops"
+    assert run("fit", "--csv", str(files["csv"]), "--target", "label", "--model", "lda", "--output", str(lda),
+               "--quiet").exit_code == 0
+    result = run("explain", "--model", str(lda), "--csv", str(files["csv"]), "--row", "0")
+    assert result.exit_code != 0 and "not a prototype set model" in result.output
