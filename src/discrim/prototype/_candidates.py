@@ -111,7 +111,9 @@ def min_cases_violations(class_counts, max_fraction):
     bad : ndarray of bool of shape (n_classes,)
     """
     half = np.ceil(0.5 * np.asarray(class_counts, dtype=np.float64))
-    return ~((half * max_fraction >= 0.5) & (half * (1.0 - max_fraction) > 0.5))
+    # (1 - eta) * half > 0.5 written as the seed's eta * n < n - 0.5, so that rounding agrees
+    # with the per-split condition at the boundary
+    return ~((max_fraction * half >= 0.5) & (max_fraction * half < half - 0.5))
 
 
 def min_cases_brute_force(n_k, max_fraction):
@@ -153,9 +155,10 @@ def check_min_cases(class_counts, max_fraction, classes, what="training data"):
     bad = np.flatnonzero(min_cases_violations(class_counts, max_fraction))
     if bad.size:
         k = bad[0]
+        label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
         need = _min_rows(max_fraction)
         raise ValueError(
-            f"class {classes[k]!r} has {int(class_counts[k])} row(s) with positive weight in the "
+            f"class {label!r} has {int(class_counts[k])} row(s) with positive weight in the "
             f"{what}, but max_fraction={max_fraction} needs at least {need} per class so that "
             "every class supplies both candidates and scoring samples: add rows, merge rare "
             "classes, or move max_fraction towards 0.5."

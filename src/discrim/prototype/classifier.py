@@ -231,8 +231,10 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, X.shape[0])
         totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
         if np.any(totals <= 0):
+            label = classes[np.argmax(totals <= 0)]
+            label = label.item() if isinstance(label, np.generic) else label
             raise ValueError(
-                f"class {classes[np.argmax(totals <= 0)]!r} has zero total sample_weight: give it "
+                f"class {label!r} has zero total sample_weight: give it "
                 "positive weight or remove its rows."
             )
         counts = np.bincount(y_idx[w > 0], minlength=classes.shape[0])

@@ -1,0 +1,66 @@
+"""Tests of the penalty, the penalised objective and the L-BFGS-B wrapper."""
+
+import numpy as np
+import pytest
+import scipy.optimize
+from sklearn.exceptions import ConvergenceWarning
+
+import array_api_compat.numpy as xp
+
+from discrim.optim import NonNegElasticNet, Objective, PenalizedObjective, minimize_lbfgsb
+
+
+class _Quadratic:
+    """0.5 |theta - c|^2, a datafit with a known minimiser."""
+
+    xp = xp
+    dtype = np.float64
+    device = None
+
+    def __init__(self, c):
+        self.c = np.asarray(c, dtype=np.float64)
+
+    def value_and_grad(self, t):
+        r = t - self.c
+        return 0.5 * float(r @ r), r
+
+
+@pytest.mark.parametrize("alpha, l1_ratio", [(0.0, 0.5), (1.0, 0.0), (0.3, 1.0), (2.0, 0.05)])
+def test_penalty_value_and_gradient(alpha, l1_ratio, rng):
+    pen = NonNegElasticNet(alpha, l1_ratio)
+    t = rng.uniform(0.0, 2.0, 7)
+    value, grad = pen.value_and_grad(t)
+    assert value == pytest.approx(alpha * (l1_ratio * t.sum() + (1 - l1_ratio) / 2 * (t**2).sum()))
+    err = scipy.optimize.check_grad(lambda s: pen.value_and_grad(s)[0], lambda s: pen.value_and_grad(s)[1], t)
+    assert err < 1e-6
+
+
+def test_penalized_objective_is_an_objective_and_adds_blocks(rng):
+    c = rng.normal(size=5)
+    obj = PenalizedObjective(_Quadratic(c), [(slice(0, 2), NonNegElasticNet(1.0, 0.5)),
+                                             (slice(2, 5), NonNegElasticNet(0.1, 1.0))], np.ones(5))
+    assert isinstance(obj, Objective)
+    assert obj.n_params == 5
+    t = rng.uniform(0.1, 1.0, 5)
+    value, grad = obj.value_and_grad(t)
+    expected = 0.5 * np.sum((t - c) ** 2) + 0.5 * t[:2].sum() + 0.25 * (t[:2] ** 2).sum() + 0.1 * t[2:].sum()
+    assert value == pytest.approx(expected)
+    assert scipy.optimize.check_grad(lambda s: obj.value_and_grad(s)[0], lambda s: obj.value_and_grad(s)[1], t) < 1e-6
+
+
+def test_minimize_lbfgsb_matches_closed_form(rng):
+    # min 0.5 |t - c|^2 + a * l1 * sum t  s.t. t >= 0  ->  t = max(c - a * l1, 0)
+    c = rng.normal(size=8)
+    obj = PenalizedObjective(_Quadratic(c), [(slice(0, 8), NonNegElasticNet(0.5, 1.0))], np.ones(8))
+    res = minimize_lbfgsb(obj, tol=1e-10)
+    assert res.converged
+    np.testing.assert_allclose(res.theta, np.maximum(c - 0.5, 0.0), atol=1e-7)
+    assert res.value == pytest.approx(obj.value_and_grad(res.theta)[0])
+    assert res.n_iter >= 1 and res.n_eval >= res.n_iter
+
+
+def test_minimize_lbfgsb_warns_when_stopped_early(rng):
+    obj = PenalizedObjective(_Quadratic(rng.normal(size=30) * 10), [], np.zeros(30))
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        res = minimize_lbfgsb(obj, max_iter=1, tol=0.0)
+    assert not res.converged

@@ -1,0 +1,102 @@
+"""The batch objective: analytic gradient against finite differences, kernel, chunking."""
+
+import numpy as np
+import pytest
+
+import array_api_compat.numpy as xp
+
+import discrim.prototype._likelihood as lk
+from discrim.optim import NonNegElasticNet, PenalizedObjective
+from discrim.prototype._likelihood import PrototypeLikelihood, kernel_matrix
+
+
+def _problem(rng, n_classes, earlier_batches, weighted, R=40, J=15, D=3):
+    X = rng.normal(size=(R, D))
+    y = rng.integers(0, n_classes, R)
+    S = rng.normal(size=(J, D))
+    target = np.sort(rng.integers(0, n_classes, J))
+    marginals = rng.dirichlet(np.ones(n_classes))
+    q0 = np.tile(marginals, (R, 1))
+    if earlier_batches:  # frozen batches make q0 vary by row
+        q0 = q0 + rng.uniform(0.0, 2.0, (R, n_classes))
+    weight = rng.uniform(0.2, 3.0, R) if weighted else np.ones(R)
+    coef = weight / weight.sum() * rng.uniform(1.0, 2.0, n_classes)[y]
+    return PrototypeLikelihood(X, y, coef, q0, S, target, n_classes, xp), (X, y, coef, q0, S, target)
+
+
+def _reference_value(theta, X, y, coef, q0, S, target):
+    D = X.shape[1]
+    v, w = theta[:D], theta[D:]
+    K = np.exp(-0.5 * (((X[:, None, :] - S[None, :, :]) * v) ** 2).sum(axis=2))
+    q = q0 + np.stack([(K * w)[:, target == k].sum(axis=1) for k in range(q0.shape[1])], axis=1)
+    return -np.sum(coef * np.log(q[np.arange(len(y)), y] / q.sum(axis=1)))
+
+
+def _central_differences(f, theta, eps=1e-6):
+    out = np.empty_like(theta)
+    for i in range(theta.size):
+        e = np.zeros_like(theta)
+        e[i] = eps
+        if theta[i] < eps:  # on (or next to) the bound: one-sided, theta is clipped at 0
+            out[i] = (f(theta + e) - f(theta)) / eps
+        else:
+            out[i] = (f(theta + e) - f(theta - e)) / (2 * eps)
+    return out
+
+
+CASES = [(k, earlier, weighted) for k in (2, 4) for earlier in (False, True) for weighted in (False, True)]
+
+
+@pytest.mark.parametrize("n_classes, earlier_batches, weighted", CASES)
+@pytest.mark.parametrize("where", ["interior", "bounds"])
+def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, rng):
+    lik, data = _problem(rng, n_classes, earlier_batches, weighted)
+    D, J = data[0].shape[1], data[4].shape[0]
+    for _ in range(3):
+        theta = rng.uniform(0.05, 2.0, D + J)
+        if where == "bounds":
+            theta[rng.choice(D, 1)] = 0.0
+            theta[D + rng.choice(J, J // 3, replace=False)] = 0.0
+        value, grad = lik.value_and_grad(theta)
+        assert value == pytest.approx(_reference_value(theta, *data), rel=1e-12)
+        fd = _central_differences(lambda t: lik.value_and_grad(t)[0], theta)
+        tol = 1e-6 if where == "interior" else 1e-5  # one-sided differences are O(eps)
+        np.testing.assert_allclose(grad, fd, atol=tol * max(1.0, np.abs(grad).max()))
+
+
+def test_penalised_gradient_equals_finite_differences(rng):
+    lik, data = _problem(rng, 3, True, True)
+    D, J = data[0].shape[1], data[4].shape[0]
+    obj = PenalizedObjective(lik, [(slice(0, D), NonNegElasticNet(1e-2, 0.3)),
+                                   (slice(D, D + J), NonNegElasticNet(1e-3, 0.7))], np.ones(D + J))
+    theta = rng.uniform(0.05, 2.0, D + J)
+    _, grad = obj.value_and_grad(theta)
+    fd = _central_differences(lambda t: obj.value_and_grad(t)[0], theta)
+    np.testing.assert_allclose(grad, fd, atol=1e-6)
+
+
+def test_chunked_evaluation_equals_one_chunk(rng, monkeypatch):
+    lik, data = _problem(rng, 3, True, True, R=57)
+    theta = rng.uniform(0.05, 2.0, data[0].shape[1] + data[4].shape[0])
+    value, grad = lik.value_and_grad(theta)
+    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 7 * data[4].shape[0])  # chunks of 7 rows
+    small = PrototypeLikelihood(*data[:6], 3, xp)
+    value2, grad2 = small.value_and_grad(theta)
+    assert value2 == pytest.approx(value, rel=1e-13)
+    np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
+
+
+def test_kernel_matrix_matches_definition(rng):
+    X, S, v = rng.normal(size=(9, 4)), rng.normal(size=(6, 4)), rng.uniform(0, 2, 4)
+    expected = np.exp(-0.5 * (((X[:, None, :] - S[None]) * v) ** 2).sum(axis=2))
+    np.testing.assert_allclose(kernel_matrix(X, S, v, xp), expected, rtol=1e-12)
+    out = np.empty((9, 6))
+    assert kernel_matrix(X, S, v, xp, out=out) is out
+    # no features: the kernel is one everywhere
+    np.testing.assert_allclose(kernel_matrix(X[:, :0], S[:, :0], v[:0], xp), 1.0)
+
+
+def test_unsorted_candidates_are_rejected(rng):
+    X = rng.normal(size=(5, 2))
+    with pytest.raises(ValueError, match="sorted"):
+        PrototypeLikelihood(X, np.zeros(5, int), np.ones(5), np.ones((5, 2)), X[:3], np.array([1, 0, 1]), 2, xp)
