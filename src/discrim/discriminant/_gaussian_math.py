@@ -1,0 +1,268 @@
+"""Pure numerics of Gaussian discriminant rules: class moments, covariance factors, log-densities."""
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse
+
+# Rows per block in the O(n_samples * n_features^2) passes: a block of float64 rows stays in cache
+# and the temporaries stay small however large X is.
+_BLOCK_BYTES = 1 << 23
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+def _block_rows(width):
+    return max(256, _BLOCK_BYTES // (8 * max(int(width), 1)))
+
+
+def class_means(X, y_idx, w, n_classes):
+    """Weighted class means.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,) of int
+        Class index of each row.
+    w : ndarray of shape (n_samples,)
+        Non-negative sample weights (frequency semantics).
+    n_classes : int
+
+    Returns
+    -------
+    means : ndarray of shape (n_classes, n_features)
+        ``mu_hat_k = sum_{i in k} w_i x_i / sum_{i in k} w_i``.
+    totals : ndarray of shape (n_classes,)
+        Total weight of each class.
+    """
+    n = X.shape[0]
+    # A sparse (n_classes, n_samples) indicator times X: one pass over X, no per-class copies.
+    indicator = scipy.sparse.csr_array((w, (y_idx, np.arange(n))), shape=(n_classes, n))
+    totals = np.bincount(y_idx, weights=w, minlength=n_classes)
+    return np.asarray(indicator @ X) / totals[:, None], totals
+
+
+def class_scatter(X, y_idx, w, means):
+    """Weighted scatter matrix of each class about its mean.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y_idx : ndarray of shape (n_samples,) of int
+    w : ndarray of shape (n_samples,)
+        Non-negative weights; an integer weight counts as that many repeated rows.
+    means : ndarray of shape (n_classes, n_features)
+
+    Returns
+    -------
+    scatter : ndarray of shape (n_classes, n_features, n_features)
+        ``sum_{i in k} w_i (x_i - mu_k)(x_i - mu_k)'``. Summed over k this is the within-class
+        scatter of the pooled covariance; divided by ``n_k - 1`` it is the seed's ``S_k``.
+    """
+    n_classes, n_features = means.shape
+    unit = bool(np.all(w == 1.0))
+    scatter = np.zeros((n_classes, n_features, n_features))
+    order = np.argsort(y_idx, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(y_idx, minlength=n_classes))))
+    step = _block_rows(n_features)
+    for k in range(n_classes):
+        rows = order[bounds[k] : bounds[k + 1]]
+        for start in range(0, rows.shape[0], step):
+            block = rows[start : start + step]
+            xc = X[block]  # a copy of at most `step` rows
+            xc -= means[k]
+            if not unit:
+                xc *= np.sqrt(w[block])[:, None]
+            scatter[k] += xc.T @ xc  # numpy dispatches A'A to BLAS syrk
+    # syrk fills one triangle and numpy mirrors it; symmetrise against rounding all the same.
+    return 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
+
+
+def shrink(cov, reg_param):
+    """Shrink covariance matrices towards the identity, ``(1 - r) S + r I``.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (..., n_features, n_features)
+    reg_param : float in [0, 1]
+
+    Returns
+    -------
+    cov : ndarray of the same shape
+        A new array (``cov`` itself when ``reg_param == 0``).
+    """
+    if reg_param == 0:
+        return cov
+    out = (1.0 - reg_param) * cov
+    idx = np.arange(cov.shape[-1])
+    out[..., idx, idx] += reg_param
+    return out
+
+
+class SingularCovarianceError(ValueError):
+    """A covariance matrix is singular or numerically so; ``index`` is its position in a stack."""
+
+    def __init__(self, index, message):
+        super().__init__(message)
+        self.index = index
+
+
+# Below this share of a feature's variance left unexplained by the features before it, the
+# covariance is treated as singular (collinear features): the rule would divide by rounding noise.
+_COLLINEAR_RTOL = 1e-10
+
+
+def cholesky_factors(cov):
+    """Lower Cholesky factors of a stack of covariance matrices, rejecting singular ones.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_matrices, n_features, n_features)
+
+    Returns
+    -------
+    chol : ndarray of shape (n_matrices, n_features, n_features)
+        Lower triangular ``L_k`` with ``L_k L_k' = cov_k``.
+
+    Raises
+    ------
+    SingularCovarianceError
+        For the first matrix that is not positive definite, or whose features are collinear to
+        relative precision 1e-10. ``(L_jj)^2 / cov_jj`` is the share of feature j's variance not
+        explained by features 1..j-1, so the test does not depend on the units of the features.
+    """
+    chol = np.empty_like(cov)
+    for k in range(cov.shape[0]):
+        try:
+            chol[k] = np.linalg.cholesky(cov[k])
+        except np.linalg.LinAlgError:
+            raise SingularCovarianceError(k, "not positive definite") from None
+        diag = np.diagonal(cov[k])
+        unexplained = np.diagonal(chol[k]) ** 2 / diag
+        if not np.all(np.isfinite(unexplained)) or unexplained.min() < _COLLINEAR_RTOL:
+            raise SingularCovarianceError(k, "numerically singular (collinear features)")
+    return chol
+
+
+def inverse_factors(chol):
+    """Inverse Cholesky factors ``W_k = L_k^{-1}`` and ``log |2 pi Sigma_k|``.
+
+    Parameters
+    ----------
+    chol : ndarray of shape (n_matrices, n_features, n_features)
+
+    Returns
+    -------
+    inv : ndarray of shape (n_matrices, n_features, n_features)
+        Lower triangular, with ``(x - mu)' Sigma^{-1} (x - mu) = ||W (x - mu)||^2``.
+    log_det_2pi : ndarray of shape (n_matrices,)
+        ``log |2 pi Sigma_k| = n_features log(2 pi) + 2 sum_j log L_jj``.
+    """
+    n_features = chol.shape[-1]
+    eye = np.eye(n_features)
+    inv = np.stack([scipy.linalg.solve_triangular(L, eye, lower=True) for L in chol])
+    log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+    return inv, n_features * _LOG_2PI + log_det
+
+
+def mahalanobis_tied(X, means, inv):
+    """Squared Mahalanobis distances to every mean under one shared covariance.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    means : ndarray of shape (n_classes, n_features)
+    inv : ndarray of shape (n_features, n_features)
+        ``W = L^{-1}`` of the shared covariance.
+
+    Returns
+    -------
+    dist : ndarray of shape (n_samples, n_classes)
+        ``(x_i - mu_k)' Sigma^{-1} (x_i - mu_k)``, via ``||W x||^2 - 2 (W x)'(W mu_k) + ||W mu_k||^2``
+        (one GEMM for all classes).
+    """
+    n = X.shape[0]
+    m = means @ inv.T  # (n_classes, n_features)
+    m_sq = np.einsum("kd,kd->k", m, m)
+    out = np.empty((n, means.shape[0]))
+    step = _block_rows(X.shape[1])
+    for start in range(0, n, step):
+        z = np.asarray(X[start : start + step], dtype=np.float64) @ inv.T
+        d = z @ (-2.0 * m.T)
+        d += np.einsum("nd,nd->n", z, z)[:, None]
+        d += m_sq
+        np.maximum(d, 0.0, out=d)  # rounding can push a distance of ~0 below zero
+        out[start : start + step] = d
+    return out
+
+
+def mahalanobis_full(X, means, inv):
+    """Squared Mahalanobis distances to every mean, each class with its own covariance.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    means : ndarray of shape (n_classes, n_features)
+    inv : ndarray of shape (n_classes, n_features, n_features)
+        ``W_k = L_k^{-1}`` for each class.
+
+    Returns
+    -------
+    dist : ndarray of shape (n_samples, n_classes)
+        ``||W_k x_i - W_k mu_k||^2``. Each block of rows is multiplied by all ``W_k'`` stacked
+        side by side, so the O(n K D^2) work is one large GEMM per block.
+    """
+    n, n_features = X.shape
+    n_classes = means.shape[0]
+    stacked = np.concatenate(list(np.swapaxes(inv, 1, 2)), axis=1)  # (D, K*D): [W_1' ... W_K']
+    shift = np.einsum("kij,kj->ki", inv, means).ravel()  # W_k mu_k side by side, (K*D,)
+    out = np.empty((n, n_classes))
+    step = _block_rows(n_classes * n_features)
+    z = np.empty((min(step, n), n_classes * n_features))
+    for start in range(0, n, step):
+        xb = np.asarray(X[start : start + step], dtype=np.float64)
+        zb = z[: xb.shape[0]]
+        np.matmul(xb, stacked, out=zb)
+        zb -= shift
+        np.square(zb, out=zb)
+        out[start : start + xb.shape[0]] = zb.reshape(-1, n_classes, n_features).sum(axis=2)
+    return out
+
+
+def gaussian_log_density(dist, log_det_2pi):
+    """``log N(x; mu_k, Sigma_k) = -(dist_k + log |2 pi Sigma_k|) / 2``.
+
+    Parameters
+    ----------
+    dist : ndarray of shape (n_samples, n_classes)
+        Squared Mahalanobis distances.
+    log_det_2pi : ndarray of shape (n_classes,) or float
+
+    Returns
+    -------
+    log_dens : ndarray of shape (n_samples, n_classes)
+        Computed in place in ``dist``.
+    """
+    dist += log_det_2pi
+    dist *= -0.5
+    return dist
+
+
+def linear_coefficients(means, chol):
+    """Coefficients of the seed's linear discriminant functions, halved.
+
+    Parameters
+    ----------
+    means : ndarray of shape (n_classes, n_features)
+    chol : ndarray of shape (n_features, n_features)
+        Lower Cholesky factor of the shared covariance ``Sigma``.
+
+    Returns
+    -------
+    coef : ndarray of shape (n_classes, n_features)
+        ``Sigma^{-1} mu_k``.
+    intercept : ndarray of shape (n_classes,)
+        ``-mu_k' Sigma^{-1} mu_k / 2``, so that ``x' coef_k + intercept_k = delta_k(x) / 2`` with
+        the seed's ``delta_k(x) = 2 mu_k' Sigma^{-1} x - mu_k' Sigma^{-1} mu_k``.
+    """
+    coef = scipy.linalg.cho_solve((chol, True), means.T, check_finite=False).T
+    return coef, -0.5 * np.einsum("kd,kd->k", coef, means)

@@ -1,0 +1,38 @@
+"""Checks of training data shared by the discriminant classifiers."""
+
+import numpy as np
+from sklearn.utils.validation import validate_data
+
+
+def validate_training_data(estimator, X, y):
+    """Validate ``X`` and ``y`` for ``fit``, with errors that name the problem.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Receives ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
+    X : array-like of shape (n_samples, n_features)
+        Numeric, finite; at least two rows.
+    y : array-like of shape (n_samples,)
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features) of float64
+    y : ndarray of shape (n_samples,)
+    """
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        bad = [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+        if bad:
+            raise ValueError(
+                f"X has non-numeric column(s) {bad}: encode them as numbers first (for example "
+                "with sklearn.preprocessing.OneHotEncoder) or drop them."
+            )
+    elif isinstance(X, np.ndarray) and X.dtype.kind in "US":
+        raise ValueError(
+            f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "
+            "encode them as numbers first."
+        )
+    return validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)

@@ -1,0 +1,283 @@
+"""The sample ML rule for normal populations: linear (common covariance) and quadratic discriminants."""
+
+from numbers import Real
+
+import numpy as np
+
+from discrim.base import BaseLikelihoodClassifier
+from discrim.discriminant import _gaussian_math as gm
+from discrim.discriminant._validation import validate_training_data
+from discrim.utils._param_validation import Interval, StrOptions, fit_context
+
+
+class _GaussianDiscriminant(BaseLikelihoodClassifier):
+    """Shared fitting of class means and scatter; subclasses turn the scatter into covariances."""
+
+    _parameter_constraints = {
+        "priors": [StrOptions({"equal", "empirical"}), "array-like"],
+        "reg_param": [Interval(Real, 0, 1, closed="both")],
+    }
+
+    def __init__(self, priors="equal", reg_param=0.0):
+        self.priors = priors
+        self.reg_param = reg_param
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Estimate the class means and covariance(s) from labelled training data.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Numeric and finite.
+        y : array-like of shape (n_samples,)
+            Class labels (at least two classes).
+        sample_weight : array-like of shape (n_samples,), default=None
+            Non-negative frequency weights: an integer weight gives the same fit as repeating
+            the row that many times.
+
+        Returns
+        -------
+        self : estimator
+        """
+        X, y = validate_training_data(self, X, y)
+        classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
+        self.classes_ = classes
+        self.priors_ = self._resolve_priors(totals)
+        self.means_, _ = gm.class_means(X, y_idx, w, classes.shape[0])
+        rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
+        self._fit_covariance(gm.class_scatter(X, y_idx, w, self.means_), totals, rows)
+        return self
+
+    def mahalanobis(self, X):
+        """Squared Mahalanobis distance of each row to each class mean.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        dist : ndarray of shape (n_samples, n_classes)
+            ``(x - mu_k)' Sigma_k^{-1} (x - mu_k)`` with the fitted mean and covariance of class
+            k (the common covariance for :class:`LinearDiscriminant`).
+        """
+        return self._mahalanobis(self._validate_for_predict(X))
+
+    def _log_density(self, X):
+        return gm.gaussian_log_density(self._mahalanobis(X), self._log_det_2pi)
+
+
+class LinearDiscriminant(_GaussianDiscriminant):
+    """Sample ML discriminant rule for normal populations with a common covariance (LDA).
+
+    Each class k is modelled as ``N_p(mu_k, Sigma)``; the class means and the pooled
+    covariance are estimated from the training data and substituted into the ML rule
+    ``d(x) = argmin_k (x - mu_k)' Sigma^{-1} (x - mu_k) = argmax_k delta_k(x)``
+    (Proposition 8.2 and section 8.1.2 of seed 000), or into the Bayes rule when priors are
+    given.
+
+    Parameters
+    ----------
+    priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
+        "equal" gives the ML rule of the seed. "empirical" uses the (weighted) class
+        frequencies and an array the given prior probabilities ``pi_k`` (in the order of
+        ``classes_``): the Bayes rule ``argmax_k delta_k(x) + 2 log pi_k``.
+    reg_param : float in [0, 1], default=0.0
+        Shrinks the pooled covariance towards the identity, ``(1 - r) Sigma_hat + r I``.
+        Needed when the pooled covariance is singular (collinear features or
+        ``n - g <= n_features``); 0 is the seed's rule.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; ``classes_[k]`` is population ``k + 1`` of the seed.
+    priors_ : ndarray of shape (n_classes,)
+    means_ : ndarray of shape (n_classes, n_features)
+        Sample means ``mu_hat_k`` (weighted).
+    covariance_ : ndarray of shape (n_features, n_features)
+        Unbiased pooled covariance ``Sigma_hat`` (after shrinkage when ``reg_param > 0``).
+    coef_ : ndarray of shape (n_classes, n_features)
+        ``Sigma_hat^{-1} mu_hat_k``: half the coefficient vector of the seed's ``delta_k``.
+    intercept_ : ndarray of shape (n_classes,)
+        ``-mu_hat_k' Sigma_hat^{-1} mu_hat_k / 2 + log pi_k``.
+    a_ : ndarray of shape (n_features,)
+        Only for two classes: ``Sigma_hat^{-1} (mu_hat_1 - mu_hat_2)`` of Corollary 8.1, with
+        population 1 = ``classes_[0]``.
+    h_ : ndarray of shape (n_features,)
+        Only for two classes: ``(mu_hat_1 + mu_hat_2) / 2``.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X was a DataFrame with string column names.
+
+    See Also
+    --------
+    QuadraticDiscriminant : one covariance per class.
+    KnownDensityClassifier : the same rule with known population densities.
+
+    Notes
+    -----
+    Symbols of seed 000: ``means_[k]`` is ``mu_hat_{k+1}``, ``covariance_`` is ``Sigma_hat``
+    of eq. (8.4), ``n_classes`` is ``g``. The linear scores are
+    ``x' coef_[k] + intercept_[k] = delta_k(x) / 2 + log pi_k``, where
+    ``delta_k(x) = 2 mu_k' Sigma^{-1} x - mu_k' Sigma^{-1} mu_k``; they differ from
+    ``log pi_k f_k(x)`` by ``-x' Sigma^{-1} x / 2 - log|2 pi Sigma| / 2``, which is the same for
+    every class. (The seed's proof writes ``x' Sigma x`` for this term; it is
+    ``x' Sigma^{-1} x``.) For two classes with equal priors the rule allocates ``x`` to
+    ``classes_[0]`` iff ``a_' (x - h_) > 0``; with priors, iff
+    ``a_' (x - h_) > log(pi_2 / pi_1)``.
+
+    **Correction of eq. (8.4).** With ``S_k`` defined with divisor ``n_k - 1``, the seed's
+    ``sum_k n_k S_k / (n - g)`` is biased; the unbiased estimate used here is
+    ``Sigma_hat = sum_k (n_k - 1) S_k / (n - g)``, the within-class scatter divided by
+    ``n - g``. With sample weights ``n_k`` is the class's total weight and the scatter is
+    ``sum_i w_i (x_i - mu_hat_k)(x_i - mu_hat_k)'``, so integer weights equal repeated rows.
+    (scikit-learn's ``LinearDiscriminantAnalysis`` divides the scatter by ``n``.)
+
+    :meth:`decision_function` (multiclass) returns the linear scores above, as scikit-learn's
+    ``LinearDiscriminantAnalysis`` does; :meth:`predict_proba` uses them too (the shared term
+    cancels). :meth:`log_density` returns the exact ``log f_k(x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.discriminant import LinearDiscriminant
+    >>> X = np.array([[-2.0, 0.1], [-1.0, -0.3], [-1.5, 0.4], [1.0, 0.2], [2.0, -0.1], [1.5, 0.3]])
+    >>> lda = LinearDiscriminant().fit(X, [0, 0, 0, 1, 1, 1])
+    >>> lda.predict([[-1.0, 0.0], [1.0, 0.0]])
+    array([0, 1])
+    """
+
+    def _fit_covariance(self, scatter, totals, rows):
+        dof = totals.sum() - totals.shape[0]
+        n_features = scatter.shape[1]
+        if dof <= 0:
+            raise ValueError(
+                f"LinearDiscriminant needs more samples than classes to estimate the pooled "
+                f"covariance (divisor n - g = {dof:g}): add samples."
+            )
+        cov = gm.shrink(scatter.sum(axis=0) / dof, self.reg_param)
+        try:
+            chol = gm.cholesky_factors(cov[None])[0]
+        except gm.SingularCovarianceError as exc:
+            raise ValueError(
+                f"the pooled covariance is {exc}: the features are collinear (or constant), or "
+                f"there are too few samples (n - g = {dof:g} for {n_features} features). Remove "
+                "redundant features or set reg_param > 0 (for example reg_param=0.01)."
+            ) from None
+        self.covariance_ = cov
+        coef, intercept = gm.linear_coefficients(self.means_, chol)
+        with np.errstate(divide="ignore"):
+            self.coef_, self.intercept_ = coef, intercept + np.log(self.priors_)
+        inv, log_det_2pi = gm.inverse_factors(chol[None])
+        self._chol_inv, self._log_det_2pi = inv[0], log_det_2pi[0]
+        if self.classes_.shape[0] == 2:
+            self.a_ = coef[0] - coef[1]
+            self.h_ = 0.5 * (self.means_[0] + self.means_[1])
+
+    def _mahalanobis(self, X):
+        return gm.mahalanobis_tied(X, self.means_, self._chol_inv)
+
+    def _joint_log_likelihood(self, X):
+        # log pi_k f_k(x) up to a term common to all classes: the posteriors and the rule are
+        # unchanged, and it costs O(n K D) instead of O(n D^2).
+        X = self._validate_for_predict(X)
+        return X @ self.coef_.T + self.intercept_
+
+    def decision_function(self, X):
+        """Linear discriminant scores (scikit-learn's convention).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
+            For two classes the log posterior odds of ``classes_[1]`` against ``classes_[0]``,
+            ``-a_' (x - h_) + log(pi_2 / pi_1)``; otherwise ``X @ coef_.T + intercept_``,
+            i.e. ``delta_k(x) / 2 + log pi_k``, the log joint densities up to a term that is
+            the same for every class.
+        """
+        return super().decision_function(X)
+
+
+class QuadraticDiscriminant(_GaussianDiscriminant):
+    """Sample ML discriminant rule for normal populations with one covariance per class (QDA).
+
+    Each class k is modelled as ``N_p(mu_k, Sigma_k)`` with its own sample mean and unbiased
+    sample covariance; the ML rule (or the Bayes rule, with priors) is then
+    ``argmax_k log pi_k f_k(x)``, a quadratic rule as in Example 8.2 of seed 000.
+
+    Parameters
+    ----------
+    priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
+        "equal" gives the ML rule; "empirical" the (weighted) class frequencies; an array the
+        prior probabilities in the order of ``classes_`` (the Bayes rule).
+    reg_param : float in [0, 1], default=0.0
+        Shrinks each class covariance towards the identity, ``(1 - r) S_k + r I`` (the same
+        regularisation as scikit-learn's ``QuadraticDiscriminantAnalysis``). Needed when a
+        class has no more samples than features or collinear features.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+    priors_ : ndarray of shape (n_classes,)
+    means_ : ndarray of shape (n_classes, n_features)
+    covariance_ : ndarray of shape (n_classes, n_features, n_features)
+        Unbiased ``S_k`` (divisor ``n_k - 1``; with weights, the class's total weight minus
+        one), after shrinkage.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X was a DataFrame with string column names.
+
+    See Also
+    --------
+    LinearDiscriminant : a common covariance, i.e. a linear rule.
+
+    Notes
+    -----
+    Symbols of seed 000: ``means_[k]`` is ``mu_hat_{k+1}`` and ``covariance_[k]`` is
+    ``S_{k+1}`` of section 8.1.2. Log densities use the Cholesky factor ``L_k`` of each
+    covariance: ``log f_k(x) = -||L_k^{-1}(x - mu_k)||^2 / 2 - log|2 pi S_k| / 2``; all classes
+    are evaluated with one matrix product per block of rows. :meth:`decision_function` follows
+    scikit-learn's convention (binary: log posterior odds of ``classes_[1]``; multiclass:
+    ``log pi_k f_k(x)``); :meth:`log_density` gives ``log f_k(x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.discriminant import QuadraticDiscriminant
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 1, (50, 2)), rng.normal(3, 2, (50, 2))])
+    >>> qda = QuadraticDiscriminant().fit(X, [0] * 50 + [1] * 50)
+    >>> qda.predict([[0.0, 0.0], [8.0, 8.0]])
+    array([0, 1])
+    """
+
+    def _fit_covariance(self, scatter, totals, rows):
+        n_features = scatter.shape[1]
+        for k, label in enumerate(self.classes_):
+            if totals[k] <= 1:
+                raise ValueError(
+                    f"class {label!r} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
+                    "QuadraticDiscriminant needs a total weight above 1 (at least 2 samples) in "
+                    "every class to estimate its covariance: add samples or use "
+                    "LinearDiscriminant."
+                )
+        cov = gm.shrink(scatter / (totals - 1.0)[:, None, None], self.reg_param)
+        try:
+            chol = gm.cholesky_factors(cov)
+        except gm.SingularCovarianceError as exc:
+            k = exc.index
+            raise ValueError(
+                f"the covariance of class {self.classes_[k]!r} is {exc}: it has {rows[k]} "
+                f"samples for {n_features} features, or collinear (constant) features in that "
+                "class. Set reg_param > 0 (for example reg_param=0.01) or remove redundant "
+                "features."
+            ) from None
+        self.covariance_ = cov
+        self._chol_inv, self._log_det_2pi = gm.inverse_factors(chol)
+
+    def _mahalanobis(self, X):
+        return gm.mahalanobis_full(X, self.means_, self._chol_inv)

@@ -1,0 +1,136 @@
+"""The ML and Bayes discriminant rules for populations with known densities."""
+
+import numpy as np
+
+from discrim.base import BaseLikelihoodClassifier
+from discrim.discriminant._validation import validate_training_data
+from discrim.utils._param_validation import StrOptions, fit_context
+from discrim.utils.validation import check_priors
+
+
+class KnownDensityClassifier(BaseLikelihoodClassifier):
+    """Maximum-likelihood discriminant rule for known population densities (Definition 8.1).
+
+    Allocates ``x`` to the population whose density is largest at ``x``,
+    ``d(x) = argmax_k f_k(x)``; with ``priors`` it is the Bayes rule
+    ``argmax_k pi_k f_k(x)``. Nothing is estimated: :meth:`fit` only records the class labels
+    (and the class frequencies when ``priors="empirical"``).
+
+    Parameters
+    ----------
+    densities : list of objects with a ``logpdf`` method, of length n_classes >= 2
+        The population densities ``f_1, ..., f_g``, for example frozen ``scipy.stats``
+        distributions, univariate (``norm(0, 1)``) or multivariate
+        (``multivariate_normal(mean, cov)``). ``densities[k]`` belongs to ``classes_[k]``,
+        the k-th class label **in sorted order**. ``logpdf`` is called on the whole
+        ``(n_samples, n_features)`` array for a multivariate density; a univariate density
+        needs X of shape ``(n_samples, 1)``.
+    priors : None, "equal", "empirical" or array-like of shape (n_classes,), default=None
+        ``None`` or "equal": equal priors, i.e. the ML rule. "empirical": the (weighted)
+        class frequencies of the training labels. An array: the prior probabilities
+        ``pi_k`` in the order of ``classes_`` (the Bayes rule).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (n_classes,)
+        Sorted class labels; ``classes_[k]`` is population ``k + 1`` of the seed.
+    priors_ : ndarray of shape (n_classes,)
+        Prior probabilities used by the rule.
+    n_features_in_ : int
+    feature_names_in_ : ndarray of shape (n_features_in_,)
+        Only when X was a DataFrame with string column names.
+
+    See Also
+    --------
+    normal_boundaries : the allocation regions of two univariate normal populations.
+    LinearDiscriminant : the sample ML rule with estimated means and common covariance.
+
+    Notes
+    -----
+    Seed 000, Definition 8.1: ``densities[k]`` is ``f_{k+1}`` and ``g = len(densities)``.
+    :meth:`log_density` returns the exact ``log f_k(x)`` as an ``(n_samples, n_classes)`` array.
+    :meth:`decision_function` follows scikit-learn's convention: for two classes
+    ``log pi_2 f_2(x) - log pi_1 f_1(x)`` (positive means ``classes_[1]``), otherwise the log
+    joint densities ``log pi_k f_k(x)``; with equal priors both are log densities up to a
+    constant. Posteriors are normalised in log space, so points far from every population
+    still get finite probabilities.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy.stats import norm
+    >>> from discrim.discriminant import KnownDensityClassifier
+    >>> clf = KnownDensityClassifier([norm(1, 1), norm(2, 2)]).fit([[0], [1]], [1, 2])
+    >>> clf.predict([[0.0], [3.0]])
+    array([1, 2])
+    """
+
+    _parameter_constraints = {
+        "densities": [list, tuple],
+        "priors": [None, StrOptions({"equal", "empirical"}), "array-like"],
+    }
+
+    def __init__(self, densities, priors=None):
+        self.densities = densities
+        self.priors = priors
+
+    @fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y, sample_weight=None):
+        """Record the class labels and check the densities against them.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Used only to fix ``n_features_in_`` and to check that every density accepts rows
+            of this width.
+        y : array-like of shape (n_samples,)
+            Class labels; their sorted unique values are matched to ``densities`` in order.
+        sample_weight : array-like of shape (n_samples,), default=None
+            Only used for ``priors="empirical"``.
+
+        Returns
+        -------
+        self : KnownDensityClassifier
+        """
+        for k, density in enumerate(self.densities):
+            if not callable(getattr(density, "logpdf", None)):
+                raise TypeError(
+                    f"densities[{k}] ({type(density).__name__}) has no callable logpdf method: "
+                    "pass distributions such as scipy.stats.norm(0, 1) or "
+                    "scipy.stats.multivariate_normal(mean, cov)."
+                )
+        X, y = validate_training_data(self, X, y)
+        classes, _, _, totals = self._prepare_targets(y, sample_weight, X.shape[0])
+        if len(self.densities) != classes.shape[0]:
+            raise ValueError(
+                f"{len(self.densities)} densities were given but y has {classes.shape[0]} classes "
+                f"{classes.tolist()}: pass one density per class, in the sorted order of the labels."
+            )
+        self.classes_ = classes
+        self.priors_ = self._resolve_priors(totals)
+        self._log_density(X[:1])  # fail now, not at predict time, if a density rejects X
+        return self
+
+    def _resolve_priors(self, totals):
+        return check_priors("equal" if self.priors is None else self.priors, totals)
+
+    def _log_density(self, X):
+        n = X.shape[0]
+        out = np.empty((n, len(self.densities)))
+        for k, density in enumerate(self.densities):
+            try:
+                values = np.asarray(density.logpdf(X), dtype=np.float64)
+            except (ValueError, TypeError) as exc:
+                raise ValueError(
+                    f"densities[{k}].logpdf failed on X of shape {X.shape}: {exc}. A multivariate "
+                    "density needs X with as many columns as its dimension; a univariate one "
+                    "needs X with one column."
+                ) from exc
+            if values.size != n:
+                raise ValueError(
+                    f"densities[{k}].logpdf returned shape {values.shape} for X of shape "
+                    f"{X.shape}; expected one value per row. A univariate density needs X with "
+                    "a single column."
+                )
+            out[:, k] = values.reshape(n)
+        return out
