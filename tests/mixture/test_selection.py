@@ -1,0 +1,116 @@
+"""Tests of select_mixture: the BIC/AIC table, the chosen model and its agreement with FiniteMixture."""
+
+import numpy as np
+import pytest
+from joblib import parallel_config
+
+from discrim.distributions import Gaussian, Poisson
+from discrim.mixture import FiniteMixture, select_mixture
+from discrim.mixture._selection import FitFailedWarning, MixtureSelection
+
+MCLUST = {
+    "VVV": Gaussian(covariance_type="full"),
+    "VII": Gaussian(covariance_type="spherical"),
+}
+
+
+@pytest.fixture
+def three_blobs(rng):
+    centres = np.array([[0.0, 0.0], [8.0, 0.0], [4.0, 8.0]])
+    return np.vstack([rng.normal(c, 0.8, size=(70, 2)) for c in centres])
+
+
+def test_picks_the_true_number_of_components(three_blobs):
+    result = select_mixture(three_blobs, MCLUST, range(1, 6), random_state=0, n_init=2)
+    assert isinstance(result, MixtureSelection)
+    assert result.best_params["n_components"] == 3
+    assert result.table.shape[0] == 2 * 5
+    assert list(result.table["family"].unique()) == ["VVV", "VII"]
+    best = result.table.iloc[result.best_index]
+    assert best["bic"] == result.table["bic"].min()
+    assert np.asarray(result.best_estimator.weights_).shape == (3,)
+
+
+def test_table_criteria_equal_finite_mixture_and_the_formula(three_blobs):
+    X = three_blobs
+    n, d = X.shape
+    result = select_mixture(X, {"VVV": Gaussian(covariance_type="full")}, [1, 2, 3], random_state=1)
+    for i, est in enumerate(result.estimators):
+        row = result.table.iloc[i]
+        k = row["n_components"]
+        assert np.isclose(row["bic"], est.bic(X), rtol=1e-12)
+        assert np.isclose(row["aic"], est.aic(X), rtol=1e-12)
+        log_lik = np.sum(est.score_samples(X))
+        assert np.isclose(row["log_likelihood"], log_lik, rtol=1e-12)
+        p = k * (d + d * (d + 1) // 2) + (k - 1)  # means, covariances, free weights
+        assert row["n_parameters"] == p
+        assert np.isclose(row["bic"], -2 * log_lik + p * np.log(n), rtol=1e-10)
+        assert np.isclose(row["aic"], -2 * log_lik + 2 * p, rtol=1e-10)
+
+
+def test_aic_criterion_and_int_range(three_blobs):
+    result = select_mixture(three_blobs, [Gaussian(covariance_type="diag")], 4, criterion="aic", random_state=0)
+    assert result.criterion == "aic"
+    assert list(result.table["n_components"]) == [1, 2, 3, 4]
+    assert result.table["family"].iloc[0] == str(Gaussian(covariance_type="diag"))
+    assert result.best_index == int(np.argmin(result.table["aic"]))
+
+
+def test_result_does_not_depend_on_n_jobs(three_blobs):
+    serial = select_mixture(three_blobs, MCLUST, [1, 2, 3], random_state=5)
+    with parallel_config(backend="threading"):
+        parallel = select_mixture(three_blobs, MCLUST, [1, 2, 3], random_state=5, n_jobs=2)
+    np.testing.assert_array_equal(serial.table["bic"], parallel.table["bic"])
+
+
+def test_same_random_state_same_table(three_blobs):
+    a = select_mixture(three_blobs, MCLUST, [2, 3], random_state=11)
+    b = select_mixture(three_blobs, MCLUST, [2, 3], random_state=11)
+    np.testing.assert_array_equal(a.table["log_likelihood"], b.table["log_likelihood"])
+
+
+def test_discrete_family_and_weighted_log_likelihood(rng):
+    X = np.concatenate([rng.poisson(2.0, 150), rng.poisson(15.0, 150)])[:, None].astype(float)
+    w = rng.integers(1, 3, size=X.shape[0]).astype(float)
+    result = select_mixture(X, {"Poisson": Poisson()}, [1, 2, 3], sample_weight=w, random_state=0)
+    assert result.best_params == {"family": "Poisson", "n_components": 2}
+    one = FiniteMixture(Poisson(), n_components=1).fit(X, sample_weight=w)
+    assert np.isclose(result.table["log_likelihood"].iloc[0], np.sum(w * one.score_samples(X)), rtol=1e-10)
+
+
+def test_failed_cells_hold_nan_and_warn(rng):
+    X = rng.normal(size=(4, 1))
+    with pytest.warns(FitFailedWarning, match="n_components=6"):
+        result = select_mixture(X, [Gaussian(covariance_type="full")], [1, 6], random_state=0)
+    assert np.isnan(result.table["bic"].iloc[1])
+    assert result.table["error"].iloc[1]
+    assert result.best_index == 0
+    assert result.estimators[1] is None
+
+
+def test_markdown_rendering_marks_the_best_row(three_blobs):
+    result = select_mixture(three_blobs, MCLUST, [1, 3], random_state=0)
+    text = result.to_markdown()
+    lines = text.splitlines()
+    assert lines[0].startswith("| family | n_components | n_parameters | log_likelihood | bic | aic")
+    marked = [line for line in lines if line.endswith("| * |")]
+    assert len(marked) == 1 and "| 3 |" in marked[0]
+    assert "lower is better" in text
+    assert str(result) == text
+
+
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        (dict(family_options=[], n_components_range=[1]), ValueError, "family_options is empty"),
+        (dict(family_options=["gaussian"], n_components_range=[1]), TypeError, "not a component family"),
+        (dict(family_options=[Poisson(), Poisson()], n_components_range=[1]), ValueError, "pass a dict"),
+        (dict(family_options=[Poisson()], n_components_range=[]), ValueError, "n_components_range is empty"),
+        (dict(family_options=[Poisson()], n_components_range=[0, 1]), ValueError, "ints >= 1"),
+        (dict(family_options=[Poisson()], n_components_range=[1], criterion="icl"), ValueError, "criterion"),
+    ],
+)
+def test_bad_arguments_are_rejected(kwargs, error, match):
+    X = np.arange(10.0)[:, None]
+    with pytest.raises(error, match=match):
+        select_mixture(X, **kwargs)
