@@ -1,0 +1,122 @@
+"""Tests of the ``discrim mixture`` command through click's CliRunner."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from discrim.cli._mixture import mixture
+from discrim.cli.main import cli
+from discrim.distributions import Gaussian
+from discrim.mixture import FiniteMixture
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def data_csv(tmp_path, rng):
+    n = 120
+    frame = pd.DataFrame(
+        {
+            "x": np.concatenate([rng.normal(-4, 1, n // 2), rng.normal(4, 1, n // 2)]),
+            "y": np.concatenate([rng.normal(0, 1, n // 2), rng.normal(3, 0.5, n // 2)]),
+            "z": rng.normal(size=n),
+            "count": rng.poisson(3.0, n),
+            "label": np.repeat(["p", "q"], n // 2),
+        }
+    )
+    path = tmp_path / "data.csv"
+    frame.to_csv(path, index=False)
+    return path
+
+
+def _run(args):
+    return CliRunner().invoke(mixture, [str(a) for a in args])
+
+
+def test_prints_parameters_trace_and_criteria(data_csv):
+    result = _run(["--csv", data_csv, "--columns", "x", "--components", 2, "--random-state", 0])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    for text in ("Fitted components", "weight", "mean[x]", "Log-likelihood trace", "BIC", "AIC",
+                 "converged"):
+        assert text in out
+    # The printed numbers are those of the same fit made through the library.
+    X = pd.read_csv(data_csv)[["x"]].to_numpy()
+    model = FiniteMixture(Gaussian(covariance_type="full"), n_components=2, random_state=0).fit(X)
+    for value in (*np.ravel(model.weights_), *np.ravel(model.params_["mean"]), model.bic(X)):
+        assert f"{value:.6g}"[:6] in out
+    assert sorted(np.ravel(model.params_["mean"])) == pytest.approx([-4, 4], abs=0.6)
+
+
+def test_registered_in_the_main_group(data_csv):
+    result = CliRunner().invoke(cli, ["mixture", "--csv", str(data_csv), "--columns", "x,y"])
+    assert result.exit_code == 0, result.output
+    assert "covariance, component 1" in result.output
+
+
+def test_default_columns_are_the_numeric_ones(data_csv):
+    result = _run(["--csv", data_csv, "--family", "gaussian-diag", "--components", 1])
+    assert result.exit_code == 0, result.output
+    assert "3 column" not in result.output and "4 column(s): x, y, z, count" in result.output
+
+
+@pytest.mark.parametrize("family", ["gaussian-tied", "gaussian-spherical"])
+def test_gaussian_covariance_types(data_csv, family):
+    result = _run(["--csv", data_csv, "--columns", "x", "--columns", "y", "--family", family])
+    assert result.exit_code == 0, result.output
+    assert "Log-likelihood trace" in result.output
+
+
+def test_discrete_families(data_csv):
+    result = _run(["--csv", data_csv, "--columns", "count", "--family", "poisson", "--components", 1])
+    assert result.exit_code == 0, result.output
+    assert "rate" in result.output
+    result = _run(["--csv", data_csv, "--columns", "count", "--family", "binomial", "--n-trials", 20])
+    assert result.exit_code == 0, result.output
+    assert "prob" in result.output
+
+
+def test_binomial_needs_n_trials(data_csv):
+    result = _run(["--csv", data_csv, "--columns", "count", "--family", "binomial"])
+    assert result.exit_code == 2
+    assert "--n-trials" in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--columns", "nope"], "'nope' not in the CSV"),
+        (["--columns", "label"], "non-numeric"),
+        (["--columns", "x", "--family", "poisson"], "Error:"),
+    ],
+)
+def test_errors_are_one_line_with_nonzero_exit(data_csv, args, message):
+    result = _run(["--csv", data_csv, *args])
+    assert result.exit_code == 1
+    assert message in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_missing_csv(tmp_path):
+    result = _run(["--csv", tmp_path / "absent.csv"])
+    assert result.exit_code != 0
+    assert "does not exist" in result.output
+
+
+@pytest.mark.parametrize("columns", ["x", "x,y", "x,y,z"])
+def test_plot_writes_a_png(data_csv, tmp_path, columns):
+    out = tmp_path / "fit.png"
+    result = _run(["--csv", data_csv, "--columns", columns, "--plot", out])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "fit.png"]  # no temp files left
+
+
+def test_plot_into_missing_folder_fails_before_fitting(data_csv, tmp_path):
+    out = tmp_path / "no" / "fit.png"
+    result = _run(["--csv", data_csv, "--columns", "x", "--plot", out])
+    assert result.exit_code == 1
+    assert "does not exist" in result.output
+    assert "Fitted components" not in result.output
+    assert not out.exists()
