@@ -10,6 +10,11 @@ from discrim.discriminant._validation import validate_training_data
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 
 
+def _show(label):
+    """A class label as the user wrote it (``'a'``, ``3``), without numpy's scalar wrapper."""
+    return repr(label.item() if isinstance(label, np.generic) else label)
+
+
 class _GaussianDiscriminant(BaseLikelihoodClassifier):
     """Shared fitting of class means and scatter; subclasses turn the scatter into covariances."""
 
@@ -260,7 +265,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         for k, label in enumerate(self.classes_):
             if totals[k] <= 1:
                 raise ValueError(
-                    f"class {label!r} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
+                    f"class {_show(label)} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
                     "QuadraticDiscriminant needs a total weight above 1 (at least 2 samples) in "
                     "every class to estimate its covariance: add samples or use "
                     "LinearDiscriminant."
@@ -271,7 +276,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         except gm.SingularCovarianceError as exc:
             k = exc.index
             raise ValueError(
-                f"the covariance of class {self.classes_[k]!r} is {exc}: it has {rows[k]} "
+                f"the covariance of class {_show(self.classes_[k])} is {exc}: it has {rows[k]} "
                 f"samples for {n_features} features, or collinear (constant) features in that "
                 "class. Set reg_param > 0 (for example reg_param=0.01) or remove redundant "
                 "features."

@@ -1,0 +1,301 @@
+"""LinearDiscriminant and QuadraticDiscriminant: estimates, rules, oracles and input errors."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.spatial.distance import cdist
+from scipy.stats import multivariate_normal
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from discrim.discriminant import LinearDiscriminant, QuadraticDiscriminant
+from discrim.discriminant import _gaussian_math as gm
+
+ESTIMATORS = [LinearDiscriminant, QuadraticDiscriminant]
+
+_SINGULAR = (
+    "the check fits tiny or integer-valued data whose covariance is singular; the seed's rule is "
+    "undefined there and the estimator raises, asking for reg_param > 0 (the reg_param=0.1 "
+    "instance passes this check)"
+)
+_BASE_UNFITTED = (
+    "BaseLikelihoodClassifier._joint_log_likelihood reads priors_ before check_is_fitted "
+    "(base.py, reported to its owner)"
+)
+
+
+def _expected_failures(estimator):
+    out = {}
+    if estimator.reg_param == 0:
+        out.update(dict.fromkeys(
+            ["check_sample_weights_shape", "check_sample_weights_not_overwritten",
+             "check_sample_weight_equivalence_on_dense_data"],
+            _SINGULAR,
+        ))
+    if isinstance(estimator, QuadraticDiscriminant):  # LinearDiscriminant overrides the hook
+        out["check_estimators_unfitted"] = _BASE_UNFITTED
+    return out
+
+
+@parametrize_with_checks(
+    [LinearDiscriminant(), QuadraticDiscriminant(), LinearDiscriminant(reg_param=0.1),
+     QuadraticDiscriminant(reg_param=0.1, priors="empirical")],
+    expected_failed_checks=_expected_failures,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def _gaussian_classes(rng, n_per_class=(60, 90, 120), d=3):
+    means = rng.normal(scale=2.0, size=(len(n_per_class), d))
+    X = np.vstack([rng.normal(size=(n, d)) @ rng.normal(size=(d, d)) * 0.5 + m
+                   for n, m in zip(n_per_class, means)])
+    y = np.repeat(np.arange(len(n_per_class)), n_per_class)
+    return X, y
+
+
+# ---------------------------------------------------------------- estimates
+
+
+def test_lda_pooled_covariance_is_unbiased_form(rng):
+    X, y = _gaussian_classes(rng)
+    lda = LinearDiscriminant().fit(X, y)
+    g, n = 3, X.shape[0]
+    pooled = sum((np.sum(y == k) - 1) * np.cov(X[y == k].T) for k in range(g)) / (n - g)
+    np.testing.assert_allclose(lda.covariance_, pooled, rtol=1e-12)
+    np.testing.assert_allclose(lda.means_, [X[y == k].mean(0) for k in range(g)], rtol=1e-12)
+
+
+def test_qda_covariances_are_unbiased(rng):
+    X, y = _gaussian_classes(rng)
+    qda = QuadraticDiscriminant().fit(X, y)
+    for k in range(3):
+        np.testing.assert_allclose(qda.covariance_[k], np.cov(X[y == k].T), rtol=1e-12)
+
+
+def test_lda_matches_sklearn_up_to_the_divisor(rng):
+    X, y = _gaussian_classes(rng)
+    n, g = X.shape[0], 3
+    ours = LinearDiscriminant(priors="empirical").fit(X, y)
+    ref = LinearDiscriminantAnalysis(solver="lsqr", store_covariance=True).fit(X, y)
+    # scikit-learn divides the within-class scatter by n, the unbiased estimate by n - g.
+    np.testing.assert_allclose(ours.covariance_ * (n - g) / n, ref.covariance_, rtol=1e-12)
+    np.testing.assert_allclose(ours.coef_ * n / (n - g), ref.coef_, rtol=1e-10)
+    np.testing.assert_allclose(ours.priors_, ref.priors_)
+    # Equal class sizes and equal priors: the divisor rescales all scores alike, same decisions.
+    Xb, yb = _gaussian_classes(rng, n_per_class=(100, 100, 100))
+    ours = LinearDiscriminant().fit(Xb, yb)
+    ref = LinearDiscriminantAnalysis(solver="lsqr").fit(Xb, yb)
+    grid = rng.normal(scale=3, size=(500, 3))
+    np.testing.assert_array_equal(ours.predict(grid), ref.predict(grid))
+
+
+def test_qda_matches_sklearn_up_to_the_divisor(rng):
+    X, y = _gaussian_classes(rng)
+    ours = QuadraticDiscriminant(priors="empirical").fit(X, y)
+    ref = QuadraticDiscriminantAnalysis(store_covariance=True).fit(X, y)
+    counts = np.bincount(y)
+    # scikit-learn 1.9 divides each class scatter by n_k; the unbiased S_k by n_k - 1.
+    for k in range(3):
+        np.testing.assert_allclose(ours.covariance_[k] * (counts[k] - 1) / counts[k],
+                                   ref.covariance_[k], rtol=1e-10)
+    np.testing.assert_allclose(ours.means_, ref.means_, rtol=1e-12)
+    grid = rng.normal(scale=3, size=(2000, 3))
+    assert np.mean(ours.predict(grid) == ref.predict(grid)) > 0.99
+    np.testing.assert_allclose(ours.predict_proba(grid), ref.predict_proba(grid), atol=0.05)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_probabilities_match_scipy_oracle(Est, rng):
+    X, y = _gaussian_classes(rng)
+    priors = np.array([0.5, 0.2, 0.3])
+    est = Est(priors=priors).fit(X, y)
+    cov = est.covariance_ if est.covariance_.ndim == 3 else [est.covariance_] * 3
+    grid = rng.normal(scale=3, size=(200, 3))
+    logf = np.column_stack([multivariate_normal(est.means_[k], cov[k]).logpdf(grid) for k in range(3)])
+    np.testing.assert_allclose(est.log_density(grid), logf, rtol=1e-10)
+    joint = logf + np.log(priors)
+    post = np.exp(joint - joint.max(1, keepdims=True))
+    post /= post.sum(1, keepdims=True)
+    np.testing.assert_allclose(est.predict_proba(grid), post, rtol=1e-9, atol=1e-14)
+    np.testing.assert_array_equal(est.predict(grid), est.classes_[np.argmax(joint, axis=1)])
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_mahalanobis_matches_scipy(Est, rng):
+    X, y = _gaussian_classes(rng)
+    est = Est().fit(X, y)
+    grid = rng.normal(scale=3, size=(40, 3))
+    cov = est.covariance_ if est.covariance_.ndim == 3 else [est.covariance_] * 3
+    expected = np.column_stack([
+        cdist(grid, est.means_[k : k + 1], "mahalanobis", VI=np.linalg.inv(cov[k]))[:, 0] ** 2
+        for k in range(3)
+    ])
+    np.testing.assert_allclose(est.mahalanobis(grid), expected, rtol=1e-10)
+
+
+def test_lda_linear_scores_and_corollary(rng):
+    X, y = _gaussian_classes(rng, n_per_class=(70, 50))
+    lda = LinearDiscriminant(priors=[0.3, 0.7]).fit(X, y)
+    S_inv = np.linalg.inv(lda.covariance_)
+    mu = lda.means_
+    np.testing.assert_allclose(lda.coef_, mu @ S_inv, rtol=1e-10)
+    np.testing.assert_allclose(lda.a_, S_inv @ (mu[0] - mu[1]), rtol=1e-10)
+    np.testing.assert_allclose(lda.h_, (mu[0] + mu[1]) / 2)
+    grid = rng.normal(scale=3, size=(300, 3))
+    # delta_k(x) = 2 mu_k' S^-1 x - mu_k' S^-1 mu_k; the scores are delta_k / 2 + log pi_k.
+    delta = 2 * grid @ S_inv @ mu.T - np.einsum("kd,de,ke->k", mu, S_inv, mu)
+    scores = grid @ lda.coef_.T + lda.intercept_
+    np.testing.assert_allclose(scores, delta / 2 + np.log([0.3, 0.7]), rtol=1e-9, atol=1e-9)
+    # Binary decision function: log odds of classes_[1] = -(a'(x - h)) + log(pi_2 / pi_1).
+    np.testing.assert_allclose(lda.decision_function(grid),
+                               -(grid - lda.h_) @ lda.a_ + np.log(0.7 / 0.3), rtol=1e-9, atol=1e-9)
+    to_first = (grid - lda.h_) @ lda.a_ > np.log(0.7 / 0.3)
+    np.testing.assert_array_equal(lda.predict(grid) == 0, to_first)
+
+
+def test_lda_multiclass_has_no_corollary_attributes(rng):
+    X, y = _gaussian_classes(rng)
+    lda = LinearDiscriminant().fit(X, y)
+    assert not hasattr(lda, "a_") and not hasattr(lda, "h_")
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_reg_param_shrinks_towards_identity(Est, rng):
+    X, y = _gaussian_classes(rng)
+    plain = Est().fit(X, y).covariance_
+    np.testing.assert_allclose(Est(reg_param=0.3).fit(X, y).covariance_,
+                               0.7 * plain + 0.3 * np.eye(3), rtol=1e-12)
+
+
+# ---------------------------------------------------------------- weights and input types
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), est_index=st.sampled_from([0, 1]))
+def test_integer_weights_equal_repeated_rows(seed, est_index):
+    rng = np.random.default_rng(seed)
+    X, y = _gaussian_classes(rng, n_per_class=(12, 15), d=2)
+    w = rng.integers(0, 4, size=y.shape[0])
+    w[[0, 1, -1, -2]] = 2  # each class keeps enough rows for its covariance
+    Est = ESTIMATORS[est_index]
+    a = Est(priors="empirical").fit(X, y, sample_weight=w)
+    b = Est(priors="empirical").fit(np.repeat(X, w, axis=0), np.repeat(y, w))
+    np.testing.assert_allclose(a.means_, b.means_, rtol=1e-10)
+    np.testing.assert_allclose(a.covariance_, b.covariance_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(a.priors_, b.priors_, rtol=1e-12)
+    np.testing.assert_allclose(a.predict_proba(X), b.predict_proba(X), rtol=1e-8, atol=1e-12)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_float32_and_pandas_input(Est, rng):
+    pd = pytest.importorskip("pandas")
+    X, y = _gaussian_classes(rng)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"])
+    est = Est().fit(frame, pd.Series(y))
+    np.testing.assert_array_equal(est.feature_names_in_, ["a", "b", "c"])
+    ref = Est().fit(X, y)
+    np.testing.assert_allclose(est.predict_proba(frame), ref.predict_proba(X))
+    np.testing.assert_allclose(ref.predict_proba(X.astype(np.float32)), ref.predict_proba(X), atol=1e-5)
+
+
+def test_blocks_give_the_same_result_as_one_pass(rng, monkeypatch):
+    X, y = _gaussian_classes(rng, n_per_class=(300, 400))
+    full = [Est().fit(X, y) for Est in ESTIMATORS]
+    expected = [(e.covariance_, e.log_density(X), e.mahalanobis(X)) for e in full]
+    monkeypatch.setattr(gm, "_BLOCK_BYTES", 8 * 3 * 7)  # blocks of a few rows (min 256 rows)
+    monkeypatch.setattr(gm, "_block_rows", lambda width: 7)
+    for Est, (cov, logf, dist) in zip(ESTIMATORS, expected):
+        est = Est().fit(X, y)
+        np.testing.assert_allclose(est.covariance_, cov, rtol=1e-12)
+        np.testing.assert_allclose(est.log_density(X), logf, rtol=1e-12)
+        np.testing.assert_allclose(est.mahalanobis(X), dist, rtol=1e-12)
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize(
+    "mutate, match",
+    [
+        (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 4, np.nan, X), y), "NaN"),
+        (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 4, np.inf, X), y), "infinity"),
+        (lambda X, y: (X, np.zeros_like(y)), "single class"),
+        (lambda X, y: (X[:-1], y), "inconsistent numbers of samples"),
+        (lambda X, y: (X.astype(str), y), "numeric"),
+    ],
+    ids=["nan", "inf", "one-class", "lengths", "text"],
+)
+def test_bad_training_data(Est, mutate, match, rng):
+    X, y = _gaussian_classes(rng)
+    X, y = mutate(X, y)
+    with pytest.raises(ValueError, match=match):
+        Est().fit(X, y)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_non_numeric_column_is_named(Est, rng):
+    pd = pytest.importorskip("pandas")
+    X, y = _gaussian_classes(rng)
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(colour="red")
+    with pytest.raises(ValueError, match=r"non-numeric column\(s\) \['colour'\]"):
+        Est().fit(frame, y)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_negative_weights(Est, rng):
+    X, y = _gaussian_classes(rng)
+    w = np.ones(y.shape[0])
+    w[3] = -1
+    with pytest.raises(ValueError, match="sample_weight contains negative values"):
+        Est().fit(X, y, sample_weight=w)
+
+
+def test_qda_class_too_small_is_named(rng):
+    X, y = _gaussian_classes(rng)
+    y = y.astype(object)
+    y[0] = "lonely"
+    with pytest.raises(ValueError, match=r"class 'lonely' has 1 sample\(s\)"):
+        QuadraticDiscriminant().fit(X, y.astype(str))
+
+
+def test_qda_singular_class_covariance_names_class_and_reg_param(rng):
+    X, y = _gaussian_classes(rng, n_per_class=(3, 50), d=4)  # class 0: 3 rows, 4 features
+    with pytest.raises(ValueError, match="covariance of class 0 is") as err:
+        QuadraticDiscriminant().fit(X, y)
+    assert "reg_param" in str(err.value) and "3 samples for 4 features" in str(err.value)
+    QuadraticDiscriminant(reg_param=0.05).fit(X, y)  # the suggested fix works
+
+
+def test_qda_collinear_features_in_one_class(rng):
+    X, y = _gaussian_classes(rng, n_per_class=(40, 40))
+    X[y == 1, 2] = 2 * X[y == 1, 0] - X[y == 1, 1]  # exact linear dependence in class 1
+    with pytest.raises(ValueError, match="collinear"):
+        QuadraticDiscriminant().fit(X, y)
+
+
+def test_lda_singular_pooled_covariance(rng):
+    X, y = _gaussian_classes(rng)
+    X[:, 2] = X[:, 0] * 1e3 + 5  # collinear, whatever the units
+    with pytest.raises(ValueError, match="pooled covariance .* collinear .* reg_param"):
+        LinearDiscriminant().fit(X, y)
+    X, y = _gaussian_classes(rng, n_per_class=(2, 3), d=4)  # n - g = 3 <= 4 features
+    with pytest.raises(ValueError, match=r"n - g = 3 for 4 features"):
+        LinearDiscriminant().fit(X, y)
+
+
+def test_badly_scaled_but_regular_features_are_accepted(rng):
+    X, y = _gaussian_classes(rng)
+    X *= np.array([1e-6, 1.0, 1e7])
+    for Est in ESTIMATORS:
+        Est().fit(X, y).predict(X)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_predict_with_wrong_width(Est, rng):
+    X, y = _gaussian_classes(rng)
+    est = Est().fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        est.predict(X[:, :2])
