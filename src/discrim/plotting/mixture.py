@@ -27,13 +27,15 @@ def plot_convergence(mixture, ax=None):
     -------
     ax : matplotlib.axes.Axes
     """
+    from matplotlib.ticker import MaxNLocator
     from sklearn.utils.validation import check_is_fitted
 
     check_is_fitted(mixture, "lower_bounds_")
     ax = new_axes(ax)
     bounds = np.asarray(mixture.lower_bounds_, dtype=float)
     ax.plot(np.arange(bounds.shape[0]), bounds, marker="o", markersize=3, label="EM")
-    ax.set_xlabel("iteration")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("iteration (0: initial parameters)")
     ax.set_ylabel("mean log-likelihood per row")
     status = "converged" if mixture.converged_ else "not converged"
     ax.set_title(f"EM convergence ({status} after {int(mixture.n_iter_)} iterations)")
@@ -94,9 +96,10 @@ def _density_1d(mixture, X, ax, bins, grid_size):
     # w_r f_r(x) = P(r | x) f(x): the weighted components from the public API alone.
     parts = mixture.predict_proba(grid) * dens[:, None]
     ax.hist(x, bins=bins, density=True, alpha=0.35, color="tab:gray", label="data")
-    for r in range(parts.shape[1]):
-        ax.plot(grid[:, 0], parts[:, r], linestyle="--", linewidth=1, label=f"component {r}")
-    ax.plot(grid[:, 0], dens, color="black", linewidth=2, label="mixture")
+    for r in range(parts.shape[1]):  # dashed, above the mixture curve where they coincide
+        ax.plot(grid[:, 0], parts[:, r], linestyle="--", linewidth=1.5, zorder=3,
+                label=f"component {r} (weighted)")
+    ax.plot(grid[:, 0], dens, color="black", linewidth=2, zorder=2, label="mixture")
     ax.set_ylabel("density")
     ax.legend(loc="best", fontsize="small")
 
@@ -111,6 +114,8 @@ def _support(x, mixture):
 
 
 def _pmf_1d(mixture, X, ax, bins, grid_size):
+    from matplotlib.ticker import MaxNLocator
+
     x = X[:, 0]
     values = _support(x, mixture)
     pmf = np.exp(mixture.score_samples(values[:, None]))
@@ -118,6 +123,7 @@ def _pmf_1d(mixture, X, ax, bins, grid_size):
     ax.bar(observed, counts / counts.sum(), width=0.8, alpha=0.35, color="tab:gray", label="data")
     ax.plot(values, pmf, linestyle="none", marker="o", color="black", label="fitted pmf")
     ax.vlines(values, 0, pmf, color="black", linewidth=1)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_ylabel("probability")
     ax.legend(loc="best", fontsize="small")
 
