@@ -164,7 +164,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     fit_seconds = time.perf_counter() - start
     scores = score_probabilities(y_test, model.predict_proba(X_test), model.classes_)
 
-    table = Table("metric", "value", title=f"{model_name} on {dataset or csv}: {len(y_train)} training, {len(y_test)} test rows")
+    console.print(f"{model_name} on {dataset or csv}: {len(y_train)} training rows, {len(y_test)} test rows")
+    table = Table("metric", "value")
     for label, key in [("log-loss", "log_loss"), ("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"), ("ROC-AUC", "roc_auc")]:
         table.add_row(label, f"{scores[key]:.4f}")
     table.add_row("fit time", f"{fit_seconds:.3f} s")

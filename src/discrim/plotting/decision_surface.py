@@ -71,5 +71,6 @@ def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.5, 
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
     ax.legend(loc="best", fontsize="small", title="class")
-    ax.set_title(type(estimator).__name__)
+    final = estimator[-1] if hasattr(estimator, "steps") else estimator
+    ax.set_title(type(final).__name__)
     return ax
