@@ -100,3 +100,18 @@ def test_unsorted_candidates_are_rejected(rng):
     X = rng.normal(size=(5, 2))
     with pytest.raises(ValueError, match="sorted"):
         PrototypeLikelihood(X, np.zeros(5, int), np.ones(5), np.ones((5, 2)), X[:3], np.array([1, 0, 1]), 2, xp)
+
+
+def test_threads_give_the_same_result(rng, monkeypatch):
+    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 5 * 15)  # chunks of 5 rows
+    lik, data = _problem(rng, 3, True, True, R=43)
+    threaded = PrototypeLikelihood(*data[:6], 3, xp, n_threads=3)
+    try:
+        theta = rng.uniform(0.05, 2.0, data[0].shape[1] + data[4].shape[0])
+        value, grad = lik.value_and_grad(theta)
+        value3, grad3 = threaded.value_and_grad(theta)
+    finally:
+        threaded.close()
+    assert threaded.n_threads == 3
+    assert value3 == pytest.approx(value, rel=1e-13)
+    np.testing.assert_allclose(grad3, grad, rtol=1e-12, atol=1e-15)

@@ -150,9 +150,11 @@ class PrototypeLikelihood:
     n_classes : int
     xp : namespace
     device : device or None
+    n_threads : int, default=1
+        Threads over row chunks (numpy namespace only); call :meth:`close` when done.
     """
 
-    def __init__(self, X, y, coef, q0, S, target, n_classes, xp, device=None):
+    def __init__(self, X, y, coef, q0, S, target, n_classes, xp, device=None, n_threads=1):
         self.xp = xp
         self.device = device
         self.dtype = X.dtype
@@ -164,13 +166,27 @@ class PrototypeLikelihood:
         self.X2, self.S2 = X * X, S * S
         onehot = np.zeros((y.shape[0], n_classes))
         onehot[np.arange(y.shape[0]), y] = 1.0
-        self.onehot = xp.asarray(onehot, dtype=self.dtype, device=device) if is_torch_namespace(xp) \
-            else xp.asarray(onehot, dtype=self.dtype)
+        self.onehot = _asarray(onehot, xp, self.dtype, device)
         self.coef, self.q0 = coef, q0
-        self._chunk = chunk_rows(self.n_candidates)
-        n_buf = min(self._chunk, X.shape[0])
-        self._buf = (xp.empty((n_buf, self.n_candidates), dtype=self.dtype, device=device)
-                     if is_torch_namespace(xp) else xp.empty((n_buf, self.n_candidates), dtype=self.dtype))
+        R = X.shape[0]
+        step = chunk_rows(self.n_candidates)
+        self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
+        # numpy releases the GIL in BLAS and ufunc loops, so row chunks run in parallel threads;
+        # each thread owns one kernel buffer that it reuses for all of its chunks.
+        self.n_threads = max(1, min(int(n_threads), len(self._chunks))) if not is_torch_namespace(xp) else 1
+        n_buf = min(step, R)
+        self._bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
+        self._pool = None
+        if self.n_threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(max_workers=self.n_threads)
+
+    def close(self):
+        """Release the worker threads (if any)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
 
     def value_and_grad(self, theta):
         """Value and gradient of the unpenalised objective.
@@ -187,16 +203,44 @@ class PrototypeLikelihood:
         xp = self.xp
         D = self.n_features
         v, w = theta[:D], theta[D:]
-        wS = xp.concat([w[:, None], w[:, None] * self.S], axis=1)  # (J, D + 1)
+        # Features at v_d = 0 do not enter the kernel and have zero gradient (K depends on v_d^2):
+        # the GEMMs run over the features that are still active.
+        active = xp.nonzero(v > 0)[0]
+        n_active = int(active.shape[0])
+        if n_active < D:
+            feats = (xp.take(self.X, active, axis=1), xp.take(self.X2, active, axis=1),
+                     xp.take(self.S, active, axis=1), xp.take(v, active))
+            S2 = xp.take(self.S2, active, axis=1)
+        else:
+            feats = (self.X, self.X2, self.S, v)
+            S2 = self.S2
+        wS = xp.concat([w[:, None], w[:, None] * feats[2]], axis=1)  # (J, n_active + 1)
+        groups = [self._chunks[i :: self.n_threads] for i in range(self.n_threads)]
+        if self._pool is None:
+            parts = [self._partial(groups[0], self._bufs[0], feats, w, wS)]
+        else:
+            parts = list(self._pool.map(self._partial, groups, self._bufs, [feats] * self.n_threads,
+                                        [w] * self.n_threads, [wS] * self.n_threads))
+        value = sum(p[0] for p in parts)
+        cw = sum(p[1] for p in parts)
+        gv = feats[3] * (sum(p[2] for p in parts) + (w * cw) @ S2)
+        if n_active < D:
+            full = xp.zeros_like(v)
+            full[active] = gv
+            gv = full
+        return value, xp.concat([gv, -cw])
+
+    def _partial(self, chunks, buf, feats, w, wS):
+        """Sums over the reference rows of ``chunks``: value, ``c_j`` and the v-gradient bracket."""
+        xp = self.xp
+        X_all, X2_all, S, va = feats
         value = 0.0
         cw = xp.zeros_like(w)
-        gv = xp.zeros_like(v)
-        R = self.X.shape[0]
-        for start in range(0, R, self._chunk):
-            stop = min(start + self._chunk, R)
-            X = self.X[start:stop]
-            K = kernel_matrix(X, self.S, v, xp, out=self._buf[: stop - start])
-            Z = [K[:, a:b] @ wS[a:b] for a, b in self.blocks]  # per class (rows, D + 1)
+        gv = xp.zeros_like(va)
+        for start, stop in chunks:
+            X = X_all[start:stop]
+            K = kernel_matrix(X, S, va, xp, out=buf[: stop - start])
+            Z = [K[:, a:b] @ wS[a:b] for a, b in self.blocks]  # per class (rows, n_active + 1)
             Qb = xp.stack([z[:, 0] for z in Z], axis=1)
             q = self.q0[start:stop] + Qb
             onehot, c = self.onehot[start:stop], self.coef[start:stop]
@@ -204,9 +248,21 @@ class PrototypeLikelihood:
             qy = xp.sum(q * onehot, axis=1)
             value -= float(xp.sum(c * (xp.log(qy) - xp.log(T))))
             A = onehot * (c / qy)[:, None] - (c / T)[:, None]
-            g = xp.sum(A * Qb, axis=1)
-            P = sum(A[:, k : k + 1] * Z[k][:, 1:] for k in range(self.n_classes))
             cw = cw + xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)])
-            gv = gv + g @ self.X2[start:stop] - 2.0 * xp.sum(X * P, axis=0)
-        gv = v * (gv + (w * cw) @ self.S2)
-        return value, xp.concat([gv, -cw])
+            if va.shape[0]:
+                g = xp.sum(A * Qb, axis=1)
+                P = sum(A[:, k : k + 1] * Z[k][:, 1:] for k in range(self.n_classes))
+                gv = gv + g @ X2_all[start:stop] - 2.0 * xp.sum(X * P, axis=0)
+        return value, cw, gv
+
+
+def _asarray(a, xp, dtype, device):
+    if device is None:
+        return xp.asarray(a, dtype=dtype)
+    return xp.asarray(a, dtype=dtype, device=device)
+
+
+def _empty(shape, xp, dtype, device):
+    if device is None:
+        return xp.empty(shape, dtype=dtype)
+    return xp.empty(shape, dtype=dtype, device=device)

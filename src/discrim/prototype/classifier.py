@@ -6,7 +6,7 @@ from numbers import Integral, Real
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from discrim.backend import namespace
 from discrim.optim import NonNegElasticNet, PenalizedObjective, minimize_lbfgsb
@@ -28,6 +28,12 @@ logger = logging.getLogger(__name__)
 # Start values of the seed: v_d = 10 / D, w_j = 1.
 START_FEATURE_WEIGHT = 10.0
 START_PROTOTYPE_WEIGHT = 1.0
+
+
+def _available_threads():
+    """Threads the BLAS would use here: respects threadpoolctl limits and joblib workers' limits."""
+    counts = [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()]
+    return max(1, min(counts)) if counts else 1
 
 
 class PrototypeClassifier(ClassifierMixin, BaseEstimator):
@@ -350,7 +356,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731
         datafit = PrototypeLikelihood(
             as_xp(X[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(X[cand]),
-            y_idx[cand], n_classes, xp,
+            y_idx[cand], n_classes, xp, n_threads=_available_threads(),
         )
         J = cand.shape[0]
         start = initial_solution(b, cand.copy()) if initial_solution is not None else None
@@ -366,10 +372,14 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
             ],
             np.concatenate([v0, w0]),
         )
-        # The objective is many small GEMMs on cache-sized row chunks: a multi-threaded BLAS only
-        # adds synchronisation, and on a busy machine its spinning threads slow it 10-50x.
-        with threadpool_limits(limits=1, user_api="blas"):
-            result = minimize_lbfgsb(objective, max_iter=self.max_iter, tol=self.tol)
+        # The objective is many small GEMMs on cache-sized row chunks, run in parallel threads: a
+        # multi-threaded BLAS inside them only adds synchronisation, and on a busy machine its
+        # spinning threads slow it 10-50x.
+        try:
+            with threadpool_limits(limits=1, user_api="blas"):
+                result = minimize_lbfgsb(objective, max_iter=self.max_iter, tol=self.tol)
+        finally:
+            datafit.close()
         if self.verbose > 0:
             logger.info("batch %d solver: %s (%d evaluations)", b + 1, result.message, result.n_eval)
         v, w = result.theta[:D], result.theta[D:]
