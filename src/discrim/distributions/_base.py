@@ -153,7 +153,17 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
     @abstractmethod
     def param_shapes(self, n_components, n_features):
-        """Expected shape of every parameter array: ``{name: shape}``."""
+        """Expected shape of every parameter array.
+
+        Parameters
+        ----------
+        n_components : int
+        n_features : int
+
+        Returns
+        -------
+        shapes : dict of str to tuple of int
+        """
 
     # --- shared behaviour ----------------------------------------------------------------
 
@@ -162,7 +172,19 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         return ()
 
     def fit_params(self, X, resp, sample_weight=None, reg_covar=0.0):
-        """Weighted MLE from responsibilities: ``params_from_stats(suff_stats(...))``."""
+        """Weighted MLE from responsibilities: ``params_from_stats(suff_stats(...))``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        resp : array of shape (n_samples, n_components)
+        sample_weight : array of shape (n_samples,) or None
+        reg_covar : float, default=0.0
+
+        Returns
+        -------
+        params : Params
+        """
         return self.params_from_stats(self.suff_stats(X, resp, sample_weight), reg_covar=reg_covar)
 
     def rows(self, index):
@@ -190,7 +212,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         X : ndarray
             Unchanged.
         """
-        if self.support is not None and not self.support(X):
+        if self.support is not None and not self.support.check(X):
             raise ValueError(
                 f"X is outside the support of {self!r}: its entries must be {self.support.name} "
                 f"({self.support.description})."

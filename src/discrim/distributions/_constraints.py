@@ -37,8 +37,17 @@ class Constraint:
     def __repr__(self):
         return f"constraints.{self.name}"
 
-    def __call__(self, value):
-        """Return True when ``value`` satisfies the constraint (and is finite)."""
+    def check(self, value):
+        """Return True when ``value`` satisfies the constraint (and is finite).
+
+        Parameters
+        ----------
+        value : array-like
+
+        Returns
+        -------
+        ok : bool
+        """
         value = np.asarray(value)
         if value.dtype.kind not in "biuf":
             return False
@@ -46,8 +55,15 @@ class Constraint:
             return bool(np.all(np.isfinite(value)) and self._check(value))
 
     def validate(self, value, what):
-        """Raise ``ValueError`` naming ``what`` when ``value`` violates the constraint."""
-        if not self(value):
+        """Raise ``ValueError`` naming ``what`` when ``value`` violates the constraint.
+
+        Parameters
+        ----------
+        value : array-like
+        what : str
+            How to name the value in the message, e.g. ``"parameter 'prob'"``.
+        """
+        if not self.check(value):
             raise ValueError(f"{what} must be {self.name} ({self.description}).")
 
 

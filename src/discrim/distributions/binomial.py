@@ -79,7 +79,7 @@ class Binomial(ComponentFamily):
                 raise ValueError(f"n_trials must be a positive integer; got {n}.")
             return float(n)
         arr = np.asarray(n)
-        if arr.ndim != 1 or arr.dtype.kind not in "iuf" or not constraints.nonnegative_integer(arr):
+        if arr.ndim != 1 or arr.dtype.kind not in "iuf" or not constraints.nonnegative_integer.check(arr):
             raise ValueError(
                 "n_trials must be a positive int or a 1-d array of non-negative whole numbers "
                 f"(one trial count per row of X); got {n!r}."
@@ -99,7 +99,7 @@ class Binomial(ComponentFamily):
     def check_data(self, X):
         n = self._trials(X.shape[0])
         high = n if np.ndim(n) == 0 else n[:, None]
-        if not constraints.integer_interval(0, high)(X):
+        if not constraints.integer_interval(0, high).check(X):
             raise ValueError(
                 f"X must hold counts of successes for {self!r}: whole numbers between 0 and "
                 "n_trials (the trial count of the row)."

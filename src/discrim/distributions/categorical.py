@@ -66,7 +66,7 @@ class Categorical(ComponentFamily):
 
     def check_data(self, X):
         c = self._n_categories()
-        if not constraints.integer_interval(0, c - 1)(X):
+        if not constraints.integer_interval(0, c - 1).check(X):
             raise ValueError(
                 f"X must hold category codes for {self!r}: whole numbers between 0 and {c - 1} "
                 "(encode categories with sklearn.preprocessing.OrdinalEncoder)."

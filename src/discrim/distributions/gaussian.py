@@ -132,32 +132,38 @@ class Gaussian(ComponentFamily):
         k, d = params.mean.shape
         step = max(1, _BLOCK_ELEMENTS // max(1, k * d))
         if n <= step:
-            return _log_prob_block(self._type(), X, terms, d)
-        out = np.empty((n, k), dtype=X.dtype)
+            return _log_prob_block(self._type(), X, terms, d).T
+        out = np.empty((k, n), dtype=X.dtype)
         for start in range(0, n, step):
-            out[start : start + step] = _log_prob_block(self._type(), X[start : start + step], terms, d)
-        return out
+            out[:, start : start + step] = _log_prob_block(self._type(), X[start : start + step], terms, d)
+        return out.T
 
     # M-step ----------------------------------------------------------------------------
 
     def suff_stats(self, X, resp, sample_weight=None):
-        wr = resp if sample_weight is None else resp * sample_weight[:, None].astype(resp.dtype, copy=False)
-        weight = wr.sum(axis=0, dtype=np.float64)
+        # Work with components and features along rows and samples along columns: every
+        # elementwise step then runs over long contiguous rows (log_prob returns its output in
+        # that layout, so resp.T is usually contiguous already).
+        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
+        wr_t = np.ascontiguousarray(wr_t, dtype=X.dtype)
+        weight = wr_t.sum(axis=1, dtype=np.float64)
         safe = np.where(weight > 0, weight, 1.0)
-        # Raw moments about the block mean, then centred per component: exact for data far
-        # from the origin, and still one GEMM for the second moments.
-        center = X.mean(axis=0)
-        Xc = X - center
-        mean_c = (wr.T @ Xc).astype(np.float64) / safe[:, None]
+        # Moments about the block mean, then centred per component: exact for data far from the
+        # origin, and still one GEMM for the second moments.
         n, d = X.shape
-        k = resp.shape[1]
+        k = wr_t.shape[0]
+        center = X.mean(axis=0)
+        xc_t = np.empty((d, n), dtype=X.dtype)
+        np.subtract(X.T, center[:, None], out=xc_t)
+        mean_c = (wr_t @ xc_t.T).astype(np.float64) / safe[:, None]
         if self._type() in ("full", "tied"):
-            weighted = (wr[:, :, None] * Xc[:, None, :]).reshape(n, k * d)
-            second = (Xc.T @ weighted).astype(np.float64).reshape(d, k, d).transpose(1, 0, 2)
+            weighted = wr_t[:, None, :] * xc_t[None, :, :]  # (k, d, n)
+            second = (weighted.reshape(k * d, n) @ xc_t.T).astype(np.float64).reshape(k, d, d)
             scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
             scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
         else:
-            second = (wr.T @ (Xc * Xc)).astype(np.float64)
+            np.square(xc_t, out=xc_t)
+            second = (wr_t @ xc_t.T).astype(np.float64)
             scatter = np.maximum(second - weight[:, None] * mean_c**2, 0.0)
         mean = mean_c + center.astype(np.float64)
         mean[weight <= 0] = 0.0
@@ -254,25 +260,34 @@ def _precision_terms(ctype, params):
 
 
 def _log_prob_block(ctype, X, terms, d):
-    """Log-densities (n, K) of one block of rows from :func:`_precision_terms`."""
+    """Log-densities of one block of rows from :func:`_precision_terms`, as (K, n) (transposed).
+
+    The transposed layout keeps the samples along contiguous rows, so the squares, the sums over
+    features and the later exp run over long vectors instead of short rows of length d or K.
+    """
     dt = X.dtype
     if ctype == "full":
-        W, b = terms["W"].astype(dt, copy=False), terms["b"].astype(dt, copy=False)
-        Y = X @ W
-        Y -= b
+        Y = terms["W"].T.astype(dt, copy=False) @ X.T  # (K*d, n)
+        Y -= terms["b"].astype(dt, copy=False)[:, None]
         np.square(Y, out=Y)
-        maha = Y.reshape(X.shape[0], -1, d).sum(axis=2)
+        maha = Y.reshape(-1, d, X.shape[0]).sum(axis=1)
     elif ctype == "tied":
-        Z = X @ terms["P"].astype(dt, copy=False)
+        Z = terms["P"].T.astype(dt, copy=False) @ X.T  # (d, n)
         mP = terms["mP"].astype(dt, copy=False)
-        maha = (Z * Z).sum(axis=1)[:, None] - 2.0 * (Z @ mP.T) + (mP * mP).sum(axis=1)
-    elif ctype == "diag":
-        prec = terms["prec"].astype(dt, copy=False)
-        maha = (X * X) @ prec.T - 2.0 * (X @ terms["mp"].T.astype(dt, copy=False)) + terms["c"].astype(dt)
+        maha = mP @ Z
+        maha *= -2.0
+        maha += (Z * Z).sum(axis=0)
+        maha += (mP * mP).sum(axis=1)[:, None]
     else:
+        XT = X.T
         prec = terms["prec"].astype(dt, copy=False)
-        maha = (X * X).sum(axis=1)[:, None] * prec - 2.0 * (X @ terms["mp"].T.astype(dt, copy=False)) + terms["c"].astype(dt)
-    out = maha
-    out *= -0.5
-    out += (terms["log_det"] - 0.5 * d * _LOG_2PI).astype(dt)
-    return out
+        maha = terms["mp"].astype(dt, copy=False) @ XT
+        maha *= -2.0
+        if ctype == "diag":
+            maha += prec @ (XT * XT)
+        else:
+            maha += prec[:, None] * (XT * XT).sum(axis=0)
+        maha += terms["c"].astype(dt)[:, None]
+    maha *= -0.5
+    maha += (terms["log_det"] - 0.5 * d * _LOG_2PI).astype(dt)[:, None]
+    return maha

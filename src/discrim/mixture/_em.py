@@ -1,17 +1,22 @@
 """The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
 
+import os
 import warnings
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from discrim.discriminant._rules import log_posterior
 
-__all__ = ["EMResult", "default_chunk_size", "e_step", "log_likelihood", "run_em"]
+__all__ = ["EMResult", "available_threads", "block_mapper", "default_chunk_size", "e_step", "log_likelihood", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
-_CHUNK_ELEMENTS = 1 << 17
+_CHUNK_ELEMENTS = 1 << 19
 
 
 @dataclass
@@ -45,7 +50,7 @@ class EMResult:
 
 def default_chunk_size(n_components, n_features):
     """Rows per block so that a (rows, n_components * n_features) temporary stays in cache."""
-    return int(np.clip(_CHUNK_ELEMENTS // max(1, n_components * n_features), 1024, 65536))
+    return int(np.clip(_CHUNK_ELEMENTS // max(1, n_components * n_features), 2048, 65536))
 
 
 def _blocks(n, chunk_size):
@@ -62,7 +67,46 @@ def _check_finite_norm(log_norm, start):
         )
 
 
-def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats=True):
+def _e_step_block(family, X, sample_weight, log_weights, params, with_stats, sl):
+    """E-step on rows ``sl``: (stats or None, weighted log-likelihood)."""
+    fam = family.rows(sl)
+    Xb, wb = X[sl], sample_weight[sl]
+    log_resp, log_norm = log_posterior(fam.log_prob(Xb, params), log_weights.astype(Xb.dtype))
+    _check_finite_norm(log_norm, sl.start)
+    ll = float(wb @ log_norm.astype(np.float64))
+    if not with_stats:
+        return None, ll
+    np.exp(log_resp, out=log_resp)
+    return fam.suff_stats(Xb, log_resp, wb), ll
+
+
+def available_threads():
+    """Number of CPU cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+@contextmanager
+def block_mapper(n_threads):
+    """Yield ``map(fn, blocks) -> list`` running blocks on ``n_threads`` threads.
+
+    numpy releases the GIL in its kernels, so row blocks run truly in parallel. BLAS is held to
+    one thread meanwhile: the per-block matrix products are small, and a multi-threaded BLAS
+    spends more time synchronising its threads on them than computing (several times slower on a
+    busy machine), besides oversubscribing the cores. Results come back in block order, so sums over blocks are identical for any
+    ``n_threads``.
+    """
+    with threadpool_limits(limits=1, user_api="blas"):
+        if n_threads <= 1:
+            yield lambda fn, blocks: [fn(b) for b in blocks]
+            return
+        with ThreadPoolExecutor(n_threads) as pool:
+            yield lambda fn, blocks: list(pool.map(fn, blocks)) if len(blocks) > 1 else [fn(blocks[0])]
+
+
+def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats=True, mapper=None):
     """One pass over the rows: responsibilities, their sufficient statistics and the log-likelihood.
 
     Parameters
@@ -76,26 +120,47 @@ def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats
     chunk_size : int
         Rows per block.
     with_stats : bool, default=True
+    mapper : callable, default=None
+        From :func:`block_mapper`; None runs the blocks one after another.
 
     Returns
     -------
     stats : Stats or None
-        Sum over blocks of ``family.suff_stats(block, resp, weight)``.
+        Sum over blocks of ``family.suff_stats(block, resp, weight)``, in block order.
     total_log_likelihood : float
         ``sum_i w_i log sum_k pi_k f_k(x_i)``.
     """
+    fn = partial(_e_step_block, family, X, sample_weight, log_weights, params, with_stats)
+    blocks = _blocks(X.shape[0], chunk_size)
+    results = mapper(fn, blocks) if mapper is not None else [fn(b) for b in blocks]
     stats = 0
     total = 0.0
-    for sl in _blocks(X.shape[0], chunk_size):
-        fam = family.rows(sl)
-        Xb, wb = X[sl], sample_weight[sl]
-        log_resp, log_norm = log_posterior(fam.log_prob(Xb, params), log_weights.astype(Xb.dtype))
-        _check_finite_norm(log_norm, sl.start)
-        total += float(wb @ log_norm.astype(np.float64))
+    for block_stats, ll in results:
+        total += ll
         if with_stats:
-            np.exp(log_resp, out=log_resp)
-            stats = stats + fam.suff_stats(Xb, log_resp, wb)
+            stats = stats + block_stats
     return (stats if with_stats else None), total
+
+
+def stats_from_resp(family, X, sample_weight, resp, chunk_size):
+    """``family.suff_stats`` of given responsibilities, accumulated over row blocks.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    X : ndarray of shape (n_samples, n_features)
+    sample_weight : ndarray of shape (n_samples,)
+    resp : ndarray of shape (n_samples, n_components)
+    chunk_size : int
+
+    Returns
+    -------
+    stats : Stats
+    """
+    stats = 0
+    for sl in _blocks(X.shape[0], chunk_size):
+        stats = stats + family.rows(sl).suff_stats(X[sl], resp[sl], sample_weight[sl])
+    return stats
 
 
 def log_likelihood(family, X, log_weights, params, chunk_size):
@@ -135,6 +200,7 @@ def run_em(
     reg_covar=0.0,
     keep_history=False,
     chunk_size=None,
+    n_threads=1,
 ):
     """Run EM from given starting parameters until the mean log-likelihood stops improving.
 
@@ -160,6 +226,8 @@ def run_em(
     keep_history : bool, default=False
     chunk_size : int or None, default=None
         Rows per block; None chooses one from the number of components and features.
+    n_threads : int, default=1
+        Threads over row blocks (see :func:`block_mapper`).
 
     Returns
     -------
@@ -176,7 +244,16 @@ def run_em(
         with np.errstate(divide="ignore"):
             return np.log(w)
 
-    stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size)
+    with block_mapper(n_threads) as mapper:
+        return _em_loop(
+            family, X, sample_weight, weights, params, tol, max_iter, fix_weights, reg_covar,
+            keep_history, chunk_size, mapper, total_weight, empty_ever, log_w,
+        )
+
+
+def _em_loop(family, X, sample_weight, weights, params, tol, max_iter, fix_weights, reg_covar,
+             keep_history, chunk_size, mapper, total_weight, empty_ever, log_w):
+    stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size, mapper=mapper)
     lower_bounds = [ll / total_weight]
     history = [_snapshot(weights, params)] if keep_history else None
     converged = False
@@ -190,7 +267,7 @@ def run_em(
         params = new_params
         if not fix_weights:
             weights = stats.weight / stats.weight.sum()
-        stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size)
+        stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size, mapper=mapper)
         lower_bounds.append(ll / total_weight)
         if keep_history:
             history.append(_snapshot(weights, params))
@@ -203,7 +280,7 @@ def run_em(
             "EM; their parameters were left unchanged and their weight is (near) zero. Consider "
             "fewer components or another initialisation.",
             UserWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return EMResult(
         weights=weights,

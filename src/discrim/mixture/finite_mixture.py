@@ -9,7 +9,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.discriminant._rules import log_posterior
-from discrim.mixture._em import default_chunk_size, log_likelihood, run_em
+from discrim.mixture._em import available_threads, default_chunk_size, log_likelihood, run_em, stats_from_resp
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
@@ -68,6 +68,10 @@ class FiniteMixture(DensityMixin, BaseEstimator):
     chunk_size : int, default=None
         Rows per block in the E-step; None picks a size that keeps the block's temporaries in
         cache.
+    n_threads : int, default=None
+        Threads that run row blocks of the E-step in parallel (BLAS is held to one thread per
+        block meanwhile). None uses every core available to the process. Results do not depend
+        on it.
 
     Attributes
     ----------
@@ -139,6 +143,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "dtype": [StrOptions({"float64", "float32"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
+        "n_threads": [Interval(Integral, 1, None, closed="left"), None],
     }
 
     def __init__(
@@ -159,6 +164,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         warm_start=False,
         dtype="float64",
         chunk_size=None,
+        n_threads=None,
     ):
         self.family = family
         self.n_components = n_components
@@ -175,6 +181,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         self.warm_start = warm_start
         self.dtype = dtype
         self.chunk_size = chunk_size
+        self.n_threads = n_threads
 
     # --- validation -----------------------------------------------------------------------
 
@@ -208,8 +215,8 @@ class FiniteMixture(DensityMixin, BaseEstimator):
             if weights0 is None:
                 weights0 = np.full(k, 1.0 / k)
             return weights0, params0
-        resp = initial_resp(X, w, k, self.init_params, rng)
-        stats = self.family.suff_stats(X, resp.astype(X.dtype, copy=False), w.astype(X.dtype, copy=False))
+        resp = initial_resp(X, w, k, self.init_params, rng).astype(X.dtype)
+        stats = stats_from_resp(self.family, X, w.astype(X.dtype, copy=False), resp, self._chunk(d))
         params0 = self.family.params_from_stats(stats, reg_covar=self.reg_covar)
         if weights0 is None:
             weights0 = np.full(k, 1.0 / k) if self.fix_weights else stats.weight / stats.weight.sum()
@@ -257,6 +264,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
                 reg_covar=self.reg_covar,
                 keep_history=self.keep_history,
                 chunk_size=self._chunk(X.shape[1]),
+                n_threads=self.n_threads or available_threads(),
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
                 best = result

@@ -1,0 +1,298 @@
+import numpy as np
+import pytest
+import scipy.stats
+
+from discrim.distributions import (
+    FAMILIES,
+    Bernoulli,
+    Binomial,
+    Categorical,
+    Gaussian,
+    Poisson,
+)
+
+# --- oracle table: (family, params, per-component scipy log-density of one row) --------------
+
+_COV_FULL = np.array([[[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]], [[1.0, 0.0, 0.0], [0.0, 3.0, 0.9], [0.0, 0.9, 1.0]]])
+_MEAN = np.array([[0.0, 1.0, -1.0], [2.0, -0.5, 0.3]])
+
+
+def _independent(dist_of):
+    """Log-density of a row as the sum over features of scipy log-pmfs/pdfs."""
+    return lambda params, k, x: sum(dist_of(params, k, d, x[d]) for d in range(x.shape[0]))
+
+
+ORACLES = [
+    (
+        Binomial(n_trials=10),
+        {"prob": [[0.3, 0.9], [0.55, 0.05]]},
+        _independent(lambda p, k, d, x: scipy.stats.binom(10, p["prob"][k][d]).logpmf(x)),
+    ),
+    (
+        Bernoulli(),
+        {"prob": [[0.3, 0.9], [0.55, 0.05]]},
+        _independent(lambda p, k, d, x: scipy.stats.bernoulli(p["prob"][k][d]).logpmf(x)),
+    ),
+    (
+        Poisson(),
+        {"rate": [[0.7, 4.0], [2.5, 0.2]]},
+        _independent(lambda p, k, d, x: scipy.stats.poisson(p["rate"][k][d]).logpmf(x)),
+    ),
+    (
+        Categorical(n_categories=3),
+        {"probs": [[[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], [[0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]]},
+        _independent(
+            lambda p, k, d, x: scipy.stats.multinomial(1, p["probs"][k][d]).logpmf(np.eye(3)[int(x)])
+        ),
+    ),
+    (
+        Gaussian("full"),
+        {"mean": _MEAN, "covariance": _COV_FULL},
+        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], p["covariance"][k]).logpdf(x),
+    ),
+    (
+        Gaussian("diag"),
+        {"mean": _MEAN, "covariance": [[2.0, 1.0, 0.5], [0.1, 3.0, 1.0]]},
+        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], np.diag(p["covariance"][k])).logpdf(x),
+    ),
+    (
+        Gaussian("tied"),
+        {"mean": _MEAN, "covariance": _COV_FULL[0]},
+        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], p["covariance"]).logpdf(x),
+    ),
+    (
+        Gaussian("spherical"),
+        {"mean": _MEAN, "covariance": [0.7, 2.0]},
+        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], p["covariance"][k] * np.eye(3)).logpdf(x),
+    ),
+]
+
+
+def _data_for(family, params, n, rng):
+    return family.sample(params, [n // 2, n - n // 2], rng)
+
+
+@pytest.mark.parametrize("family, params, oracle", ORACLES, ids=lambda v: repr(v) if not callable(v) else "")
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_log_prob_matches_scipy(family, params, oracle, dtype, rng):
+    p = family.make_params(params, n_components=2, n_features=np.shape(params[next(iter(params))])[1])
+    X = _data_for(family, p, 30, rng)
+    got = family.log_prob(X.astype(dtype), p)
+    assert got.shape == (30, 2)
+    want = np.array([[oracle(params, k, x) for k in range(2)] for x in X])
+    tol = 1e-10 if dtype == np.float64 else 2e-4
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_binomial_per_row_trials_match_scipy(rng):
+    n = rng.integers(1, 20, size=25)
+    X = rng.binomial(n[:, None], [0.3, 0.7], size=(25, 2)).astype(float)
+    fam = Binomial(n_trials=n)
+    p = fam.make_params({"prob": [[0.2, 0.6], [0.5, 0.9]]}, 2, 2)
+    want = np.stack(
+        [scipy.stats.binom(n[:, None], p.prob[k]).logpmf(X).sum(axis=1) for k in range(2)], axis=1
+    )
+    np.testing.assert_allclose(fam.log_prob(X, p), want, rtol=1e-12)
+    # weighted MLE: successes over trials
+    resp = rng.dirichlet([1, 1], size=25)
+    w = rng.uniform(0.5, 2.0, size=25)
+    got = fam.fit_params(X, resp, w).prob
+    want = (resp * w[:, None]).T @ X / ((resp * w[:, None]).T @ n)[:, None]
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    # the family follows row subsets (used for blocks of rows)
+    np.testing.assert_allclose(fam.rows(slice(5, 12)).log_prob(X[5:12], p), want_rows := fam.log_prob(X, p)[5:12])
+    assert want_rows.shape == (7, 2)
+    with pytest.raises(ValueError, match="per-row trial counts but X has"):
+        fam.log_prob(X[:3], p)
+
+
+# --- weighted MLE against closed forms ------------------------------------------------------
+
+
+def _closed_form_mle(family, X, resp, w):
+    """Plain-numpy weighted MLE, written independently of the families."""
+    r = resp * w[:, None]
+    nk = r.sum(axis=0)
+    mean = r.T @ X / nk[:, None]
+    if isinstance(family, Binomial):  # Bernoulli included: n_trials = 1
+        return {"prob": mean / family.n_trials}
+    if isinstance(family, Poisson):
+        return {"rate": mean}
+    if isinstance(family, Categorical):
+        C = family.n_categories
+        probs = np.stack([[np.bincount(X[:, d].astype(int), weights=r[:, k], minlength=C) / nk[k] for d in range(X.shape[1])] for k in range(r.shape[1])])
+        return {"probs": probs}
+    ct = family.covariance_type
+    covs = np.stack([(r[:, k, None] * (X - mean[k])).T @ (X - mean[k]) / nk[k] for k in range(r.shape[1])])
+    cov = {
+        "full": covs,
+        "diag": np.diagonal(covs, axis1=1, axis2=2),
+        "tied": (covs * nk[:, None, None]).sum(axis=0) / nk.sum(),
+        "spherical": np.diagonal(covs, axis1=1, axis2=2).mean(axis=1),
+    }[ct]
+    return {"mean": mean, "covariance": cov}
+
+
+def _sample_data(family, rng, n=60, d=3, k=2):
+    if isinstance(family, Binomial):
+        return rng.binomial(family.n_trials, rng.uniform(0.1, 0.9, d), size=(n, d)).astype(float)
+    if isinstance(family, Poisson):
+        return rng.poisson(rng.uniform(0.5, 5, d), size=(n, d)).astype(float)
+    if isinstance(family, Categorical):
+        return rng.integers(0, family.n_categories, size=(n, d)).astype(float)
+    return rng.normal(size=(n, d)) * [1.0, 2.0, 0.5] + [100.0, -3.0, 0.0]  # far from the origin
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_params_from_stats_is_the_weighted_mle(family, rng):
+    X = _sample_data(family, rng)
+    resp = rng.dirichlet([1.0, 1.0], size=X.shape[0])
+    w = rng.uniform(0.2, 3.0, size=X.shape[0])
+    got = family.fit_params(X, resp, w).as_dict()
+    want = _closed_form_mle(family, X, resp, w)
+    assert set(got) == set(want)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-9, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_statistics_are_additive_over_row_blocks(family, rng):
+    X = _sample_data(family, rng, n=90)
+    resp = rng.dirichlet([1.0, 1.0, 1.0], size=90)
+    w = rng.uniform(0.2, 3.0, size=90)
+    whole = family.params_from_stats(family.suff_stats(X, resp, w)).as_dict()
+    parts = sum(family.suff_stats(X[s], resp[s], w[s]) for s in (slice(0, 10), slice(10, 61), slice(61, 90)))
+    blocked = family.params_from_stats(parts).as_dict()
+    for name in whole:
+        np.testing.assert_allclose(blocked[name], whole[name], rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_sample_recovers_parameters(family, rng):
+    X = _sample_data(family, rng, n=200)
+    params = family.fit_params(X, np.ones((200, 1)))
+    draws = family.sample(params, [20000], rng)
+    assert draws.shape == (20000, 3)
+    family.check_data(draws)
+    refit = family.fit_params(draws, np.ones((20000, 1))).as_dict()
+    for name, value in params.as_dict().items():
+        np.testing.assert_allclose(refit[name], value, rtol=0.1, atol=0.03, err_msg=name)
+
+
+@pytest.mark.parametrize(
+    "family, expected",
+    [
+        (Binomial(n_trials=5), 2 * 3),
+        (Bernoulli(), 2 * 3),
+        (Poisson(), 2 * 3),
+        (Categorical(n_categories=4), 2 * 3 * 3),
+        (Gaussian("full"), 2 * (3 + 6)),
+        (Gaussian("diag"), 2 * (3 + 3)),
+        (Gaussian("tied"), 2 * 3 + 6),
+        (Gaussian("spherical"), 2 * (3 + 1)),
+    ],
+    ids=repr,
+)
+def test_n_parameters(family, expected):
+    assert family.n_parameters(3, n_components=2) == expected
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_param_shapes_have_a_leading_component_axis(family, rng):
+    shapes = family.param_shapes(4, 3)
+    params = family.fit_params(_sample_data(family, rng), rng.dirichlet(np.ones(4), size=60))
+    for name, value in params.as_dict().items():
+        assert value.shape == shapes[name]
+        if name not in family.shared_params():
+            assert value.shape[0] == 4
+
+
+# --- validation --------------------------------------------------------------------------
+
+
+def test_make_params_errors_name_the_parameter():
+    fam = Gaussian("full")
+    with pytest.raises(ValueError, match=r"parameter 'covariance' has shape \(2, 2\); expected \(2, 2, 2\)"):
+        fam.make_params({"mean": np.zeros((2, 2)), "covariance": np.eye(2)}, 2, 2)
+    with pytest.raises(ValueError, match="missing \\['covariance'\\]"):
+        fam.make_params({"mean": np.zeros((2, 2))}, 2, 2)
+    with pytest.raises(ValueError, match="parameter 'covariance' must be positive_definite"):
+        fam.make_params({"mean": np.zeros((1, 2)), "covariance": [[[1.0, 2.0], [2.0, 1.0]]]}, 1, 2)
+    with pytest.raises(ValueError, match="parameter 'prob' must be unit_interval"):
+        Binomial(3).make_params({"prob": [[1.5]]}, 1, 1)
+    with pytest.raises(ValueError, match="parameter 'probs' must be simplex"):
+        Categorical(3).make_params({"probs": [[[0.5, 0.5, 0.5]]]}, 1, 1)
+    with pytest.raises(ValueError, match="parameter 'rate' must be nonnegative"):
+        Poisson().make_params({"rate": [[-1.0]]}, 1, 1)
+    with pytest.raises(ValueError, match="unknown \\['lam'\\]"):
+        Poisson().make_params({"rate": [[1.0]], "lam": 1}, 1, 1)
+
+
+@pytest.mark.parametrize(
+    "family, X, match",
+    [
+        (Binomial(n_trials=10), [[11.0]], "between 0 and n_trials"),
+        (Binomial(n_trials=10), [[2.5]], "whole numbers"),
+        (Bernoulli(), [[2.0]], "between 0 and n_trials"),
+        (Poisson(), [[-1.0]], "nonnegative_integer"),
+        (Poisson(), [[0.5]], "nonnegative_integer"),
+        (Categorical(3), [[3.0]], "between 0 and 2"),
+        (Binomial(n_trials=[3, 4]), [[1.0]], "one count per row"),
+    ],
+    ids=repr,
+)
+def test_data_outside_the_support_is_rejected(family, X, match):
+    with pytest.raises(ValueError, match=match):
+        family.check_data(np.asarray(X))
+
+
+@pytest.mark.parametrize("bad", [0, -2, 2.5, [[1, 2]], [1.5, 2]])
+def test_bad_n_trials(bad):
+    with pytest.raises(ValueError, match="n_trials"):
+        Binomial(n_trials=bad).check_data(np.zeros((2, 1)))
+
+
+def test_degenerate_parameters_give_finite_log_densities():
+    # prob 0 or 1, rate 0, category probability 0: tiny but finite, never NaN
+    X = np.array([[0.0, 3.0], [3.0, 0.0]])
+    fam = Binomial(3)
+    p = fam.make_params({"prob": [[0.0, 1.0]]}, 1, 2)
+    out = fam.log_prob(X, p)
+    assert np.all(np.isfinite(out))
+    assert out[0, 0] == pytest.approx(0.0) and out[1, 0] < -1000
+    p = Poisson().make_params({"rate": [[0.0, 2.0]]}, 1, 2)
+    assert np.all(np.isfinite(Poisson().log_prob(X, p)))
+    p = Categorical(4).make_params({"probs": [[[1.0, 0, 0, 0], [0, 0, 0, 1.0]]]}, 1, 2)
+    assert np.all(np.isfinite(Categorical(4).log_prob(X, p)))
+
+
+def test_collapsed_gaussian_component_raises_clearly():
+    fam = Gaussian("full")
+    X = np.array([[1.0, 2.0]] * 5)
+    params = fam.fit_params(X, np.ones((5, 1)), reg_covar=0.0)
+    with pytest.raises(ValueError, match="Increase reg_covar"):
+        fam.log_prob(X, params)
+    params = fam.fit_params(X, np.ones((5, 1)), reg_covar=1e-6)
+    assert np.all(np.isfinite(fam.log_prob(X, params)))
+    fam = Gaussian("diag")
+    with pytest.raises(ValueError, match="Increase reg_covar"):
+        fam.log_prob(X, fam.fit_params(X, np.ones((5, 1))))
+
+
+def test_families_clone_and_set_params():
+    from sklearn.base import clone
+
+    fam = Gaussian("diag")
+    assert clone(fam).get_params() == {"covariance_type": "diag"}
+    assert repr(Binomial(n_trials=10)) == "Binomial(n_trials=10)"
+    with pytest.raises(ValueError, match="covariance_type must be one of"):
+        Gaussian("banana").param_shapes(2, 2)
+
+
+def test_gaussian_log_prob_in_blocks_equals_one_block(rng):
+    fam = Gaussian("full")
+    X = rng.normal(size=(70000, 8))
+    params = fam.fit_params(X[:500], rng.dirichlet(np.ones(8), size=500))
+    full = fam.log_prob(X, params)  # internally in blocks
+    np.testing.assert_allclose(full[:100], fam.log_prob(X[:100], params), rtol=1e-12)
+    np.testing.assert_allclose(full[-100:], fam.log_prob(X[-100:], params), rtol=1e-12)
