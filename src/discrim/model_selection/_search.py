@@ -111,10 +111,23 @@ def warm_start_from(batches, n_features):
 
 
 def _fit_prototypes(classifier, X, y, sample_weight, initial_solution):
-    """Fit ``classifier`` on (X, y), warm-started through ``initial_solution`` when given."""
-    if initial_solution is None:
-        return classifier.fit(X, y, sample_weight=sample_weight)
-    return classifier._fit_warm(X, y, sample_weight, initial_solution)
+    """Fit ``classifier`` (with ``n_batches`` set) on (X, y), warm-started through ``initial_solution``.
+
+    ``fit`` with ``n_batches=0`` validates the data and sets the marginal model; the batches are
+    then added by the classifier's engine ``_fit_batches`` with the same random streams ``fit``
+    would use (stream b for batch b), so a cold start here equals ``classifier.fit``.
+    """
+    from discrim.utils._random import as_seed_sequence
+
+    n_batches = classifier.n_batches
+    classifier.set_params(n_batches=0).fit(X, y, sample_weight=sample_weight)
+    classifier.set_params(n_batches=n_batches)
+    y_idx = np.searchsorted(classifier.classes_, y)
+    rngs = [np.random.default_rng(s) for s in as_seed_sequence(classifier.random_state).spawn(n_batches)]
+    X = np.ascontiguousarray(X, dtype=np.dtype(classifier.dtype))
+    classifier._fit_batches(X, y_idx, np.asarray(sample_weight, dtype=np.float64), rngs,
+                            initial_solution=initial_solution)
+    return classifier
 
 
 def _model_size(batches, max_batches):
@@ -194,6 +207,50 @@ def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha
         fit_time[i] = time.perf_counter() - start
         previous = model.batches_
     return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time)
+
+
+def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_batches, seed, warm_start,
+               n_features):
+    """Refit on all the data along the same stretch of the alpha_feature path as the search.
+
+    With warm starts a fit's solution depends on the path that led to it, so the refit repeats
+    the path of the selected alpha's task (same alphas, in the same order, one seed) and returns
+    the last fit; without warm starts only the last alpha is fitted.
+
+    Parameters
+    ----------
+    search_template, refit_template : PrototypeClassifier
+        Unfitted; the first (loose ``tol``) for the intermediate fits, the second (strict ``tol``)
+        for the returned model.
+    X : array-like of shape (n_samples, n_features)
+        Passed to ``fit`` as given, so the returned model keeps pandas feature names.
+    y : array-like of shape (n_samples,)
+    sample_weight : ndarray of shape (n_samples,)
+    alphas : ndarray of shape (n_path,)
+        The path up to and including the selected alpha_feature.
+    n_batches : int
+        The selected batch count; earlier batches never depend on later ones, so the path needs
+        no more.
+    seed : int
+    warm_start : bool
+    n_features : int
+        Columns of X.
+
+    Returns
+    -------
+    model : PrototypeClassifier
+        Fitted with ``alpha_feature=alphas[-1]``.
+    """
+    path = alphas if warm_start else alphas[-1:]
+    previous = None
+    for i, alpha in enumerate(path):
+        template = refit_template if i == len(path) - 1 else search_template
+        model = clone(template).set_params(alpha_feature=float(alpha), n_batches=n_batches, random_state=seed)
+        init = warm_start_from(previous, n_features) if previous is not None else None
+        _fit_prototypes(model, X, y, sample_weight, init)
+        previous = model.batches_
+    return model
+
 
 
 def plan_tasks(n_folds, n_alphas, n_workers):

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.model_selection._search import fit_path, plan_tasks, select_one_se
+from discrim.model_selection._search import fit_path, plan_tasks, refit_path, select_one_se
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils.validation import check_labels, check_sample_weight
@@ -123,6 +123,8 @@ max_samples, dtype, backend
         Defined when X has string column names.
     n_splits_ : int
         Number of cross-validation splits.
+    n_iter_ : ndarray of shape (n_batches,) of int
+        L-BFGS-B iterations per batch of the refitted model.
     search_time_ : float
         Seconds spent on the cross-validated search.
     refit_time_ : float
@@ -326,10 +328,14 @@ max_samples, dtype, backend
         self.n_splits_ = n_splits
 
         start = time.perf_counter()
-        self.best_estimator_ = clone(self._template(self.refit_tol)).set_params(
-            **self.best_params_, random_state=seeds[2]
+        # the task that fitted the selected alpha: the refit repeats its stretch of the path
+        chunk = next(order[c] for fold, c in tasks if fold == 0 and a_sel in order[c])
+        path = alphas[chunk[: int(np.flatnonzero(chunk == a_sel)[0]) + 1]]
+        self.best_estimator_ = refit_path(
+            search_template, self._template(self.refit_tol), X_in, y, sample_weight, path, b_sel, seeds[2],
+            self.warm_start, X.shape[1],
         )
-        self.best_estimator_.fit(X_in, y, sample_weight=sample_weight)
+        self.n_iter_ = np.asarray(self.best_estimator_.n_iter_, dtype=int)
         self.refit_time_ = time.perf_counter() - start
         self.classes_ = classes
         logger.log(

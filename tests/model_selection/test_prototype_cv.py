@@ -1,0 +1,242 @@
+"""Tests of PrototypeClassifierCV: the grid, the 1-SE selection, the refit, parallel and Dask runs."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import log_loss
+from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from discrim.datasets import load_benchmark
+from discrim.model_selection import PrototypeClassifierCV, SearchProgress
+from discrim.model_selection._search import fit_path, select_one_se, weighted_log_loss
+from discrim.prototype import PrototypeClassifier
+
+GRID = [1e-3, 3e-2]
+SMALL = dict(alpha_feature_grid=GRID, max_batches=2, cv=3, n_candidates=60)
+
+
+@pytest.fixture(scope="module")
+def iris():
+    return load_benchmark("iris-2f")
+
+
+@pytest.fixture(scope="module")
+def fitted(iris):
+    X_train, _, y_train, _ = iris
+    return PrototypeClassifierCV(**SMALL, random_state=0).fit(X_train, y_train)
+
+
+def test_cv_results_layout(fitted):
+    res = fitted.cv_results_
+    n = len(GRID) * 3
+    frame = pd.DataFrame(res)
+    assert frame.shape[0] == n
+    for key in ["alpha_feature", "n_batches", "param_alpha_feature", "param_n_batches", "mean_test_log_loss",
+                "std_test_log_loss", "rank_test_log_loss", "split0_test_log_loss", "split2_test_log_loss",
+                "mean_n_prototypes", "mean_n_features", "mean_fit_time"]:
+        assert key in res and len(res[key]) == n
+    np.testing.assert_array_equal(res["n_batches"], [0, 1, 2, 0, 1, 2])
+    splits = np.column_stack([res[f"split{i}_test_log_loss"] for i in range(3)])
+    np.testing.assert_allclose(res["mean_test_log_loss"], splits.mean(axis=1))
+    np.testing.assert_allclose(res["std_test_log_loss"], splits.std(axis=1, ddof=1))
+    assert res["params"][4] == {"alpha_feature": GRID[1], "n_batches": 1}
+    assert res["rank_test_log_loss"][np.argmin(res["mean_test_log_loss"])] == 1
+    # zero batches is the marginal model: the same for every alpha, and without prototypes
+    zero = res["n_batches"] == 0
+    np.testing.assert_allclose(res["mean_test_log_loss"][zero], res["mean_test_log_loss"][zero][0])
+    assert np.all(res["mean_n_prototypes"][zero] == 0)
+
+
+def test_selection_follows_one_se_rule(fitted):
+    res = fitted.cv_results_
+    mean = res["mean_test_log_loss"]
+    threshold = mean.min() + res["std_test_log_loss"][np.argmin(mean)]
+    assert fitted.threshold_ == pytest.approx(threshold)
+    ok = mean <= threshold
+    alpha = res["alpha_feature"][ok].max()
+    batches = res["n_batches"][ok & (res["alpha_feature"] == alpha)].min()
+    assert fitted.best_params_ == {"alpha_feature": alpha, "n_batches": batches}
+    assert res["params"][fitted.best_index_] == fitted.best_params_
+
+
+def test_refit_and_delegation(fitted, iris):
+    _, X_test, _, y_test = iris
+    best = fitted.best_estimator_
+    assert isinstance(best, PrototypeClassifier)
+    assert best.alpha_feature == fitted.best_params_["alpha_feature"]
+    assert best.n_batches == len(best.batches_) == fitted.best_params_["n_batches"]
+    assert best.tol == fitted.refit_tol
+    np.testing.assert_array_equal(fitted.classes_, best.classes_)
+    np.testing.assert_allclose(fitted.predict_proba(X_test), best.predict_proba(X_test))
+    np.testing.assert_allclose(fitted.predict_log_proba(X_test), np.log(best.predict_proba(X_test)))
+    np.testing.assert_array_equal(fitted.predict(X_test), best.predict(X_test))
+    assert fitted.score(X_test, y_test) == pytest.approx(np.mean(best.predict(X_test) == y_test))
+    assert fitted.n_features_in_ == 2 and fitted.n_splits_ == 3
+
+
+def test_every_batch_count_scored_from_one_fit_equals_separate_fits(iris, rng):
+    # The invariant of STYLE.md: scoring all batch counts at once equals one count at a time.
+    X, _, y, _ = iris
+    classes, y_idx = np.unique(y, return_inverse=True)
+    w = rng.uniform(0.5, 2.0, size=y.shape[0])
+    train, test = next(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y_idx))
+    template = PrototypeClassifier(n_candidates=60)
+    res = fit_path(template, X, y_idx, w, train, test, 0, np.array(GRID), np.arange(2), seed=7, max_batches=2,
+                   warm_start=False)
+    for i, alpha in enumerate(GRID):
+        for b in range(3):
+            model = PrototypeClassifier(n_batches=b, n_candidates=60, alpha_feature=alpha, random_state=7)
+            model.fit(X[train], y_idx[train], sample_weight=w[train])
+            expected = log_loss(y_idx[test], model.predict_proba(X[test]), sample_weight=w[test],
+                                labels=np.arange(classes.shape[0]))
+            assert res.log_loss[i, b] == pytest.approx(expected, rel=1e-9)
+            assert res.n_prototypes[i, b] == sum(bt.prototype_weights.shape[0] for bt in model.batches_)
+
+
+def test_warm_start_changes_starting_point_only(iris):
+    # The first alpha of a path starts cold, so it scores the same with and without warm starts.
+    X, _, y, _ = iris
+    kwargs = dict(SMALL, random_state=3)
+    warm = PrototypeClassifierCV(**kwargs, warm_start=True).fit(X, y).cv_results_
+    cold = PrototypeClassifierCV(**kwargs, warm_start=False).fit(X, y).cv_results_
+    first = warm["alpha_feature"] == min(GRID)
+    np.testing.assert_allclose(warm["mean_test_log_loss"][first], cold["mean_test_log_loss"][first])
+
+
+def test_same_random_state_same_search(iris, fitted):
+    X, _, y, _ = iris
+    again = PrototypeClassifierCV(**SMALL, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(again.cv_results_["mean_test_log_loss"], fitted.cv_results_["mean_test_log_loss"])
+    assert again.best_params_ == fitted.best_params_
+
+
+def test_parallel_equals_sequential(iris, fitted):
+    X, _, y, _ = iris
+    parallel = PrototypeClassifierCV(**SMALL, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(parallel.cv_results_["mean_test_log_loss"], fitted.cv_results_["mean_test_log_loss"])
+    assert parallel.best_params_ == fitted.best_params_
+
+
+def test_more_workers_than_folds_splits_the_path(iris):
+    X, _, y, _ = iris
+    seen = []
+    search = PrototypeClassifierCV(**SMALL, random_state=0, n_jobs=6, callback=seen.append).fit(X, y)
+    assert len(seen) == 6  # 3 folds x 2 chunks of one alpha each
+    assert np.all(np.isfinite(search.cv_results_["mean_test_log_loss"]))
+
+
+def test_callback_reports_every_task(iris):
+    X, _, y, _ = iris
+    seen = []
+    PrototypeClassifierCV(**SMALL, random_state=0, callback=seen.append).fit(X, y)
+    assert [p.n_done for p in seen] == [1, 2, 3]
+    assert all(isinstance(p, SearchProgress) and p.n_tasks == 3 for p in seen)
+    assert sorted(p.fold for p in seen) == [0, 1, 2]
+    assert all(p.alpha_features == tuple(GRID) for p in seen)
+
+
+def test_verbose_logs_tasks(iris, caplog):
+    X, _, y, _ = iris
+    with caplog.at_level("INFO", logger="discrim.model_selection"):
+        PrototypeClassifierCV(**SMALL, random_state=0, verbose=1).fit(X, y)
+    messages = [r.getMessage() for r in caplog.records if r.name.startswith("discrim.model_selection")]
+    assert sum("search task" in m for m in messages) == 3
+    assert any("selected alpha_feature" in m for m in messages)
+
+
+def test_groups_keep_rows_together(iris):
+    X, _, y, _ = iris
+    groups = np.arange(y.shape[0]) // 3
+    search = PrototypeClassifierCV(**SMALL, random_state=0)
+    assert isinstance(search._splitter(0, groups), StratifiedGroupKFold)
+    assert isinstance(search._splitter(0, None), StratifiedKFold)
+    search.fit(X, y, groups=groups)
+    assert search.n_splits_ == 3
+
+
+def test_custom_splitter_and_sample_weight(iris, rng):
+    X, _, y, _ = iris
+    w = rng.uniform(0.5, 2.0, size=y.shape[0])
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-2], max_batches=1, cv=cv, n_candidates=60,
+                                   random_state=0).fit(X, y, sample_weight=w)
+    assert search.n_splits_ == 4
+    assert search.cv_results_["split3_test_log_loss"].shape == (2,)
+
+
+def test_pandas_feature_names(iris):
+    X, X_test, y, _ = load_benchmark("iris-2f", as_frame=True)
+    search = PrototypeClassifierCV(**SMALL, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(search.feature_names_in_, X.columns)
+    np.testing.assert_array_equal(search.best_estimator_.feature_names_in_, X.columns)
+    assert search.predict_proba(X_test).shape == (X_test.shape[0], 3)
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        (dict(alpha_feature_grid=[]), "alpha_feature_grid"),
+        (dict(alpha_feature_grid=[1e-3, -1.0]), "alpha_feature_grid"),
+        (dict(alpha_feature_grid=[1e-3, 1e-3]), "alpha_feature_grid"),
+        (dict(max_batches=-1), "max_batches"),
+        (dict(n_candidates=0), "n_candidates"),
+        (dict(search_tol=0.0), "search_tol"),
+    ],
+)
+def test_bad_parameters(iris, params, match):
+    X, _, y, _ = iris
+    with pytest.raises(ValueError, match=match):
+        PrototypeClassifierCV(**{**SMALL, **params}).fit(X, y)
+
+
+def test_weighted_log_loss_is_the_validation_score(iris):
+    # The split scores are sample-weighted log-losses of the fold models (oracle: scikit-learn).
+    X, _, y, _ = iris
+    classes, y_idx = np.unique(y, return_inverse=True)
+    proba = np.full((y.shape[0], 3), 1 / 3)
+    assert weighted_log_loss(proba, y_idx, np.ones(y.shape[0]), np.arange(3)) == pytest.approx(np.log(3))
+
+
+def test_select_one_se_on_fitted_grid(fitted):
+    res = fitted.cv_results_
+    mean = res["mean_test_log_loss"].reshape(len(GRID), 3)
+    std = res["std_test_log_loss"].reshape(len(GRID), 3)
+    _, (a, b), threshold = select_one_se(mean, std, np.array(GRID))
+    assert fitted.best_index_ == a * 3 + b and fitted.threshold_ == threshold
+
+
+@pytest.mark.dask
+def test_dask_backend_equals_sequential(iris, fitted):
+    distributed = pytest.importorskip("dask.distributed")
+    import joblib
+
+    X, _, y, _ = iris
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:
+        with distributed.Client(cluster), joblib.parallel_backend("dask"):
+            search = PrototypeClassifierCV(**SMALL, random_state=0, n_jobs=2).fit(X, y)
+    np.testing.assert_allclose(search.cv_results_["mean_test_log_loss"], fitted.cv_results_["mean_test_log_loss"])
+    assert search.best_params_ == fitted.best_params_
+
+
+_TOO_FEW_ROWS = (
+    "the check's data has 5 or 10 rows, so a class has fewer than the 3 rows per training fold that "
+    "the minimum-cases lemma needs with max_fraction=0.5; the search rightly refuses it"
+)
+EXPECTED_FAILED_CHECKS = {
+    "check_n_features_in_after_fitting": _TOO_FEW_ROWS,
+    "check_estimators_nan_inf": _TOO_FEW_ROWS,
+    "check_fit2d_1feature": _TOO_FEW_ROWS,
+    # as for PrototypeClassifier: candidates are drawn at random from bins whose sizes depend on
+    # the row counts, and here the folds differ too, so integer weights and repeated rows give
+    # different (equally valid) fits
+    "check_sample_weight_equivalence_on_dense_data": "random candidate draws and folds depend on row counts",
+}
+
+
+@parametrize_with_checks(
+    [PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], max_batches=1, cv=2, n_candidates=20, random_state=0)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
