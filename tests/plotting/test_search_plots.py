@@ -1,0 +1,118 @@
+"""Tests of the search plot and the prototype map (Agg backend, assertions on the artists)."""
+
+import matplotlib
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LogisticRegression
+
+from discrim.datasets import load_benchmark
+from discrim.model_selection import PrototypeClassifierCV
+from discrim.plotting.prototype_map import plot_prototype_map, scaled_prototypes, weighted_pca
+from discrim.plotting.search import plot_search
+from discrim.prototype import PrototypeClassifier
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def search():
+    X, _, y, _ = load_benchmark("wine")
+    return PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2, 1e-1], max_batches=2, cv=3, n_candidates=60,
+                                 random_state=0).fit(X, y)
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")
+
+
+def test_plot_search_draws_one_line_per_batch_count(search):
+    ax = plot_search(search)
+    labels = [line.get_label() for line in ax.get_lines()]
+    assert [lab for lab in labels if lab.endswith(" batches") and lab[0].isdigit()] == ["0 batches", "1 batches", "2 batches"]
+    assert ax.get_xscale() == "log"
+    threshold = [line for line in ax.get_lines() if line.get_label() == "threshold"][0]
+    assert np.allclose(threshold.get_ydata(), search.threshold_)
+    selected = [line for line in ax.get_lines() if line.get_label().startswith("selected")][0]
+    res = search.cv_results_
+    assert selected.get_xdata()[0] == pytest.approx(search.best_params_["alpha_feature"])
+    assert selected.get_ydata()[0] == pytest.approx(res["mean_test_log_loss"][search.best_index_])
+    assert selected.get_ydata()[0] <= search.threshold_
+    line_1 = [line for line in ax.get_lines() if line.get_label() == "1 batches"][0]
+    np.testing.assert_allclose(line_1.get_ydata(), res["mean_test_log_loss"][res["n_batches"] == 1])
+
+
+def test_plot_search_subset_and_errors(search):
+    fig, ax = plt.subplots()
+    assert plot_search(search, ax=ax, batch_counts=[2], show_std=True) is ax
+    assert [line.get_label() for line in ax.get_lines()].count("2 batches") == 1
+    assert len(ax.collections) == 1  # the std band
+    with pytest.raises(ValueError, match="batch_counts"):
+        plot_search(search, batch_counts=[7])
+    with pytest.raises(NotFittedError):
+        plot_search(PrototypeClassifierCV())
+
+
+def test_scaled_prototypes_follow_batches(search):
+    model = search.best_estimator_
+    Z, weights, target, features = scaled_prototypes(search)
+    batches = [b for b in model.batches_ if b.prototype_weights.shape[0]]
+    assert Z.shape[0] == weights.shape[0] == target.shape[0] == sum(b.prototype_weights.shape[0] for b in batches)
+    first = batches[0]
+    cols = np.searchsorted(features, first.feature_index)
+    np.testing.assert_allclose(Z[: first.prototypes.shape[0]][:, cols], first.prototypes * first.feature_weights)
+    np.testing.assert_allclose(weights[: first.prototypes.shape[0]], first.prototype_weights)
+
+
+def test_weighted_pca_against_numpy_cov(rng):
+    Z = rng.normal(size=(30, 4)) @ rng.normal(size=(4, 4))
+    w = rng.uniform(0.1, 3.0, size=30)
+    scores, explained = weighted_pca(Z, w)
+    cov = np.cov(Z, rowvar=False, aweights=w, bias=True)
+    values, vectors = np.linalg.eigh(cov)
+    top = vectors[:, ::-1][:, :2]
+    centred = Z - np.average(Z, axis=0, weights=w)
+    np.testing.assert_allclose(np.abs(scores), np.abs(centred @ top), atol=1e-10)
+    np.testing.assert_allclose(explained, values[::-1][:2] / values.sum())
+    # weighted scores are centred and uncorrelated
+    np.testing.assert_allclose(np.average(scores, axis=0, weights=w), 0, atol=1e-10)
+    assert abs(np.average(scores[:, 0] * scores[:, 1], weights=w)) < 1e-8
+
+
+def test_weighted_pca_one_column():
+    scores, explained = weighted_pca(np.array([[1.0], [2.0], [4.0]]), np.ones(3))
+    assert scores.shape == (3, 2) and np.all(scores[:, 1] == 0)
+    np.testing.assert_allclose(explained, [1.0, 0.0])
+
+
+def test_prototype_map_artists(search):
+    ax = plot_prototype_map(search)
+    Z, weights, target, _ = scaled_prototypes(search)
+    assert len(ax.collections) == np.unique(target).shape[0]
+    sizes = np.concatenate([c.get_sizes() for c in ax.collections])
+    assert sizes.max() == pytest.approx(300.0)
+    np.testing.assert_allclose(np.sort(sizes), np.sort(300.0 * weights / weights.max()))
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert set(legend) <= set(map(str, search.classes_))
+    assert "prototypes" in ax.get_title()
+
+
+def test_prototype_map_accepts_classifier_and_empty_model():
+    X, _, y, _ = load_benchmark("iris-2f")
+    model = PrototypeClassifier(n_batches=1, n_candidates=40, random_state=0).fit(X, y)
+    ax = plot_prototype_map(model)
+    assert len(ax.collections) >= 1
+    empty = PrototypeClassifier(n_batches=0).fit(X, y)
+    ax = plot_prototype_map(empty)
+    assert len(ax.collections) == 0 and "no prototypes" in ax.texts[0].get_text()
+
+
+def test_prototype_map_rejects_other_models():
+    X, _, y, _ = load_benchmark("iris-2f")
+    with pytest.raises(TypeError, match="PrototypeClassifier"):
+        plot_prototype_map(LogisticRegression().fit(X, y))
+    with pytest.raises(NotFittedError):
+        plot_prototype_map(PrototypeClassifier())
