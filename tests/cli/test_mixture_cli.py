@@ -47,6 +47,10 @@ def test_prints_parameters_trace_and_criteria(data_csv):
     for value in (*np.ravel(model.weights_), *np.ravel(model.params_["mean"]), model.bic(X)):
         assert f"{value:.6g}"[:6] in out
     assert sorted(np.ravel(model.params_["mean"])) == pytest.approx([-4, 4], abs=0.6)
+    trace = out[out.index("Log-likelihood trace"):]
+    for i, bound in enumerate(model.lower_bounds_):
+        assert f"{bound:.8g}" in trace
+    assert "0 (start)" in trace
 
 
 def test_registered_in_the_main_group(data_csv):

@@ -10,7 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from discrim._registry import make_model
 from discrim.discriminant import MixtureDiscriminant
-from discrim.distributions import Gaussian, Poisson
+from discrim.distributions import Binomial, Gaussian, Poisson
 from discrim.mixture import FiniteMixture
 
 
@@ -71,6 +71,28 @@ def test_poisson_family_one_component_is_the_poisson_plug_in_rule(rng):
         [scipy.stats.poisson(X[y == k].mean(axis=0)).logpmf(X_new).sum(axis=1) for k in (0, 1)]
     )
     np.testing.assert_allclose(mda.log_density(X_new), expected, rtol=1e-9)
+
+
+def test_binomial_family_one_component_is_the_binomial_plug_in_rule(rng):
+    # The seed's coin model as a classifier: heads in 10 tosses of coin 0 or coin 1.
+    X = np.concatenate([rng.binomial(10, 0.3, 60), rng.binomial(10, 0.75, 40)])[:, None].astype(float)
+    y = np.repeat(["coin 0", "coin 1"], [60, 40])
+    mda = MixtureDiscriminant(Binomial(n_trials=10), n_components=1, random_state=0).fit(X, y)
+    heads = np.arange(11.0)[:, None]
+    p_hat = [X[y == c].mean() / 10 for c in ("coin 0", "coin 1")]
+    expected = np.column_stack([scipy.stats.binom(10, p).logpmf(heads[:, 0]) for p in p_hat])
+    np.testing.assert_allclose(mda.log_density(heads), expected, rtol=1e-9)
+    # Equal priors: the ML rule switches coin where the likelihood ratio crosses one.
+    np.testing.assert_array_equal(mda.predict(heads), np.where(expected[:, 1] > expected[:, 0], "coin 1", "coin 0"))
+
+
+def test_row_order_does_not_change_a_one_component_fit(rng):
+    X, y = _three_classes(rng)
+    order = rng.permutation(X.shape[0])
+    X_new = rng.normal(1.0, 2.0, size=(20, 2))
+    a = MixtureDiscriminant(Gaussian(covariance_type="full"), n_components=1).fit(X, y)
+    b = MixtureDiscriminant(Gaussian(covariance_type="full"), n_components=1).fit(X[order], y[order])
+    np.testing.assert_allclose(a.predict_proba(X_new), b.predict_proba(X_new), rtol=1e-10, atol=1e-14)
 
 
 def test_log_density_is_each_class_mixture_score(rng):

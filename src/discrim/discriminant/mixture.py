@@ -97,6 +97,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     rule with maximum-likelihood (divisor :math:`n_k`) class covariances. Hastie and Tibshirani's
     original MDA shares one covariance across all subclasses of all classes; here each class's
     mixture is fitted independently (as in mclust's ``MclustDA``), which allows any family.
+    A Binomial family needs one ``n_trials`` for all rows here (per-row trial counts belong to
+    the rows of one data set and cannot follow the split into classes).
 
     References
     ----------
