@@ -405,33 +405,42 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         n = self.family.n_parameters(self.n_features_in_, self.n_components)
         return n + (0 if self.fix_weights else self.n_components - 1)
 
-    def bic(self, X):
+    def _log_likelihood_and_size(self, X, sample_weight):
+        ll = self.score_samples(X)
+        w = check_sample_weight(sample_weight, ll.shape[0])
+        return float(w @ ll), float(w.sum())
+
+    def bic(self, X, sample_weight=None):
         """Bayesian information criterion ``-2 log L + p log n`` on X (lower is better).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: ``log L = sum_i w_i log f(x_i)`` and ``n = sum_i w_i``.
 
         Returns
         -------
         bic : float
         """
-        n = self.score_samples(X).shape[0]
-        return -2.0 * self.score(X) * n + self._n_parameters() * np.log(n)
+        log_lik, n = self._log_likelihood_and_size(X, sample_weight)
+        return -2.0 * log_lik + self._n_parameters() * np.log(n)
 
-    def aic(self, X):
+    def aic(self, X, sample_weight=None):
         """Akaike information criterion ``-2 log L + 2 p`` on X (lower is better).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        sample_weight : array-like of shape (n_samples,), default=None
+            Row weights: ``log L = sum_i w_i log f(x_i)``.
 
         Returns
         -------
         aic : float
         """
-        n = self.score_samples(X).shape[0]
-        return -2.0 * self.score(X) * n + 2.0 * self._n_parameters()
+        log_lik, _ = self._log_likelihood_and_size(X, sample_weight)
+        return -2.0 * log_lik + 2.0 * self._n_parameters()
 
     def sample(self, n_samples=1):
         """Draw rows from the fitted mixture.

@@ -1,0 +1,307 @@
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.mixture import GaussianMixture
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from discrim.distributions import FAMILIES, Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.mixture import FiniteMixture
+
+
+def _blobs(rng, n=300, d=3, k=3, offset=0.0):
+    centers = rng.normal(scale=4.0, size=(k, d)) + offset
+    return centers[rng.integers(0, k, n)] + rng.normal(size=(n, d))
+
+
+def _count_data(family, rng, n=120):
+    if isinstance(family, Binomial):
+        return rng.binomial(family.n_trials, [[0.2, 0.7]] * n).astype(float)
+    if isinstance(family, Poisson):
+        return rng.poisson([[1.0, 6.0]] * n).astype(float)
+    if isinstance(family, Categorical):
+        return rng.integers(0, family.n_categories, size=(n, 2)).astype(float)
+    return _blobs(rng, n=n, d=2)
+
+
+# --- scikit-learn contract ---------------------------------------------------------------
+
+EXPECTED_FAILED_CHECKS = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "the random initialisation draws rows, so integer weights and repeated rows start EM from "
+        "different random points; from the same params_init they give the same fit "
+        "(test_integer_weights_equal_repeated_rows)"
+    ),
+}
+
+
+@parametrize_with_checks(
+    [FiniteMixture(Gaussian(), random_state=0)],
+    expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
+)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+# --- agreement with scikit-learn's GaussianMixture ----------------------------------------
+
+
+def _precisions(ctype, cov):
+    return np.linalg.inv(cov) if ctype in ("full", "tied") else 1.0 / cov
+
+
+@pytest.mark.parametrize("ctype", ["full", "diag", "tied", "spherical"])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_matches_sklearn_gaussian_mixture_from_the_same_start(ctype, dtype, rng):
+    X = _blobs(rng, n=500, d=3, k=3, offset=50.0)
+    start = FiniteMixture(Gaussian(ctype), 3, max_iter=0, random_state=0).fit(X)
+    w0, mean0, cov0 = start.weights_, start.params_["mean"], start.params_["covariance"]
+    gm = GaussianMixture(
+        3, covariance_type=ctype, weights_init=w0, means_init=mean0, precisions_init=_precisions(ctype, cov0),
+        tol=0, max_iter=15, reg_covar=1e-6,
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        gm.fit(X)
+    fm = FiniteMixture(
+        Gaussian(ctype), 3, weights_init=w0, params_init={"mean": mean0, "covariance": cov0}, tol=0, max_iter=15,
+        dtype=dtype, chunk_size=128,
+    ).fit(X)
+    rtol = 1e-10 if dtype == "float64" else 1e-4
+    assert fm.n_iter_ == 15 and not fm.converged_
+    np.testing.assert_allclose(fm.score(X), gm.score(X), rtol=rtol)
+    np.testing.assert_allclose(fm.weights_, gm.weights_, rtol=rtol * 10, atol=1e-8)
+    np.testing.assert_allclose(fm.params_["mean"], gm.means_, rtol=rtol * 10, atol=rtol * 10)
+    np.testing.assert_allclose(fm.params_["covariance"], gm.covariances_, rtol=rtol * 100, atol=rtol * 10)
+    np.testing.assert_allclose(fm.predict_proba(X), gm.predict_proba(X), atol=rtol * 100)
+    np.testing.assert_allclose(fm.score_samples(X), gm.score_samples(X), rtol=rtol * 10)
+    assert fm.bic(X) == pytest.approx(gm.bic(X), rel=rtol * 10)
+    assert fm.aic(X) == pytest.approx(gm.aic(X), rel=rtol * 10)
+
+
+# --- invariants ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_integer_weights_equal_repeated_rows(family, rng):
+    X = _count_data(family, rng, n=60)
+    counts = rng.integers(0, 4, size=60)
+    counts[:3] = 1
+    start = FiniteMixture(family, 2, max_iter=0, random_state=0).fit(X)
+    kw = dict(weights_init=start.weights_, params_init=start.params_, tol=0, max_iter=10)
+    a = FiniteMixture(family, 2, **kw).fit(X, sample_weight=counts)
+    b = FiniteMixture(family, 2, **kw).fit(np.repeat(X, counts, axis=0))
+    np.testing.assert_allclose(a.weights_, b.weights_, rtol=1e-9)
+    for name in a.params_:
+        np.testing.assert_allclose(a.params_[name], b.params_[name], rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(a.lower_bounds_, b.lower_bounds_, rtol=1e-9)
+
+
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_same_random_state_same_result_and_fit_predict(family, rng):
+    X = _count_data(family, rng)
+    a = FiniteMixture(family, 3, n_init=2, init_params="random_from_data", random_state=7, tol=0, max_iter=5)
+    labels = a.fit_predict(X)
+    b = FiniteMixture(family, 3, n_init=2, init_params="random_from_data", random_state=7, tol=0, max_iter=5).fit(X)
+    np.testing.assert_array_equal(labels, b.predict(X))
+    np.testing.assert_array_equal(a.weights_, b.weights_)
+    for name in a.params_:
+        np.testing.assert_array_equal(a.params_[name], b.params_[name])
+
+
+def test_threads_and_block_size_do_not_change_the_result(rng):
+    X = _blobs(rng, n=3000)
+    kw = dict(random_state=3, tol=0, max_iter=8)
+    ref = FiniteMixture(Gaussian(), 3, n_threads=1, chunk_size=3000, **kw).fit(X)
+    for n_threads, chunk in [(2, 256), (1, 100), (3, 999)]:
+        fm = FiniteMixture(Gaussian(), 3, n_threads=n_threads, chunk_size=chunk, **kw).fit(X)
+        np.testing.assert_allclose(fm.params_["covariance"], ref.params_["covariance"], rtol=1e-10)
+        np.testing.assert_allclose(fm.lower_bounds_, ref.lower_bounds_, rtol=1e-12)
+    again = FiniteMixture(Gaussian(), 3, n_threads=3, chunk_size=999, **kw).fit(X)
+    np.testing.assert_array_equal(again.params_["mean"], fm.params_["mean"])  # bitwise reproducible
+
+
+def test_results_do_not_depend_on_component_order(rng):
+    X = _blobs(rng)
+    start = FiniteMixture(Gaussian(), 3, max_iter=0, random_state=0).fit(X)
+    perm = [2, 0, 1]
+    a = FiniteMixture(Gaussian(), 3, weights_init=start.weights_, params_init=start.params_, tol=0, max_iter=10).fit(X)
+    b = FiniteMixture(
+        Gaussian(), 3, weights_init=start.weights_[perm],
+        params_init={k: v[perm] for k, v in start.params_.items()}, tol=0, max_iter=10,
+    ).fit(X)
+    np.testing.assert_allclose(b.weights_, a.weights_[perm], rtol=1e-10)
+    np.testing.assert_allclose(b.params_["mean"], a.params_["mean"][perm], rtol=1e-10)
+    np.testing.assert_allclose(b.score_samples(X), a.score_samples(X), rtol=1e-12)
+
+
+# --- options ---------------------------------------------------------------------------
+
+
+def test_tol_zero_runs_exactly_max_iter_without_warning(rng):
+    X = _blobs(rng)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fm = FiniteMixture(Gaussian(), 3, tol=0, max_iter=7, random_state=0).fit(X)
+    assert fm.n_iter_ == 7 and len(fm.lower_bounds_) == 8 and not fm.converged_
+    assert fm.lower_bound_ == fm.lower_bounds_[-1]
+
+
+def test_convergence_warning_and_converged(rng):
+    X = _blobs(rng)
+    with pytest.warns(ConvergenceWarning, match="did not converge in max_iter=2"):
+        fm = FiniteMixture(Gaussian(), 3, tol=1e-12, max_iter=2, random_state=0).fit(X)
+    assert not fm.converged_
+    fm = FiniteMixture(Gaussian(), 3, tol=1e-3, max_iter=500, random_state=0).fit(X)
+    assert fm.converged_ and fm.n_iter_ < 500
+    assert abs(fm.lower_bounds_[-1] - fm.lower_bounds_[-2]) < 1e-3
+
+
+def test_fix_weights_keeps_the_weights(rng):
+    X = _blobs(rng)
+    fm = FiniteMixture(Gaussian(), 3, fix_weights=True, weights_init=[0.2, 0.3, 0.5], random_state=0).fit(X)
+    np.testing.assert_array_equal(fm.weights_, [0.2, 0.3, 0.5])
+    fm = FiniteMixture(Gaussian(), 3, fix_weights=True, random_state=0).fit(X)
+    np.testing.assert_allclose(fm.weights_, [1 / 3] * 3)
+    free = FiniteMixture(Gaussian(), 3, random_state=0).fit(X)
+    assert fm._n_parameters() == free._n_parameters() - 2
+
+
+def test_warm_start_continues_from_the_previous_fit(rng):
+    X = _blobs(rng)
+    fm = FiniteMixture(Gaussian(), 3, tol=0, max_iter=3, random_state=0, warm_start=True).fit(X)
+    fm.fit(X)
+    ref = FiniteMixture(Gaussian(), 3, tol=0, max_iter=6, random_state=0).fit(X)
+    np.testing.assert_allclose(fm.params_["mean"], ref.params_["mean"], rtol=1e-10)
+    assert fm.lower_bounds_[0] == pytest.approx(ref.lower_bounds_[3], rel=1e-12)
+
+
+def test_n_init_keeps_the_best(rng):
+    X = _blobs(rng, k=5)
+    scores = [FiniteMixture(Gaussian(), 5, random_state=s, max_iter=5, tol=0).fit(X).lower_bound_ for s in range(3)]
+    best = FiniteMixture(Gaussian(), 5, n_init=4, random_state=0, max_iter=5, tol=0).fit(X)
+    assert best.lower_bound_ >= min(scores) - 1e-12
+
+
+def test_keep_history_off_by_default(rng):
+    fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(_blobs(rng))
+    assert not hasattr(fm, "history_")
+
+
+def test_sample_and_criteria(rng):
+    X = _blobs(rng, n=400)
+    fm = FiniteMixture(Gaussian("diag"), 3, random_state=0).fit(X)
+    draws, labels = fm.sample(1000)
+    assert draws.shape == (1000, 3) and labels.shape == (1000,)
+    assert np.all(np.diff(labels) >= 0) and set(np.unique(labels)) <= {0, 1, 2}
+    n, p = X.shape[0], 3 * 3 + 3 * 3 + 2
+    assert fm.bic(X) == pytest.approx(-2 * fm.score_samples(X).sum() + p * np.log(n))
+    assert fm.aic(X) == pytest.approx(-2 * fm.score_samples(X).sum() + 2 * p)
+    np.testing.assert_allclose(fm.predict_proba(X).sum(axis=1), 1.0)
+    np.testing.assert_array_equal(fm.predict(X), fm.predict_proba(X).argmax(axis=1))
+    w = rng.uniform(0.5, 2, size=n)
+    assert fm.bic(X, sample_weight=w) == pytest.approx(-2 * w @ fm.score_samples(X) + p * np.log(w.sum()))
+
+
+def test_pandas_input_keeps_feature_names(rng):
+    X = pd.DataFrame(_blobs(rng, n=100), columns=["a", "b", "c"])
+    fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    np.testing.assert_array_equal(fm.feature_names_in_, ["a", "b", "c"])
+    with pytest.warns(UserWarning, match="feature names"):
+        fm.score_samples(X.to_numpy())
+
+
+# --- robustness and errors --------------------------------------------------------------
+
+
+def test_fewer_distinct_rows_than_components():
+    X = np.array([[1.0, 2.0]] * 10 + [[3.0, 4.0]] * 10)
+    with pytest.raises(ValueError, match="2 distinct row\\(s\\).*n_components=3"):
+        FiniteMixture(Gaussian(), 3).fit(X)
+    with pytest.raises(ValueError, match="distinct"):
+        FiniteMixture(Binomial(10), 2).fit(np.full((6, 1), 4.0))
+
+
+def test_collapsing_component_stays_finite(rng):
+    # 3 copies of one point and a cloud: the component on the point collapses to reg_covar
+    X = np.vstack([np.tile([[10.0, 10.0]], (3, 1)), rng.normal(size=(60, 2))])
+    fm = FiniteMixture(
+        Gaussian(), 2, params_init={"mean": [[10.0, 10.0], [0.0, 0.0]], "covariance": [np.eye(2)] * 2},
+        weights_init=[0.5, 0.5], tol=0, max_iter=20,
+    ).fit(X)
+    assert np.all(np.isfinite(fm.score_samples(X)))
+    assert np.all(np.diff(fm.lower_bounds_) >= -1e-9)
+    np.testing.assert_allclose(fm.params_["covariance"][0], 1e-6 * np.eye(2), atol=1e-12)
+    with pytest.raises(ValueError, match="Increase reg_covar"):
+        FiniteMixture(
+            Gaussian(), 2, params_init={"mean": [[10.0, 10.0], [0.0, 0.0]], "covariance": [np.eye(2)] * 2},
+            weights_init=[0.5, 0.5], tol=0, max_iter=20, reg_covar=0.0,
+        ).fit(X)
+
+
+def test_empty_component_is_kept_with_a_warning(rng):
+    X = rng.normal(size=(50, 2))
+    far = {"mean": [[0.0, 0.0], [1e3, 1e3]], "covariance": [np.eye(2)] * 2}
+    with pytest.warns(UserWarning, match=r"component\(s\) \[1\] received no responsibility"):
+        fm = FiniteMixture(Gaussian(), 2, params_init=far, weights_init=[0.5, 0.5], tol=0, max_iter=5).fit(X)
+    assert fm.weights_[1] == 0.0
+    np.testing.assert_array_equal(fm.params_["mean"][1], [1e3, 1e3])
+    assert np.all(np.isfinite(fm.score_samples(X)))
+    assert np.all(np.isfinite(fm.predict_proba(X)))
+
+
+def test_zero_weight_and_degenerate_probabilities_stay_finite():
+    X = np.array([[0.0], [1.0], [1.0]])
+    with pytest.warns(UserWarning, match="received no responsibility"):
+        fm = FiniteMixture(Bernoulli(), 2, params_init={"prob": [[0.3], [0.6]]}, weights_init=[1.0, 0.0]).fit(X)
+    assert fm.weights_[1] == 0.0
+    assert np.all(np.isfinite(fm.score_samples(X))) and np.all(np.isfinite(fm.predict_proba(X)))
+    # a probability of exactly 0 meets a success: tiny density, not NaN
+    fm = FiniteMixture(Bernoulli(), 2, params_init={"prob": [[0.0], [1.0]]}, weights_init=[0.5, 0.5]).fit(X)
+    assert np.all(np.isfinite(fm.lower_bounds_))
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"params_init": {"mean": np.zeros((3, 2)), "covariance": np.ones((2, 2, 2))}}, "parameter 'mean' has shape"),
+        ({"params_init": {"mean": np.zeros((2, 2))}}, "missing \\['covariance'\\]"),
+        ({"weights_init": [0.5, 0.6]}, "weights_init must be non-negative and sum to one"),
+        ({"weights_init": [1.0]}, "weights_init has shape"),
+        ({"n_components": 0}, "n_components"),
+        ({"init_params": "kmeans"}, "init_params"),
+        ({"tol": -1.0}, "tol"),
+        ({"dtype": "float16"}, "dtype"),
+    ],
+)
+def test_bad_parameters_are_named(kwargs, match, rng):
+    with pytest.raises(ValueError, match=match):
+        FiniteMixture(Gaussian(), **{"n_components": 2, **kwargs}).fit(_blobs(rng, d=2))
+
+
+def test_bad_data_is_rejected(rng):
+    X = _blobs(rng, d=2)
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        FiniteMixture(Gaussian()).fit(X)
+    with pytest.raises(ValueError, match="negative"):
+        FiniteMixture(Gaussian()).fit(_blobs(rng, d=2), sample_weight=-np.ones(300))
+    with pytest.raises(ValueError, match="between 0 and n_trials"):
+        FiniteMixture(Binomial(10)).fit(np.array([[1.0], [12.0], [3.0]]))
+    with pytest.raises(ValueError, match="family"):
+        FiniteMixture("gaussian").fit(X)
+
+
+def test_per_row_trials_fit_and_rescore(rng):
+    n_fit = rng.integers(5, 30, size=200)
+    z = rng.integers(0, 2, size=200)
+    X = rng.binomial(n_fit, np.where(z == 0, 0.2, 0.8))[:, None].astype(float)
+    fm = FiniteMixture(Binomial(n_trials=n_fit), 2, random_state=0, tol=1e-8, max_iter=500).fit(X)
+    np.testing.assert_allclose(np.sort(fm.params_["prob"][:, 0]), [0.2, 0.8], atol=0.05)
+    new_n = np.array([10, 20])
+    with pytest.raises(ValueError, match="per-row trial counts"):
+        fm.score_samples([[3.0], [15.0]])
+    fm.set_params(family__n_trials=new_n)
+    assert fm.predict([[2.0], [17.0]]).tolist() == [int(np.argmin(fm.params_["prob"][:, 0])), int(np.argmax(fm.params_["prob"][:, 0]))]
