@@ -52,8 +52,14 @@ def test_aic_criterion_and_int_range(three_blobs):
     result = select_mixture(three_blobs, [Gaussian(covariance_type="diag")], 4, criterion="aic", random_state=0)
     assert result.criterion == "aic"
     assert list(result.table["n_components"]) == [1, 2, 3, 4]
-    assert result.table["family"].iloc[0] == str(Gaussian(covariance_type="diag"))
+    assert result.table["family"].iloc[0] == "Gaussian(covariance_type='diag')"
     assert result.best_index == int(np.argmin(result.table["aic"]))
+
+
+def test_list_labels_show_default_options():
+    X = np.arange(20.0)[:, None] % 7
+    result = select_mixture(X, [Gaussian(), Poisson()], [1], random_state=0)
+    assert list(result.table["family"]) == ["Gaussian(covariance_type='full')", "Poisson()"]
 
 
 def test_result_does_not_depend_on_n_jobs(three_blobs):
@@ -108,6 +114,7 @@ def test_markdown_rendering_marks_the_best_row(three_blobs):
         (dict(family_options=[Poisson()], n_components_range=[]), ValueError, "n_components_range is empty"),
         (dict(family_options=[Poisson()], n_components_range=[0, 1]), ValueError, "ints >= 1"),
         (dict(family_options=[Poisson()], n_components_range=[1], criterion="icl"), ValueError, "criterion"),
+        (dict(family_options=[Poisson()], n_components_range=[1], n_components=2), TypeError, "n_components_range"),
     ],
 )
 def test_bad_arguments_are_rejected(kwargs, error, match):

@@ -87,7 +87,9 @@ class MixtureSelection:
 
 
 def _family_label(family):
-    return str(family)
+    """``Gaussian(covariance_type='full')``: every structural option shown, defaults included."""
+    params = family.get_params(deep=False) if hasattr(family, "get_params") else {}
+    return f"{type(family).__name__}({', '.join(f'{k}={v!r}' for k, v in sorted(params.items()))})"
 
 
 def _check_family_options(family_options):
@@ -181,8 +183,8 @@ def select_mixture(
     ----------
     X : array-like of shape (n_samples, n_features)
     family_options : ComponentFamily, list of ComponentFamily or dict of str -> ComponentFamily
-        The families to compare. With a list the labels are ``str(family)``; a dict gives the
-        labels, for example mclust's names for the Gaussian covariance models::
+        The families to compare. With a list the labels name the family and all its options
+        (``"Gaussian(covariance_type='diag')"``); a dict gives the labels, for example mclust's names for the Gaussian covariance models::
 
             {"VVV": Gaussian(covariance_type="full"), "VVI": Gaussian(covariance_type="diag"),
              "EEE": Gaussian(covariance_type="tied"), "VII": Gaussian(covariance_type="spherical")}
@@ -256,6 +258,12 @@ def select_mixture(
 
     if criterion not in ("bic", "aic"):
         raise ValueError(f"criterion must be 'bic' or 'aic'; got {criterion!r}.")
+    clash = sorted({"family", "n_components"} & set(fit_params))
+    if clash:
+        raise TypeError(
+            f"select_mixture got {clash} as fit parameters: pass families in family_options and "
+            "component counts in n_components_range."
+        )
     families = _check_family_options(family_options)
     ks = _check_range(n_components_range)
     X = check_array(X, dtype=[np.float64, np.float32])
