@@ -16,10 +16,16 @@ _METRICS = [("log-loss", "log_loss"), ("ROC-AUC", "roc_auc"), ("balanced accurac
             ("accuracy", "accuracy")]
 
 
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _prepare_output(output):
-    """Check DIR before any work; return (Path, created) or (None, False)."""
+    """Check DIR before any work; return its Path, or None without --output."""
     if output is None:
-        return None, False
+        return None
     path = Path(output)
     if path.exists() and not path.is_dir():
         raise click.ClickException(f"--output: {str(path)!r} exists and is not a folder.")
@@ -28,7 +34,7 @@ def _prepare_output(output):
         raise click.ClickException(f"--output: folder {str(parent)!r} does not exist.")
     if not os.access(parent if not path.exists() else path, os.W_OK):
         raise click.ClickException(f"--output: {str(path)!r} is not writable.")
-    return path, False
+    return path
 
 
 def _search_with_progress(model, X_train, y_train, quiet):
@@ -91,6 +97,8 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--test-size", default=0.3, show_default=True,
               type=click.FloatRange(0, 1, min_open=True, max_open=True), help="Fraction held out for testing.")
 @click.option("--max-batches", default=10, show_default=True, type=click.IntRange(0), help="Largest batch count tried.")
+@click.option("--n-alphas", default=11, show_default=True, type=click.IntRange(1),
+              help="alpha_feature values tried, log-spaced from 1e-6 to 1e-1 (1: just 1e-3).")
 @click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
 @click.option("--n-jobs", default=None, type=int, help="Parallel search tasks (-1: all cores).")
 @click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
@@ -98,7 +106,7 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--output", type=click.Path(file_okay=False), help="Folder for model.skops, the plots and the report.")
 @click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def tune(dataset, csv, target, test_size, max_batches, n_folds, n_jobs, random_state, scale, output, report_format,
+def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs, random_state, scale, output, report_format,
          quiet):
     """Select alpha_feature and the batch count of a prototype set by cross-validation.
 
@@ -114,9 +122,11 @@ def tune(dataset, csv, target, test_size, max_batches, n_folds, n_jobs, random_s
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary, search_report
 
-    out_dir, _ = _prepare_output(output)
+    out_dir = _prepare_output(output)
     X_train, X_test, y_train, y_test, from_csv = _load_training_data(dataset, csv, target, test_size, random_state)
-    search = PrototypeClassifierCV(max_batches=max_batches, cv=n_folds, n_jobs=n_jobs, random_state=random_state)
+    grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
+    search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,
+                                   random_state=random_state)
     model = make_pipeline(StandardScaler(), search) if (from_csv and scale) else search
     try:
         _search_with_progress(model, X_train, y_train, quiet)
@@ -160,7 +170,9 @@ def tune(dataset, csv, target, test_size, max_batches, n_folds, n_jobs, random_s
     staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=".tune-"))
     try:
         written = _write_outputs(staging, model, search, X_train, y_train, report_text, report_format)
+        mode = 0o666 & ~_umask()  # temporary files are private; the outputs get the usual mode
         for name in written:  # every file is complete before it takes its final name
+            os.chmod(staging / name, mode)
             os.replace(staging / name, out_dir / name)
     except Exception as exc:
         shutil.rmtree(staging, ignore_errors=True)

@@ -128,5 +128,7 @@ def plot_prototype_map(model, ax=None, *, max_marker_size=300.0):
     ax.set_xlabel(f"weighted PC 1 ({100 * explained[0]:.0f}% of weighted variance)")
     ax.set_ylabel(f"weighted PC 2 ({100 * explained[1]:.0f}%)")
     ax.set_title(f"prototype map: {Z.shape[0]} prototypes, {features.shape[0]} active features")
-    ax.legend(loc="best", fontsize="small", title="class", markerscale=0.5)
+    legend = ax.legend(loc="best", fontsize="small", title="class")
+    for handle in legend.legend_handles:  # one marker size in the legend, whatever the weights
+        handle.set_sizes([40.0])
     return ax

@@ -1,0 +1,94 @@
+"""Tests of `discrim tune`: printed selection and metrics, the output folder, errors."""
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from discrim.cli.main import cli
+from discrim.datasets import load_benchmark
+from discrim.persistence import load_model
+
+FAST = ["--max-batches", "1", "--cv", "2", "--n-alphas", "2", "--quiet"]
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["tune", *args], catch_exceptions=False)
+
+
+def test_tune_dataset_writes_model_plots_and_report(tmp_path):
+    out = tmp_path / "run"
+    result = run("--dataset", "iris-2f", *FAST, "--output", str(out))
+    assert result.exit_code == 0, result.output
+    for word in ("alpha_feature", "n_batches", "log-loss", "ROC-AUC", "balanced accuracy", "accuracy"):
+        assert word in result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["decision_surface.png", "model.skops", "prototype_map.png", "report.md", "search.png"]
+    for png in ("search.png", "prototype_map.png", "decision_surface.png"):
+        assert (out / png).read_bytes()[:4] == b"\x89PNG"
+    model = load_model(out / "model.skops")
+    _, X_test, _, _ = load_benchmark("iris-2f", as_frame=True)
+    assert model.predict_proba(X_test).shape == (45, 3)
+    report = (out / "report.md").read_text()
+    assert "## Selected hyperparameters" in report and "![Prototype map](prototype_map.png)" in report
+    assert f"| n_batches | {model.best_params_['n_batches']} |" in report
+    assert model.callback is None  # the progress bar is not saved with the model
+
+
+def test_tune_csv_standardises_inside_a_pipeline_and_writes_html(tmp_path):
+    X_train, _, y_train, _ = load_benchmark("wine", as_frame=True)
+    csv = tmp_path / "wine.csv"
+    X_train.assign(cultivar=y_train).to_csv(csv, index=False)
+    out = tmp_path / "run"
+    result = run("--csv", str(csv), "--target", "cultivar", *FAST, "--output", str(out), "--report-format", "html")
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["model.skops", "prototype_map.png", "report.html", "search.png"]  # 13 features: no surface
+    assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
+    model = load_model(out / "model.skops")
+    assert [name for name, _ in model.steps] == ["standardscaler", "prototypeclassifiercv"]
+
+
+def test_tune_without_output_only_prints():
+    result = run("--dataset", "iris-2f", *FAST)
+    assert result.exit_code == 0, result.output
+    assert "wrote" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--dataset", "nope"], "unknown data set"),
+        (["--csv", "missing.csv", "--target", "y"], "does not exist"),
+        (["--dataset", "iris-2f", "--csv", "x.csv"], "exactly one"),
+    ],
+)
+def test_tune_errors(args, message):
+    result = CliRunner().invoke(cli, ["tune", *args, *FAST])
+    assert result.exit_code != 0
+    assert message in result.output
+
+
+def test_tune_output_must_be_a_folder(tmp_path):
+    target = tmp_path / "file.txt"
+    target.write_text("x")
+    result = CliRunner().invoke(cli, ["tune", "--dataset", "iris-2f", *FAST, "--output", str(target)])
+    assert result.exit_code != 0 and "is a file" in result.output
+
+
+def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch):
+    import discrim.persistence
+
+    def broken(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(discrim.persistence, "save_model", broken)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["tune", "--dataset", "iris-2f", *FAST, "--output", str(out)])
+    assert result.exit_code == 1 and "disk full" in result.output
+    assert not out.exists()
+    existing = tmp_path / "existing"
+    existing.mkdir()
+    (existing / "keep.txt").write_text("mine")
+    result = CliRunner().invoke(cli, ["tune", "--dataset", "iris-2f", *FAST, "--output", str(existing)])
+    assert result.exit_code == 1
+    assert sorted(p.name for p in existing.iterdir()) == ["keep.txt"]
