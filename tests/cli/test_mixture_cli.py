@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from discrim.cli._mixture import mixture
+from discrim.cli._mixture import mixture, parse_components
 from discrim.cli.main import cli
 from discrim.distributions import Gaussian
 from discrim.mixture import FiniteMixture
@@ -81,10 +81,47 @@ def test_discrete_families(data_csv):
     assert "prob" in result.output
 
 
-def test_binomial_needs_n_trials(data_csv):
-    result = _run(["--csv", data_csv, "--columns", "count", "--family", "binomial"])
+def test_model_choice_over_families_and_counts(data_csv):
+    result = _run(["--csv", data_csv, "--columns", "x", "--family", "gaussian", "--family", "gaussian-spherical",
+                   "--components", "1-3", "--random-state", 0])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Model choice by BIC" in out
+    table = out[: out.index("mixture with")]
+    rows = [line for line in table.splitlines() if line.startswith("│ gaussian")]
+    assert len(rows) == 6
+    bics = [float(r.split("│")[5]) for r in rows]
+    best = [r for r in rows if r.rstrip().endswith("* │")]
+    assert len(best) == 1 and float(best[0].split("│")[5]) == min(bics)
+    # Two well-separated groups: two components win, and the report goes on with that model.
+    assert best[0].split("│")[2].strip() == "2"
+    assert "with 2 component(s)" in out and "Log-likelihood trace" in out
+
+
+@pytest.mark.parametrize("text, counts", [("3", [3]), ("1-4", [1, 2, 3, 4]), ("2,4,1-2", [1, 2, 4])])
+def test_parse_components(text, counts):
+    assert parse_components(text) == counts
+
+
+@pytest.mark.parametrize("text", ["0", "3-1", "a", "1-", ""])
+def test_bad_components_are_usage_errors(data_csv, text):
+    result = _run(["--csv", data_csv, "--columns", "x", "--components", text])
     assert result.exit_code == 2
-    assert "--n-trials" in result.output
+    assert "--components" in result.output
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--family", "binomial"],  # needs --n-trials
+        ["--family", "poisson", "--n-trials", 5],
+        ["--family", "poisson", "--n-categories", 3],
+    ],
+)
+def test_family_options_are_checked(data_csv, args):
+    result = _run(["--csv", data_csv, "--columns", "count", *args])
+    assert result.exit_code == 2
+    assert "--n-" in result.output
 
 
 @pytest.mark.parametrize(

@@ -28,9 +28,9 @@ def make_family(name, n_trials=None, n_categories=None):
     name : str
         One of :data:`FAMILIES`.
     n_trials : int or None
-        Number of trials, required by (and only by) ``"binomial"``.
+        Number of trials, required by ``"binomial"`` (ignored by the others).
     n_categories : int or None
-        Number of category codes, used by (and only by) ``"categorical"``.
+        Number of category codes, used by ``"categorical"`` (ignored by the others).
 
     Returns
     -------
@@ -40,10 +40,6 @@ def make_family(name, n_trials=None, n_categories=None):
 
     if name == "binomial" and n_trials is None:
         raise click.UsageError("--family binomial needs --n-trials (the number of trials per row).")
-    if name != "binomial" and n_trials is not None:
-        raise click.UsageError(f"--n-trials applies to --family binomial only, not {name}.")
-    if name != "categorical" and n_categories is not None:
-        raise click.UsageError(f"--n-categories applies to --family categorical only, not {name}.")
     if name.startswith("gaussian"):
         covariance_type = {"gaussian": "full"}.get(name, name.partition("-")[2])
         return d.Gaussian(covariance_type=covariance_type)
@@ -92,8 +88,8 @@ def _parameter_tables(mixture, names):
     n_comp = weights.shape[0]
     shared = set(mixture.family.shared_params())  # e.g. the tied covariance: no component axis
     main = Table(title="Fitted components")
-    main.add_column("component", justify="right")
-    main.add_column("weight", justify="right")
+    main.add_column("component", justify="right", overflow="fold")
+    main.add_column("weight", justify="right", overflow="fold")
     cells = [[str(r), _fmt(weights[r])] for r in range(n_comp)]
     matrices = []  # (title, 2-d array, row labels, column labels)
     for pname, value in mixture.params_.items():
@@ -104,13 +100,14 @@ def _parameter_tables(mixture, names):
             cols = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
             matrices.append((f"{pname} (shared by all components)", arr, rows, cols))
         elif arr.ndim == 1 and arr.shape[0] == n_comp:
-            main.add_column(escape(pname), justify="right")
+            main.add_column(escape(pname), justify="right", overflow="fold")
             for r in range(n_comp):
                 cells[r].append(_fmt(arr[r]))
         elif arr.ndim == 2 and arr.shape[0] == n_comp:
             labels = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
             for j, lab in enumerate(labels):
-                main.add_column(escape(f"{pname}[{lab}]"), justify="right")  # not rich markup
+                # escaped: "mean[x]" is not rich markup
+                main.add_column(escape(f"{pname}[{lab}]"), justify="right", overflow="fold")
                 for r in range(n_comp):
                     cells[r].append(_fmt(arr[r, j]))
         elif arr.ndim == 3 and arr.shape[0] == n_comp:
@@ -128,9 +125,9 @@ def _parameter_tables(mixture, names):
     tables = [main]
     for title, arr, rows, cols in matrices:
         t = Table(title=escape(title))
-        t.add_column("")
+        t.add_column("", overflow="fold")
         for c in cols:
-            t.add_column(escape(str(c)), justify="right")
+            t.add_column(escape(str(c)), justify="right", overflow="fold")
         for i, lab in enumerate(rows):
             t.add_row(escape(str(lab)), *(_fmt(v) for v in arr[i]))
         tables.append(t)
@@ -142,9 +139,9 @@ def _trace_table(mixture):
 
     bounds = np.asarray(mixture.lower_bounds_, dtype=float)
     t = Table(title="Log-likelihood trace (mean weighted log-likelihood per row)")
-    t.add_column("iteration", justify="right")
-    t.add_column("log-likelihood", justify="right")
-    t.add_column("change", justify="right")
+    t.add_column("iteration", justify="right", overflow="fold")
+    t.add_column("log-likelihood", justify="right", overflow="fold")
+    t.add_column("change", justify="right", overflow="fold")
     for i, b in enumerate(bounds):  # entry 0 is the initial parameters, then one per EM step
         change = "" if i == 0 else f"{b - bounds[i - 1]:.3e}"
         t.add_row("0 (start)" if i == 0 else str(i), f"{b:.8g}", change)
@@ -156,8 +153,8 @@ def _summary_table(mixture, X):
 
     log_lik = float(np.sum(mixture.score_samples(X)))
     t = Table(title="Fit")
-    t.add_column("quantity")
-    t.add_column("value", justify="right")
+    t.add_column("quantity", overflow="fold")
+    t.add_column("value", justify="right", overflow="fold")
     t.add_row("rows", str(X.shape[0]))
     t.add_row("components", str(np.asarray(mixture.weights_).shape[0]))
     t.add_row("converged", str(bool(mixture.converged_)))
@@ -188,15 +185,68 @@ def _write_plot(mixture, X, names, path):
     save_figure_atomic(fig, path)
 
 
+def parse_components(text):
+    """Parse ``--components``: ``"3"``, a range ``"1-6"`` or a list ``"2,4,8"``.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    counts : list of int
+        Distinct component counts >= 1, in increasing order.
+    """
+    counts = set()
+    try:
+        for part in (p.strip() for p in text.split(",")):
+            lo, dash, hi = part.partition("-")
+            a, b = int(lo), int(hi) if dash else int(lo)
+            if a < 1 or b < a:
+                raise ValueError
+            counts.update(range(a, b + 1))
+    except ValueError:
+        raise click.BadParameter(
+            f"{text!r} is not a component count: give K (e.g. 3), a range A-B (1-6) or a list (2,4,8) "
+            "of whole numbers >= 1.",
+            param_hint="--components",
+        ) from None
+    return sorted(counts)
+
+
+def _selection_table(result):
+    from rich.markup import escape
+    from rich.table import Table
+
+    crit = result.criterion.upper()
+    t = Table(title=f"Model choice by {crit} (lower is better; mclust reports the negative)")
+    for name in ("family", "K", "params", "log-lik", "BIC", "AIC", "conv", "best"):
+        t.add_column(name, justify="left" if name == "family" else "right", overflow="fold")
+    for i, row in enumerate(result.table.itertuples(index=False)):
+        if row.error:
+            cells = ["", "", f"failed: {row.error}"[:80], "", "", ""]
+        else:
+            cells = [str(int(row.n_parameters)), f"{row.log_likelihood:.2f}", f"{row.bic:.2f}",
+                     f"{row.aic:.2f}", "yes" if row.converged else "no"]
+            cells.append("*" if i == result.best_index else "")
+        t.add_row(escape(row.family), str(row.n_components), *(escape(c) for c in cells))
+    return t
+
+
 @click.command("mixture")
 @click.option("--csv", "csv", required=True, type=click.Path(dir_okay=False),
               help="CSV file with a header row.")
 @click.option("--columns", multiple=True,
               help="Columns to fit, comma-separated or repeated (default: every numeric column).")
-@click.option("--family", type=click.Choice(FAMILIES), default="gaussian", show_default=True,
-              help="Component distribution; gaussian is full-covariance.")
-@click.option("--components", "n_components", type=click.IntRange(min=1), default=2, show_default=True,
-              help="Number of mixture components K.")
+@click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, show_default=True,
+              default=("gaussian",),
+              help="Component distribution (gaussian is full-covariance); repeat it to compare "
+                   "families by BIC.")
+@click.option("--components", default="2", show_default=True,
+              help="Number of components K, or several to choose from by BIC: a range 1-6 or a "
+                   "list 2,4,8.")
+@click.option("--criterion", type=click.Choice(["bic", "aic"]), default="bic", show_default=True,
+              help="How the model is chosen when several families or counts are given.")
 @click.option("--n-trials", type=click.IntRange(min=1), default=None,
               help="Trials per row, for --family binomial.")
 @click.option("--n-categories", type=click.IntRange(min=2), default=None,
@@ -210,34 +260,54 @@ def _write_plot(mixture, X, names, path):
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the convergence curve (and, for one or two columns, the fitted density) "
                    "to this image file (format from the suffix, e.g. .png, .pdf, .svg).")
-def mixture(csv, columns, family, n_components, n_trials, n_categories, n_init, max_iter, tol, random_state, plot_path):
+def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
+            random_state, plot_path):
     """Fit a finite mixture by EM to columns of a CSV file.
 
-    Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC.
+    Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC. With
+    several --family options or component counts, every combination is fitted and the one
+    with the lowest BIC (or AIC) is reported, after the table of all of them.
     """
     from rich.console import Console
 
-    from discrim.mixture import FiniteMixture
+    from discrim.mixture import FiniteMixture, select_mixture
+    from discrim.mixture._selection import FitFailedWarning
 
+    ks = parse_components(components)
+    families = list(dict.fromkeys(families))  # repeated names once, in order
+    if n_trials is not None and "binomial" not in families:
+        raise click.UsageError("--n-trials applies to --family binomial only.")
+    if n_categories is not None and "categorical" not in families:
+        raise click.UsageError("--n-categories applies to --family categorical only.")
     check_writable(plot_path, "--plot")
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
     X, names = read_columns(csv, columns)
-    if family == "categorical" and n_categories is None:
+    if "categorical" in families and n_categories is None:
         n_categories = max(2, int(np.max(X)) + 1)
-    fam = make_family(family, n_trials, n_categories)
-    model = FiniteMixture(fam, n_components=n_components, n_init=n_init, max_iter=max_iter, tol=tol,
-                          random_state=random_state)
+    options = {name: make_family(name, n_trials, n_categories) for name in families}
+    em = dict(n_init=n_init, max_iter=max_iter, tol=tol)
+
+    selection = None
     try:
-        with warnings.catch_warnings():  # reported below as one line instead
+        with warnings.catch_warnings():  # reported below as one line (or a table row) instead
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(X)
+            warnings.simplefilter("ignore", FitFailedWarning)
+            if len(options) * len(ks) == 1:
+                model = FiniteMixture(options[families[0]], n_components=ks[0], random_state=random_state, **em)
+                model.fit(X)
+            else:
+                selection = select_mixture(X, options, ks, criterion=criterion, random_state=random_state, **em)
+                model = selection.best_estimator
         tables = [*_parameter_tables(model, names), _trace_table(model), _summary_table(model, X)]
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
 
     console = Console(soft_wrap=False)
-    console.print(f"{type(fam).__name__} mixture with {n_components} component(s) on "
-                  f"{len(names)} column(s): {', '.join(names)}", markup=False)
+    if selection is not None:
+        console.print(_selection_table(selection))
+    best = families[0] if selection is None else selection.best_params["family"]
+    console.print(f"{best} mixture with {model.n_components} component(s) on {len(names)} column(s): "
+                  f"{', '.join(names)}", markup=False)
     for table in tables:
         console.print(table)
     if not model.converged_:
