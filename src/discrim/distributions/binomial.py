@@ -4,10 +4,10 @@ from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
-import scipy.special
 
 from discrim.distributions import _constraints as constraints
 from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+from discrim.distributions._special import log_binomial_coefficient_rows
 
 __all__ = ["Bernoulli", "BinomialParams", "BinomialStats", "Binomial"]
 
@@ -114,20 +114,19 @@ class Binomial(ComponentFamily):
     def log_prob(self, X, params, xp=np):
         n = self._trials(X.shape[0])
         log_p, log_q = _log_prob_and_log_complement(params.prob)
-        # sum_d [x log p + (n - x) log(1 - p)] = x @ (log p - log q) + n * sum_d log q
-        out = X @ (log_p - log_q).T.astype(X.dtype, copy=False)
-        out += np.multiply.outer(np.broadcast_to(n, X.shape[:1]), log_q.sum(axis=1)).astype(X.dtype, copy=False)
-        n_col = n if np.ndim(n) == 0 else n[:, None]
-        log_binom = scipy.special.gammaln(n_col + 1) - scipy.special.gammaln(X + 1) - scipy.special.gammaln(n_col - X + 1)
-        out += log_binom.sum(axis=1, dtype=np.float64)[:, None].astype(X.dtype, copy=False)
-        return out
+        # sum_d [x log p + (n - x) log(1 - p)] = (log p - log q) . x + n sum_d log q, computed as
+        # (K, n_samples) so that the posterior and the statistics run over contiguous rows.
+        out = (log_p - log_q).astype(X.dtype, copy=False) @ X.T
+        out += np.multiply.outer(log_q.sum(axis=1), np.broadcast_to(n, X.shape[:1])).astype(X.dtype, copy=False)
+        out += log_binomial_coefficient_rows(n, X).astype(X.dtype, copy=False)
+        return out.T
 
     def suff_stats(self, X, resp, sample_weight=None):
         n = self._trials(X.shape[0])
-        wr = resp if sample_weight is None else resp * sample_weight[:, None]
-        weight = wr.sum(axis=0, dtype=np.float64)
-        trials = weight * n if np.ndim(n) == 0 else wr.T.astype(np.float64) @ n
-        return BinomialStats(weight=weight, successes=(wr.T @ X).astype(np.float64), trials=trials)
+        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
+        weight = wr_t.sum(axis=1, dtype=np.float64)
+        trials = weight * n if np.ndim(n) == 0 else wr_t.astype(np.float64) @ n
+        return BinomialStats(weight=weight, successes=(wr_t @ X).astype(np.float64), trials=trials)
 
     def params_from_stats(self, stats, reg_covar=0.0):
         trials = stats.trials[:, None]

@@ -88,13 +88,14 @@ class Categorical(ComponentFamily):
         with np.errstate(divide="ignore"):
             log_probs = np.maximum(np.log(params.probs), LOG_TINY)
         onehot = self._one_hot(X)
-        return onehot @ log_probs.reshape(log_probs.shape[0], -1).T.astype(onehot.dtype, copy=False)
+        # (K, n_samples), returned transposed: the posterior then runs over contiguous rows
+        return (log_probs.reshape(log_probs.shape[0], -1).astype(onehot.dtype, copy=False) @ onehot.T).T
 
     def suff_stats(self, X, resp, sample_weight=None):
-        wr = resp if sample_weight is None else resp * sample_weight[:, None]
-        counts = (wr.T @ self._one_hot(X)).astype(np.float64)
+        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
+        counts = (wr_t @ self._one_hot(X)).astype(np.float64)
         return CategoricalStats(
-            weight=wr.sum(axis=0, dtype=np.float64),
+            weight=wr_t.sum(axis=1, dtype=np.float64),
             counts=counts.reshape(resp.shape[1], X.shape[1], self._n_categories()),
         )
 

@@ -13,7 +13,7 @@ __all__ = ["Gaussian", "GaussianParams", "GaussianStats"]
 _COVARIANCE_TYPES = ("full", "diag", "tied", "spherical")
 _LOG_2PI = float(np.log(2 * np.pi))
 # Rows per block when log_prob is called on a large X directly (EM passes its own blocks).
-_BLOCK_ELEMENTS = 1 << 19
+_BLOCK_ELEMENTS = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class Gaussian(ComponentFamily):
         terms = self._precision_cholesky(params)
         n = X.shape[0]
         k, d = params.mean.shape
-        step = max(1, _BLOCK_ELEMENTS // max(1, k * d))
+        step = max(4096, _BLOCK_ELEMENTS // max(1, k * d))
         if n <= step:
             return _log_prob_block(self._type(), X, terms, d).T
         out = np.empty((k, n), dtype=X.dtype)

@@ -3,10 +3,10 @@
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.special
 
 from discrim.distributions import _constraints as constraints
 from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+from discrim.distributions._special import log_factorial_rows
 
 __all__ = ["Poisson", "PoissonParams", "PoissonStats"]
 
@@ -60,14 +60,15 @@ class Poisson(ComponentFamily):
         rate = params.rate
         with np.errstate(divide="ignore"):
             log_rate = np.maximum(np.log(rate), LOG_TINY)
-        out = X @ log_rate.T.astype(X.dtype, copy=False)
-        out -= rate.sum(axis=1).astype(X.dtype, copy=False)
-        out -= scipy.special.gammaln(X + 1).sum(axis=1, dtype=np.float64)[:, None].astype(X.dtype, copy=False)
-        return out
+        # computed as (K, n_samples): the posterior and the statistics then run over contiguous rows
+        out = log_rate.astype(X.dtype, copy=False) @ X.T
+        out -= rate.sum(axis=1).astype(X.dtype, copy=False)[:, None]
+        out -= log_factorial_rows(X).astype(X.dtype, copy=False)
+        return out.T
 
     def suff_stats(self, X, resp, sample_weight=None):
-        wr = resp if sample_weight is None else resp * sample_weight[:, None]
-        return PoissonStats(weight=wr.sum(axis=0, dtype=np.float64), weighted_sum=(wr.T @ X).astype(np.float64))
+        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
+        return PoissonStats(weight=wr_t.sum(axis=1, dtype=np.float64), weighted_sum=(wr_t @ X).astype(np.float64))
 
     def params_from_stats(self, stats, reg_covar=0.0):
         w = stats.weight[:, None]
