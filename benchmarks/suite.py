@@ -1,0 +1,369 @@
+"""Benchmark suite: discrim's tuned prototype set against the original proset's search, kNN and XGBoost.
+
+Usage::
+
+    python benchmarks/suite.py [--cases iris-2f,wine,...] [--skip-proset-above ROWS] [--no-proset]
+                               [--n-jobs N] [--proset-timeout S] [--output PATH] [--note TEXT]
+
+For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, random_state=0)``):
+
+- discrim: ``PrototypeClassifierCV`` with its defaults (alpha_feature on ``np.logspace(-6, -1, 11)``,
+  0..10 batches, 5 stratified folds, 1-SE rule, refit);
+- proset 0.6.1: ``select_hyperparameters`` on the same grid, batch counts and number of folds, in its
+  own virtual environment (``benchmarks/_proset``), on cases with at most ``--skip-proset-above``
+  training rows (its searches take hours on the larger ones);
+- kNN: ``KNeighborsClassifier`` with ``n_neighbors`` chosen by ``GridSearchCV`` (log-loss, the same
+  folds as discrim);
+- XGBoost, when importable: ``XGBClassifier`` with depth and number of trees chosen the same way.
+
+Every search is timed around its whole ``fit`` (search and refit). Test metrics come from
+``discrim.evaluation.score_probabilities``. The published proset figures (technical report, table E16)
+sit beside them. The table goes to stdout and, after every case, to ``benchmarks/results/suite.md``.
+"""
+
+import argparse
+import datetime
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+RESULTS = Path(__file__).resolve().parent / "results" / "suite.md"
+CASES = ("iris-2f", "wine", "cancer", "digits", "checker", "checker-rot", "xor-3f", "xor-4f", "xor-5f", "xor-6f",
+         "xor-6+6f")
+GRID = np.logspace(-6, -1, 11)
+MAX_BATCHES = 10
+N_FOLDS = 5
+SPEED_GOAL = 10.0
+
+# Original proset, updated fit strategy: test scores of the final model (report table E16), and
+# the report's XGBoost and kNN test log-loss on the same cases.
+PUBLISHED = {
+    "iris-2f": dict(log_loss=0.61, roc_auc=0.83, balanced_accuracy=0.69, active_features=2, n_prototypes=17),
+    "wine": dict(log_loss=0.19, roc_auc=0.99, balanced_accuracy=0.95, active_features=5, n_prototypes=95),
+    "cancer": dict(log_loss=0.12, roc_auc=0.99, balanced_accuracy=0.97, active_features=3, n_prototypes=39),
+    "digits": dict(log_loss=0.13, roc_auc=1.00, balanced_accuracy=0.98, active_features=34, n_prototypes=877),
+    "checker": dict(log_loss=0.17, roc_auc=0.99, balanced_accuracy=0.94, active_features=2, n_prototypes=525),
+    "xor-6f": dict(log_loss=0.50, roc_auc=0.83, balanced_accuracy=0.74, active_features=6, n_prototypes=543),
+}
+PUBLISHED_OTHERS = {
+    "iris-2f": (0.63, 0.48), "wine": (0.11, 0.11), "cancer": (0.12, 0.14), "digits": (0.11, 0.22),
+    "checker": (0.06, 0.21), "xor-6f": (0.69, 0.54),
+}  # (XGBoost, kNN) test log-loss
+
+
+def _cpu_model():
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _splitter(seed):
+    from sklearn.model_selection import StratifiedKFold
+
+    return StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
+
+
+def _scores(y_test, proba, classes):
+    from discrim.evaluation import score_probabilities
+
+    proba = np.asarray(proba, dtype=np.float64)
+    return score_probabilities(y_test, proba / proba.sum(axis=1, keepdims=True), classes)
+
+
+def run_discrim(data, n_jobs, seed):
+    from discrim.model_selection import PrototypeClassifierCV
+    from discrim.model_selection._report import model_summary
+
+    X_train, X_test, y_train, y_test = data
+    search = PrototypeClassifierCV(alpha_feature_grid=GRID, max_batches=MAX_BATCHES, cv=_splitter(seed),
+                                   n_jobs=n_jobs, random_state=seed)
+    start = time.perf_counter()
+    search.fit(X_train, y_train)
+    seconds = time.perf_counter() - start
+    summary = model_summary(search)
+    return {
+        "model": "discrim PrototypeClassifierCV", **_scores(y_test, search.predict_proba(X_test), search.classes_),
+        "active_features": len(summary["active_features"]), "n_prototypes": summary["n_prototypes"],
+        "seconds": seconds,
+        "selected": f"alpha_feature={search.best_params_['alpha_feature']:.3g}, "
+                    f"{search.best_params_['n_batches']} batches",
+        "cv_std": float(search.cv_results_["std_test_log_loss"][search.best_index_]),
+    }
+
+
+def run_proset_search(data, n_jobs, seed, timeout):
+    from _proset import run_proset
+
+    X_train, X_test, y_train, y_test = data
+    options = {"search": {"lambda_v_grid": GRID.tolist(), "max_batches": MAX_BATCHES, "num_folds": N_FOLDS,
+                          "random_state": seed, "num_jobs": n_jobs if n_jobs and n_jobs > 1 else None}}
+    result = run_proset("search", X_train, y_train, X_test, options, timeout=timeout)
+    return {
+        "model": "proset 0.6.1 select_hyperparameters",
+        **_scores(y_test, result["proba"], np.asarray(result["classes"])),
+        "active_features": len(result["active_features"]), "n_prototypes": result["n_prototypes"],
+        "seconds": result["fit_time"],
+        "selected": f"lambda_v={result['selected']['lambda_v']:.3g}, {result['selected']['n_iter']} batches",
+    }
+
+
+def _knn_grid(n_rows):
+    return [k for k in (1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 200) if k <= n_rows]
+
+
+def run_knn(data, n_jobs, seed):
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.neighbors import KNeighborsClassifier
+
+    X_train, X_test, y_train, y_test = data
+    n_rows = int(X_train.shape[0] * (N_FOLDS - 1) / N_FOLDS)
+    search = GridSearchCV(KNeighborsClassifier(), {"n_neighbors": _knn_grid(n_rows)}, scoring="neg_log_loss",
+                          cv=_splitter(seed), n_jobs=n_jobs)
+    start = time.perf_counter()
+    search.fit(X_train, y_train)
+    seconds = time.perf_counter() - start
+    return {
+        "model": "kNN (k by CV)", **_scores(y_test, search.predict_proba(X_test), search.classes_),
+        "active_features": X_train.shape[1], "n_prototypes": X_train.shape[0], "seconds": seconds,
+        "selected": f"k={search.best_params_['n_neighbors']}",
+    }
+
+
+def run_xgboost(data, n_jobs, seed):
+    import xgboost
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.preprocessing import LabelEncoder
+
+    X_train, X_test, y_train, y_test = data
+    encoder = LabelEncoder().fit(y_train)
+    model = xgboost.XGBClassifier(learning_rate=0.1, tree_method="hist", n_jobs=1, random_state=seed)
+    grid = {"max_depth": [2, 4, 6], "n_estimators": [50, 150, 400]}
+    search = GridSearchCV(model, grid, scoring="neg_log_loss", cv=_splitter(seed), n_jobs=n_jobs)
+    start = time.perf_counter()
+    search.fit(X_train, encoder.transform(y_train))
+    seconds = time.perf_counter() - start
+    importance = search.best_estimator_.feature_importances_
+    return {
+        "model": f"XGBoost {xgboost.__version__} (depth, trees by CV)",
+        **_scores(y_test, search.predict_proba(X_test), encoder.classes_),
+        "active_features": int(np.sum(importance > 0)), "n_prototypes": None, "seconds": seconds,
+        "selected": f"depth={search.best_params_['max_depth']}, trees={search.best_params_['n_estimators']}",
+    }
+
+
+def run_case(name, args):
+    from discrim.datasets import load_benchmark
+
+    data = load_benchmark(name, random_state=args.seed)
+    n_train, n_features = data[0].shape
+    case = {"case": name, "n_train": n_train, "n_features": n_features, "rows": [], "proset_note": None}
+
+    def attempt(label, fn):
+        print(f"  {name}: {label} ...", file=sys.stderr, flush=True)
+        try:
+            row = fn()
+        except Exception as exc:  # a failed peer is reported, not fatal to the suite
+            print(f"  {name}: {label} failed: {exc}", file=sys.stderr, flush=True)
+            return {"model": label, "error": str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}
+        print(f"  {name}: {label}: log-loss {row['log_loss']:.4f}, {row['seconds']:.1f} s", file=sys.stderr,
+              flush=True)
+        return row
+
+    case["rows"].append(attempt("discrim PrototypeClassifierCV", lambda: run_discrim(data, args.n_jobs, args.seed)))
+    if args.no_proset:
+        case["proset_note"] = "not run (--no-proset)"
+    elif n_train > args.skip_proset_above:
+        case["proset_note"] = f"not run ({n_train:,} training rows > --skip-proset-above {args.skip_proset_above:,})"
+    else:
+        row = attempt("proset 0.6.1 select_hyperparameters",
+                      lambda: run_proset_search(data, args.n_jobs, args.seed, args.proset_timeout))
+        case["rows"].append(row)
+        if "error" in row:
+            case["proset_note"] = f"failed or timed out: {row['error']}"
+    case["rows"].append(attempt("kNN (k by CV)", lambda: run_knn(data, args.n_jobs, args.seed)))
+    try:
+        import xgboost  # noqa: F401
+
+        case["rows"].append(attempt("XGBoost", lambda: run_xgboost(data, args.n_jobs, args.seed)))
+    except ImportError:
+        pass
+    return case
+
+
+def _row(case, model):
+    return next((r for r in case["rows"] if r["model"].startswith(model) and "error" not in r), None)
+
+
+def _goal(case):
+    """Log-loss goal against the published proset result (or the proset run of this suite)."""
+    d = _row(case, "discrim")
+    if d is None:
+        return "discrim failed"
+    published = PUBLISHED.get(case["case"])
+    if published is None:
+        p = _row(case, "proset")
+        if p is None:
+            return "no reference"
+        ok = d["log_loss"] <= p["log_loss"] + 0.005
+        return f"{'met' if ok else 'MISSED'} (vs proset run {p['log_loss']:.3f})"
+    if round(d["log_loss"], 2) <= published["log_loss"]:
+        return "met"
+    gap = d["log_loss"] - published["log_loss"]
+    if gap <= d["cv_std"]:
+        return f"within noise (+{gap:.3f} <= CV std {d['cv_std']:.3f})"
+    return f"MISSED (+{gap:.3f})"
+
+
+def _fmt(value, spec):
+    return "-" if value is None else format(value, spec)
+
+
+def summary_table(cases):
+    lines = [
+        "| case | train rows x features | discrim test log-loss | published proset | proset this run | "
+        "log-loss goal | discrim search | proset search | speed ratio proset / discrim |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in cases:
+        d, p = _row(case, "discrim"), _row(case, "proset")
+        pub = PUBLISHED.get(case["case"], {}).get("log_loss")
+        ratio = p["seconds"] / d["seconds"] if (p and d) else None
+        speed = "-" if ratio is None else f"{ratio:.1f}x ({'met' if ratio >= SPEED_GOAL else 'MISSED'})"
+        lines.append(
+            f"| {case['case']} | {case['n_train']:,} x {case['n_features']} | "
+            f"{_fmt(d and d['log_loss'], '.3f')} | {_fmt(pub, '.2f')} | "
+            f"{_fmt(p and p['log_loss'], '.3f') if p else (case['proset_note'] or '-')} | {_goal(case)} | "
+            f"{_fmt(d and d['seconds'], '.1f')} s | {(_fmt(p['seconds'], '.1f') + ' s') if p else '-'} | {speed} |"
+        )
+    return "\n".join(lines)
+
+
+def detail_table(cases):
+    lines = [
+        "| case | model | selected | test log-loss | ROC-AUC | balanced acc. | active features | prototypes | "
+        "search wall time |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for case in cases:
+        for r in case["rows"]:
+            if "error" in r:
+                lines.append(f"| {case['case']} | {r['model']} | failed: {r['error']} | | | | | | |")
+                continue
+            lines.append(
+                f"| {case['case']} | {r['model']} | {r['selected']} | {r['log_loss']:.3f} | {r['roc_auc']:.3f} | "
+                f"{r['balanced_accuracy']:.3f} | {r['active_features']} | {_fmt(r['n_prototypes'], 'd')} | "
+                f"{r['seconds']:.1f} s |"
+            )
+        pub = PUBLISHED.get(case["case"])
+        if pub:
+            xgb, knn = PUBLISHED_OTHERS[case["case"]]
+            lines.append(
+                f"| {case['case']} | proset, published (report table E16) | - | {pub['log_loss']:.2f} | "
+                f"{pub['roc_auc']:.2f} | {pub['balanced_accuracy']:.2f} | {pub['active_features']} | "
+                f"{pub['n_prototypes']} | - |"
+            )
+            lines.append(
+                f"| {case['case']} | XGBoost / kNN, published | - | {xgb:.2f} / {knn:.2f} | | | | | - |"
+            )
+    return "\n".join(lines)
+
+
+def environment(load_before, load_after, args):
+    import numpy
+    import scipy
+    import sklearn
+
+    import discrim
+
+    try:
+        from _proset import proset_versions
+
+        proset = proset_versions() or {}
+    except Exception:  # noqa: BLE001 - only for the description
+        proset = {}
+    try:
+        import xgboost
+
+        xgb = xgboost.__version__
+    except ImportError:
+        xgb = "not installed"
+    return "\n".join([
+        f"- date (UTC): {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}",
+        f"- machine: {os.cpu_count()} cores (nproc), {_cpu_model()}, {platform.system()} {platform.release()}",
+        f"- load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}",
+        f"- discrim side: python {platform.python_version()}, discrim {discrim.__version__}, numpy {numpy.__version__}, "
+        f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, xgboost {xgb}",
+        f"- proset side (own venv): proset {proset.get('proset', '?')}, numpy {proset.get('numpy', '?')}, "
+        f"scikit-learn {proset.get('scikit-learn', '?')}",
+        f"- parallel jobs per search: {args.n_jobs or 1}; split and fold seed {args.seed}",
+    ])
+
+
+def write(cases, args, load_before, argv):
+    summary = summary_table(cases)
+    text = "\n\n".join([
+        "# Benchmark suite: tuned prototype sets, the original proset's search, kNN and XGBoost",
+        "Produced by `python benchmarks/suite.py " + " ".join(argv) + "`. Each case's first split "
+        "(`load_benchmark(name, random_state=0)`: 70/30 stratified, scaled on the training part). "
+        f"Every search tunes on the training part with {N_FOLDS} stratified folds: discrim's "
+        "`PrototypeClassifierCV` and proset's `select_hyperparameters` over alpha_feature = lambda_v in "
+        f"`np.logspace(-6, -1, 11)` and 0..{MAX_BATCHES} batches (1-SE rule, refit on the whole training part); "
+        "kNN's k and XGBoost's depth and trees by `GridSearchCV` on the log-loss with discrim's folds. Times are "
+        "wall-clock around the whole search including the refit, in one process per side, in the same run.",
+        "Goals: discrim's test log-loss at or below the published proset result (rounded to 2 decimals as "
+        "published), or within the CV standard deviation of the selected point where the split's noise makes "
+        f"that impossible (stated per case); each search at least {SPEED_GOAL:g}x faster than proset's.",
+        environment(load_before, os.getloadavg()[0], args) + ("\n- " + args.note if args.note else ""),
+        "## Summary\n\n" + summary,
+        "## All models\n\n" + detail_table(cases),
+        "## Notes\n\n"
+        "- proset's searches were run only where the summary shows a time; the others are marked "
+        "`not run` with the reason (its search repeats 55 fits of 10 batches and takes hours on the cases "
+        "with thousands of rows on this machine).\n"
+        "- The machine was shared with other work during the run (see the load averages): absolute times "
+        "drift, the ratios of searches run back to back are the measurement.\n"
+        "- proset draws its own folds from its seed; discrim, kNN and XGBoost share one StratifiedKFold.\n"
+        "- kNN's `prototypes` column is the number of stored training rows.",
+    ]) + "\n"
+    if args.output != "-":
+        Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(args.output).with_suffix(".md.tmp")
+        tmp.write_text(text)
+        os.replace(tmp, args.output)
+    return summary
+
+
+def main(argv=None):
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--cases", default=",".join(CASES), help="comma-separated case names")
+    parser.add_argument("--skip-proset-above", type=int, default=1000,
+                        help="run proset's search only on cases with at most this many training rows")
+    parser.add_argument("--no-proset", action="store_true", help="do not run proset at all")
+    parser.add_argument("--n-jobs", type=int, default=None, help="parallel jobs of every search")
+    parser.add_argument("--proset-timeout", type=float, default=3600.0, help="seconds per proset search")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
+    parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")
+    parser.add_argument("--note", default="", help="extra line for the results file")
+    args = parser.parse_args(argv)
+    cases = []
+    load_before = os.getloadavg()[0]
+    for name in [c.strip() for c in args.cases.split(",") if c.strip()]:
+        print(f"running {name} ...", file=sys.stderr, flush=True)
+        cases.append(run_case(name, args))
+        write(cases, args, load_before, argv)
+    print(write(cases, args, load_before, argv))
+
+
+if __name__ == "__main__":
+    main()
