@@ -226,8 +226,8 @@ def _precision_terms(ctype, params):
     """Everything log_prob needs from one parameter set, computed once.
 
     Returns a dict with ``log_det`` (K,): ``sum log diag`` of each precision Cholesky factor,
-    plus, per covariance type: "full": ``W`` (d, K*d) stacked precision factors and ``b`` (K*d,)
-    the stacked ``mean_k @ P_k``; "tied": ``P`` (d, d) and ``mP`` (K, d); "diag" and "spherical":
+    plus, per covariance type: "full": ``Wb`` (K*d, d+1), the stacked precision factors
+    ``P_k'`` with the column ``-P_k' mean_k`` appended; "tied": ``P`` (d, d) and ``mP`` (K, d); "diag" and "spherical":
     ``prec`` (K, d) or (K,), ``mp`` (K, d) ``mean * prec`` and ``c`` (K,) ``sum mean^2 prec``.
     """
     mean = params.mean
@@ -239,9 +239,10 @@ def _precision_terms(ctype, params):
         # P_k = inv(L_k)' so that ||(x - mu_k) P_k||^2 is the Mahalanobis distance.
         prec = np.stack([scipy.linalg.solve_triangular(c, eye, lower=True, check_finite=False).T for c in chol])
         log_det = np.log(np.diagonal(prec, axis1=1, axis2=2)).sum(axis=1)
-        W = np.ascontiguousarray(prec.transpose(1, 0, 2).reshape(d, k * d))
+        W = prec.transpose(1, 0, 2).reshape(d, k * d)
         b = np.einsum("kd,kde->ke", mean, prec).reshape(k * d)
-        return {"log_det": log_det, "W": W, "b": b}
+        # [x, 1] @ [[W], [-b]] = (x - mu_k) P_k for every k at once: the shift rides in the GEMM
+        return {"log_det": log_det, "Wb": np.ascontiguousarray(np.vstack([W, -b]).T)}
     if ctype == "tied":
         chol = _cholesky_or_raise(cov, "the tied covariance")
         P = scipy.linalg.solve_triangular(chol, np.eye(d), lower=True, check_finite=False).T
@@ -267,8 +268,11 @@ def _log_prob_block(ctype, X, terms, d):
     """
     dt = X.dtype
     if ctype == "full":
-        Y = terms["W"].T.astype(dt, copy=False) @ X.T  # (K*d, n)
-        Y -= terms["b"].astype(dt, copy=False)[:, None]
+        n = X.shape[0]
+        Xa = np.empty((n, d + 1), dtype=dt)
+        Xa[:, :d] = X
+        Xa[:, d] = 1.0
+        Y = terms["Wb"].astype(dt, copy=False) @ Xa.T  # (K*d, n): rows (x - mu_k) P_k
         np.square(Y, out=Y)
         maha = Y.reshape(-1, d, X.shape[0]).sum(axis=1)
     elif ctype == "tied":
