@@ -1,6 +1,7 @@
 """Run the original proset 0.6.1 in its own virtual environment, through a subprocess."""
 
 import json
+import os
 import subprocess
 import tempfile
 from pathlib import Path
@@ -14,7 +15,10 @@ __all__ = ["VENV", "ensure_proset_venv", "proset_versions", "run_proset", "venv_
 _RUNNER = Path(__file__).resolve().with_name("runner.py")
 
 
-def run_proset(mode, X_train, y_train, X_test, options=None, *, timeout=None):
+_THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def run_proset(mode, X_train, y_train, X_test, options=None, *, threads=None, timeout=None):
     """Fit (``mode="fit"``) or tune (``mode="search"``) proset 0.6.1 and score ``X_test``.
 
     Parameters
@@ -28,6 +32,9 @@ def run_proset(mode, X_train, y_train, X_test, options=None, *, timeout=None):
     options : dict, default=None
         ``{"model": ClassifierModel kwargs, "search": select_hyperparameters kwargs}``; values must
         be JSON-serialisable (lists for arrays). See ``runner.py``.
+    threads : int, default=None
+        BLAS/OpenMP threads of the subprocess (sets OPENBLAS_NUM_THREADS, OMP_NUM_THREADS and
+        MKL_NUM_THREADS); None leaves the environment as it is.
     timeout : float, default=None
         Seconds before the subprocess is killed.
 
@@ -45,6 +52,9 @@ def run_proset(mode, X_train, y_train, X_test, options=None, *, timeout=None):
     y_train = np.asarray(y_train)
     if y_train.dtype == object:
         y_train = y_train.astype(str)
+    env = dict(os.environ)
+    if threads is not None:
+        env.update({name: str(int(threads)) for name in _THREAD_VARIABLES})
     with tempfile.TemporaryDirectory(prefix="proset-run-") as tmp:
         tmp = Path(tmp)
         np.savez(tmp / "data.npz", X_train=np.asarray(X_train, dtype=np.float64), y_train=y_train,
@@ -52,7 +62,7 @@ def run_proset(mode, X_train, y_train, X_test, options=None, *, timeout=None):
         (tmp / "options.json").write_text(json.dumps(options))
         done = subprocess.run(
             [str(python), str(_RUNNER), str(tmp / "data.npz"), str(tmp / "options.json"), str(tmp / "result.json")],
-            capture_output=True, text=True, timeout=timeout,
+            capture_output=True, text=True, timeout=timeout, env=env,
         )
         if done.returncode != 0:
             raise RuntimeError(f"proset runner failed (exit {done.returncode}):\n{done.stderr[-4000:]}")
