@@ -1,0 +1,52 @@
+"""Tests of the search report writer (Markdown and HTML) and its atomic file writing."""
+
+import numpy as np
+import pytest
+
+from discrim.datasets import load_benchmark
+from discrim.model_selection import PrototypeClassifierCV
+from discrim.model_selection._report import model_summary, search_report, write_text_atomic
+
+
+@pytest.fixture(scope="module")
+def search():
+    X, _, y, _ = load_benchmark("iris-2f", as_frame=True)
+    return PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], max_batches=2, cv=3, n_candidates=60,
+                                 random_state=0).fit(X, y)
+
+
+def test_model_summary_counts_prototypes_and_names_features(search):
+    summary = model_summary(search)
+    batches = search.best_estimator_.batches_
+    assert summary["n_batches"] == len(batches) == search.best_params_["n_batches"]
+    assert summary["n_prototypes"] == sum(b.prototype_weights.shape[0] for b in batches)
+    assert set(summary["active_features"]) <= set(search.feature_names_in_)
+
+
+def test_markdown_report(search):
+    text = search_report(search, title="t", data={"rows": 105}, metrics={"log-loss": 0.5},
+                         figures={"Search": "search.png"})
+    assert text.startswith("# t\n")
+    assert "| rows | 105 |" in text and "| log-loss | 0.5000 |" in text and "![Search](search.png)" in text
+    assert f"| alpha_feature | {search.best_params_['alpha_feature']:.3g} |" in text
+    # the grid table: one row per alpha, one column per batch count, the selected cell in bold
+    grid = text.split("selected in bold)")[1].strip().splitlines()
+    assert len(grid) == 2 + 2 and grid[0].count("|") == 1 + 1 + 3
+    assert sum(line.count("**") for line in grid) == 2
+    mean = search.cv_results_["mean_test_log_loss"][search.best_index_]
+    assert f"**{mean:.3f} ±" in text
+
+
+def test_html_report_escapes_and_bolds(search):
+    text = search_report(search, title="a < b", fmt="html", figures={"Map": "map.png"})
+    assert text.startswith("<!DOCTYPE html>") and "<h1>a &lt; b</h1>" in text
+    assert '<img src="map.png"' in text and text.count("<b>") == 1
+    with pytest.raises(ValueError, match="fmt"):
+        search_report(search, fmt="pdf")
+
+
+def test_write_text_atomic(tmp_path):
+    path = tmp_path / "r.md"
+    write_text_atomic("hello ±", path)
+    assert path.read_text(encoding="utf-8") == "hello ±"
+    assert [p.name for p in tmp_path.iterdir()] == ["r.md"]  # no temporary file left
