@@ -38,6 +38,9 @@ class Params:
 class Stats:
     """Sufficient statistics of all K components; ``a + b`` merges two row blocks.
 
+    Every family's statistics have a field ``weight`` of shape (n_components,): the total
+    (sample-weighted) responsibility of each component, from which EM takes the mixing weights.
+
     The default ``__add__`` adds field by field, which is right for plain sums. Families whose
     statistics are centred moments override it with the exact merge rule.
     """

@@ -239,41 +239,35 @@ def run_em(
     total_weight = float(sample_weight.sum())
     weights, params = np.asarray(weights0, dtype=np.float64), params0
     empty_ever = np.zeros(n_components, dtype=bool)
-
-    def log_w(w):
-        with np.errstate(divide="ignore"):
-            return np.log(w)
-
-    with block_mapper(n_threads) as mapper:
-        return _em_loop(
-            family, X, sample_weight, weights, params, tol, max_iter, fix_weights, reg_covar,
-            keep_history, chunk_size, mapper, total_weight, empty_ever, log_w,
-        )
-
-
-def _em_loop(family, X, sample_weight, weights, params, tol, max_iter, fix_weights, reg_covar,
-             keep_history, chunk_size, mapper, total_weight, empty_ever, log_w):
-    stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size, mapper=mapper)
-    lower_bounds = [ll / total_weight]
     history = [_snapshot(weights, params)] if keep_history else None
     converged = False
     n_iter = 0
-    for n_iter in range(1, max_iter + 1):
-        new_params = family.params_from_stats(stats, reg_covar=reg_covar)
-        empty = stats.weight <= 1e-12 * total_weight
-        if empty.any():
-            empty_ever |= empty
-            new_params = _keep_empty(family, new_params, params, empty)
-        params = new_params
-        if not fix_weights:
-            weights = stats.weight / stats.weight.sum()
-        stats, ll = e_step(family, X, sample_weight, log_w(weights), params, chunk_size, mapper=mapper)
-        lower_bounds.append(ll / total_weight)
-        if keep_history:
-            history.append(_snapshot(weights, params))
-        if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:
-            converged = True
-            break
+    with block_mapper(n_threads) as mapper:
+
+        def expectation(weights, params):
+            with np.errstate(divide="ignore"):  # a weight of 0 has log-weight -inf
+                log_weights = np.log(weights)
+            stats, ll = e_step(family, X, sample_weight, log_weights, params, chunk_size, mapper=mapper)
+            return stats, ll / total_weight
+
+        stats, mean_ll = expectation(weights, params)
+        lower_bounds = [mean_ll]
+        for n_iter in range(1, max_iter + 1):
+            new_params = family.params_from_stats(stats, reg_covar=reg_covar)
+            empty = stats.weight <= 1e-12 * total_weight
+            if empty.any():
+                empty_ever |= empty
+                new_params = _keep_empty(family, new_params, params, empty)
+            params = new_params
+            if not fix_weights:
+                weights = stats.weight / stats.weight.sum()
+            stats, mean_ll = expectation(weights, params)
+            lower_bounds.append(mean_ll)
+            if keep_history:
+                history.append(_snapshot(weights, params))
+            if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:
+                converged = True
+                break
     if empty_ever.any():
         warnings.warn(
             f"component(s) {np.flatnonzero(empty_ever).tolist()} received no responsibility during "

@@ -274,6 +274,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
                 f"mean log-likelihood {best.lower_bounds[-1] - best.lower_bounds[-2]:.3g} >= "
                 f"tol={self.tol}). Increase max_iter or tol, or check the initialisation.",
                 ConvergenceWarning,
+                stacklevel=3,
             )
         self.weights_ = best.weights
         self._params = best.params
