@@ -154,6 +154,15 @@ def test_plot_writes_a_png(data_csv, tmp_path, columns):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data.csv", "fit.png"]  # no temp files left
 
 
+def test_model_choice_plot(data_csv, tmp_path):
+    out = tmp_path / "choice.svg"
+    result = _run(["--csv", data_csv, "--columns", "x", "--components", "1-3", "--plot", out])
+    assert result.exit_code == 0, result.output
+    svg = out.read_text()
+    assert svg.count("<svg") == 1
+    assert svg.count('id="axes_') == 3  # BIC against K, convergence, density
+
+
 def test_plot_into_missing_folder_fails_before_fitting(data_csv, tmp_path):
     out = tmp_path / "no" / "fit.png"
     result = _run(["--csv", data_csv, "--columns", "x", "--plot", out])

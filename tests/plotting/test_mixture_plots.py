@@ -9,8 +9,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.contour import ContourSet  # noqa: E402
 
 from discrim.distributions import Binomial, Gaussian, Poisson  # noqa: E402
-from discrim.mixture import FiniteMixture  # noqa: E402
-from discrim.plotting.mixture import plot_convergence, plot_mixture_density  # noqa: E402
+from discrim.mixture import FiniteMixture, select_mixture  # noqa: E402
+from discrim.plotting.mixture import plot_convergence, plot_mixture_density, plot_selection  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -94,3 +94,17 @@ def test_unfitted_mixture_is_rejected():
 
     with pytest.raises(NotFittedError):
         plot_convergence(FiniteMixture(Poisson()))
+
+
+def test_selection_plot_draws_the_criterion_per_family(rng):
+    X = np.concatenate([rng.normal(-4, 1, 150), rng.normal(4, 1, 150)])[:, None]
+    result = select_mixture(X, {"V": Gaussian(), "E": Gaussian(covariance_type="tied")}, [1, 2, 3], random_state=0)
+    ax = plot_selection(result)
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == ["V", "E"]
+    for line, (_, rows) in zip(lines, result.table.groupby("family", sort=False)):
+        np.testing.assert_array_equal(line.get_xdata(), rows["n_components"])
+        np.testing.assert_allclose(line.get_ydata(), rows["bic"])
+    (marker,) = [c for c in ax.collections if c.get_label().startswith("best")]
+    best = result.table.iloc[result.best_index]
+    np.testing.assert_allclose(marker.get_offsets()[0], [best["n_components"], best["bic"]])

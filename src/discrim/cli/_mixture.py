@@ -165,22 +165,26 @@ def _summary_table(mixture, X):
     return t
 
 
-def _write_plot(mixture, X, names, path):
+def _write_plot(mixture, X, names, path, selection=None):
     # A bare Figure renders with Agg without touching pyplot's global backend or figure list.
     from matplotlib.figure import Figure
 
     from discrim.plotting._mpl import save_figure_atomic
-    from discrim.plotting.mixture import plot_convergence, plot_mixture_density
+    from discrim.plotting.mixture import plot_convergence, plot_mixture_density, plot_selection
 
-    with_density = X.shape[1] <= 2
-    fig = Figure(figsize=(11 if with_density else 6, 4.5))
-    axes = fig.subplots(1, 2 if with_density else 1, squeeze=False)
-    plot_convergence(mixture, ax=axes[0, 0])
-    if with_density:
-        ax = plot_mixture_density(mixture, X, ax=axes[0, 1])
-        ax.set_xlabel(names[0])
-        if X.shape[1] == 2:
-            ax.set_ylabel(names[1])
+    panels = ["selection"] * (selection is not None) + ["convergence"] + ["density"] * (X.shape[1] <= 2)
+    fig = Figure(figsize=(5.5 * len(panels), 4.5))
+    axes = fig.subplots(1, len(panels), squeeze=False)[0]
+    for ax, panel in zip(axes, panels):
+        if panel == "selection":
+            plot_selection(selection, ax=ax)
+        elif panel == "convergence":
+            plot_convergence(mixture, ax=ax)
+        else:
+            plot_mixture_density(mixture, X, ax=ax)
+            ax.set_xlabel(names[0])
+            if X.shape[1] == 2:
+                ax.set_ylabel(names[1])
     fig.tight_layout()
     save_figure_atomic(fig, path)
 
@@ -258,8 +262,9 @@ def _selection_table(result):
               help="Stop when the mean log-likelihood improves by less than this.")
 @click.option("--random-state", type=click.IntRange(min=0), default=0, show_default=True)
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the convergence curve (and, for one or two columns, the fitted density) "
-                   "to this image file (format from the suffix, e.g. .png, .pdf, .svg).")
+              help="Write the convergence curve (and, for one or two columns, the fitted density; "
+                   "when choosing a model, BIC against K) to this image file (format from the "
+                   "suffix, e.g. .png, .pdf, .svg).")
 def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
             random_state, plot_path):
     """Fit a finite mixture by EM to columns of a CSV file.
@@ -314,7 +319,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
     if plot_path is not None:
         try:
-            _write_plot(model, X, names, plot_path)
+            _write_plot(model, X, names, plot_path, selection)
         except (ValueError, OSError) as exc:
             raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
         console.print(f"plot written to {plot_path}")

@@ -1,4 +1,4 @@
-"""Plots of a fitted finite mixture: the EM convergence curve and the fitted density over the data."""
+"""Plots of finite mixtures: EM convergence, the fitted density over the data, and BIC against K."""
 
 import numpy as np
 
@@ -154,3 +154,36 @@ def _pmf_2d(mixture, X, ax, bins, grid_size):
     ax.scatter(points[:, 0], points[:, 1], s=200 * counts / counts.max(), facecolors="none",
                edgecolors="red", label="data (size ~ frequency)")
     ax.legend(loc="best", fontsize="small")
+
+
+def plot_selection(selection, ax=None):
+    """Plot the model-choice criterion against the number of components, one line per family.
+
+    This is the picture of mclust's ``plot(mclustBIC(...))``, with discrim's sign: lower is
+    better (mclust draws the negative, where higher is better).
+
+    Parameters
+    ----------
+    selection : MixtureSelection
+        The result of :func:`discrim.mixture.select_mixture`.
+    ax : matplotlib.axes.Axes, default=None
+        Axes to draw on; a new figure when None.
+
+    Returns
+    -------
+    ax : matplotlib.axes.Axes
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    ax = new_axes(ax)
+    table, crit = selection.table, selection.criterion
+    for label, rows in table.groupby("family", sort=False):
+        ax.plot(rows["n_components"], rows[crit], marker="o", markersize=4, label=str(label))
+    best = table.iloc[selection.best_index]
+    ax.scatter([best["n_components"]], [best[crit]], s=150, facecolors="none", edgecolors="red", zorder=3,
+               label=f"best: {best['family']}, K={best['n_components']}")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_xlabel("number of components K")
+    ax.set_ylabel(f"{crit.upper()} (lower is better)")
+    ax.legend(loc="best", fontsize="small")
+    return ax
