@@ -170,3 +170,10 @@ def test_plot_into_missing_folder_fails_before_fitting(data_csv, tmp_path):
     assert "does not exist" in result.output
     assert "Fitted components" not in result.output
     assert not out.exists()
+
+
+def test_fit_command_trains_the_registered_mda():
+    result = CliRunner().invoke(cli, ["fit", "--dataset", "iris-2f", "--model", "mda", "--param", "n_components=1",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "mda" in result.output and "log-loss" in result.output
