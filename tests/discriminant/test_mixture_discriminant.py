@@ -144,6 +144,26 @@ def test_n_components_per_class_from_a_dict(rng):
     np.testing.assert_allclose([np.sum(m.weights_) for m in mda.mixtures_], 1.0)
 
 
+def test_bic_chooses_the_components_of_each_class(rng):
+    # Class "one" is a single blob, class "three" three separated blobs.
+    one = rng.normal([0.0, 0.0], 1.0, size=(120, 2))
+    three = np.vstack([rng.normal(c, 0.5, size=(60, 2)) for c in ([8.0, 0.0], [0.0, 8.0], [8.0, 8.0])])
+    X, y = np.vstack([one, three]), np.repeat(["one", "three"], [120, 180])
+    mda = MixtureDiscriminant(Gaussian(covariance_type="full"), n_components=range(1, 5), random_state=0).fit(X, y)
+    np.testing.assert_array_equal(mda.n_components_, [1, 3])
+    for k, selection in enumerate(mda.selections_):
+        assert list(selection.table["n_components"]) == [1, 2, 3, 4]
+        assert selection.best_estimator is mda.mixtures_[k]
+        rows = X[y == mda.classes_[k]]
+        assert np.isclose(selection.table["bic"].iloc[selection.best_index], mda.mixtures_[k].bic(rows))
+
+    mixed = MixtureDiscriminant(Gaussian(covariance_type="full"), n_components={"one": 2, "three": [1, 3, 500]},
+                                random_state=0).fit(X, y)
+    np.testing.assert_array_equal(mixed.n_components_, [2, 3])
+    assert mixed.selections_[0] is None
+    assert list(mixed.selections_[1].table["n_components"]) == [1, 3]  # 500 > rows: skipped
+
+
 @pytest.mark.parametrize(
     "n_components, match",
     [
@@ -151,6 +171,9 @@ def test_n_components_per_class_from_a_dict(rng):
         ({"a": 1, "b": 1, "c": 1, "d": 1}, "unknown keys"),
         ({"a": 1, "b": 0, "c": 1}, r"n_components\['b'\]"),
         (20, "class 'a' has 10 distinct row"),
+        ([20, 30], "class 'a' has 10 distinct row"),
+        ([], "non-empty list"),
+        ({"a": [1, 0], "b": 1, "c": 1}, r"n_components\['a'\] must be"),
     ],
 )
 def test_bad_n_components_are_rejected_with_the_fix(rng, n_components, match):

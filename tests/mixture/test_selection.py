@@ -48,6 +48,23 @@ def test_table_criteria_equal_finite_mixture_and_the_formula(three_blobs):
         assert np.isclose(row["aic"], -2 * log_lik + 2 * p, rtol=1e-10)
 
 
+def test_degenerate_fits_are_marked_and_never_chosen(rng):
+    # Three tight groups plus one outlier far away: with four full-covariance components, one
+    # component collapses onto the outlier, whose likelihood is then bounded only by reg_covar.
+    X = np.vstack([rng.normal(c, 0.5, size=(60, 2)) for c in ([8.0, 0.0], [0.0, 8.0], [8.0, 8.0])])
+    X = np.vstack([X, [[30.0, -30.0]]])
+    result = select_mixture(X, {"VVV": Gaussian(covariance_type="full")}, [3, 4], random_state=0)
+    table = result.table
+    np.testing.assert_allclose(
+        table["min_rows"], [np.min(e.weights_) * X.shape[0] for e in result.estimators], rtol=1e-12
+    )
+    assert list(table["degenerate"]) == list(table["min_rows"] < 3)  # d + 1 rows for a full covariance
+    assert not table["degenerate"].iloc[result.best_index]
+    # Here the collapsed fit has the lower BIC, so it would have won without the mark.
+    assert table["degenerate"].iloc[1] and table["bic"].iloc[1] < table["bic"].iloc[0]
+    assert result.best_index == 0
+
+
 def test_aic_criterion_and_int_range(three_blobs):
     result = select_mixture(three_blobs, [Gaussian(covariance_type="diag")], 4, criterion="aic", random_state=0)
     assert result.criterion == "aic"

@@ -10,6 +10,16 @@ from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fi
 from discrim.utils._random import as_seed_sequence
 
 
+def _as_counts(value, name):
+    """An int or a sequence of ints >= 1 as a sorted list of distinct ints."""
+    values = [value] if isinstance(value, Integral) or np.ndim(value) == 0 else list(value)
+    if not values or any(isinstance(v, bool) or not isinstance(v, Integral) or v < 1 for v in values):
+        raise ValueError(
+            f"{name} must be an int >= 1 or a non-empty list of such ints (to choose by BIC); got {value!r}."
+        )
+    return sorted({int(v) for v in values})
+
+
 def _plain(label):
     """A class label as a Python scalar, so messages read 'b' rather than np.str_('b')."""
     return label.item() if isinstance(label, np.generic) else label
@@ -29,10 +39,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         The distribution of every mixture component, for example
         ``Gaussian(covariance_type="full")``, ``Poisson()`` or ``Binomial(n_trials=10)``.
         The same family is used for every class.
-    n_components : int or dict, default=2
-        Number of mixture components per class: one int for all classes, or a dict mapping every
-        class label to its own count. A class needs at least as many rows (with positive weight)
-        as components.
+    n_components : int, list of int or dict, default=2
+        Number of mixture components per class: one int for all classes; a list (or range) of
+        candidate counts, from which each class's count is chosen by BIC (as mclust's
+        ``MclustDA`` does); or a dict mapping every class label to its own int or list. A class
+        needs at least as many distinct rows (with positive weight) as components; candidates
+        above that are skipped.
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the maximum-likelihood rule; "empirical" the (sample-weighted) class
         frequencies; an array the Bayes rule with those priors, in the order of ``classes_``.
@@ -56,9 +68,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     priors_ : ndarray of shape (n_classes,)
         Prior probabilities used by the rule.
     n_components_ : ndarray of shape (n_classes,) of int
-        Number of components of each class's mixture.
+        Number of components of each class's mixture (the chosen one where several were given).
     mixtures_ : list of FiniteMixture of length n_classes
         The fitted class densities, in the order of ``classes_``.
+    selections_ : list of (MixtureSelection or None) of length n_classes
+        The BIC table of each class whose count was chosen from several candidates (see
+        :func:`discrim.mixture.select_mixture`); None where the count was fixed.
     n_iter_ : ndarray of shape (n_classes,) of int
         EM iterations of each class's kept run.
     converged_ : bool
@@ -122,7 +137,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
     _parameter_constraints = {
         "family": [HasMethods(["log_prob", "n_parameters"])],
-        "n_components": [Interval(Integral, 1, None, closed="left"), dict],
+        "n_components": [Interval(Integral, 1, None, closed="left"), dict, "array-like"],
         "priors": [StrOptions({"equal", "empirical"}), "array-like"],
         "init_params": [str],
         "n_init": [Interval(Integral, 1, None, closed="left")],
@@ -170,66 +185,71 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         -------
         self : MixtureDiscriminant
         """
-        from discrim.mixture import FiniteMixture  # lazy: keeps discrim.discriminant cheap
+        from discrim.mixture import FiniteMixture, select_mixture  # lazy: keeps the import cheap
 
         X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
-        counts = self._check_n_components(X, classes, y_idx, w)
+        candidates = self._check_n_components(X, classes, y_idx, w)
         priors = self._resolve_priors(totals)
 
         # One independent stream per class; FiniteMixture takes an int seed.
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(len(classes))]
-        mixtures = []
+        em = dict(init_params=self.init_params, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
+                  reg_covar=self.reg_covar)
+        mixtures, selections = [], []
         for k in range(classes.shape[0]):
             rows = y_idx == k
-            mixture = FiniteMixture(
-                self.family,
-                n_components=int(counts[k]),
-                init_params=self.init_params,
-                n_init=self.n_init,
-                max_iter=self.max_iter,
-                tol=self.tol,
-                reg_covar=self.reg_covar,
-                random_state=seeds[k],
-            )
-            mixtures.append(mixture.fit(X[rows], sample_weight=w[rows]))
+            if len(candidates[k]) == 1:
+                mixture = FiniteMixture(self.family, n_components=candidates[k][0], random_state=seeds[k], **em)
+                mixtures.append(mixture.fit(X[rows], sample_weight=w[rows]))
+                selections.append(None)
+            else:  # mclust's MclustDA: each class's number of components chosen by BIC
+                selection = select_mixture(X[rows], {"family": self.family}, candidates[k],
+                                           sample_weight=w[rows] if sample_weight is not None else None,
+                                           random_state=seeds[k], **em)
+                mixtures.append(selection.best_estimator)
+                selections.append(selection)
 
         self.classes_ = classes
         self.priors_ = priors
-        self.n_components_ = counts
+        self.n_components_ = np.array([m.n_components for m in mixtures])
         self.mixtures_ = mixtures
+        self.selections_ = selections
         self.n_iter_ = np.array([m.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures))
         return self
 
     def _check_n_components(self, X, classes, y_idx, w):
-        """Components per class as an int array; errors name the class and the fix."""
-        if isinstance(self.n_components, dict):
-            missing = [_plain(c) for c in classes if c not in self.n_components]
-            extra = [c for c in self.n_components if not np.any(classes == c)]
+        """Candidate component counts of every class; errors name the class and the fix.
+
+        Returns a list (one entry per class) of sorted lists of ints; counts above the number of
+        distinct rows of a class are dropped when there are other candidates.
+        """
+        spec = self.n_components
+        if isinstance(spec, dict):
+            missing = [_plain(c) for c in classes if c not in spec]
+            extra = [c for c in spec if not np.any(classes == c)]
             if missing or extra:
                 raise ValueError(
-                    "n_components as a dict must map every class label to a count; "
-                    f"missing classes: {missing}, unknown keys: {extra}."
+                    "n_components as a dict must map every class label to a count (or a list of "
+                    f"counts); missing classes: {missing}, unknown keys: {extra}."
                 )
-            counts = []
-            for c in classes:
-                r = self.n_components[c]
-                if isinstance(r, bool) or not isinstance(r, Integral) or r < 1:
-                    raise ValueError(f"n_components[{_plain(c)!r}] must be an int >= 1; got {r!r}.")
-                counts.append(int(r))
-            counts = np.asarray(counts)
+            per_class = [(f"n_components[{_plain(c)!r}]", spec[c]) for c in classes]
         else:
-            counts = np.full(classes.shape[0], int(self.n_components))
-        for k in range(classes.shape[0]):
+            per_class = [("n_components", spec)] * classes.shape[0]
+        out = []
+        for k, (name, value) in enumerate(per_class):
+            counts = _as_counts(value, name)
             n_rows = np.unique(X[(y_idx == k) & (w > 0)], axis=0).shape[0]
-            if n_rows < counts[k]:
+            fitting = [r for r in counts if r <= n_rows]
+            if not fitting:
                 raise ValueError(
                     f"class {_plain(classes[k])!r} has {n_rows} distinct row(s) with positive weight "
-                    f"but n_components={counts[k]} for it: give that class at most {n_rows} "
-                    "component(s) (n_components may be a dict per class) or more rows."
+                    f"but {name}={value!r} asks for at least {counts[0]} component(s): give that class "
+                    f"at most {n_rows} (n_components may be a dict per class) or more rows."
                 )
-        return counts
+            out.append(fitting)
+        return out
 
     def _log_density(self, X):
         """``log f_k(x)`` from each class's mixture: (n_samples, n_classes)."""

@@ -9,7 +9,10 @@ import numpy as np
 from discrim.utils._random import as_seed_sequence
 from discrim.utils.validation import check_sample_weight
 
-_COLUMNS = ["family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "converged", "n_iter"]
+_COLUMNS = [
+    "family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "converged", "n_iter",
+    "min_rows", "degenerate",
+]
 
 
 class FitFailedWarning(RuntimeWarning):
@@ -25,12 +28,14 @@ class MixtureSelection:
     table : pandas.DataFrame
         One row per (family, n_components) cell in grid order, with columns ``family`` (label),
         ``n_components``, ``n_parameters``, ``log_likelihood`` (total, sample-weighted),
-        ``bic``, ``aic`` (both lower is better), ``converged``, ``n_iter`` and ``error``
-        (empty unless the fit failed, in which case the numbers are NaN).
+        ``bic``, ``aic`` (both lower is better), ``converged``, ``n_iter``, ``min_rows`` (the
+        weighted row count of the smallest component), ``degenerate`` and ``error`` (empty
+        unless the fit failed, in which case the numbers are NaN).
     criterion : {"bic", "aic"}
         The column that chose the best model.
     best_index : int
-        Row of ``table`` with the smallest criterion.
+        Row of ``table`` with the smallest criterion among the rows that neither failed nor are
+        degenerate.
     best_params : dict
         ``{"family": label, "n_components": k}`` of the chosen model.
     best_estimator : FiniteMixture
@@ -130,12 +135,23 @@ def _check_range(n_components_range):
     return [int(k) for k in ks]
 
 
+def _rows_for_a_covariance(family, n_features):
+    """Weighted rows a component needs for a non-singular covariance estimate (0: no covariance).
+
+    With fewer, a Gaussian component's covariance is singular but for ``reg_covar``, and its
+    likelihood grows without bound as it shrinks onto its few rows: mclust reports such fits as
+    missing, and they are never chosen here.
+    """
+    ctype = getattr(family, "covariance_type", None)
+    return {"full": n_features + 1, "diag": 2, "spherical": 2}.get(ctype, 0)
+
+
 def _fit_cell(label, family, k, X, w, weighted, seed, fit_params):
     """Fit one grid cell and score it; returns (row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
 
     row = dict.fromkeys(_COLUMNS, np.nan)
-    row.update(family=label, n_components=k, converged=False, error="")
+    row.update(family=label, n_components=k, converged=False, degenerate=False, error="")
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
         mixture.fit(X, sample_weight=w)
@@ -151,7 +167,10 @@ def _fit_cell(label, family, k, X, w, weighted, seed, fit_params):
         aic = -2.0 * log_lik + 2.0 * n_params
     else:
         bic, aic = mixture.bic(X), mixture.aic(X)
+    min_rows = float(np.min(np.asarray(mixture.weights_)) * np.sum(w))
     row.update(
+        min_rows=min_rows,
+        degenerate=bool(min_rows < _rows_for_a_covariance(family, X.shape[1])),
         n_parameters=n_params,
         log_likelihood=log_lik,
         bic=float(bic),
@@ -228,6 +247,11 @@ def select_mixture(
     the scikit-learn convention, where lower is better. mclust reports
     :math:`2\\ell - p \\log n`, the negative, and picks the largest: the ranking is the same.
 
+    A Gaussian component fitted to fewer rows than its covariance needs (``d + 1`` for a full
+    covariance, 2 for a diagonal or spherical one) is singular but for ``reg_covar``, and its
+    likelihood grows without bound as it collapses onto those rows. Such fits are marked
+    ``degenerate`` and not chosen, as mclust reports them as missing.
+
     mclust's covariance model names map to discrim's Gaussian family as follows (mclust has
     more models, with equal volumes or shapes, that have no discrim counterpart):
 
@@ -287,13 +311,24 @@ def select_mixture(
             )
     table = pd.DataFrame(rows, columns=[*_COLUMNS, "error"])
     table["n_components"] = table["n_components"].astype(int)
+    table["degenerate"] = table["degenerate"].astype(bool)
     scores = table[criterion].to_numpy(dtype=float)
     if np.all(np.isnan(scores)):
         raise ValueError(
             "every fit in the grid failed; first error: "
             f"{rows[0]['error']}. Try fewer components or a larger reg_covar."
         )
-    best = int(np.nanargmin(scores))
+    usable = np.where(table["degenerate"].to_numpy(), np.nan, scores)
+    if np.all(np.isnan(usable)):
+        warnings.warn(
+            "select_mixture: every fitted model has a component with too few rows for its "
+            "covariance (column 'degenerate'); choosing among them anyway. Try fewer components "
+            "or a larger reg_covar.",
+            FitFailedWarning,
+            stacklevel=2,
+        )
+        usable = scores
+    best = int(np.nanargmin(usable))
     return MixtureSelection(
         table=table,
         criterion=criterion,
