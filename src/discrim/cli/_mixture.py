@@ -103,6 +103,10 @@ def _parameter_tables(mixture, names):
             main.add_column(escape(pname), justify="right", overflow="fold")
             for r in range(n_comp):
                 cells[r].append(_fmt(arr[r]))
+        elif arr.ndim == 2 and arr.shape[0] == n_comp and arr.shape[1] > 3:
+            # Wide data: one row per feature, one column per component, so the table stays narrow.
+            rows = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
+            matrices.append((f"{pname} (columns: components)", arr.T, rows, [str(r) for r in range(n_comp)]))
         elif arr.ndim == 2 and arr.shape[0] == n_comp:
             labels = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
             for j, lab in enumerate(labels):
