@@ -64,3 +64,13 @@ def test_minimize_lbfgsb_warns_when_stopped_early(rng):
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         res = minimize_lbfgsb(obj, max_iter=1, tol=0.0)
     assert not res.converged
+
+
+def test_minimize_lbfgsb_with_scale_solves_the_same_problem(rng):
+    c = rng.normal(size=6)
+    obj = PenalizedObjective(_Quadratic(c), [(slice(0, 6), NonNegElasticNet(0.5, 1.0))], np.ones(6))
+    scale = np.array([1e-2, 0.1, 1.0, 10.0, 1.0, 3.0])
+    res = minimize_lbfgsb(obj, tol=1e-12, scale=scale)
+    np.testing.assert_allclose(res.theta, np.maximum(c - 0.5, 0.0), atol=1e-7)
+    with pytest.raises(ValueError, match="positive"):
+        minimize_lbfgsb(obj, scale=-np.ones(6))

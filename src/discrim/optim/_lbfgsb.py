@@ -34,7 +34,18 @@ class SolverResult:
     message: str
 
 
-def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, maxls=20):
+class _Scaled:
+    """The objective in the variables ``u = theta / scale``."""
+
+    def __init__(self, objective, scale):
+        self.objective, self.scale = objective, scale
+
+    def value_and_grad(self, u):
+        value, grad = self.objective.value_and_grad(u * self.scale)
+        return value, grad * self.scale
+
+
+def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, maxls=20, scale=None):
     """Minimise an :class:`~discrim.optim.Objective` subject to its bounds with L-BFGS-B.
 
     Parameters
@@ -44,7 +55,8 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
         Iteration limit.
     tol : float, default=1e-5
         Stop when the largest entry of the projected gradient is at most ``tol`` (scipy's
-        ``gtol``, Fortran's ``pgtol``).
+        ``gtol``, Fortran's ``pgtol``); with ``scale``, the gradient with respect to the scaled
+        variables ``u``.
     ftol : float or None, default=None
         Also stop when the relative decrease of the value in one iteration,
         ``(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)``, is at most ``ftol``. None uses scipy's
@@ -53,6 +65,9 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
         Number of correction pairs kept (``maxcor``).
     maxls : int, default=20
         Line-search steps per iteration.
+    scale : ndarray of shape (n_params,) or None, default=None
+        Positive scales: L-BFGS-B iterates on ``u = theta / scale`` (a diagonal preconditioner:
+        its first steps and its metric treat each ``u_i`` alike). None means no scaling.
 
     Returns
     -------
@@ -66,12 +81,18 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
     options = {"maxiter": int(max_iter), "gtol": float(tol), "maxcor": int(m), "maxls": int(maxls)}
     if ftol is not None:
         options["ftol"] = float(ftol)
+    bounds = objective.bounds()
+    if scale is None:
+        scale = np.ones(objective.n_params)
+    scale = np.asarray(scale, dtype=np.float64)
+    if scale.shape != (objective.n_params,) or not np.all(scale > 0):
+        raise ValueError(f"scale must hold {objective.n_params} positive numbers.")
     res = scipy.optimize.minimize(
-        objective.value_and_grad,
-        objective.x0(),
+        _Scaled(objective, scale).value_and_grad,
+        objective.x0() / scale,
         jac=True,
         method="L-BFGS-B",
-        bounds=objective.bounds(),
+        bounds=scipy.optimize.Bounds(bounds.lb / scale, bounds.ub / scale),
         options=options,
     )
     if not res.success:
@@ -82,7 +103,7 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
             stacklevel=2,
         )
     return SolverResult(
-        theta=np.asarray(res.x, dtype=np.float64),
+        theta=np.asarray(res.x, dtype=np.float64) * scale,
         value=float(res.fun),
         n_iter=int(res.nit),
         n_eval=int(res.nfev),

@@ -36,6 +36,18 @@ def _available_threads():
     return max(1, min(counts)) if counts else 1
 
 
+def _solver_scale(n_features, n_candidates):
+    """Variable scales for L-BFGS-B: the solver iterates on ``(v sqrt(J), w)``.
+
+    Every feature weight is shared by all J candidates, so the objective's curvature along
+    ``v_d`` grows with J while that along one ``w_j`` does not; scaling ``v`` by ``1 / sqrt(J)``
+    puts both on a similar footing. Measured on the benchmark cases (float64, default penalties):
+    3-25x fewer iterations (checker about 600 -> 75, xor-6f about 1,800 -> 70, digits about
+    330 -> 50) with an equal or lower objective and test log-loss within +-0.01.
+    """
+    return np.concatenate([np.full(n_features, 1.0 / np.sqrt(max(n_candidates, 1))), np.ones(n_candidates)])
+
+
 class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     """Prototype set classifier: a sparse kernel model of P(y | x) built from batches of prototypes.
 
@@ -70,7 +82,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     tol : float, default=1e-5
         L-BFGS-B stops when the largest entry of the projected gradient of the batch objective
         is at most ``tol`` (scipy's ``gtol``), or when one iteration lowers the objective by a
-        relative amount of at most about 2.2e-9 (scipy's default ``factr = 1e7``).
+        relative amount of at most about 2.2e-9 (scipy's default ``factr = 1e7``). The solver
+        works on the scaled variables ``(v sqrt(J), w)`` (J candidates), so the gradient in
+        the test is ``(dl/dv / sqrt(J), dl/dw)``: see Notes.
     max_iter : int, default=15000
         L-BFGS-B iteration limit per batch; reaching it warns with a ConvergenceWarning.
     max_samples : int, float or None, default=None
@@ -141,6 +155,11 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     stray ``beta`` is a misprint); in step [4] of the bins algorithm ``R`` is reduced by
     ``eta g_i`` before ``i`` advances. Bin counts are rounded half up, the rounding the lemma
     assumes.
+
+    Solver: L-BFGS-B (scipy) with the analytic gradient, started at ``v = 10 / D``, ``w = 1``
+    like the seed, iterates on ``u = (v sqrt(J), w)``. This diagonal scaling changes the path
+    and the stopping test, not the problem; it cuts iterations several-fold against the
+    unscaled problem (which the original proset solves, with the same ``tol``).
 
     Clean-up: prototypes of a batch whose active features and target agree within
     :data:`discrim.prototype._prototype_set.MERGE_TOL` (max norm) are merged through connected
@@ -377,7 +396,8 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         # spinning threads slow it 10-50x.
         try:
             with threadpool_limits(limits=1, user_api="blas"):
-                result = minimize_lbfgsb(objective, max_iter=self.max_iter, tol=self.tol)
+                result = minimize_lbfgsb(objective, max_iter=self.max_iter, tol=self.tol,
+                                         scale=_solver_scale(D, J))
         finally:
             datafit.close()
         if self.verbose > 0:
