@@ -115,17 +115,31 @@ def machine_info():
         f"- python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
         f"scikit-learn {sklearn.__version__}, discrim {discrim.__version__}\n"
         f"- BLAS: {blas}\n"
+        f"- load average at start: {' / '.join(f'{v:.1f}' for v in os.getloadavg())} (1 / 5 / 15 min)\n"
     )
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="N = 1e4 only (smoke run)")
+    parser.add_argument("--sizes", type=float, nargs="+", help="values of N (default 1e5 1e6)")
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "discriminant.md"))
     parser.add_argument("--note", default="", help="free text added to the results file")
+    parser.add_argument(
+        "--blas-threads", type=int, default=1,
+        help="BLAS threads for both libraries (0: library default). Default 1: on an "
+        "oversubscribed machine multithreaded OpenBLAS spends up to 0.2 s handing small "
+        "products between threads, which swamps and randomises the comparison.",
+    )
     args = parser.parse_args(argv)
+    if args.blas_threads > 0:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(args.blas_threads)
 
     sizes = [10_000] if args.small else [100_000, 1_000_000]
+    if args.sizes:
+        sizes = [int(n) for n in args.sizes]
     print(machine_info())
     print(HEADER)
     rows = []

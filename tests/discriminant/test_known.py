@@ -186,3 +186,12 @@ def test_pandas_input_keeps_feature_names():
     clf = KnownDensityClassifier([norm(0, 1), norm(2, 1)]).fit(X, [0, 1, 1])
     np.testing.assert_array_equal(clf.feature_names_in_, ["height"])
     np.testing.assert_array_equal(clf.predict(X), [0, 1, 1])
+
+
+def test_point_outside_every_support_is_rejected():
+    from scipy.stats import uniform
+
+    clf = KnownDensityClassifier([uniform(0, 1), uniform(0.5, 1)]).fit([[0.2], [0.9]], [0, 1])
+    np.testing.assert_array_equal(clf.predict([[0.2], [1.4]]), [0, 1])
+    with pytest.raises(ValueError, match="zero density"):
+        clf.predict_proba([[5.0]])

@@ -61,7 +61,9 @@ def class_scatter(X, y_idx, w, means):
     n_classes, n_features = means.shape
     unit = bool(np.all(w == 1.0))
     scatter = np.zeros((n_classes, n_features, n_features))
-    order = np.argsort(y_idx, kind="stable")
+    # Stable sort of small integer codes is a radix sort: O(n), rows of each class in order.
+    codes = y_idx.astype(np.uint16) if n_classes <= 1 << 16 else y_idx
+    order = np.argsort(codes, kind="stable")
     bounds = np.concatenate(([0], np.cumsum(np.bincount(y_idx, minlength=n_classes))))
     step = _block_rows(n_features)
     for k in range(n_classes):
@@ -177,17 +179,22 @@ def mahalanobis_tied(X, means, inv):
     Returns
     -------
     dist : ndarray of shape (n_samples, n_classes)
-        ``(x_i - mu_k)' Sigma^{-1} (x_i - mu_k)``, via ``||W x||^2 - 2 (W x)'(W mu_k) + ||W mu_k||^2``
-        (one GEMM for all classes).
+        ``(x_i - mu_k)' Sigma^{-1} (x_i - mu_k) = ||z_i||^2 - 2 z_i' m_k + ||m_k||^2`` with
+        ``z_i = W (x_i - t)``, ``m_k = W (mu_k - t)`` and ``t`` the mean of the class means
+        (centring keeps the expansion accurate for data far from the origin); one GEMM per
+        block of rows serves all classes.
     """
     n = X.shape[0]
-    m = means @ inv.T  # (n_classes, n_features)
+    center = means.mean(axis=0)
+    inv_t = np.ascontiguousarray(inv.T)  # numpy's matmul can miss BLAS for a transposed view
+    m = (means - center) @ inv_t  # (n_classes, n_features)
     m_sq = np.einsum("kd,kd->k", m, m)
+    m_t = np.ascontiguousarray(-2.0 * m.T)
     out = np.empty((n, means.shape[0]))
     step = _block_rows(X.shape[1])
     for start in range(0, n, step):
-        z = np.asarray(X[start : start + step], dtype=np.float64) @ inv.T
-        d = z @ (-2.0 * m.T)
+        z = (X[start : start + step] - center) @ inv_t
+        d = z @ m_t
         d += np.einsum("nd,nd->n", z, z)[:, None]
         d += m_sq
         np.maximum(d, 0.0, out=d)  # rounding can push a distance of ~0 below zero
@@ -208,23 +215,27 @@ def mahalanobis_full(X, means, inv):
     Returns
     -------
     dist : ndarray of shape (n_samples, n_classes)
-        ``||W_k x_i - W_k mu_k||^2``. Each block of rows is multiplied by all ``W_k'`` stacked
-        side by side, so the O(n K D^2) work is one large GEMM per block.
+        ``||W_k (x_i - mu_k)||^2``. Each block of rows, centred on the mean of the class means
+        and with a column of ones appended, is multiplied by ``[W_1' ... W_K']`` stacked side
+        by side over the row ``-W_k (mu_k - t)``: the O(n K D^2) work is one GEMM per block,
+        followed by one fused square-and-sum.
     """
     n, n_features = X.shape
     n_classes = means.shape[0]
-    stacked = np.concatenate(list(np.swapaxes(inv, 1, 2)), axis=1)  # (D, K*D): [W_1' ... W_K']
-    shift = np.einsum("kij,kj->ki", inv, means).ravel()  # W_k mu_k side by side, (K*D,)
+    center = means.mean(axis=0)
+    stacked = np.empty((n_features + 1, n_classes * n_features))
+    stacked[:n_features] = np.concatenate(list(np.swapaxes(inv, 1, 2)), axis=1)
+    stacked[n_features] = -np.einsum("kij,kj->ki", inv, means - center).ravel()
     out = np.empty((n, n_classes))
     step = _block_rows(n_classes * n_features)
-    z = np.empty((min(step, n), n_classes * n_features))
+    xa = np.empty((min(step, n), n_features + 1))
+    xa[:, n_features] = 1.0
     for start in range(0, n, step):
-        xb = np.asarray(X[start : start + step], dtype=np.float64)
-        zb = z[: xb.shape[0]]
-        np.matmul(xb, stacked, out=zb)
-        zb -= shift
-        np.square(zb, out=zb)
-        out[start : start + xb.shape[0]] = zb.reshape(-1, n_classes, n_features).sum(axis=2)
+        xb = X[start : start + step]
+        rows = xb.shape[0]
+        np.subtract(xb, center, out=xa[:rows, :n_features])
+        z = (xa[:rows] @ stacked).reshape(rows, n_classes, n_features)
+        out[start : start + rows] = np.einsum("bkd,bkd->bk", z, z)
     return out
 
 

@@ -187,7 +187,17 @@ class LinearDiscriminant(_GaussianDiscriminant):
         # log pi_k f_k(x) up to a term common to all classes: the posteriors and the rule are
         # unchanged, and it costs O(n K D) instead of O(n D^2).
         X = self._validate_for_predict(X)
-        return X @ self.coef_.T + self.intercept_
+        if self.classes_.shape[0] == 2:
+            # Corollary 8.1: only a'(x - h) matters. One matrix-vector product (about 3x faster
+            # than a two-column GEMM); the scores are taken relative to classes_[0].
+            scores = np.zeros((X.shape[0], 2))
+            scores[:, 1] = X @ (self.coef_[1] - self.coef_[0])
+            scores[:, 1] += self.intercept_[1] - self.intercept_[0]
+            return scores
+        # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
+        scores = X @ np.ascontiguousarray(self.coef_.T)
+        scores += self.intercept_
+        return scores
 
     def decision_function(self, X):
         """Linear discriminant scores (scikit-learn's convention).
