@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 from discrim.discriminant._rules import log_posterior
 
-__all__ = ["EMResult", "available_threads", "block_mapper", "default_chunk_size", "e_step", "log_likelihood", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "available_threads", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -163,12 +163,36 @@ def stats_from_resp(family, X, sample_weight, resp, chunk_size):
     return stats
 
 
-def log_likelihood(family, X, log_weights, params, chunk_size):
-    """Per-row log mixture density ``log sum_k pi_k f_k(x_i)`` of shape (n_samples,)."""
-    out = np.empty(X.shape[0], dtype=np.float64)
-    for sl in _blocks(X.shape[0], chunk_size):
-        _, out[sl] = log_posterior(family.rows(sl).log_prob(X[sl], params), log_weights.astype(X.dtype))
-    return out
+def _posterior_block(family, X, log_weights, params, sl):
+    log_resp, log_norm = log_posterior(family.rows(sl).log_prob(X[sl], params), log_weights.astype(X.dtype))
+    return log_resp, log_norm
+
+
+def posterior(family, X, log_weights, params, chunk_size, n_threads=1):
+    """Log responsibilities and log mixture densities of every row, in blocks.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    X : ndarray of shape (n_samples, n_features)
+    log_weights : ndarray of shape (n_components,)
+    params : Params
+    chunk_size : int
+    n_threads : int, default=1
+
+    Returns
+    -------
+    log_resp : ndarray of shape (n_samples, n_components)
+        ``log P(z_i = k | x_i)``.
+    log_norm : ndarray of shape (n_samples,)
+        ``log sum_k pi_k f_k(x_i)``.
+    """
+    fn = partial(_posterior_block, family, X, log_weights, params)
+    with block_mapper(n_threads) as mapper:
+        parts = mapper(fn, _blocks(X.shape[0], chunk_size))
+    log_resp = np.concatenate([p[0] for p in parts], axis=0).astype(np.float64, copy=False)
+    log_norm = np.concatenate([p[1] for p in parts]).astype(np.float64, copy=False)
+    return log_resp, log_norm
 
 
 def _keep_empty(family, new, old, empty):

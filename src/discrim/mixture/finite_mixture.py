@@ -8,8 +8,7 @@ from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.discriminant._rules import log_posterior
-from discrim.mixture._em import available_threads, default_chunk_size, log_likelihood, run_em, stats_from_resp
+from discrim.mixture._em import available_threads, default_chunk_size, posterior, run_em, stats_from_resp
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
@@ -311,21 +310,14 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         with np.errstate(divide="ignore"):
             return np.log(self.weights_)
 
-    def _estimate_log_resp(self, X):
+    def _posterior(self, X):
+        """(log responsibilities, log mixture density) of validated rows of X."""
+        check_is_fitted(self)
         X = self._check_X(X, reset=False)
-        step = self._chunk(X.shape[1])
-        out = np.empty((X.shape[0], self.n_components), dtype=np.float64)
-        for s in range(0, X.shape[0], step):
-            sl = slice(s, s + step)
-            log_resp, log_norm = log_posterior(
-                self.family.rows(sl).log_prob(X[sl], self._params), self._log_weights().astype(X.dtype)
-            )
-            if not np.all(np.isfinite(log_norm)):
-                raise ValueError(
-                    "some rows of X have zero density under every component with positive weight."
-                )
-            out[sl] = log_resp
-        return out
+        return posterior(
+            self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]),
+            self.n_threads or available_threads(),
+        )
 
     def score_samples(self, X):
         """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
@@ -338,9 +330,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         -------
         log_density : ndarray of shape (n_samples,)
         """
-        check_is_fitted(self)
-        X = self._check_X(X, reset=False)
-        return log_likelihood(self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]))
+        return self._posterior(X)[1]
 
     def score(self, X, y=None, sample_weight=None):
         """Mean (sample-weighted) log mixture density of X.
@@ -371,8 +361,14 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         -------
         log_resp : ndarray of shape (n_samples, n_components)
         """
-        check_is_fitted(self)
-        return self._estimate_log_resp(X)
+        log_resp, log_norm = self._posterior(X)
+        if not np.all(np.isfinite(log_norm)):
+            bad = int(np.flatnonzero(~np.isfinite(log_norm))[0])
+            raise ValueError(
+                f"row {bad} of X has zero density under every component with positive weight, so "
+                "its responsibilities are undefined."
+            )
+        return log_resp
 
     def predict_proba(self, X):
         """Responsibilities ``P(z = k | x)`` (the seed's ``w_ik``).
