@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from joblib import parallel_config
 
 from discrim.distributions import Gaussian, Poisson
@@ -138,3 +140,27 @@ def test_bad_arguments_are_rejected(kwargs, error, match):
     X = np.arange(10.0)[:, None]
     with pytest.raises(error, match=match):
         select_mixture(X, **kwargs)
+
+
+@settings(max_examples=10, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    n=st.integers(8, 60),
+    d=st.integers(1, 3),
+    ks=st.lists(st.integers(1, 4), min_size=1, max_size=3, unique=True),
+    criterion=st.sampled_from(["bic", "aic"]),
+)
+def test_table_invariants(seed, n, d, ks, criterion):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 3.0, size=d)
+    families = {"VVV": Gaussian(covariance_type="full"), "VII": Gaussian(covariance_type="spherical")}
+    result = select_mixture(X, families, ks, criterion=criterion, random_state=seed)
+    table = result.table
+    assert list(table["n_components"]) == ks * 2  # grid order, as given
+    ok = table["error"] == ""
+    p, ll = table["n_parameters"][ok], table["log_likelihood"][ok]
+    np.testing.assert_allclose(table["bic"][ok], -2 * ll + p * np.log(n), rtol=1e-9)
+    np.testing.assert_allclose(table["aic"][ok], -2 * ll + 2 * p, rtol=1e-9)
+    usable = table[ok & ~table["degenerate"]]
+    if len(usable):
+        assert table[criterion].iloc[result.best_index] == usable[criterion].min()
