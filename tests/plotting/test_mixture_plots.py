@@ -8,7 +8,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.contour import ContourSet  # noqa: E402
 
-from discrim.distributions import Binomial, Gaussian, Poisson  # noqa: E402
+from discrim.distributions import Binomial, Categorical, Gaussian, Poisson  # noqa: E402
 from discrim.mixture import FiniteMixture, select_mixture  # noqa: E402
 from discrim.plotting.mixture import plot_convergence, plot_mixture_density, plot_selection  # noqa: E402
 
@@ -73,6 +73,16 @@ def test_one_discrete_column_bars_and_pmf(rng, family):
     if isinstance(family, Binomial):
         assert values[-1] == 12
         assert pmf_line.get_ydata().sum() == pytest.approx(1.0)
+
+
+def test_categorical_pmf_covers_every_code(rng):
+    X = rng.choice(3, p=[0.5, 0.3, 0.2], size=(120, 1)).astype(float)
+    mixture = FiniteMixture(Categorical(n_categories=5), n_components=1, random_state=0).fit(X)
+    ax = plot_mixture_density(mixture, X)
+    pmf_line = ax.get_lines()[0]
+    np.testing.assert_array_equal(pmf_line.get_xdata(), np.arange(5))
+    np.testing.assert_allclose(pmf_line.get_ydata()[:3], np.bincount(X[:, 0].astype(int)) / 120, atol=1e-9)
+    assert pmf_line.get_ydata().sum() == pytest.approx(1.0)
 
 
 def test_two_discrete_columns_image(rng):

@@ -105,11 +105,14 @@ def _density_1d(mixture, X, ax, bins, grid_size):
 
 
 def _support(x, mixture):
-    """Integer values to evaluate a discrete density on: 0 to the data's maximum (or n_trials)."""
+    """Integer values to evaluate a discrete density on: 0 to the data's maximum, or to the
+    family's largest value (``n_trials``, ``n_categories - 1``) where it has one."""
     lo, hi = int(np.floor(min(x.min(), 0))), int(np.ceil(x.max()))
-    n_trials = getattr(mixture.family, "n_trials", None)
-    if n_trials is not None:
-        hi = max(hi, int(np.max(n_trials)))
+    family = mixture.family
+    if getattr(family, "n_trials", None) is not None:
+        hi = max(hi, int(np.max(family.n_trials)))
+    if getattr(family, "n_categories", None) is not None:
+        hi = max(hi, int(family.n_categories) - 1)
     return np.arange(lo, hi + 1, dtype=np.float64)
 
 
