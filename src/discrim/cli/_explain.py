@@ -97,11 +97,11 @@ def explain(model_path, csv, row, n_prototypes):
 
     table = Table("feature", "value (model)", *(["value (CSV)"] if raw else []), "contribution",
                   title=f"feature contributions to log p({ex.predicted!r})")
-    for _, feature in ex.features.iterrows():
-        cells = [str(feature["feature"]), _fmt(feature["value"])]
+    for name, value, contribution in zip(ex.features["feature"], ex.features["value"], ex.features["contribution"]):
+        cells = [str(name), _fmt(value)]
         if raw:
-            cells.append(_fmt(raw[feature["feature"]]) if feature["feature"] in raw else "")
-        table.add_row(*cells, f"{feature['contribution']:+.4f}")
+            cells.append(_fmt(raw[name]) if name in raw else "")
+        table.add_row(*cells, f"{contribution:+.4f}")
     console.print(table)
     console.print(
         f"The contributions add up to log p = {ex.log_proba:.4f} minus {ex.baseline_log_proba:.4f}, its value if the "
@@ -110,12 +110,15 @@ def explain(model_path, csv, row, n_prototypes):
     )
 
     shown = len(ex.prototypes)
-    table = Table("batch", "training row", "class", "weight", "similarity", "impact", "adds to p(class)",
+    table = Table("batch", "sample index", "class", "weight", "similarity", "impact", "adds to p(class)",
                   title=f"the {shown} most influential of {ex.n_prototypes_total} prototypes")
-    for _, proto in ex.prototypes.iterrows():
-        table.add_row(str(proto["batch"]), str(proto["sample_index"]), str(proto["target"]),
-                      _fmt(proto["prototype_weight"]), _fmt(proto["similarity"]), _fmt(proto["impact"]),
-                      f"{proto['contribution']:.4f}")
+    protos = ex.prototypes
+    for cells in zip(protos["batch"], protos["sample_index"], protos["target"], protos["prototype_weight"],
+                     protos["similarity"], protos["impact"], protos["contribution"]):
+        batch, sample, target, weight, similarity, impact, contribution = cells
+        table.add_row(str(batch), str(sample), str(target), _fmt(weight), _fmt(similarity), _fmt(impact),
+                      f"{contribution:.4f}")
     console.print(table)
     console.print("impact = weight x similarity (the kernel value); a prototype adds impact / (1 + familiarity) "
-                  "to the probability of its class.")
+                  "to the probability of its class. sample index = the prototype's row in the X the model was "
+                  "fitted on.")
