@@ -115,3 +115,18 @@ def test_threads_give_the_same_result(rng, monkeypatch):
     assert threaded.n_threads == 3
     assert value3 == pytest.approx(value, rel=1e-13)
     np.testing.assert_allclose(grad3, grad, rtol=1e-12, atol=1e-15)
+
+
+def test_torch_backend_matches_numpy(rng):
+    torch = pytest.importorskip("torch")
+    from discrim.backend import namespace
+
+    lik, data = _problem(rng, 3, True, True)
+    txp = namespace("torch")
+    tdata = [torch.asarray(a) if a.dtype.kind == "f" else a for a in data]
+    tlik = PrototypeLikelihood(*tdata, 3, txp)
+    theta = rng.uniform(0.05, 2.0, data[0].shape[1] + data[4].shape[0])
+    value, grad = lik.value_and_grad(theta)
+    tvalue, tgrad = tlik.value_and_grad(torch.asarray(theta))
+    assert tvalue == pytest.approx(value, rel=1e-10)
+    np.testing.assert_allclose(tgrad.numpy(), grad, rtol=1e-10, atol=1e-14)

@@ -1,9 +1,7 @@
-"""The batch objective of the prototype set classifier: reweighted NLL and its analytic gradient.
+"""The batch objective of the prototype set classifier, written once against an array namespace."""
 
-Written once against an array namespace ``xp`` (numpy by default; torch plugs in through
-array-api-compat). In-place helpers fall back to allocating operations for namespaces without
-``out=`` support.
-"""
+# numpy by default; torch plugs in through array-api-compat. The in-place helpers below fall back
+# to allocating operations for namespaces without ``out=`` support.
 
 import numpy as np
 from array_api_compat import is_torch_namespace

@@ -372,7 +372,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
 
         xp = namespace(self.backend)
         dt = np.dtype(self.dtype)
-        as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731
+        as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731  (dtype kept)
         datafit = PrototypeLikelihood(
             as_xp(X[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(X[cand]),
             y_idx[cand], n_classes, xp, n_threads=_available_threads(),
