@@ -182,4 +182,4 @@ def test_progress_is_logged(checker, caplog):
         PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0, verbose=1).fit(*checker)
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("batch 2:") and "prototypes" in m for m in messages)
-    assert any("candidates by bin" in m for m in messages)
+    assert any("candidates/samples by bin" in m for m in messages)

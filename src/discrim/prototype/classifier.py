@@ -332,24 +332,30 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
                 b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
             )
 
-    def _fit_one_batch(self, X, y_idx, weight, rows, q_all, rng, b, initial_solution):
+    def _split(self, y_idx, rows, q_all, rng, b):
+        """Candidates and scoring rows of batch ``b`` by the bins algorithm.
+
+        Returns ``sub`` (rows used by the batch), ``cand`` (candidate rows, grouped by class and
+        then in training order) and ``ref_pos`` (positions into ``rows``/``q_all`` of the scoring
+        rows).
+        """
         n_classes = self.classes_.shape[0]
-        D = X.shape[1]
         pos = np.arange(rows.shape[0])  # positions into rows / q_all
         if self.max_samples is not None:
             size = self.max_samples if isinstance(self.max_samples, Integral) else \
                 max(1, int(round(self.max_samples * rows.shape[0])))
             pos = stratified_subsample(y_idx[rows], n_classes, size, rng)
             counts = np.bincount(y_idx[rows[pos]], minlength=n_classes)
-            check_min_cases(counts, self.max_fraction, self.classes_, what=f"subsample of max_samples={self.max_samples} rows")
+            check_min_cases(counts, self.max_fraction, self.classes_,
+                            what=f"subsample of max_samples={self.max_samples} rows")
         sub = rows[pos]
         bins = assign_bins(q_all[pos], y_idx[sub])
-        h = candidates_per_bin(np.bincount(bins, minlength=2 * n_classes), self.n_candidates, self.max_fraction)
+        g = np.bincount(bins, minlength=2 * n_classes)
+        h = candidates_per_bin(g, self.n_candidates, self.max_fraction)
         drawn = draw_candidates(bins, 2 * n_classes, h, rng)
         if self.verbose > 0:
-            g = np.bincount(bins, minlength=2 * n_classes)
             logger.info(
-                "batch %d candidates by bin (class, correct): %s",
+                "batch %d candidates/samples by bin (class, correctly classified): %s",
                 b + 1,
                 ", ".join(f"({self.classes_[i // 2]!r}, {bool(i % 2)}): {h[i]}/{g[i]}" for i in range(2 * n_classes)),
             )
@@ -357,7 +363,12 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         is_cand[drawn] = True
         cand = sub[is_cand]
         cand = cand[np.lexsort((cand, y_idx[cand]))]  # grouped by class, then training order
-        ref_pos = pos[~is_cand]
+        return sub, cand, pos[~is_cand]
+
+    def _fit_one_batch(self, X, y_idx, weight, rows, q_all, rng, b, initial_solution):
+        n_classes = self.classes_.shape[0]
+        D = X.shape[1]
+        sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b)
         ref = rows[ref_pos]
         if cand.shape[0] == 0:
             logger.warning("batch %d: no candidates were drawn (n_candidates=%d); the batch is empty.",
