@@ -87,7 +87,7 @@ class Gaussian(ComponentFamily):
     >>> fam = Gaussian(covariance_type="diag")
     >>> params = fam.make_params({"mean": [[0.0, 0.0]], "covariance": [[1.0, 4.0]]}, 1, 2)
     >>> round(float(fam.log_prob(np.zeros((1, 2)), params)[0, 0]), 4)
-    -2.5310
+    -2.531
     """
 
     params_class = GaussianParams
