@@ -10,6 +10,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from discrim._registry import make_model
 from discrim.discriminant import MixtureDiscriminant
+from discrim.discriminant.mixture import _n_distinct_rows
 from discrim.distributions import Binomial, Gaussian, Poisson
 from discrim.mixture import FiniteMixture
 
@@ -180,6 +181,13 @@ def test_bad_n_components_are_rejected_with_the_fix(rng, n_components, match):
     X, y = _three_classes(rng, n=(10, 30, 30))
     with pytest.raises(ValueError, match=match):
         MixtureDiscriminant(Gaussian(covariance_type="full"), n_components=n_components).fit(X, y)
+
+
+@pytest.mark.parametrize("needed", [1, 2, 3, 50])
+def test_distinct_row_count_looks_past_repeated_leading_rows(needed):
+    X = np.vstack([np.zeros((100, 2)), np.ones((1, 2))])
+    n = _n_distinct_rows(X, needed)
+    assert n == 2 if needed >= 2 else n >= 1
 
 
 def test_same_random_state_gives_identical_fits(rng):

@@ -142,6 +142,7 @@ def test_bad_arguments_are_rejected(kwargs, error, match):
         select_mixture(X, **kwargs)
 
 
+@pytest.mark.filterwarnings("ignore::discrim.mixture._selection.FitFailedWarning")  # tiny samples
 @settings(max_examples=10, deadline=None)
 @given(
     seed=st.integers(0, 2**16),

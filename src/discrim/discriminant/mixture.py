@@ -20,6 +20,17 @@ def _as_counts(value, name):
     return sorted({int(v) for v in values})
 
 
+def _n_distinct_rows(X, needed):
+    """Distinct rows of X, counted exactly when there are fewer than ``needed``.
+
+    The first ``4 * needed`` rows usually settle it, which spares sorting every row.
+    """
+    head = np.unique(X[: 4 * needed], axis=0).shape[0]
+    if head >= needed or X.shape[0] <= 4 * needed:
+        return head
+    return np.unique(X, axis=0).shape[0]
+
+
 def _plain(label):
     """A class label as a Python scalar, so messages read 'b' rather than np.str_('b')."""
     return label.item() if isinstance(label, np.generic) else label
@@ -240,7 +251,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         out = []
         for k, (name, value) in enumerate(per_class):
             counts = _as_counts(value, name)
-            n_rows = np.unique(X[(y_idx == k) & (w > 0)], axis=0).shape[0]
+            n_rows = _n_distinct_rows(X[(y_idx == k) & (w > 0)], needed=counts[-1])
             fitting = [r for r in counts if r <= n_rows]
             if not fitting:
                 raise ValueError(
