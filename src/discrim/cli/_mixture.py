@@ -247,13 +247,13 @@ def _selection_table(result):
 @click.command("mixture")
 @click.option("--csv", "csv", required=True, type=click.Path(dir_okay=False),
               help="CSV file with a header row.")
-@click.option("--columns", multiple=True,
+@click.option("--columns", multiple=True, metavar="NAMES",
               help="Columns to fit, comma-separated or repeated (default: every numeric column).")
 @click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, show_default=True,
               default=("gaussian",),
               help="Component distribution (gaussian is full-covariance); repeat it to compare "
                    "families by BIC.")
-@click.option("--components", default="2", show_default=True,
+@click.option("--components", default="2", show_default=True, metavar="K",
               help="Number of components K, or several to choose from by BIC: a range 1-6 or a "
                    "list 2,4,8.")
 @click.option("--criterion", type=click.Choice(["bic", "aic"]), default="bic", show_default=True,
