@@ -48,6 +48,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         under those responsibilities.
     n_init : int, default=1
         Number of initialisations; the fit with the highest final log-likelihood is kept.
+        Ignored when ``params_init`` is given (the start is then deterministic).
     max_iter : int, default=100
         Maximum number of EM iterations.
     tol : float, default=1e-3
@@ -246,8 +247,10 @@ class FiniteMixture(DensityMixin, BaseEstimator):
             starts = [(self.weights_, self._params)]
             rngs = [None]
         else:
-            rngs = spawn_generators(self.random_state, self.n_init)
-            starts = [None] * self.n_init
+            # Given starting parameters leave nothing random: one run is enough.
+            n_init = 1 if self.params_init is not None else self.n_init
+            rngs = spawn_generators(self.random_state, n_init)
+            starts = [None] * n_init
         best = None
         for start, rng in zip(starts, rngs):
             weights0, params0 = start if start is not None else self._initial(X, w, rng)
