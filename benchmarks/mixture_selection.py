@@ -114,6 +114,8 @@ def classification():
                                                    n_init=2, random_state=0),
         "MDA K=4 diag": lambda: MixtureDiscriminant(Gaussian(covariance_type="diag"), 4, priors="empirical",
                                                    n_init=2, random_state=0),
+        "MDA K by BIC, 1-8 full": lambda: MixtureDiscriminant(Gaussian(covariance_type="full"), range(1, 9),
+                                                             priors="empirical", n_init=2, random_state=0),
         "MDA K=16 full": lambda: MixtureDiscriminant(Gaussian(covariance_type="full"), 16, priors="empirical",
                                                     n_init=2, random_state=0),
     }
