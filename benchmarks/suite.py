@@ -101,13 +101,13 @@ def run_discrim(data, n_jobs, seed):
     }
 
 
-def run_proset_search(data, n_jobs, seed, timeout):
+def run_proset_search(data, n_jobs, seed, timeout, threads=1):
     from _proset import run_proset
 
     X_train, X_test, y_train, y_test = data
     options = {"search": {"lambda_v_grid": GRID.tolist(), "max_batches": MAX_BATCHES, "num_folds": N_FOLDS,
                           "random_state": seed, "num_jobs": n_jobs if n_jobs and n_jobs > 1 else None}}
-    result = run_proset("search", X_train, y_train, X_test, options, timeout=timeout)
+    result = run_proset("search", X_train, y_train, X_test, options, threads=threads, timeout=timeout)
     return {
         "model": "proset 0.6.1 select_hyperparameters",
         **_scores(y_test, result["proba"], np.asarray(result["classes"])),
@@ -169,9 +169,12 @@ def run_case(name, args):
     case = {"case": name, "n_train": n_train, "n_features": n_features, "rows": [], "proset_note": None}
 
     def attempt(label, fn):
+        from threadpoolctl import threadpool_limits
+
         print(f"  {name}: {label} ...", file=sys.stderr, flush=True)
         try:
-            row = fn()
+            with threadpool_limits(limits=args.threads):  # proset's subprocess gets the same through its env
+                row = fn()
         except Exception as exc:  # a failed peer is reported, not fatal to the suite
             print(f"  {name}: {label} failed: {exc}", file=sys.stderr, flush=True)
             return {"model": label, "error": str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}
@@ -186,7 +189,7 @@ def run_case(name, args):
         case["proset_note"] = f"not run ({n_train:,} training rows > --skip-proset-above {args.skip_proset_above:,})"
     else:
         row = attempt("proset 0.6.1 select_hyperparameters",
-                      lambda: run_proset_search(data, args.n_jobs, args.seed, args.proset_timeout))
+                      lambda: run_proset_search(data, args.n_jobs, args.seed, args.proset_timeout, args.threads))
         case["rows"].append(row)
         if "error" in row:
             case["proset_note"] = f"failed or timed out: {row['error']}"
@@ -305,7 +308,9 @@ def environment(load_before, load_after, args):
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, xgboost {xgb}",
         f"- proset side (own venv): proset {proset.get('proset', '?')}, numpy {proset.get('numpy', '?')}, "
         f"scikit-learn {proset.get('scikit-learn', '?')}",
-        f"- parallel jobs per search: {args.n_jobs or 1}; split and fold seed {args.seed}",
+        f"- parallel jobs per search: {args.n_jobs or 1}; BLAS threads per side: {args.threads} (threadpoolctl "
+        "for discrim, kNN and XGBoost; OPENBLAS/OMP/MKL_NUM_THREADS for proset's subprocess); split and fold seed "
+        f"{args.seed}",
     ])
 
 
@@ -351,6 +356,7 @@ def main(argv=None):
                         help="run proset's search only on cases with at most this many training rows")
     parser.add_argument("--no-proset", action="store_true", help="do not run proset at all")
     parser.add_argument("--n-jobs", type=int, default=None, help="parallel jobs of every search")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads of every side")
     parser.add_argument("--proset-timeout", type=float, default=3600.0, help="seconds per proset search")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
     parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")

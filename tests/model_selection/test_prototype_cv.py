@@ -1,5 +1,6 @@
 """Tests of PrototypeClassifierCV: the grid, the 1-SE selection, the refit, parallel and Dask runs."""
 
+import joblib
 import numpy as np
 import pandas as pd
 import pytest
@@ -121,7 +122,8 @@ def test_parallel_equals_sequential(iris, fitted):
 def test_more_workers_than_folds_splits_the_path(iris):
     X, _, y, _ = iris
     seen = []
-    search = PrototypeClassifierCV(**SMALL, random_state=0, n_jobs=6, callback=seen.append).fit(X, y)
+    with joblib.parallel_backend("threading"):  # cheap workers; the plan depends on n_jobs only
+        search = PrototypeClassifierCV(**SMALL, random_state=0, n_jobs=6, callback=seen.append).fit(X, y)
     assert len(seen) == 6  # 3 folds x 2 chunks of one alpha each
     assert np.all(np.isfinite(search.cv_results_["mean_test_log_loss"]))
 
@@ -209,7 +211,6 @@ def test_select_one_se_on_fitted_grid(fitted):
 @pytest.mark.dask
 def test_dask_backend_equals_sequential(iris, fitted):
     distributed = pytest.importorskip("dask.distributed")
-    import joblib
 
     X, _, y, _ = iris
     with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None) as cluster:

@@ -110,8 +110,11 @@ def warm_start_from(batches, n_features):
     return initial_solution
 
 
-def _fit_prototypes(classifier, X, y, sample_weight, initial_solution):
+def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=True):
     """Fit ``classifier`` (with ``n_batches`` set) on (X, y), warm-started through ``initial_solution``.
+
+    With ``quiet`` (the search's fits, whose iteration limit is the deliberate loose solve) their
+    ConvergenceWarnings are silenced.
 
     ``fit`` with ``n_batches=0`` validates the data and sets the marginal model; the batches are
     then added by the classifier's engine ``_fit_batches`` with the same random streams ``fit``
@@ -119,14 +122,21 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution):
     """
     from discrim.utils._random import as_seed_sequence
 
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
     n_batches = classifier.n_batches
     classifier.set_params(n_batches=0).fit(X, y, sample_weight=sample_weight)
     classifier.set_params(n_batches=n_batches)
     y_idx = np.searchsorted(classifier.classes_, y)
     rngs = [np.random.default_rng(s) for s in as_seed_sequence(classifier.random_state).spawn(n_batches)]
     X = np.ascontiguousarray(X, dtype=np.dtype(classifier.dtype))
-    classifier._fit_batches(X, y_idx, np.asarray(sample_weight, dtype=np.float64), rngs,
-                            initial_solution=initial_solution)
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore", ConvergenceWarning)
+        classifier._fit_batches(X, y_idx, np.asarray(sample_weight, dtype=np.float64), rngs,
+                                initial_solution=initial_solution)
     return classifier
 
 
@@ -244,10 +254,12 @@ def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_b
     path = alphas if warm_start else alphas[-1:]
     previous = None
     for i, alpha in enumerate(path):
-        template = refit_template if i == len(path) - 1 else search_template
-        model = clone(template).set_params(alpha_feature=float(alpha), n_batches=n_batches, random_state=seed)
+        last = i == len(path) - 1
+        model = clone(refit_template if last else search_template).set_params(
+            alpha_feature=float(alpha), n_batches=n_batches, random_state=seed
+        )
         init = warm_start_from(previous, n_features) if previous is not None else None
-        _fit_prototypes(model, X, y, sample_weight, init)
+        _fit_prototypes(model, X, y, sample_weight, init, quiet=not last)
         previous = model.batches_
     return model
 

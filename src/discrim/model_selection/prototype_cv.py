@@ -81,11 +81,18 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         Parallel tasks through joblib (None means 1 unless inside a ``joblib.parallel_backend``
         context, -1 means all workers). Inside ``joblib.parallel_backend("dask")`` the tasks run on
         the Dask cluster of the active ``distributed.Client``.
-    search_tol : float, default=1e-3
-        ``tol`` of the classifiers fitted during the search: a looser solver tolerance, since the
-        search only needs to rank grid points.
+    search_tol : float, default=1e-5
+        ``tol`` of the classifiers fitted during the search (the projected-gradient bound of
+        L-BFGS-B). It is an absolute bound on gradient entries that shrink with the number of rows,
+        so loosening it is unsafe on large data (at 1e-3 the solver stops before its first step on
+        the checkerboard); the search is loosened by ``search_max_iter`` instead.
+    search_max_iter : int or None, default=100
+        L-BFGS-B iteration limit per batch during the search: the looser solve of the search (the
+        original proset loosens ``factr`` to 1e10 instead). Warm starts continue from the last
+        iterate of the previous alpha_feature, so the path keeps improving on it. None uses
+        ``max_iter``. The limit's ConvergenceWarnings are silenced in the search.
     refit_tol : float, default=1e-5
-        ``tol`` of the final refit on all the data.
+        ``tol`` of the final refit on all the data (which uses ``max_iter``).
     warm_start : bool, default=True
         Start each fit of a fold from the solution for the previous (smaller) alpha_feature.
     n_candidates, max_fraction, l1_ratio_feature, alpha_prototype, l1_ratio_prototype, max_iter, \
@@ -116,7 +123,9 @@ max_samples, dtype, backend
     threshold_ : float
         Lowest mean validation log-loss plus its standard deviation over the folds (ddof=1).
     best_estimator_ : PrototypeClassifier
-        Refitted on all the data with the selected parameters and ``tol=refit_tol``.
+        Refitted on all the data with the selected parameters and ``tol=refit_tol`` (with warm
+        starts, at the end of the same stretch of the alpha_feature path as in the search, see
+        Notes).
     classes_ : ndarray of shape (n_classes,)
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
@@ -143,9 +152,15 @@ max_samples, dtype, backend
     weight v_d is proportional to v_d: a zero feature weight is never revived, so warm starts
     must move towards sparser solutions. A warm start takes the previous alpha's feature weights
     and, for candidates that were prototypes before (matched by training row), their weights;
-    other candidates start at 1 as in a cold start. Folds run in parallel; when ``n_jobs``
-    exceeds the number of folds, each fold's path is cut into chunks that start cold, so results
-    can differ slightly with the number of workers (they never depend on the joblib backend).
+    other candidates start at 1 as in a cold start. The objective is not convex, so a warm start
+    can end in a better optimum than a cold start at the same alpha_feature (at large penalties a
+    cold start often collapses to the marginal model); the refit therefore repeats the selected
+    alpha's stretch of the path on all the data (intermediate fits as in the search, only the
+    selected number of batches), so that the refitted model is the one the search scored.
+
+    Folds run in parallel; when ``n_jobs`` exceeds the number of folds, each fold's path is cut
+    into chunks that start cold, so results can differ slightly with the number of workers (they
+    never depend on the joblib backend).
 
     The selection follows the report: ``threshold_`` is the lowest mean log-loss plus its
     standard deviation (the sample standard deviation over the folds, ddof=1, as in the original
@@ -171,6 +186,7 @@ max_samples, dtype, backend
         "cv": ["cv_object"],
         "n_jobs": [Integral, None],
         "search_tol": [Interval(Real, 0, None, closed="neither")],
+        "search_max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "refit_tol": [Interval(Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -186,7 +202,8 @@ max_samples, dtype, backend
         *,
         cv=5,
         n_jobs=None,
-        search_tol=1e-3,
+        search_tol=1e-5,
+        search_max_iter=100,
         refit_tol=1e-5,
         warm_start=True,
         n_candidates=1000,
@@ -207,6 +224,7 @@ max_samples, dtype, backend
         self.cv = cv
         self.n_jobs = n_jobs
         self.search_tol = search_tol
+        self.search_max_iter = search_max_iter
         self.refit_tol = refit_tol
         self.warm_start = warm_start
         self.n_candidates = n_candidates
@@ -235,10 +253,12 @@ max_samples, dtype, backend
             raise ValueError("alpha_feature_grid holds a value twice: give distinct values.")
         return grid
 
-    def _template(self, tol):
+    def _template(self, tol, max_iter=None):
         from discrim.prototype import PrototypeClassifier
 
         params = {name: getattr(self, name) for name in _PASSTHROUGH}
+        if max_iter is not None:
+            params["max_iter"] = max_iter
         return PrototypeClassifier(**params, tol=tol)
 
     def _splitter(self, seed, groups):
@@ -274,7 +294,7 @@ max_samples, dtype, backend
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         alphas = self._alpha_grid()
-        search_template = self._template(self.search_tol)
+        search_template = self._template(self.search_tol, self.search_max_iter)
         search_template._validate_params()  # fail on a bad pass-through parameter before any work
 
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(3)]
