@@ -18,6 +18,7 @@ import argparse
 import datetime
 import os
 import platform
+import shlex
 import statistics
 import sys
 import time
@@ -248,7 +249,7 @@ def main(argv=None):
         text = "\n\n".join([
             "# PrototypeClassifier against the original proset 0.6.1",
             "Produced by `python benchmarks/prototype.py "
-            + " ".join(a for a in (argv if argv is not None else sys.argv[1:])) + "`. "
+            + shlex.join(argv if argv is not None else sys.argv[1:]) + "`. "
             "Fits per side with the hyperparameters below on each case's first split "
             "(`load_benchmark(name, random_state=0)`: 70/30 stratified, scaled on the training part). "
             "Ratio = proset fit time / discrim fit time (above 1: discrim faster). Goal: ratio >= "
@@ -263,9 +264,14 @@ def main(argv=None):
             "- proset computes in float32 (its `shared.FLOAT_TYPE`); discrim in the dtype of the row's "
             "`discrim dtype` column (its default is float64). Probabilities are renormalised per row "
             "before scoring.\n"
-            "- proset 0.6.1 samples candidates with its `beta = 0.1` scheme (half of the candidates from "
-            "the worst-predicted 10 %); discrim follows the seed's bins algorithm (correctly / incorrectly "
-            "classified per class). The candidate sets therefore differ, and so can the model sizes.\n"
+            "- Candidate sampling: proset 0.6.1 groups each class's samples into its worst-predicted "
+            "`beta = 10 %` and the rest; discrim follows the seed's bins (correctly / incorrectly classified per "
+            "class). Both then spread the candidates evenly over the groups with the same `max_fraction` rule. "
+            "With one batch (the model before it is the marginals) both have one non-empty group per class, "
+            "so they draw alike; the draws themselves differ (different random generators).\n"
+            "- `ms per iteration` = fit time / L-BFGS-B iterations (all objective evaluations of an iteration "
+            "included). The ratio combines the cost per iteration with the iteration count: discrim runs "
+            "L-BFGS-B on rescaled variables and needs far fewer iterations (see the iterations column).\n"
             "- proset stops L-BFGS-B on `factr = 1e7` or `pgtol = 1e-5`; discrim on its own `tol` (see "
             "PrototypeClassifier's docstring).",
         ]) + "\n"
