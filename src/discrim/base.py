@@ -58,9 +58,10 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         return self._log_density(self._validate_for_predict(X))
 
     def _joint_log_likelihood(self, X):
+        X = self._validate_for_predict(X)  # first, so an unfitted model fails with NotFittedError
         with np.errstate(divide="ignore"):
             log_prior = np.log(self.priors_)
-        return self._log_density(self._validate_for_predict(X)) + log_prior
+        return self._log_density(X) + log_prior
 
     def predict_log_proba(self, X):
         """Posterior log-probabilities of the classes, computed in log space.

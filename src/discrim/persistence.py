@@ -1,11 +1,11 @@
 """Safe model files: fitted estimators saved and loaded with skops.io (loading runs no code)."""
 
-import os
-import tempfile
 import zipfile
 from pathlib import Path
 
 import skops.io as sio
+
+from discrim.utils._files import atomic_output
 
 # Modules whose types a discrim model file may contain. Anything else in a file is refused, so
 # loading never instantiates types from an unexpected library.
@@ -32,14 +32,8 @@ def save_model(estimator, path):
     path = Path(path)
     if not path.parent.exists():
         raise ModelFileError(f"cannot save model: folder {str(path.parent)!r} does not exist.")
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_output(path) as tmp:
         sio.dump(estimator, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def load_model(path):

@@ -222,7 +222,7 @@ def test_blocks_give_the_same_result_as_one_pass(rng, monkeypatch):
     [
         (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 4, np.nan, X), y), "NaN"),
         (lambda X, y: (np.where(np.arange(X.size).reshape(X.shape) == 4, np.inf, X), y), "infinity"),
-        (lambda X, y: (X, np.zeros_like(y)), "single class"),
+        (lambda X, y: (X, np.zeros_like(y)), "only one class"),
         (lambda X, y: (X[:-1], y), "inconsistent numbers of samples"),
         (lambda X, y: (X.astype(str), y), "numeric"),
     ],

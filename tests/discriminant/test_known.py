@@ -161,7 +161,7 @@ def test_multivariate_dimension_mismatch_is_named():
     [
         ([[0.0], [np.nan]], [0, 1], "NaN"),
         ([[0.0], [np.inf]], [0, 1], "infinity"),
-        ([[0.0], [1.0]], [0, 0], "single class"),
+        ([[0.0], [1.0]], [0, 0], "only one class"),
         ([[0.0], [1.0], [2.0]], [0, 1], "inconsistent numbers of samples"),
     ],
 )

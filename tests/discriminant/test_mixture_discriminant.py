@@ -222,17 +222,8 @@ def test_rows_outside_every_class_support_are_rejected():
         mda.predict(np.array([[-1.0]]))
 
 
-# Both failures come from the shared BaseLikelihoodClassifier / check_labels (reported to the
-# owner of discrim/base.py): predict-time methods read priors_ before check_is_fitted, and the
-# one-class message says "a single class" where scikit-learn looks for "one class".
-_BASE_FAILURES = {
-    "check_estimators_unfitted": "base reads priors_ before check_is_fitted (AttributeError, not NotFittedError)",
-    "check_fit2d_1sample": "check_labels says 'a single class', scikit-learn matches 'one class'",
-}
-
-
 def _expected_failures(estimator):
-    out = dict(_BASE_FAILURES)
+    out = {}
     if estimator.n_components == 2:
         out["check_sample_weight_equivalence_on_dense_data"] = (
             "its small classes repeat one row, fewer distinct rows than the 2 components asked for, "

@@ -32,7 +32,7 @@ def test_check_labels_encodes_and_rejects_single_class():
     classes, y_idx = check_labels(["b", "a", "b"])
     np.testing.assert_array_equal(classes, ["a", "b"])
     np.testing.assert_array_equal(y_idx, [1, 0, 1])
-    with pytest.raises(ValueError, match="single class"):
+    with pytest.raises(ValueError, match="only one class"):
         check_labels([1, 1, 1])
     with pytest.raises(ValueError, match="continuous|Unknown label"):
         check_labels([0.5, 1.5, 2.25])

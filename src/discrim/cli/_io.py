@@ -2,12 +2,13 @@
 
 import ast
 import os
-import tempfile
 from pathlib import Path
 
 import click
 import numpy as np
 import pandas as pd
+
+from discrim.utils._files import atomic_output
 
 
 def read_csv(path):
@@ -101,15 +102,8 @@ def check_writable(path, option):
 
 def write_csv_atomic(df, path):
     """Write ``df`` to ``path`` through a temporary file, so no partial file is left on failure."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+    with atomic_output(path) as tmp:
         df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def model_features(model, df):

@@ -35,17 +35,12 @@ def save_figure_atomic(fig, path, **savefig_kwargs):
     fig : matplotlib.figure.Figure
     path : str or path-like
         The image format follows the suffix (png, pdf, svg, ...).
+    **savefig_kwargs
+        Passed to :meth:`matplotlib.figure.Figure.savefig`.
     """
-    import os
-    import tempfile
     from pathlib import Path
 
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=path.suffix)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", **savefig_kwargs)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from discrim.utils._files import atomic_output
+
+    with atomic_output(path) as tmp:
+        fig.savefig(tmp, format=Path(path).suffix.lstrip(".") or "png", **savefig_kwargs)
