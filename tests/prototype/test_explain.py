@@ -1,5 +1,7 @@
 """Tests of export, explain, shrink and familiarity of the prototype set classifier."""
 
+import copy
+import dataclasses
 import functools
 
 import numpy as np
@@ -218,7 +220,7 @@ def test_shrink_is_equivalent_on_active_columns():
     shrunk = shrink_model(model)
     active = shrunk.active_features_
     assert np.array_equal(active, np.unique(np.concatenate([b.feature_index for b in model.batches_])))
-    assert shrunk.n_features_in_ == len(active) < model.n_features_in_
+    assert shrunk.n_features_in_ == len(active) <= model.n_features_in_
     assert list(shrunk.feature_names_in_) == [NAMES[d] for d in active]
     X, _ = _data(n=50, seed=6)
     np.testing.assert_array_equal(shrunk.predict_proba(X.iloc[:, active]), model.predict_proba(X))
@@ -227,6 +229,36 @@ def test_shrink_is_equivalent_on_active_columns():
     again = model.shrink().shrink()
     np.testing.assert_array_equal(again.active_features_, active)
     np.testing.assert_array_equal(again.predict_proba(X.iloc[:, active]), model.predict_proba(X))
+
+
+def _model_on_features(columns):
+    """The fitted model with every batch cut down to ``columns`` (a valid, if different, model)."""
+    model = copy.deepcopy(_model())
+    batches = []
+    for batch in model.batches_:
+        keep = np.isin(batch.feature_index, columns)
+        batches.append(dataclasses.replace(batch, feature_index=batch.feature_index[keep],
+                                           feature_weights=batch.feature_weights[keep],
+                                           prototypes=batch.prototypes[:, keep]))
+    model.batches_ = batches
+    return model
+
+
+def test_shrink_drops_unused_columns():
+    active = np.unique(np.concatenate([b.feature_index for b in _model().batches_]))
+    assert active[0] == 0 and len(active) >= 2  # "a" drives y
+    kept = active[1:]
+    names = [NAMES[d] for d in kept]
+    model = _model_on_features(kept)
+    shrunk = shrink_model(model)
+    np.testing.assert_array_equal(shrunk.active_features_, kept)
+    assert shrunk.n_features_in_ == len(kept) and list(shrunk.feature_names_in_) == names
+    X, _ = _data(n=30, seed=9)
+    np.testing.assert_array_equal(shrunk.predict_proba(X[names]), model.predict_proba(X))
+    table = export_model(model)
+    assert np.all(table["a_weight"] == 0) and table["a_value"].isna().all()
+    ex = explain_prediction(model, X.iloc[0])
+    assert sorted(ex.features["feature"]) == sorted(names)
 
 
 def test_shrink_numpy_model():
