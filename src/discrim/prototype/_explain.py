@@ -260,7 +260,9 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
         See :class:`Explanation` for the fields and the definition of the contributions.
     """
     _check_model(model)
-    if n_prototypes is not None and (not isinstance(n_prototypes, (int, np.integer)) or n_prototypes < 0):
+    if n_prototypes is not None and (
+        isinstance(n_prototypes, bool) or not isinstance(n_prototypes, (int, np.integer)) or n_prototypes < 0
+    ):
         raise ValueError(f"n_prototypes must be a non-negative integer or None; got {n_prototypes!r}.")
     x = _as_single_row(model, X_row)
     names = list(feature_names) if feature_names is not None else _feature_names(model)
