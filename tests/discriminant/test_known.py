@@ -31,14 +31,10 @@ _FIXED = (
     "known densities are not learned from the data, so the check's accuracy bar on its own "
     "blobs cannot be met"
 )
-_BASE_UNFITTED = (
-    "BaseLikelihoodClassifier._joint_log_likelihood reads priors_ before check_is_fitted "
-    "(base.py, reported to its owner)"
-)
 
 
 def _expected_failures(estimator):
-    out = {"check_estimators_unfitted": _BASE_UNFITTED, "check_classifiers_train": _FIXED}
+    out = {"check_classifiers_train": _FIXED}
     if len(estimator.densities) == 2:  # checks that use three or four classes
         names = [
             "check_fit_score_takes_y", "check_estimators_overwrite_params",
