@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.discriminant._rules import check_some_density, log_posterior
+from discrim.discriminant._rules import check_some_density, proba_from_joint
 from discrim.utils.validation import check_labels, check_priors, check_sample_weight
 
 
@@ -22,7 +22,7 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
 
     @abstractmethod
     def _log_density(self, X):
-        """Class-conditional log-densities of validated X: (n_samples, n_classes)."""
+        """Class-conditional log-densities of validated X: a fresh (n_samples, n_classes) array."""
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
@@ -75,11 +75,7 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        jll = self._joint_log_likelihood(X)
-        with np.errstate(invalid="ignore"):  # rows with no density are rejected just below
-            log_post, log_norm = log_posterior(jll, 0.0)
-        check_some_density(log_norm)
-        return log_post
+        return proba_from_joint(self._joint_log_likelihood(X), log=True)
 
     def predict_proba(self, X):
         """Posterior probabilities of the classes.
@@ -93,7 +89,7 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to one; columns in the order of ``classes_``.
         """
-        return np.exp(self.predict_log_proba(X))
+        return proba_from_joint(self._joint_log_likelihood(X))
 
     def decision_function(self, X):
         """Log joint likelihood ``log f_k(x) + log pi_k`` (scikit-learn's convention).

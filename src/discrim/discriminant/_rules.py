@@ -1,6 +1,7 @@
 """The ML and Bayes decision rules in log space, shared by the discriminant classifiers and EM."""
 
 import numpy as np
+from scipy.special import expit, log_expit
 
 from discrim.backend import ops
 
@@ -46,3 +47,44 @@ def check_some_density(log_norm):
             "every class, so no class can be chosen: check that the rows lie in the support of "
             "the class densities."
         )
+
+
+def proba_from_joint(jll, log=False):
+    """Posterior probabilities from joint log-likelihoods, without forming logsumexp twice.
+
+    Parameters
+    ----------
+    jll : ndarray of shape (n_samples, n_classes)
+        ``log pi_k f_k(x_i)``, possibly up to a term that is the same for every class. It is
+        overwritten (callers pass a temporary).
+    log : bool, default=False
+        Return log-probabilities.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, n_classes)
+        Posterior (log-)probabilities; rows sum to one.
+
+    Raises
+    ------
+    ValueError
+        If some row has zero density under every class.
+    """
+    if jll.shape[1] == 2:
+        # Two classes: the posterior is the logistic function of the log odds.
+        with np.errstate(invalid="ignore"):
+            odds = jll[:, 1] - jll[:, 0]
+        check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+        link = log_expit if log else expit
+        jll[:, 0] = link(-odds)
+        jll[:, 1] = link(odds)
+        return jll
+    top = jll.max(axis=1, keepdims=True)
+    check_some_density(top[:, 0])
+    jll -= top
+    if log:
+        jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
+        return jll
+    np.exp(jll, out=jll)
+    jll /= jll.sum(axis=1, keepdims=True)
+    return jll
