@@ -74,3 +74,23 @@ def test_minimize_lbfgsb_with_scale_solves_the_same_problem(rng):
     np.testing.assert_allclose(res.theta, np.maximum(c - 0.5, 0.0), atol=1e-7)
     with pytest.raises(ValueError, match="positive"):
         minimize_lbfgsb(obj, scale=-np.ones(6))
+
+
+def test_restricted_objective_fixes_the_other_coordinates(rng):
+    from discrim.optim import Restricted
+
+    c = rng.normal(size=5)
+    obj = PenalizedObjective(_Quadratic(c), [], np.ones(5))
+    theta = rng.uniform(0.5, 1.0, 5)
+    sub = Restricted(obj, np.array([1, 3]), theta)
+    assert sub.n_params == 2
+    np.testing.assert_array_equal(sub.x0(), theta[[1, 3]])
+    value, grad = sub.value_and_grad(np.array([0.2, 0.4]))
+    full = theta.copy()
+    full[[1, 3]] = [0.2, 0.4]
+    assert value == pytest.approx(obj.value_and_grad(full)[0])
+    np.testing.assert_allclose(grad, (full - c)[[1, 3]])
+    res = minimize_lbfgsb(sub, tol=1e-12)
+    np.testing.assert_allclose(sub.embed(res.theta)[[1, 3]], np.maximum(c[[1, 3]], 0.0), atol=1e-7)
+    np.testing.assert_array_equal(sub.embed(res.theta)[[0, 2, 4]], theta[[0, 2, 4]])
+    np.testing.assert_array_equal(obj.with_x0(full).x0(), full)

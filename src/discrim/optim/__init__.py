@@ -1,7 +1,7 @@
 """Penalised objectives minimised by L-BFGS-B on the host: the one objective interface of discrim."""
 
 from discrim.optim._lbfgsb import SolverResult, minimize_lbfgsb
-from discrim.optim._objective import Objective, PenalizedObjective
+from discrim.optim._objective import Objective, PenalizedObjective, Restricted
 from discrim.optim._penalties import NonNegElasticNet
 
-__all__ = ["NonNegElasticNet", "Objective", "PenalizedObjective", "SolverResult", "minimize_lbfgsb"]
+__all__ = ["NonNegElasticNet", "Objective", "PenalizedObjective", "Restricted", "SolverResult", "minimize_lbfgsb"]

@@ -59,6 +59,10 @@ class PenalizedObjective:
         """Starting point, float64 of shape (n_params,)."""
         return self._x0.copy()
 
+    def with_x0(self, x0):
+        """The same objective with another starting point."""
+        return PenalizedObjective(self.datafit, self.penalties, x0)
+
     def bounds(self):
         """Non-negativity of every parameter."""
         return scipy.optimize.Bounds(np.zeros(self.n_params), np.full(self.n_params, np.inf))
@@ -86,3 +90,43 @@ class PenalizedObjective:
             value += pv
             grad[block] += pg
         return value, grad
+
+
+class Restricted:
+    """An objective as a function of some coordinates, the others held fixed.
+
+    Parameters
+    ----------
+    objective : Objective
+    free : ndarray of int
+        Indices of the coordinates that vary.
+    theta : ndarray of shape (objective.n_params,)
+        The point that supplies the fixed coordinates and the start of the free ones.
+    """
+
+    def __init__(self, objective, free, theta):
+        self.objective = objective
+        self.free = np.asarray(free)
+        self.theta = np.asarray(theta, dtype=np.float64).copy()
+        self.n_params = self.free.shape[0]
+
+    def x0(self):
+        """Start of the free coordinates, float64 of shape (n_params,)."""
+        return self.theta[self.free].copy()
+
+    def bounds(self):
+        """The full objective's bounds on the free coordinates."""
+        b = self.objective.bounds()
+        return scipy.optimize.Bounds(np.broadcast_to(b.lb, self.theta.shape)[self.free],
+                                     np.broadcast_to(b.ub, self.theta.shape)[self.free])
+
+    def embed(self, t):
+        """The full parameter vector with the free coordinates set to ``t``."""
+        full = self.theta.copy()
+        full[self.free] = t
+        return full
+
+    def value_and_grad(self, t):
+        """Value and gradient with respect to the free coordinates."""
+        value, grad = self.objective.value_and_grad(self.embed(t))
+        return value, grad[self.free]
