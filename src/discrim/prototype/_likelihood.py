@@ -130,8 +130,14 @@ class PrototypeLikelihood:
       i.e. the expansion of ``sum_{n,j} G_nj (x_nd - s_jd)^2`` with ``G_nj = A[n, y_j] w_j K_nj``.
 
     Per call and row chunk that is one GEMM for the kernel, one in-place ``exp``, one GEMM per
-    class block for ``[Q, K (w S)]`` and one GEMV per class block for the ``w``-gradient. The
-    candidates must be sorted by class.
+    class block for ``[Q, K (w S)]`` and one GEMV per class block for the ``w``-gradient. Row
+    chunks of about CHUNK_ELEMENTS kernel entries stay in cache through all of these passes and
+    bound the memory; they run in ``n_threads`` threads. Only features with ``v_d > 0`` enter the
+    GEMMs (the others have zero gradient). The candidates must be sorted by class.
+
+    Measured per call (value and gradient, float64, one thread, 2-core machine shared with other
+    work): checker (R = 3,480, J = 1,000, D = 2) 8 ms CPU; xor-6f (D = 6) 10.5 ms; digits
+    (R = 626, J = 631, D = 64, 10 classes) 5 ms. float32 takes about 60-75% of that.
 
     Parameters
     ----------

@@ -175,7 +175,8 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     With sample weights the seed's ``1 / N`` is ``1 / W`` (total weight of the rows used for the
     batch), ``N_k`` the weighted class total and ``J_ck`` the weight of the candidates of class
     ``k``: each reference row carries ``c_n = weight_n / W * N_k / (N_k - J_ck)``. Rows with zero
-    weight take no part in fitting (neither as candidates nor for scoring). The minimum-cases
+    weight take no part in fitting (neither as candidates nor for scoring); within a bin,
+    candidates are drawn uniformly without replacement. The minimum-cases
     condition (the seed's lemma, compact form ``ceil(N_k / 2) eta >= 0.5`` and
     ``ceil(N_k / 2) (1 - eta) > 0.5``) is checked on the number of rows per class.
 
