@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import ThreadpoolController, threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from discrim.backend import namespace
 from discrim.optim import NonNegElasticNet, PenalizedObjective, Restricted, SolverResult, minimize_lbfgsb
@@ -32,9 +32,18 @@ START_FEATURE_WEIGHT = 10.0
 START_PROTOTYPE_WEIGHT = 1.0
 
 
+_CONTROLLER = []  # one ThreadpoolController, built on first use (scanning libraries takes ~1 ms)
+
+
+def _blas():
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
 def _available_threads():
     """Threads the BLAS would use here: respects threadpoolctl limits and joblib workers' limits."""
-    counts = [info["num_threads"] for info in ThreadpoolController().select(user_api="blas").info()]
+    counts = [info["num_threads"] for info in _blas().select(user_api="blas").info()]
     return max(1, min(counts)) if counts else 1
 
 
@@ -438,7 +447,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         # multi-threaded BLAS inside them only adds synchronisation, and on a busy machine its
         # spinning threads slow it 10-50x.
         try:
-            with threadpool_limits(limits=1, user_api="blas"):
+            with _blas().limit(limits=1, user_api="blas"):
                 result = _solve(objective, D, J, self.max_iter, self.tol)
         finally:
             datafit.close()
