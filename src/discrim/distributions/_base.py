@@ -170,6 +170,22 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
     # --- shared behaviour ----------------------------------------------------------------
 
+    def row_footprint(self, n_components, n_features):
+        """Floats per row in the largest temporaries of :meth:`log_prob` and :meth:`suff_stats`.
+
+        EM sizes its row blocks with it, so that one block's temporaries stay in cache.
+
+        Parameters
+        ----------
+        n_components : int
+        n_features : int
+
+        Returns
+        -------
+        n_floats : int
+        """
+        return n_components + n_features
+
     def shared_params(self):
         """Names of parameters shared by all components (no leading component axis)."""
         return ()

@@ -81,6 +81,9 @@ class Categorical(ComponentFamily):
         np.put_along_axis(out, X.astype(np.intp)[:, :, None], 1.0, axis=2)
         return out.reshape(n, d * c)
 
+    def row_footprint(self, n_components, n_features):
+        return n_components + n_features * self._n_categories()
+
     def param_shapes(self, n_components, n_features):
         return {"probs": (n_components, n_features, self._n_categories())}
 

@@ -107,6 +107,12 @@ class Gaussian(ComponentFamily):
         cov = constraints.positive_definite if self._type() in ("full", "tied") else constraints.positive
         return {"mean": constraints.real, "covariance": cov}
 
+    def row_footprint(self, n_components, n_features):
+        # "full" holds (x - mu_k) P_k for every k: K * d floats per row
+        if self._type() == "full":
+            return n_components * n_features
+        return n_components + 2 * n_features
+
     def shared_params(self):
         return ("covariance",) if self._type() == "tied" else ()
 

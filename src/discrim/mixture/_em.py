@@ -48,9 +48,27 @@ class EMResult:
     empty_components: np.ndarray = None
 
 
-def default_chunk_size(n_components, n_features):
-    """Rows per block so that a (rows, n_components * n_features) temporary stays in cache."""
-    return int(np.clip(_CHUNK_ELEMENTS // max(1, n_components * n_features), 2048, 65536))
+def default_chunk_size(n_components, n_features, family=None):
+    """Rows per block so that the block's largest temporaries stay in cache.
+
+    Parameters
+    ----------
+    n_components : int
+    n_features : int
+    family : ComponentFamily or None, default=None
+        Its ``row_footprint(n_components, n_features)`` (floats per row in the largest
+        temporaries of one block) sets the size; None assumes ``n_components * n_features``.
+
+    Returns
+    -------
+    chunk_size : int
+        Between 2048 and 65536.
+    """
+    if family is not None:
+        footprint = family.row_footprint(n_components, n_features)
+    else:
+        footprint = n_components * n_features
+    return int(np.clip(_CHUNK_ELEMENTS // max(1, footprint), 2048, 65536))
 
 
 def _blocks(n, chunk_size):
@@ -259,7 +277,7 @@ def run_em(
     """
     n_components = weights0.shape[0]
     if chunk_size is None:
-        chunk_size = default_chunk_size(n_components, X.shape[1])
+        chunk_size = default_chunk_size(n_components, X.shape[1], family)
     total_weight = float(sample_weight.sum())
     weights, params = np.asarray(weights0, dtype=np.float64), params0
     empty_ever = np.zeros(n_components, dtype=bool)

@@ -202,7 +202,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         return w / w.sum()
 
     def _chunk(self, n_features):
-        return self.chunk_size or default_chunk_size(self.n_components, n_features)
+        return self.chunk_size or default_chunk_size(self.n_components, n_features, self.family)
 
     # --- fitting --------------------------------------------------------------------------
 
