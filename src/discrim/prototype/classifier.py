@@ -73,6 +73,11 @@ def _solve(objective, n_features, n_candidates, max_iter, tol):
     2. L-BFGS-B on all parameters, scaled by :func:`_solver_scale`.
 
     ``n_iter`` and ``n_eval`` of the result count both stages.
+
+    Known weakness: when the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2
+    tends to remove one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it
+    meets), about J iterations. Fitting ``v`` and a common factor of ``w`` in stage 1 avoided
+    that but also emptied batches that are not empty at the optimum (xor-6f), so it is not used.
     """
     D, J = n_features, n_candidates
     stage1 = Restricted(objective, np.arange(D), objective.x0())
