@@ -147,7 +147,7 @@ def run_xgboost(data, n_jobs, seed):
     X_train, X_test, y_train, y_test = data
     encoder = LabelEncoder().fit(y_train)
     model = xgboost.XGBClassifier(learning_rate=0.1, tree_method="hist", n_jobs=1, random_state=seed)
-    grid = {"max_depth": [2, 4, 6], "n_estimators": [50, 150, 400]}
+    grid = {"max_depth": [2, 5], "n_estimators": [100, 300]}
     search = GridSearchCV(model, grid, scoring="neg_log_loss", cv=_splitter(seed), n_jobs=n_jobs)
     start = time.perf_counter()
     search.fit(X_train, encoder.transform(y_train))

@@ -336,7 +336,7 @@ max_samples, dtype, backend
                 seconds, int(np.sum(res.n_iter)),
             )
             if self.callback is not None:
-                self.callback(SearchProgress(n_done, n_tasks, res.fold, tuple(alphas[res.alpha_index]), seconds))
+                self.callback(SearchProgress(n_done, n_tasks, res.fold, tuple(map(float, alphas[res.alpha_index])), seconds))
         self.search_time_ = time.perf_counter() - start
 
         mean = split_losses.mean(axis=0)
