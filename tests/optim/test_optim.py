@@ -94,3 +94,13 @@ def test_restricted_objective_fixes_the_other_coordinates(rng):
     np.testing.assert_allclose(sub.embed(res.theta)[[1, 3]], np.maximum(c[[1, 3]], 0.0), atol=1e-7)
     np.testing.assert_array_equal(sub.embed(res.theta)[[0, 2, 4]], theta[[0, 2, 4]])
     np.testing.assert_array_equal(obj.with_x0(full).x0(), full)
+
+
+def test_restricted_lower_bounds_are_respected(rng):
+    from discrim.optim import Restricted
+
+    c = np.array([-1.0, 0.3, 2.0])
+    obj = PenalizedObjective(_Quadratic(c), [], np.ones(3))
+    sub = Restricted(obj, np.arange(3), np.ones(3), lower=np.full(3, 0.5))
+    res = minimize_lbfgsb(sub, tol=1e-12)
+    np.testing.assert_allclose(res.theta, [0.5, 0.5, 2.0], atol=1e-7)

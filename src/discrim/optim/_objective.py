@@ -102,13 +102,16 @@ class Restricted:
         Indices of the coordinates that vary.
     theta : ndarray of shape (objective.n_params,)
         The point that supplies the fixed coordinates and the start of the free ones.
+    lower : ndarray of shape (len(free),) or None, default=None
+        Lower bounds of the free coordinates that replace the objective's (tighter ones).
     """
 
-    def __init__(self, objective, free, theta):
+    def __init__(self, objective, free, theta, lower=None):
         self.objective = objective
         self.free = np.asarray(free)
         self.theta = np.asarray(theta, dtype=np.float64).copy()
         self.n_params = self.free.shape[0]
+        self.lower = None if lower is None else np.asarray(lower, dtype=np.float64)
 
     def x0(self):
         """Start of the free coordinates, float64 of shape (n_params,)."""
@@ -117,8 +120,10 @@ class Restricted:
     def bounds(self):
         """The full objective's bounds on the free coordinates."""
         b = self.objective.bounds()
-        return scipy.optimize.Bounds(np.broadcast_to(b.lb, self.theta.shape)[self.free],
-                                     np.broadcast_to(b.ub, self.theta.shape)[self.free])
+        lb = np.broadcast_to(b.lb, self.theta.shape)[self.free]
+        if self.lower is not None:
+            lb = np.maximum(lb, self.lower)
+        return scipy.optimize.Bounds(lb, np.broadcast_to(b.ub, self.theta.shape)[self.free])
 
     def embed(self, t):
         """The full parameter vector with the free coordinates set to ``t``."""

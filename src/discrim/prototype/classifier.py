@@ -59,15 +59,18 @@ def _solver_scale(n_features, n_candidates):
     return np.concatenate([np.full(n_features, 1.0 / np.sqrt(max(n_candidates, 1))), np.ones(n_candidates)])
 
 
-# Iterations of the first stage of the solver (feature weights only).
+# Iterations of the first stage of the solver (feature weights only), and the share of their
+# start values below which it may not move the feature weights.
 FEATURE_STAGE_MAX_ITER = 20
+STAGE1_MIN_SHARE = 0.5
 
 
 def _solve(objective, n_features, n_candidates, max_iter, tol):
     """Minimise one batch's objective in two stages; returns a SolverResult.
 
     1. L-BFGS-B on ``v`` alone, ``w`` held at its start, for at most FEATURE_STAGE_MAX_ITER
-       iterations: moves the kernels to a useful bandwidth first. Without it, the scaled joint
+       iterations and with ``v >= STAGE1_MIN_SHARE * v0`` (a feature at ``v_d = 0`` could never
+       come back): moves the kernels to a useful bandwidth first. Without it, the scaled joint
        solve can shrink every ``w`` to the trivial stationary point ``w = 0`` before ``v`` has
        moved (seen on checker's second and later batches, where ``v`` goes from 5 to about 20).
     2. L-BFGS-B on all parameters, scaled by :func:`_solver_scale`.
@@ -80,7 +83,10 @@ def _solve(objective, n_features, n_candidates, max_iter, tol):
     that but also emptied batches that are not empty at the optimum (xor-6f), so it is not used.
     """
     D, J = n_features, n_candidates
-    stage1 = Restricted(objective, np.arange(D), objective.x0())
+    x0 = objective.x0()
+    # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
+    # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
+    stage1 = Restricted(objective, np.arange(D), x0, lower=STAGE1_MIN_SHARE * x0[:D])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
         first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol)
