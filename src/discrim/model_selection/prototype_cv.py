@@ -86,9 +86,11 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         L-BFGS-B). It is an absolute bound on gradient entries that shrink with the number of rows,
         so loosening it is unsafe on large data (at 1e-3 the solver stops before its first step on
         the checkerboard); the search is loosened by ``search_max_iter`` instead.
-    search_max_iter : int or None, default=100
+    search_max_iter : int or None, default=30
         L-BFGS-B iteration limit per batch during the search: the looser solve of the search (the
-        original proset loosens ``factr`` to 1e10 instead). Warm starts continue from the last
+        original proset loosens ``factr`` to 1e10 instead, which stops its search's solves after a
+        median of 26 to 43 iterations on iris-2f and wine). On cancer and xor-3f, 30 instead of
+        100 halved the search time with the same selection and test log-loss. Warm starts continue from the last
         iterate of the previous alpha_feature, so the path keeps improving on it. None uses
         ``max_iter``. The limit's ConvergenceWarnings are silenced in the search.
     refit_tol : float, default=1e-5
@@ -203,7 +205,7 @@ max_samples, dtype, backend
         cv=5,
         n_jobs=None,
         search_tol=1e-5,
-        search_max_iter=100,
+        search_max_iter=30,
         refit_tol=1e-5,
         warm_start=True,
         n_candidates=1000,
