@@ -104,3 +104,19 @@ def test_restricted_lower_bounds_are_respected(rng):
     sub = Restricted(obj, np.arange(3), np.ones(3), lower=np.full(3, 0.5))
     res = minimize_lbfgsb(sub, tol=1e-12)
     np.testing.assert_allclose(res.theta, [0.5, 0.5, 2.0], atol=1e-7)
+
+
+def test_minimize_lbfgsb_stop_callback_ends_early_without_warning(rng, recwarn):
+    obj = PenalizedObjective(_Quadratic(rng.normal(size=30) * 10), [], np.zeros(30))
+    seen = []
+
+    def stop(n_iter, theta, value):
+        seen.append((n_iter, value))
+        assert theta.shape == (30,)
+        return n_iter >= 2
+
+    res = minimize_lbfgsb(obj, tol=0.0, stop=stop, scale=np.full(30, 2.0))
+    assert res.n_iter == 2 and not res.converged and "stop" in res.message
+    assert [n for n, _ in seen] == [1, 2]
+    assert res.value == pytest.approx(obj.value_and_grad(res.theta)[0])
+    assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]

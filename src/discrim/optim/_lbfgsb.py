@@ -45,7 +45,8 @@ class _Scaled:
         return value, grad * self.scale
 
 
-def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, maxls=20, scale=None):
+def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, maxls=20, scale=None,
+                    stop=None):
     """Minimise an :class:`~discrim.optim.Objective` subject to its bounds with L-BFGS-B.
 
     Parameters
@@ -87,6 +88,14 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
     scale = np.asarray(scale, dtype=np.float64)
     if scale.shape != (objective.n_params,) or not np.all(scale > 0):
         raise ValueError(f"scale must hold {objective.n_params} positive numbers.")
+    state = {"n_iter": 0, "stopped": False}
+
+    def callback(intermediate_result):
+        state["n_iter"] += 1
+        if stop(state["n_iter"], intermediate_result.x * scale, float(intermediate_result.fun)):
+            state["stopped"] = True
+            raise StopIteration
+
     res = scipy.optimize.minimize(
         _Scaled(objective, scale).value_and_grad,
         objective.x0() / scale,
@@ -94,7 +103,12 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
         method="L-BFGS-B",
         bounds=scipy.optimize.Bounds(bounds.lb / scale, bounds.ub / scale),
         options=options,
+        callback=None if stop is None else callback,
     )
+    if state["stopped"]:
+        return SolverResult(theta=np.asarray(res.x, dtype=np.float64) * scale, value=float(res.fun),
+                            n_iter=state["n_iter"], n_eval=int(res.nfev), converged=False,
+                            message="stopped by the stop callback")
     if not res.success:
         warnings.warn(
             f"L-BFGS-B stopped before convergence after {res.nit} iterations: {res.message}. "

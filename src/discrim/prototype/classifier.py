@@ -63,6 +63,9 @@ def _solver_scale(n_features, n_candidates):
 # start values below which it may not move the feature weights.
 FEATURE_STAGE_MAX_ITER = 20
 STAGE1_MIN_SHARE = 0.5
+# After this many iterations of stage 2, a batch whose objective is not below the empty batch's
+# is left empty (measured: useful batches on the benchmark cases get below it within 1-55).
+TRIVIAL_CHECK_ITER = 200
 
 
 def _solve(objective, n_features, n_candidates, max_iter, tol):
@@ -77,10 +80,12 @@ def _solve(objective, n_features, n_candidates, max_iter, tol):
 
     ``n_iter`` and ``n_eval`` of the result count both stages.
 
-    Known weakness: when the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2
-    tends to remove one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it
-    meets), about J iterations. Fitting ``v`` and a common factor of ``w`` in stage 1 avoided
-    that but also emptied batches that are not empty at the optimum (xor-6f), so it is not used.
+    When the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2 tends to remove
+    one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it meets), about J
+    iterations; so a batch whose objective is not below the empty batch's after
+    TRIVIAL_CHECK_ITER iterations is returned empty (``v = 0``, ``w = 0``). Fitting ``v`` and a
+    common factor of ``w`` in stage 1 instead also emptied batches that are not empty at the
+    optimum (xor-6f), so it is not used.
     """
     D, J = n_features, n_candidates
     x0 = objective.x0()
@@ -90,8 +95,20 @@ def _solve(objective, n_features, n_candidates, max_iter, tol):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
         first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol)
-    second = minimize_lbfgsb(objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter,
-                             tol=tol, scale=_solver_scale(D, J))
+    # The trivial point v = 0, w = 0 (an empty batch) has the frozen model's loss. Useful batches
+    # beat it within a few dozen iterations; one that has not after TRIVIAL_CHECK_ITER is
+    # declared empty instead of letting L-BFGS-B remove its weights one per iteration.
+    trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
+    second = minimize_lbfgsb(
+        objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol,
+        scale=_solver_scale(D, J),
+        stop=lambda n_iter, theta, value: n_iter >= TRIVIAL_CHECK_ITER and value >= trivial,
+    )
+    if second.message == "stopped by the stop callback":
+        logger.info("batch objective still above the empty batch's (%.6g) after %d iterations: "
+                    "the batch is left empty", trivial, second.n_iter)
+        second = SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=second.n_iter,
+                              n_eval=second.n_eval, converged=True, message="empty batch")
     return SolverResult(theta=second.theta, value=second.value, n_iter=first.n_iter + second.n_iter,
                         n_eval=first.n_eval + second.n_eval, converged=second.converged,
                         message=second.message)
