@@ -6,7 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.discriminant._rules import check_some_density, proba_from_joint
+from discrim.discriminant._rules import check_some_density, proba_from_joint, proba_from_log_odds
 from discrim.utils.validation import check_labels, check_priors, check_sample_weight
 
 
@@ -63,6 +63,19 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
             log_prior = np.log(self.priors_)
         return self._log_density(X) + log_prior
 
+    def _is_binary(self):
+        check_is_fitted(self)  # before reading classes_, so an unfitted model says so
+        return self.classes_.shape[0] == 2
+
+    def _log_odds(self, X):
+        """Two classes: ``log P(classes_[1] | x) - log P(classes_[0] | x)``, shape (n_samples,).
+
+        Subclasses override it where the log odds are cheaper than both joint log-likelihoods.
+        """
+        jll = self._joint_log_likelihood(X)
+        with np.errstate(invalid="ignore"):  # both -inf: rejected by the caller
+            return jll[:, 1] - jll[:, 0]
+
     def predict_log_proba(self, X):
         """Posterior log-probabilities of the classes, computed in log space.
 
@@ -75,6 +88,8 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         log_proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
+        if self._is_binary():
+            return proba_from_log_odds(self._log_odds(X), log=True)
         return proba_from_joint(self._joint_log_likelihood(X), log=True)
 
     def predict_proba(self, X):
@@ -89,6 +104,8 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         proba : ndarray of shape (n_samples, n_classes)
             Rows sum to one; columns in the order of ``classes_``.
         """
+        if self._is_binary():
+            return proba_from_log_odds(self._log_odds(X))
         return proba_from_joint(self._joint_log_likelihood(X))
 
     def decision_function(self, X):
@@ -106,10 +123,11 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
             these are the log-densities up to a constant; :meth:`log_density` returns them
             exactly.
         """
-        jll = self._joint_log_likelihood(X)
-        if jll.shape[1] == 2:
-            return jll[:, 1] - jll[:, 0]
-        return jll
+        if self._is_binary():
+            odds = self._log_odds(X)
+            check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+            return odds
+        return self._joint_log_likelihood(X)
 
     def predict(self, X):
         """Class chosen by the ML rule (equal priors) or the Bayes rule.
@@ -122,6 +140,10 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        if self._is_binary():
+            odds = self._log_odds(X)
+            check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+            return self.classes_[(odds > 0).astype(np.intp)]
         jll = self._joint_log_likelihood(X)
         check_some_density(np.max(jll, axis=1))
         return self.classes_[np.argmax(jll, axis=1)]

@@ -71,14 +71,8 @@ def proba_from_joint(jll, log=False):
         If some row has zero density under every class.
     """
     if jll.shape[1] == 2:
-        # Two classes: the posterior is the logistic function of the log odds.
         with np.errstate(invalid="ignore"):
-            odds = jll[:, 1] - jll[:, 0]
-        check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
-        link = log_expit if log else expit
-        jll[:, 0] = link(-odds)
-        jll[:, 1] = link(odds)
-        return jll
+            return proba_from_log_odds(jll[:, 1] - jll[:, 0], log=log)
     top = jll.max(axis=1, keepdims=True)
     check_some_density(top[:, 0])
     jll -= top
@@ -88,3 +82,30 @@ def proba_from_joint(jll, log=False):
     np.exp(jll, out=jll)
     jll /= jll.sum(axis=1, keepdims=True)
     return jll
+
+
+def proba_from_log_odds(odds, log=False):
+    """Two-class posterior probabilities from the log odds of the second class.
+
+    Parameters
+    ----------
+    odds : ndarray of shape (n_samples,)
+        ``log P(class 1 | x) - log P(class 0 | x)``; NaN marks a row with zero density under
+        both classes.
+    log : bool, default=False
+        Return log-probabilities.
+
+    Returns
+    -------
+    proba : ndarray of shape (n_samples, 2)
+        ``[sigma(-odds), sigma(odds)]``, each computed directly, so a tiny probability keeps its
+        relative precision (``1 - p`` would not).
+    """
+    if np.isnan(odds).any():
+        check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+    link = log_expit if log else expit
+    out = np.empty((2, odds.shape[0]), dtype=np.result_type(odds.dtype, np.float32))
+    np.negative(odds, out=out[0])
+    link(out[0], out=out[0])
+    link(odds, out=out[1])
+    return out.T  # contiguous writes; an (n, 2) view as scikit-learn returns
