@@ -1,6 +1,7 @@
 """The prototype set classifier (seed 002): sparse kernel models of P(y | x) built in batches."""
 
+from discrim.prototype._explain import Explanation
 from discrim.prototype._prototype_set import PrototypeBatch
 from discrim.prototype.classifier import PrototypeClassifier
 
-__all__ = ["PrototypeBatch", "PrototypeClassifier"]
+__all__ = ["Explanation", "PrototypeBatch", "PrototypeClassifier"]

@@ -622,7 +622,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
 
         Returns
         -------
-        explanation : pandas.DataFrame
+        explanation : Explanation
+            Marginal share, the prototypes with the largest impact and the feature
+            contributions (see :class:`discrim.prototype.Explanation`).
         """
         from discrim.prototype._explain import explain_prediction
 
