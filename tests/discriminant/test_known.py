@@ -19,6 +19,9 @@ class IsotropicNormal:
     def logpdf(self, X):
         return norm.logpdf(np.asarray(X, dtype=float), self.loc).sum(axis=-1)
 
+    def __repr__(self):  # stable test ids, so pytest-xdist workers collect the same tests
+        return f"IsotropicNormal({self.loc})"
+
 
 # The densities are fixed at construction, so an instance serves data with exactly as many
 # classes as it has densities. Two instances (2 and 3 densities) together run every check; each
