@@ -102,3 +102,13 @@ def test_continuous_xor(k):
 
 def test_coin_tosses_are_the_seed_data():
     np.testing.assert_array_equal(coin_tosses().ravel(), [5, 9, 8, 4, 7])
+
+
+@pytest.mark.parametrize("name", ["cancer", "checker"])
+def test_frames_give_estimators_their_feature_names(name):
+    from sklearn.linear_model import LogisticRegression
+
+    X_train, _, y_train, _ = load_benchmark(name, as_frame=True)
+    model = LogisticRegression().fit(X_train, y_train)
+    assert list(model.feature_names_in_) == list(X_train.columns)
+    assert all(type(c) is str for c in X_train.columns)

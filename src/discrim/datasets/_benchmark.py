@@ -22,7 +22,7 @@ def _sklearn_case(loader, n_features=None):
     def load(random_state):
         bunch = loader()
         X = bunch.data[:, :n_features] if n_features else bunch.data
-        names = list(bunch.feature_names)[: X.shape[1]]
+        names = [str(name) for name in bunch.feature_names[: X.shape[1]]]
         y = np.asarray(bunch.target_names)[bunch.target].astype(str)
         return X, y, names
 
