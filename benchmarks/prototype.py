@@ -28,6 +28,7 @@ import numpy as np
 from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import cpu_model  # noqa: E402
 from _proset import proset_versions, run_proset  # noqa: E402
 
 CASES = ("iris-2f", "wine", "cancer", "digits", "checker", "xor-6f")
@@ -49,16 +50,6 @@ HYPERPARAMETERS = {
 GOAL_SPEEDUP = 5.0  # on cases with at least GOAL_ROWS training rows; no slower (ratio >= 1) below
 GOAL_ROWS = 1000
 GOAL_LOGLOSS_SLACK = 0.02
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _scores(y_test, proba, classes):
@@ -190,7 +181,7 @@ def _environment(load_before, load_after, threads):
     proset = proset_versions() or {}
     return "\n".join([
         f"- date (UTC): {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}",
-        f"- machine: {os.cpu_count()} cores (nproc), {_cpu_model()}, {platform.system()} {platform.release()}",
+        f"- machine: {os.cpu_count()} cores (nproc), {cpu_model()}, {platform.system()} {platform.release()}",
         f"- load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}",
         f"- discrim side: python {platform.python_version()}, discrim {discrim.__version__}, numpy {numpy.__version__}, "
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}",

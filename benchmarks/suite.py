@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _machine import cpu_model  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "suite.md"
 CASES = ("iris-2f", "wine", "cancer", "digits", "checker", "checker-rot", "xor-3f", "xor-4f", "xor-5f", "xor-6f",
@@ -55,16 +56,6 @@ PUBLISHED_OTHERS = {
     "iris-2f": (0.63, 0.48), "wine": (0.11, 0.11), "cancer": (0.12, 0.14), "digits": (0.11, 0.22),
     "checker": (0.06, 0.21), "xor-6f": (0.69, 0.54),
 }  # (XGBoost, kNN) test log-loss
-
-
-def _cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
 
 
 def _splitter(seed):
@@ -302,7 +293,7 @@ def environment(load_before, load_after, args):
         xgb = "not installed"
     return "\n".join([
         f"- date (UTC): {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}",
-        f"- machine: {os.cpu_count()} cores (nproc), {_cpu_model()}, {platform.system()} {platform.release()}",
+        f"- machine: {os.cpu_count()} cores (nproc), {cpu_model()}, {platform.system()} {platform.release()}",
         f"- load average (1 min) before / after: {load_before:.2f} / {load_after:.2f}",
         f"- discrim side: python {platform.python_version()}, discrim {discrim.__version__}, numpy {numpy.__version__}, "
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, xgboost {xgb}",

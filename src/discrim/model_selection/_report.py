@@ -1,12 +1,12 @@
 """Markdown or HTML report of a prototype-set search: selection, test metrics, grid and figures."""
 
 import html
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
+
+from discrim.utils._files import atomic_output
 
 
 def model_summary(cv_estimator):
@@ -174,12 +174,5 @@ def write_text_atomic(text, path):
     text : str
     path : str or path-like
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_output(path) as tmp:
+        Path(tmp).write_text(text, encoding="utf-8")
