@@ -10,16 +10,12 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from discrim.utils._files import current_umask
+
 console = Console()
 
 _METRICS = [("log-loss", "log_loss"), ("ROC-AUC", "roc_auc"), ("balanced accuracy", "balanced_accuracy"),
             ("accuracy", "accuracy")]
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _prepare_output(output):
@@ -170,7 +166,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
     staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=".tune-"))
     try:
         written = _write_outputs(staging, model, search, X_train, y_train, report_text, report_format)
-        mode = 0o666 & ~_umask()  # temporary files are private; the outputs get the usual mode
+        mode = 0o666 & ~current_umask()  # temporary files are private; the outputs get the usual mode
         for name in written:  # every file is complete before it takes its final name
             os.chmod(staging / name, mode)
             os.replace(staging / name, out_dir / name)

@@ -6,7 +6,8 @@ import tempfile
 from pathlib import Path
 
 
-def _umask():
+def current_umask():
+    """The process's file-creation mask (read without changing it)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -35,7 +36,7 @@ def atomic_output(path):
     tmp = Path(tmp)
     try:
         yield tmp
-        os.chmod(tmp, 0o666 & ~_umask())
+        os.chmod(tmp, 0o666 & ~current_umask())
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
