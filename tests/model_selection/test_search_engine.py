@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import log_loss
 
-from discrim.model_selection._search import plan_tasks, select_one_se, warm_start_from, weighted_log_loss
+from discrim.model_selection._search import PathWarmStart, plan_tasks, select_one_se, weighted_log_loss
 
 
 @dataclass(frozen=True)
@@ -82,13 +82,27 @@ def test_warm_start_maps_previous_solution_by_sample_index():
         sample_index=np.array([7, 2, 11]),
         prototype_weights=np.array([1.5, 0.25, 3.0]),
     )
-    init = warm_start_from([batch], n_features=5)
-    v0, w0 = init(0, np.array([2, 5, 11, 9]))
+    path = PathWarmStart(n_features=5)
+    assert path(0, np.array([2, 5, 7, 11, 9, 4])) is None  # first fit: cold start, candidates recorded
+    path.advance([batch])
+    v0, w0 = path(0, np.array([2, 5, 11, 9, 13]))
     np.testing.assert_array_equal(v0, [0.5, 0.0, 0.0, 2.0, 0.0])
-    np.testing.assert_array_equal(w0, [0.25, 1.0, 3.0, 1.0])
-    assert init(1, np.array([2])) is None  # no previous batch: cold start
+    # kept: previous weight; candidate before but dropped (5, 9): 0; new candidate (13): 1
+    np.testing.assert_array_equal(w0, [0.25, 0.0, 3.0, 0.0, 1.0])
+    assert path(1, np.array([2])) is None  # no previous batch: cold start
 
 
-def test_warm_start_empty_batch_starts_cold():
+def test_warm_start_after_empty_batch_starts_empty():
     empty = _Batch(np.zeros(0, int), np.zeros(0), np.zeros(0, int), np.zeros(0))
-    assert warm_start_from([empty], n_features=3)(0, np.array([1, 2])) is None
+    full = _Batch(feature_index=np.array([1]), feature_weights=np.array([0.7]), sample_index=np.array([4]),
+                  prototype_weights=np.array([2.0]))
+    path = PathWarmStart(n_features=3)
+    path.advance([empty])
+    v0, w0 = path(0, np.array([1, 2]))  # never non-empty: cold feature weights 10 / D, no prototype
+    np.testing.assert_allclose(v0, np.full(3, 10.0 / 3))
+    np.testing.assert_array_equal(w0, [0.0, 0.0])
+    path.advance([full])
+    path.advance([empty])
+    v0, w0 = path(0, np.array([4, 5]))  # the last non-empty solution's feature weights
+    np.testing.assert_array_equal(v0, [0.0, 0.7, 0.0])
+    np.testing.assert_array_equal(w0, [0.0, 0.0])

@@ -120,3 +120,42 @@ def test_minimize_lbfgsb_stop_callback_ends_early_without_warning(rng, recwarn):
     assert [n for n, _ in seen] == [1, 2]
     assert res.value == pytest.approx(obj.value_and_grad(res.theta)[0])
     assert not [w for w in recwarn if issubclass(w.category, ConvergenceWarning)]
+
+
+class _Rosenbrock:
+    """scipy's Rosenbrock function on the non-negative orthant (minimum 0 at all ones)."""
+
+    n_params = 4
+
+    def x0(self):
+        return np.full(self.n_params, 3.0)
+
+    def bounds(self):
+        return scipy.optimize.Bounds(np.zeros(self.n_params), np.full(self.n_params, np.inf))
+
+    def value_and_grad(self, theta):
+        return float(scipy.optimize.rosen(theta)), scipy.optimize.rosen_der(theta)
+
+
+def test_late_ftol_runs_at_least_ftol_after_iterations():
+    # a relative-decrease bound this loose stops L-BFGS-B's own test within a few iterations
+    early = minimize_lbfgsb(_Rosenbrock(), ftol=0.5)
+    late = minimize_lbfgsb(_Rosenbrock(), ftol=0.5, ftol_after=15)
+    assert early.n_iter < 15 <= late.n_iter
+    assert late.value < early.value
+    assert late.converged and "ftol" in late.message
+
+
+def test_late_ftol_stops_on_the_relative_decrease():
+    f_values = []
+
+    class _Recording(_Rosenbrock):
+        def value_and_grad(self, theta):
+            value, grad = super().value_and_grad(theta)
+            f_values.append(value)
+            return value, grad
+
+    res = minimize_lbfgsb(_Recording(), ftol=1e-3, ftol_after=3, max_iter=1000)
+    assert res.converged and res.n_iter >= 3
+    full = minimize_lbfgsb(_Rosenbrock(), max_iter=1000)
+    assert res.n_iter < full.n_iter  # stopped before the strict solve would

@@ -199,3 +199,46 @@ def test_progress_is_logged(checker, caplog):
     messages = [r.getMessage() for r in caplog.records]
     assert any(m.startswith("batch 2:") and "prototypes" in m for m in messages)
     assert any("candidates/samples by bin" in m for m in messages)
+
+
+def test_loose_ftol_stops_batches_earlier(checker):
+    X, y = checker
+    strict = PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0).fit(X, y)
+    loose = PrototypeClassifier(n_batches=2, n_candidates=60, ftol=1e-3, random_state=0).fit(X, y)
+    assert sum(loose.n_iter_) < sum(strict.n_iter_)
+    np.testing.assert_allclose(loose.predict_proba(X).sum(axis=1), 1.0)
+
+
+def _batch_objective(rng, alpha_prototype, w0):
+    from discrim.optim import NonNegElasticNet, PenalizedObjective
+    from discrim.prototype._likelihood import PrototypeLikelihood
+
+    R, J, D = 30, 10, 2
+    X, S = rng.normal(size=(R, D)), rng.normal(size=(J, D))
+    y, target = rng.integers(0, 2, R), np.sort(rng.integers(0, 2, J))
+    lik = PrototypeLikelihood(X, y, np.full(R, 1.0 / R), np.full((R, 2), 0.5), S, target, 2, np)
+    penalties = [(slice(0, D), NonNegElasticNet(1e-3, 0.05)), (slice(D, D + J), NonNegElasticNet(alpha_prototype, 1.0))]
+    return PenalizedObjective(lik, penalties, np.concatenate([np.full(D, 2.0), np.full(J, w0)])), D, J
+
+
+def test_solve_started_empty_stays_empty_when_no_weight_wants_to_grow(rng):
+    from discrim.prototype.classifier import _solve
+
+    # an L1 penalty on w larger than any likelihood gradient: w = 0 is optimal, v then goes to 0
+    objective, D, J = _batch_objective(rng, alpha_prototype=100.0, w0=0.0)
+    result = _solve(objective, D, J, max_iter=100, tol=1e-6, fit_features_first=False)
+    assert result.message == "empty batch" and result.n_eval == 2
+    assert not np.any(result.theta)
+    assert result.value == pytest.approx(objective.value_and_grad(np.zeros(D + J))[0])
+
+
+def test_solve_never_returns_a_batch_worse_than_the_empty_one(rng):
+    from discrim.prototype.classifier import _solve
+
+    for alpha in (1e-8, 1e-2, 1.0):
+        objective, D, J = _batch_objective(rng, alpha_prototype=alpha, w0=1.0)
+        trivial = objective.value_and_grad(np.zeros(D + J))[0]
+        for max_iter in (1, 3, 200):
+            result = _solve(objective, D, J, max_iter=max_iter, tol=1e-6)
+            assert result.value <= trivial
+            assert result.value == pytest.approx(objective.value_and_grad(result.theta)[0])

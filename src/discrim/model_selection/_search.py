@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
+from discrim.prototype.classifier import START_FEATURE_WEIGHT
+
 logger = logging.getLogger(__name__)
 
 
@@ -68,46 +70,80 @@ def weighted_log_loss(proba, y_idx, sample_weight, classes):
     return float(-np.sum(sample_weight * np.log(p)) / np.sum(sample_weight))
 
 
-def warm_start_from(batches, n_features):
-    """Build the ``initial_solution`` callback of ``PrototypeClassifier._fit_batches`` from a previous fit.
+class PathWarmStart:
+    """The ``initial_solution`` callback of ``PrototypeClassifier._fit_batches`` along a penalty path.
+
+    Each fit of the path starts from the solution of the previous one (same training rows, a
+    smaller alpha_feature). The callback records the candidates every batch draws, so that the
+    next fit knows which of its candidates the previous fit dropped.
 
     Parameters
     ----------
-    batches : list of PrototypeBatch
-        Batches of a fit on the same training rows with a smaller alpha_feature.
     n_features : int
         Columns of X (the length D of the feature weights).
 
-    Returns
-    -------
-    initial_solution : callable
-        ``(batch_number, candidate_sample_index) -> (v0, w0) or None``. ``batch_number`` counts
-        from 0. ``v0`` of shape (n_features,) is the previous batch's feature weights (0 for
-        features it dropped); ``w0`` of shape (n_candidates,) is the previous prototype weight of
-        a candidate that was a prototype of the previous batch (matched by sample index) and 1
-        otherwise, the cold-start value. A batch whose predecessor kept no prototype or no feature
-        gets None (cold start), since all-zero feature weights are a stationary point.
-    """
-    previous = list(batches)
+    Notes
+    -----
+    For batch ``b`` with candidates ``cand``, the start is ``(v0, w0)``: ``v0`` of shape
+    (n_features,) holds the previous batch's feature weights (0 for features it dropped);
+    ``w0`` of shape (n_candidates,) holds a candidate's previous prototype weight if it was a
+    prototype of the previous batch (matched by sample index; merged duplicates carry their
+    combined weight on the first of them), 0 if it was a candidate there but not kept, and 1,
+    the cold-start value, if it is a new candidate.
 
-    def initial_solution(batch_number, candidate_sample_index):
-        if batch_number >= len(previous):
-            return None
-        batch = previous[batch_number]
-        if batch.prototype_weights.shape[0] == 0 or batch.feature_index.shape[0] == 0:
-            return None
-        v0 = np.zeros(n_features)
-        v0[batch.feature_index] = batch.feature_weights
+    A batch whose predecessor was empty starts from that empty solution, ``w0 = 0``, with the
+    feature weights of the last non-empty solution of the batch along the path, or the cold-start
+    feature weights if it never had one (all-zero feature weights are a stationary point that
+    L-BFGS-B would never leave). At ``w = 0`` the gradient in ``v`` vanishes, so L-BFGS-B stops
+    at once unless some prototype weight wants to grow: an empty batch that stays empty costs a
+    few evaluations instead of a cold solve.
+    """
+
+    def __init__(self, n_features):
+        self.n_features = n_features
+        self._batches = []
+        self._last_feature_weights = {}  # batch number -> v of its last non-empty solution
+        self._previous_candidates = {}
+        self._current_candidates = {}
+
+    def advance(self, batches):
+        """Make a finished fit (its batches, and the candidates recorded during it) the previous one.
+
+        Parameters
+        ----------
+        batches : list of PrototypeBatch
+        """
+        self._batches = list(batches)
+        for b, batch in enumerate(self._batches):
+            if batch.prototype_weights.shape[0] and batch.feature_index.shape[0]:
+                v = np.zeros(self.n_features)
+                v[batch.feature_index] = batch.feature_weights
+                self._last_feature_weights[b] = v
+        self._previous_candidates, self._current_candidates = self._current_candidates, {}
+
+    def __call__(self, batch_number, candidate_sample_index):
         candidates = np.asarray(candidate_sample_index)
+        self._current_candidates[batch_number] = candidates.copy()
+        if batch_number >= len(self._batches):
+            return None
+        batch = self._batches[batch_number]
+        if batch.prototype_weights.shape[0] == 0 or batch.feature_index.shape[0] == 0:
+            v_last = self._last_feature_weights.get(batch_number)
+            if v_last is None:
+                v_last = np.full(self.n_features, START_FEATURE_WEIGHT / self.n_features)
+            return v_last.copy(), np.zeros(candidates.shape[0])
+        v0 = np.zeros(self.n_features)
+        v0[batch.feature_index] = batch.feature_weights
+        w0 = np.ones(candidates.shape[0])
+        dropped = self._previous_candidates.get(batch_number)
+        if dropped is not None:
+            w0[np.isin(candidates, dropped)] = 0.0  # the kept ones get their weight below
         order = np.argsort(batch.sample_index, kind="stable")
         known = batch.sample_index[order]
         pos = np.minimum(np.searchsorted(known, candidates), known.shape[0] - 1)
         matched = known[pos] == candidates
-        w0 = np.ones(candidates.shape[0])
         w0[matched] = batch.prototype_weights[order[pos[matched]]]
         return v0, w0
-
-    return initial_solution
 
 
 def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=True):
@@ -201,12 +237,11 @@ def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha
     n_feat = np.zeros((n, max_batches + 1), dtype=int)
     n_iter = np.zeros(n, dtype=int)
     fit_time = np.zeros(n)
-    previous = None
+    path = PathWarmStart(X.shape[1]) if warm_start else None
     for i, alpha in enumerate(alphas):
         start = time.perf_counter()
         model = clone(template).set_params(alpha_feature=float(alpha), n_batches=max_batches, random_state=seed)
-        init = warm_start_from(previous, X.shape[1]) if (warm_start and previous is not None) else None
-        _fit_prototypes(model, X_train, y_train, w_train, init)
+        _fit_prototypes(model, X_train, y_train, w_train, path)
         classes = np.asarray(model.classes_)
         stage_losses = [weighted_log_loss(p, y_test, w_test, classes) for p in model.staged_predict_proba(X_test)]
         # A fit that stopped adding batches scores like its last state for the larger counts.
@@ -215,7 +250,8 @@ def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha
         n_proto[i], n_feat[i] = _model_size(model.batches_, max_batches)
         n_iter[i] = int(np.sum(model.n_iter_)) if len(model.n_iter_) else 0
         fit_time[i] = time.perf_counter() - start
-        previous = model.batches_
+        if path is not None:
+            path.advance(model.batches_)
     return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time)
 
 
@@ -251,16 +287,15 @@ def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_b
     model : PrototypeClassifier
         Fitted with ``alpha_feature=alphas[-1]``.
     """
-    path = alphas if warm_start else alphas[-1:]
-    previous = None
-    for i, alpha in enumerate(path):
-        last = i == len(path) - 1
+    steps = alphas if warm_start else alphas[-1:]
+    path = PathWarmStart(n_features)
+    for i, alpha in enumerate(steps):
+        last = i == len(steps) - 1
         model = clone(refit_template if last else search_template).set_params(
             alpha_feature=float(alpha), n_batches=n_batches, random_state=seed
         )
-        init = warm_start_from(previous, n_features) if previous is not None else None
-        _fit_prototypes(model, X, y, sample_weight, init, quiet=not last)
-        previous = model.batches_
+        _fit_prototypes(model, X, y, sample_weight, path, quiet=not last)
+        path.advance(model.batches_)
     return model
 
 

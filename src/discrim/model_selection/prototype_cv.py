@@ -11,6 +11,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.model_selection._search import fit_path, plan_tasks, refit_path, select_one_se
+from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils.validation import check_labels, check_sample_weight
@@ -78,14 +79,19 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         shuffle=True)`` when ``groups`` is passed to :meth:`fit`, seeded from ``random_state``;
         a splitter or an iterable of (train, test) index arrays is used as given.
     n_jobs : int, default=None
-        Parallel tasks through joblib (None means 1 unless inside a ``joblib.parallel_backend``
-        context, -1 means all workers). Inside ``joblib.parallel_backend("dask")`` the tasks run on
-        the Dask cluster of the active ``distributed.Client``.
+        Parallel search tasks, in joblib's convention (None means 1 unless inside a
+        ``joblib.parallel_config`` context, -1 means all cores). Inside
+        ``joblib.parallel_config(backend="dask")`` the tasks run on the Dask cluster of the active
+        ``distributed.Client``; any other configured joblib backend is used likewise. Without
+        one, on Linux the tasks run in forked worker processes, which start in milliseconds where
+        joblib's default workers take seconds to import the scientific stack (see
+        :func:`discrim.utils._parallel.run_unordered`).
     search_tol : float, default=1e-5
         ``tol`` of the classifiers fitted during the search (the projected-gradient bound of
         L-BFGS-B). It is an absolute bound on gradient entries that shrink with the number of rows,
         so loosening it is unsafe on large data (at 1e-3 the solver stops before its first step on
-        the checkerboard); the search is loosened by ``search_max_iter`` instead.
+        the checkerboard); the search is loosened by ``search_ftol`` and ``search_max_iter``
+        instead.
     search_max_iter : int or None, default=30
         L-BFGS-B iteration limit per batch during the search: the looser solve of the search (the
         original proset loosens ``factr`` to 1e10 instead, which stops its search's solves after a
@@ -93,8 +99,15 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         100 halved the search time with the same selection and test log-loss. Warm starts continue from the last
         iterate of the previous alpha_feature, so the path keeps improving on it. None uses
         ``max_iter``. The limit's ConvergenceWarnings are silenced in the search.
+    search_ftol : float or None, default=2.2e-6
+        ``ftol`` of the classifiers fitted during the search: L-BFGS-B stops a batch when one
+        iteration lowers its objective by a relative amount of at most this. The default is the
+        original proset's search setting (``solver_factr = 1e10`` times machine epsilon); with warm
+        starts along the path most batches then stop after a few iterations. None uses scipy's
+        default (about 2.2e-9).
     refit_tol : float, default=1e-5
-        ``tol`` of the final refit on all the data (which uses ``max_iter``).
+        ``tol`` of the final refit on all the data (which uses ``max_iter`` and scipy's default
+        ``ftol``).
     warm_start : bool, default=True
         Start each fit of a fold from the solution for the previous (smaller) alpha_feature.
     n_candidates, max_fraction, l1_ratio_feature, alpha_prototype, l1_ratio_prototype, max_iter, \
@@ -189,6 +202,7 @@ max_samples, dtype, backend
         "n_jobs": [Integral, None],
         "search_tol": [Interval(Real, 0, None, closed="neither")],
         "search_max_iter": [Interval(Integral, 1, None, closed="left"), None],
+        "search_ftol": [Interval(Real, 0, None, closed="left"), None],
         "refit_tol": [Interval(Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
         "random_state": ["random_state"],
@@ -206,6 +220,7 @@ max_samples, dtype, backend
         n_jobs=None,
         search_tol=1e-5,
         search_max_iter=30,
+        search_ftol=2.2e-6,
         refit_tol=1e-5,
         warm_start=True,
         n_candidates=1000,
@@ -227,6 +242,7 @@ max_samples, dtype, backend
         self.n_jobs = n_jobs
         self.search_tol = search_tol
         self.search_max_iter = search_max_iter
+        self.search_ftol = search_ftol
         self.refit_tol = refit_tol
         self.warm_start = warm_start
         self.n_candidates = n_candidates
@@ -255,13 +271,13 @@ max_samples, dtype, backend
             raise ValueError("alpha_feature_grid holds a value twice: give distinct values.")
         return grid
 
-    def _template(self, tol, max_iter=None):
+    def _template(self, tol, max_iter=None, ftol=None):
         from discrim.prototype import PrototypeClassifier
 
         params = {name: getattr(self, name) for name in _PASSTHROUGH}
         if max_iter is not None:
             params["max_iter"] = max_iter
-        return PrototypeClassifier(**params, tol=tol)
+        return PrototypeClassifier(**params, tol=tol, ftol=ftol)
 
     def _splitter(self, seed, groups):
         if isinstance(self.cv, Integral):
@@ -289,14 +305,14 @@ max_samples, dtype, backend
         -------
         self : PrototypeClassifierCV
         """
-        from joblib import Parallel, delayed, effective_n_jobs
+        from joblib import effective_n_jobs
 
         X_in = X
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         alphas = self._alpha_grid()
-        search_template = self._template(self.search_tol, self.search_max_iter)
+        search_template = self._template(self.search_tol, self.search_max_iter, self.search_ftol)
         search_template._validate_params()  # fail on a bad pass-through parameter before any work
 
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(3)]
@@ -318,14 +334,12 @@ max_samples, dtype, backend
 
         start = time.perf_counter()
         jobs = (
-            delayed(fit_path)(
-                search_template, X, y_idx, sample_weight, splits[fold][0], splits[fold][1], fold,
-                alphas[order[chunk]], order[chunk], fold_seeds[fold], B, self.warm_start,
-            )
+            (search_template, X, y_idx, sample_weight, splits[fold][0], splits[fold][1], fold,
+             alphas[order[chunk]], order[chunk], fold_seeds[fold], B, self.warm_start)
             for fold, chunk in tasks
         )
-        parallel = Parallel(n_jobs=self.n_jobs, return_as="generator_unordered")
-        for n_done, res in enumerate(parallel(jobs), start=1):
+        results = run_unordered(fit_path, jobs, self.n_jobs, fork_safe=self.backend == "numpy")
+        for n_done, res in enumerate(results, start=1):
             split_losses[res.fold, res.alpha_index] = res.log_loss
             n_proto[res.fold, res.alpha_index] = res.n_prototypes
             n_feat[res.fold, res.alpha_index] = res.n_features

@@ -45,8 +45,8 @@ class _Scaled:
         return value, grad * self.scale
 
 
-def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, maxls=20, scale=None,
-                    stop=None):
+def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_after=0, m=10, maxls=20,
+                    scale=None, stop=None):
     """Minimise an :class:`~discrim.optim.Objective` subject to its bounds with L-BFGS-B.
 
     Parameters
@@ -62,6 +62,11 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
         Also stop when the relative decrease of the value in one iteration,
         ``(f_k - f_{k+1}) / max(|f_k|, |f_{k+1}|, 1)``, is at most ``ftol``. None uses scipy's
         default (``factr = 1e7`` times machine epsilon, about 2.2e-9).
+    ftol_after : int, default=0
+        Apply the ``ftol`` test only from this iteration on (counted from 1). L-BFGS-B's first
+        steps can be tiny (its first step has length 1 in the largest coordinate), and the test
+        would then stop it before it has started; with ``ftol_after > 0`` the test runs in a
+        callback instead of inside L-BFGS-B.
     m : int, default=10
         Number of correction pairs kept (``maxcor``).
     maxls : int, default=20
@@ -69,6 +74,9 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
     scale : ndarray of shape (n_params,) or None, default=None
         Positive scales: L-BFGS-B iterates on ``u = theta / scale`` (a diagonal preconditioner:
         its first steps and its metric treat each ``u_i`` alike). None means no scaling.
+    stop : callable or None, default=None
+        ``stop(n_iter, theta, value) -> bool`` called after every iteration; True ends the solve
+        (``converged=False``, message "stopped by the stop callback").
 
     Returns
     -------
@@ -80,20 +88,28 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
         If the iteration limit is reached or the line search fails.
     """
     options = {"maxiter": int(max_iter), "gtol": float(tol), "maxcor": int(m), "maxls": int(maxls)}
+    late_ftol = ftol is not None and ftol_after > 0
     if ftol is not None:
-        options["ftol"] = float(ftol)
+        # with the late test, L-BFGS-B's own test is off (it only stops on no decrease at all)
+        options["ftol"] = 0.0 if late_ftol else float(ftol)
     bounds = objective.bounds()
     if scale is None:
         scale = np.ones(objective.n_params)
     scale = np.asarray(scale, dtype=np.float64)
     if scale.shape != (objective.n_params,) or not np.all(scale > 0):
         raise ValueError(f"scale must hold {objective.n_params} positive numbers.")
-    state = {"n_iter": 0, "stopped": False}
+    state = {"n_iter": 0, "stopped": False, "converged": False, "previous": None}
 
     def callback(intermediate_result):
         state["n_iter"] += 1
-        if stop(state["n_iter"], intermediate_result.x * scale, float(intermediate_result.fun)):
+        value = float(intermediate_result.fun)
+        if stop is not None and stop(state["n_iter"], intermediate_result.x * scale, value):
             state["stopped"] = True
+            raise StopIteration
+        previous, state["previous"] = state["previous"], value
+        if late_ftol and state["n_iter"] >= ftol_after and previous is not None \
+                and previous - value <= ftol * max(abs(previous), abs(value), 1.0):
+            state["converged"] = True
             raise StopIteration
 
     res = scipy.optimize.minimize(
@@ -103,12 +119,14 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, m=10, max
         method="L-BFGS-B",
         bounds=scipy.optimize.Bounds(bounds.lb / scale, bounds.ub / scale),
         options=options,
-        callback=None if stop is None else callback,
+        callback=callback if (stop is not None or late_ftol) else None,
     )
     if state["stopped"]:
         return SolverResult(theta=np.asarray(res.x, dtype=np.float64) * scale, value=float(res.fun),
                             n_iter=state["n_iter"], n_eval=int(res.nfev), converged=False,
                             message="stopped by the stop callback")
+    if state["converged"]:
+        res.success, res.message = True, f"relative reduction of f <= ftol after iteration {ftol_after}"
     if not res.success:
         warnings.warn(
             f"L-BFGS-B stopped before convergence after {res.nit} iterations: {res.message}. "

@@ -5,6 +5,8 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 import scipy.optimize
 
+from array_api_compat import is_numpy_namespace
+
 from discrim.backend import asarray, to_numpy
 
 
@@ -41,7 +43,8 @@ class PenalizedObjective:
     ----------
     datafit : object
         Has ``value_and_grad(theta_xp) -> (value, grad_xp)`` taking and returning arrays of
-        namespace ``xp``, plus attributes ``xp``, ``dtype`` and ``device``.
+        namespace ``xp`` (the gradient a new array, which this object may modify), plus
+        attributes ``xp``, ``dtype`` and ``device``.
     penalties : list of (slice, penalty)
         Each penalty has ``value_and_grad(t) -> (float, ndarray)`` and applies to
         ``theta[slice]``.
@@ -54,6 +57,9 @@ class PenalizedObjective:
         self.penalties = list(penalties)
         self._x0 = np.asarray(x0, dtype=np.float64).copy()
         self.n_params = self._x0.shape[0]
+        # numpy float64 on the host: no conversions per call
+        self._on_host = (datafit.device is None and is_numpy_namespace(datafit.xp)
+                         and np.dtype(datafit.dtype) == np.float64)
 
     def x0(self):
         """Starting point, float64 of shape (n_params,)."""
@@ -81,9 +87,10 @@ class PenalizedObjective:
         """
         theta = np.asarray(theta, dtype=np.float64)
         fit = self.datafit
-        t = asarray(theta, fit.xp, fit.device, dtype=fit.dtype)
+        t = theta if self._on_host else asarray(theta, fit.xp, fit.device, dtype=fit.dtype)
         value, grad_xp = fit.value_and_grad(t)
-        grad = np.array(to_numpy(grad_xp), dtype=np.float64)
+        # a fresh float64 numpy gradient is used as it is; anything else is converted (a copy)
+        grad = grad_xp if self._on_host else np.array(to_numpy(grad_xp), dtype=np.float64)
         value = float(value)
         for block, penalty in self.penalties:
             pv, pg = penalty.value_and_grad(theta[block])

@@ -39,5 +39,5 @@ class NonNegElasticNet:
         """
         l1 = self.alpha * self.l1_ratio
         l2 = self.alpha * (1.0 - self.l1_ratio)
-        value = l1 * float(np.sum(t)) + 0.5 * l2 * float(np.dot(t, t))
+        value = l1 * float(t.sum()) + 0.5 * l2 * float(t @ t)
         return value, l1 + l2 * t

@@ -180,6 +180,10 @@ class PrototypeLikelihood:
         self.n_threads = max(1, min(int(n_threads), len(self._chunks))) if not is_torch_namespace(xp) else 1
         n_buf = min(step, R)
         self._bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
+        # constants of the augmented kernel GEMM and the flat position of each row's true class
+        self._ones_R = _asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
+        self._ones_J = _asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
+        self._true_cell = _asarray(np.arange(y.shape[0]) * n_classes + np.asarray(y), xp, None, device)
         self._pool = None
         if self.n_threads > 1:
             from concurrent.futures import ThreadPoolExecutor
@@ -212,22 +216,23 @@ class PrototypeLikelihood:
         active = xp.nonzero(v > 0)[0]
         n_active = int(active.shape[0])
         if n_active < D:
-            feats = (xp.take(self.X, active, axis=1), xp.take(self.X2, active, axis=1),
-                     xp.take(self.S, active, axis=1), xp.take(v, active))
-            S2 = xp.take(self.S2, active, axis=1)
+            X, X2 = xp.take(self.X, active, axis=1), xp.take(self.X2, active, axis=1)
+            S, S2, va = xp.take(self.S, active, axis=1), xp.take(self.S2, active, axis=1), xp.take(v, active)
         else:
-            feats = (self.X, self.X2, self.S, v)
-            S2 = self.S2
-        wS = xp.concat([w[:, None], w[:, None] * feats[2]], axis=1)  # (J, n_active + 1)
-        groups = [self._chunks[i :: self.n_threads] for i in range(self.n_threads)]
+            X, X2, S, S2, va = self.X, self.X2, self.S, self.S2, v
+        v2 = va * va
+        # The candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], built once per call.
+        sa = xp.concat([S * va, self._ones_J, (S2 @ v2)[:, None] * -0.5], axis=1)
+        wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
+        feats = (X, X2, sa, va, v2)
         if self._pool is None:
-            parts = [self._partial(groups[0], self._bufs[0], feats, w, wS)]
+            value, cw, gx = self._partial(self._chunks, self._bufs[0], feats, w, wS)
         else:
+            groups = [self._chunks[i :: self.n_threads] for i in range(self.n_threads)]
             parts = list(self._pool.map(self._partial, groups, self._bufs, [feats] * self.n_threads,
                                         [w] * self.n_threads, [wS] * self.n_threads))
-        value = sum(p[0] for p in parts)
-        cw = sum(p[1] for p in parts)
-        gv = feats[3] * (sum(p[2] for p in parts) + (w * cw) @ S2)
+            value, cw, gx = (sum(p[i] for p in parts) for i in range(3))
+        gv = va * (gx + (w * cw) @ S2)
         if n_active < D:
             full = xp.zeros_like(v)
             full[active] = gv
@@ -235,29 +240,33 @@ class PrototypeLikelihood:
         return value, xp.concat([gv, -cw])
 
     def _partial(self, chunks, buf, feats, w, wS):
-        """Sums over the reference rows of ``chunks``: value, ``c_j`` and the v-gradient bracket."""
+        """Sums over the reference rows of ``chunks``: value, ``c_j`` and the v-gradient bracket.
+
+        The bracket is ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (see the class docstring); the
+        candidates' part ``sum_j s_jd^2 w_j c_j`` is added once by the caller.
+        """
         xp = self.xp
-        X_all, X2_all, S, va = feats
-        value = 0.0
-        cw = xp.zeros_like(w)
-        gv = xp.zeros_like(va)
+        X_all, X2_all, sa, va, v2 = feats
+        value, cw, gx = 0.0, 0.0, 0.0
         for start, stop in chunks:
-            X = X_all[start:stop]
-            K = kernel_matrix(X, S, va, xp, out=buf[: stop - start])
-            Z = [K[:, a:b] @ wS[a:b] for a, b in self.blocks]  # per class (rows, n_active + 1)
-            Qb = xp.stack([z[:, 0] for z in Z], axis=1)
-            q = self.q0[start:stop] + Qb
-            onehot, c = self.onehot[start:stop], self.coef[start:stop]
+            X, X2 = X_all[start:stop], X2_all[start:stop]
+            # kernel by one GEMM: [v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2
+            ua = xp.concat([X * va, (X2 @ v2)[:, None] * -0.5, self._ones_R[: stop - start]], axis=1)
+            K = _exp_inplace(_matmul_into(ua, sa.T, buf[: stop - start], xp), xp)
+            # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
+            Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
+            q = self.q0[start:stop] + Z[:, :, 0]
             T = xp.sum(q, axis=1)
-            qy = xp.sum(q * onehot, axis=1)
-            value -= float(xp.sum(c * (xp.log(qy) - xp.log(T))))
-            A = onehot * (c / qy)[:, None] - (c / T)[:, None]
+            qy = xp.take(xp.reshape(q, (-1,)), self._true_cell[start:stop] - start * self.n_classes)
+            c = self.coef[start:stop]
+            value -= float(c @ xp.log(qy / T))
+            A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
             cw = cw + xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)])
             if va.shape[0]:
-                g = xp.sum(A * Qb, axis=1)
-                P = sum(A[:, k : k + 1] * Z[k][:, 1:] for k in range(self.n_classes))
-                gv = gv + g @ X2_all[start:stop] - 2.0 * xp.sum(X * P, axis=0)
-        return value, cw, gv
+                # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
+                Y = xp.einsum("nk,nkd->nd", A, Z)
+                gx = gx + Y[:, 0] @ X2 - 2.0 * xp.einsum("nd,nd->d", X, Y[:, 1:])
+        return value, cw, gx
 
 
 def _asarray(a, xp, dtype, device):

@@ -111,8 +111,11 @@ def merge_equivalent(prototypes, target, weights, sample_index, tol=MERGE_TOL):
     if J > 1:
         points = np.column_stack([prototypes, target.astype(np.float64)])
         pairs = scipy.spatial.cKDTree(points).query_pairs(r=tol, p=np.inf, output_type="ndarray")
-        graph = scipy.sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(J, J))
-        n_comp, labels = connected_components(graph, directed=False)
+        if len(pairs):
+            graph = scipy.sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(J, J))
+            n_comp, labels = connected_components(graph, directed=False)
+        else:  # the usual case: nothing to merge
+            n_comp, labels = J, np.arange(J)
     else:
         n_comp, labels = J, np.arange(J)
     if n_comp < J:

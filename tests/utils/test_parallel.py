@@ -1,0 +1,49 @@
+"""Tests of the task runner: same results serially, in forked workers and through joblib."""
+
+import os
+
+import joblib
+import pytest
+
+from discrim.utils._parallel import _can_fork, run_unordered
+
+
+def _square_and_pid(x, offset):
+    return x * x + offset, os.getpid()
+
+
+def _fail(x):
+    raise ValueError(f"task {x} failed")
+
+
+TASKS = [(x, 1) for x in range(7)]
+EXPECTED = sorted(x * x + 1 for x in range(7))
+
+
+def test_serial_runs_in_order_in_this_process():
+    results = list(run_unordered(_square_and_pid, TASKS, n_jobs=1))
+    assert [r for r, _ in results] == [x * x + 1 for x in range(7)]
+    assert {pid for _, pid in results} == {os.getpid()}
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_forked_workers_give_the_same_results_in_other_processes():
+    results = list(run_unordered(_square_and_pid, TASKS, n_jobs=2))
+    assert sorted(r for r, _ in results) == EXPECTED
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+@pytest.mark.parametrize("fork_safe", [True, False])
+def test_configured_joblib_backend_is_used(fork_safe):
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        results = list(run_unordered(_square_and_pid, TASKS, fork_safe=fork_safe))
+    assert sorted(r for r, _ in results) == EXPECTED
+    assert {pid for _, pid in results} == {os.getpid()}  # threads of this process
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_task_errors_propagate(n_jobs):
+    with pytest.raises(ValueError, match="task 0 failed"):
+        list(run_unordered(_fail, [(0,)], n_jobs=n_jobs))
+    with pytest.raises(ValueError, match="failed"):
+        list(run_unordered(_fail, [(1,), (2,)], n_jobs=n_jobs))
