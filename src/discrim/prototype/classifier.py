@@ -97,7 +97,8 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
     """
     D, J = n_features, n_candidates
     x0 = objective.x0()
-    if not np.any(x0[D:] > 0):
+    started_empty = not np.any(x0[D:] > 0)
+    if started_empty:
         # Started empty (a warm start from an empty batch): if no prototype weight wants to grow
         # (w-gradient >= 0 at w = 0; the v-gradient is then the penalty's alone, so v goes to 0),
         # the empty batch satisfies the optimality conditions and is the answer.
@@ -121,9 +122,12 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
     # declared empty instead of letting L-BFGS-B remove its weights one per iteration. (The
     # callback is only passed when it can fire: scipy inspects its signature on every call.)
     trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
+    # A batch started empty was empty before (a warm start): a short probe decides whether it
+    # should now hold prototypes.
+    check_iter = FTOL_AFTER if started_empty else TRIVIAL_CHECK_ITER
     stop = None
-    if max_iter > TRIVIAL_CHECK_ITER:
-        stop = lambda n_iter, theta, value: n_iter >= TRIVIAL_CHECK_ITER and value >= trivial  # noqa: E731
+    if max_iter > check_iter:
+        stop = lambda n_iter, theta, value: n_iter >= check_iter and value >= trivial  # noqa: E731
     second = minimize_lbfgsb(
         objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
         scale=_solver_scale(D, J), stop=stop,
@@ -418,24 +422,33 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         -------
         None
         """
-        n_classes = self.classes_.shape[0]
         rows = np.flatnonzero(sample_weight > 0)
         # unscaled probabilities of the current model on every row used for fitting
         q_all = self._unscaled(X[rows])
-        for rng in rngs:
-            b = len(self.batches_)
-            batch, n_iter, value = self._fit_one_batch(
-                X, y_idx, sample_weight, rows, q_all, rng, b, initial_solution
-            )
-            self.batches_.append(batch)
-            self.n_iter_.append(n_iter)
-            self.objective_values_.append(value)
-            if batch.n_prototypes:
-                q_all += self._chunked_scores(batch, X[rows], n_classes)
-            logger.info(
-                "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
-                b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
-            )
+        # Threads for the objective's row chunks, read before the BLAS is limited to one thread
+        # for the whole fit: the objective is many small GEMMs on cache-sized row chunks run in
+        # parallel threads, where a multi-threaded BLAS only adds synchronisation (and on a busy
+        # machine its spinning threads slow it 10-50x).
+        n_threads = _available_threads()
+        with _blas().limit(limits=1, user_api="blas"):
+            for rng in rngs:
+                self._add_batch(X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads)
+
+    def _add_batch(self, X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads):
+        """Fit the next batch, append it and add its scores to ``q_all`` (in place)."""
+        b = len(self.batches_)
+        batch, n_iter, value = self._fit_one_batch(
+            X, y_idx, sample_weight, rows, q_all, rng, b, initial_solution, n_threads
+        )
+        self.batches_.append(batch)
+        self.n_iter_.append(n_iter)
+        self.objective_values_.append(value)
+        if batch.n_prototypes:
+            q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0])
+        logger.info(
+            "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
+            b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
+        )
 
     def _split(self, y_idx, rows, q_all, rng, b):
         """Candidates and scoring rows of batch ``b`` by the bins algorithm.
@@ -470,7 +483,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         cand = cand[np.lexsort((cand, y_idx[cand]))]  # grouped by class, then training order
         return sub, cand, pos[~is_cand]
 
-    def _fit_one_batch(self, X, y_idx, weight, rows, q_all, rng, b, initial_solution):
+    def _fit_one_batch(self, X, y_idx, weight, rows, q_all, rng, b, initial_solution, n_threads):
         n_classes = self.classes_.shape[0]
         D = X.shape[1]
         sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b)
@@ -491,7 +504,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731  (dtype kept)
         datafit = PrototypeLikelihood(
             as_xp(X[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(X[cand]),
-            y_idx[cand], n_classes, xp, n_threads=_available_threads(),
+            y_idx[cand], n_classes, xp, n_threads=n_threads,
         )
         J = cand.shape[0]
         start = initial_solution(b, cand.copy()) if initial_solution is not None else None
@@ -507,13 +520,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
             ],
             np.concatenate([v0, w0]),
         )
-        # The objective is many small GEMMs on cache-sized row chunks, run in parallel threads: a
-        # multi-threaded BLAS inside them only adds synchronisation, and on a busy machine its
-        # spinning threads slow it 10-50x.
         try:
-            with _blas().limit(limits=1, user_api="blas"):
-                result = _solve(objective, D, J, self.max_iter, self.tol, ftol=self.ftol,
-                                fit_features_first=start is None)
+            result = _solve(objective, D, J, self.max_iter, self.tol, ftol=self.ftol,
+                            fit_features_first=start is None)
         finally:
             datafit.close()
         if self.verbose > 0:
