@@ -338,8 +338,8 @@ def write(cases, args, load_before, argv):
         "- proset's searches were run only where the summary shows a time; the others are marked "
         "`not run` with the reason (its search repeats 55 fits of 10 batches and takes hours on the cases "
         "with thousands of rows on this machine).\n"
-        "- The machine was shared with other work during the run (see the load averages): absolute times "
-        "drift, the ratios of searches run back to back are the measurement.\n"
+        "- Absolute times drift on a shared machine (see the load averages); the ratios of searches run back "
+        "to back are the measurement.\n"
         "- proset draws its own folds from its seed; discrim, kNN and XGBoost share one StratifiedKFold.\n"
         "- kNN's `prototypes` column is the number of stored training rows.",
     ]) + "\n"
