@@ -93,18 +93,19 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         the checkerboard); the search is loosened by ``search_ftol`` and ``search_max_iter``
         instead.
     search_max_iter : int or None, default=30
-        L-BFGS-B iteration limit per batch during the search: the looser solve of the search (the
-        original proset loosens ``factr`` to 1e10 instead, which stops its search's solves after a
-        median of 26 to 43 iterations on iris-2f and wine). On cancer and xor-3f, 30 instead of
-        100 halved the search time with the same selection and test log-loss. Warm starts continue from the last
-        iterate of the previous alpha_feature, so the path keeps improving on it. None uses
-        ``max_iter``. The limit's ConvergenceWarnings are silenced in the search.
+        L-BFGS-B iteration limit per batch and solver stage during the search, a cap on top of
+        ``search_ftol`` (the original proset's search, with ``factr = 1e10``, stops after a median
+        of 26 iterations on iris-2f). Warm starts continue from the last iterate of the previous
+        alpha_feature, so the path keeps improving on it. On digits, 20 instead of 30 selected a
+        sparser model with a worse test log-loss (0.19 against 0.16). None uses ``max_iter``. The
+        limit's ConvergenceWarnings are silenced in the search.
     search_ftol : float or None, default=2.2e-6
         ``ftol`` of the classifiers fitted during the search: L-BFGS-B stops a batch when one
         iteration lowers its objective by a relative amount of at most this. The default is the
-        original proset's search setting (``solver_factr = 1e10`` times machine epsilon); with warm
-        starts along the path most batches then stop after a few iterations. None uses scipy's
-        default (about 2.2e-9).
+        original proset's search setting (``solver_factr = 1e10`` times machine epsilon), applied
+        from the 4th iteration of each solver stage on (the first steps on a new batch can be
+        tiny; applied from the first, the test stopped digits' later batches after one iteration
+        with every candidate kept). None uses scipy's default (about 2.2e-9).
     refit_tol : float, default=1e-5
         ``tol`` of the final refit on all the data (which uses ``max_iter`` and scipy's default
         ``ftol``).
@@ -167,7 +168,11 @@ max_samples, dtype, backend
     weight v_d is proportional to v_d: a zero feature weight is never revived, so warm starts
     must move towards sparser solutions. A warm start takes the previous alpha's feature weights
     and, for candidates that were prototypes before (matched by training row), their weights;
-    other candidates start at 1 as in a cold start. The objective is not convex, so a warm start
+    candidates the previous fit dropped start at 0 and new candidates at 1 as in a cold start. A
+    batch that was empty at the previous alpha starts empty (``w = 0``): unless a prototype
+    weight wants to grow there, it stays empty after two evaluations (see
+    :class:`discrim.model_selection._search.PathWarmStart`). A batch whose loosely solved
+    objective is not below that of the empty batch is left empty. The objective is not convex, so a warm start
     can end in a better optimum than a cold start at the same alpha_feature (at large penalties a
     cold start often collapses to the marginal model); the refit therefore repeats the selected
     alpha's stretch of the path on all the data (intermediate fits as in the search, only the
