@@ -94,9 +94,10 @@ class PathWarmStart:
     A batch whose predecessor was empty starts from that empty solution, ``w0 = 0``, with the
     feature weights of the last non-empty solution of the batch along the path, or the cold-start
     feature weights if it never had one (all-zero feature weights are a stationary point that
-    L-BFGS-B would never leave). At ``w = 0`` the gradient in ``v`` vanishes, so L-BFGS-B stops
-    at once unless some prototype weight wants to grow: an empty batch that stays empty costs a
-    few evaluations instead of a cold solve.
+    L-BFGS-B would never leave). At ``w = 0`` the data term's gradient in ``v`` vanishes, so the
+    solver declares the batch empty after two evaluations unless some prototype weight wants to
+    grow, and otherwise probes it briefly: an empty batch that stays empty costs a few
+    evaluations instead of a cold solve.
     """
 
     def __init__(self, n_features):

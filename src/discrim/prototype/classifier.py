@@ -102,7 +102,7 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
         # Started empty (a warm start from an empty batch): if no prototype weight wants to grow
         # (w-gradient >= 0 at w = 0; the v-gradient is then the penalty's alone, so v goes to 0),
         # the empty batch satisfies the optimality conditions and is the answer.
-        trivial, grad = objective.value_and_grad(np.zeros(objective.n_params))
+        trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
         _, grad = objective.value_and_grad(x0)
         if np.all(grad[D:] >= 0):
             return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=2,
@@ -262,9 +262,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     at or above half its start), then all parameters, iterating on ``u = (v sqrt(J), w)``. A
     batch whose objective is not below that of the empty batch (``v = 0``, ``w = 0``, the
     frozen model's loss) after 200 iterations, or when the solver stops, is left empty. Stage and
-    scaling change the path and the stopping test, not the problem; against the unscaled single-stage solve (the original
-    proset's, with the same ``tol``) they cut iterations 3-25x on the benchmark cases, with
-    test log-loss within about 0.01 (often lower). ``n_iter_`` counts both stages. A batch
+    scaling change the path and the stopping test, not the problem; against the unscaled
+    single-stage solve (the original proset's, with the same ``tol``) they cut iterations 3-25x
+    on the benchmark cases, with test log-loss within about 0.01 (often lower). ``n_iter_`` counts both stages. A batch
     warm-started by :class:`discrim.model_selection.PrototypeClassifierCV` skips stage 1.
 
     Clean-up: prototypes of a batch whose active features and target agree within
