@@ -83,8 +83,8 @@ def test_every_batch_count_scored_from_one_fit_equals_separate_fits(iris, rng):
     w = rng.uniform(0.5, 2.0, size=y.shape[0])
     train, test = next(StratifiedKFold(3, shuffle=True, random_state=1).split(X, y_idx))
     template = PrototypeClassifier(n_candidates=60)
-    res = fit_path(template, X, y_idx, w, train, test, 0, np.array(GRID), np.arange(2), seed=7, max_batches=2,
-                   warm_start=False)
+    res = fit_path(template, train, test, 0, np.array(GRID), np.arange(2), seed=7, max_batches=2,
+                   warm_start=False, X=X, y_idx=y_idx, sample_weight=w)
     for i, alpha in enumerate(GRID):
         for b in range(3):
             model = PrototypeClassifier(n_batches=b, n_candidates=60, alpha_feature=alpha, random_state=7)

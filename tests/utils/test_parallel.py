@@ -47,3 +47,30 @@ def test_task_errors_propagate(n_jobs):
         list(run_unordered(_fail, [(0,)], n_jobs=n_jobs))
     with pytest.raises(ValueError, match="failed"):
         list(run_unordered(_fail, [(1,), (2,)], n_jobs=n_jobs))
+
+
+class _NoPickle:
+    """Shared data that refuses to be pickled: reaching a worker by inheritance is the only way."""
+
+    value = 10
+
+    def __reduce__(self):
+        raise TypeError("shared data must not be pickled")
+
+
+def _add_shared(x, *, data):
+    return x + data.value
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_shared_arguments_reach_every_task_without_pickling(n_jobs):
+    if n_jobs > 1 and not _can_fork():
+        pytest.skip("forked workers need Linux")
+    results = run_unordered(_add_shared, [(x,) for x in range(5)], n_jobs=n_jobs, shared={"data": _NoPickle()})
+    assert sorted(results) == [10, 11, 12, 13, 14]
+
+
+def test_shared_arguments_through_joblib():
+    with joblib.parallel_config(backend="threading", n_jobs=2):
+        results = list(run_unordered(_add_shared, [(1,), (2,)], shared={"data": _NoPickle()}))
+    assert sorted(results) == [11, 12]

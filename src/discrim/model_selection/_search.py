@@ -192,8 +192,8 @@ def _model_size(batches, max_batches):
     return n_proto, n_feat
 
 
-def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha_index, seed, max_batches,
-             warm_start):
+def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, *, X, y_idx,
+             sample_weight):
     """Fit one fold along a stretch of the alpha_feature path and score every batch count.
 
     Parameters
@@ -201,9 +201,6 @@ def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha
     template : PrototypeClassifier
         Unfitted; cloned for each alpha with ``alpha_feature``, ``n_batches=max_batches`` and
         ``random_state=seed`` set.
-    X : ndarray of shape (n_samples, n_features)
-    y_idx : ndarray of shape (n_samples,) of int
-    sample_weight : ndarray of shape (n_samples,)
     train, test : ndarray of int
         Rows of the training and validation parts of the fold.
     fold : int
@@ -217,6 +214,11 @@ def fit_path(template, X, y_idx, sample_weight, train, test, fold, alphas, alpha
     max_batches : int
     warm_start : bool
         Start each fit from the solution of the previous alpha.
+    X : ndarray of shape (n_samples, n_features)
+        All the rows of the search (keyword-only: the data every task shares, see
+        :func:`discrim.utils._parallel.run_unordered`).
+    y_idx : ndarray of shape (n_samples,) of int
+    sample_weight : ndarray of shape (n_samples,)
 
     Returns
     -------

@@ -339,11 +339,12 @@ max_samples, dtype, backend
 
         start = time.perf_counter()
         jobs = (
-            (search_template, X, y_idx, sample_weight, splits[fold][0], splits[fold][1], fold,
-             alphas[order[chunk]], order[chunk], fold_seeds[fold], B, self.warm_start)
+            (search_template, splits[fold][0], splits[fold][1], fold, alphas[order[chunk]], order[chunk],
+             fold_seeds[fold], B, self.warm_start)
             for fold, chunk in tasks
         )
-        results = run_unordered(fit_path, jobs, self.n_jobs, fork_safe=self.backend == "numpy")
+        results = run_unordered(fit_path, jobs, self.n_jobs, fork_safe=self.backend == "numpy",
+                                shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight})
         for n_done, res in enumerate(results, start=1):
             split_losses[res.fold, res.alpha_index] = res.log_loss
             n_proto[res.fold, res.alpha_index] = res.n_prototypes

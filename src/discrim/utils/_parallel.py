@@ -1,13 +1,19 @@
 """Independent tasks in parallel: through joblib, or in forked worker processes when none is configured."""
 
+import itertools
 import multiprocessing
 import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
+# Keyword arguments shared by the tasks of the running forked pools, by pool: set before the
+# workers fork, so that they inherit them (copy-on-write) instead of receiving pickled copies.
+_INHERITED = {}
+_POOL_IDS = itertools.count()
 
-def run_unordered(function, tasks, n_jobs=None, fork_safe=True):
-    """Yield ``function(*task)`` for every task, in the order the tasks finish.
+
+def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None):
+    """Yield ``function(*task, **shared)`` for every task, in the order the tasks finish.
 
     Parameters
     ----------
@@ -21,6 +27,10 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True):
     fork_safe : bool, default=True
         Whether ``function`` may run in a process forked from this one (False for work that uses
         a threaded runtime which does not survive ``fork``, such as torch's).
+    shared : dict or None, default=None
+        Keyword arguments common to every call, typically the data. Forked workers inherit them
+        from this process without a copy; joblib backends receive them with each task (loky
+        memory-maps large arrays).
 
     Yields
     ------
@@ -41,30 +51,45 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True):
     from joblib import Parallel, cpu_count, delayed, effective_n_jobs
 
     tasks = list(tasks)
+    shared = dict(shared or {})
     if _joblib_backend_configured():
-        yield from Parallel(n_jobs=n_jobs, return_as="generator_unordered")(delayed(function)(*t) for t in tasks)
+        parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+        yield from parallel(delayed(function)(*t, **shared) for t in tasks)
         return
     n_workers = min(effective_n_jobs(n_jobs), len(tasks))
     if n_workers <= 1:
         for task in tasks:
-            yield function(*task)
+            yield function(*task, **shared)
         return
     if not (fork_safe and _can_fork()):
-        yield from Parallel(n_jobs=n_workers, return_as="generator_unordered")(delayed(function)(*t) for t in tasks)
+        parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered")
+        yield from parallel(delayed(function)(*t, **shared) for t in tasks)
         return
-    threads = max(1, cpu_count() // n_workers)
-    with warnings.catch_warnings():
-        # Python 3.12+ warns that fork() in a process with threads (the BLAS's) may deadlock; the
-        # workers only run numpy/scipy code, whose BLAS (OpenBLAS, MKL) re-initialises after fork.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        executor = ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("fork"),
-                                       initializer=_limit_threads, initargs=(threads,))
-        futures = [executor.submit(function, *task) for task in tasks]
+    pool_id = next(_POOL_IDS)
+    _INHERITED[pool_id] = shared
     try:
-        for future in as_completed(futures):
-            yield future.result()
+        threads = max(1, cpu_count() // n_workers)
+        with warnings.catch_warnings():
+            # Python 3.12+ warns that fork() in a process with threads (the BLAS's) may deadlock;
+            # the workers only run numpy/scipy code, whose BLAS (OpenBLAS, MKL) re-initialises
+            # after fork.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            executor = ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("fork"),
+                                           initializer=_limit_threads, initargs=(threads,))
+            # the workers fork on the first submit, after _INHERITED holds this pool's arguments
+            futures = [executor.submit(_call_inherited, pool_id, function, task) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
     finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+        del _INHERITED[pool_id]
+
+
+def _call_inherited(pool_id, function, task):
+    """Run one task in a forked worker with the shared arguments it inherited."""
+    return function(*task, **_INHERITED[pool_id])
 
 
 def _joblib_backend_configured():
