@@ -1,6 +1,5 @@
 """Tests of `discrim tune`: printed selection and metrics, the output folder, errors."""
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
 

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from discrim.datasets import coin_tosses
-from discrim.distributions import FAMILIES, Binomial, Categorical, Gaussian, Poisson
+from discrim.distributions import FAMILIES, Binomial, Categorical, Poisson
 from discrim.mixture import FiniteMixture
 
 P0, LAMBDA0 = (0.6, 0.5), 0.5  # the initial guess the example starts from

@@ -1,6 +1,5 @@
 """Tests of the search report writer (Markdown and HTML) and its atomic file writing."""
 
-import numpy as np
 import pytest
 
 from discrim.datasets import load_benchmark
