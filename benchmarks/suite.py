@@ -91,14 +91,15 @@ def run_discrim(data, n_jobs, seed):
     search.fit(X_train, y_train)
     seconds = time.perf_counter() - start
     summary = model_summary(search)
+    proba = search.predict_proba(X_test)
     return {
-        "model": "discrim PrototypeClassifierCV", **_scores(y_test, search.predict_proba(X_test), search.classes_),
+        "model": "discrim PrototypeClassifierCV", **_scores(y_test, proba, search.classes_),
         "active_features": len(summary["active_features"]), "n_prototypes": summary["n_prototypes"],
         "seconds": seconds,
         "selected": f"alpha_feature={search.best_params_['alpha_feature']:.3g}, "
                     f"{search.best_params_['n_batches']} batches",
         "cv_std": float(search.cv_results_["std_test_log_loss"][search.best_index_]),
-        "test_se": _log_loss_se(y_test, search.predict_proba(X_test), search.classes_),
+        "test_se": _log_loss_se(y_test, proba, search.classes_),
     }
 
 

@@ -35,9 +35,14 @@ def _exp_inplace(a, xp):
     return xp.exp(a)
 
 
-def _augment(Z, row_term, first, xp):
-    """Append a column of ones and ``row_term``, in the order that makes one GEMM give the exponent."""
-    ones = xp.ones_like(row_term)[:, None]
+def _augment(Z, row_term, first, xp, ones=None):
+    """Append a column of ones and ``row_term``, in the order that makes one GEMM give the exponent.
+
+    ``first=True`` gives the rows' side ``[Z, row_term, 1]``, False the candidates' side
+    ``[Z, 1, row_term]``; ``ones`` is an optional precomputed (len(Z), 1) column of ones.
+    """
+    if ones is None:
+        ones = xp.ones_like(row_term)[:, None]
     cols = [Z, row_term[:, None], ones] if first else [Z, ones, row_term[:, None]]
     return xp.concat(cols, axis=1)
 
@@ -222,7 +227,7 @@ class PrototypeLikelihood:
             X, X2, S, S2, va = self.X, self.X2, self.S, self.S2, v
         v2 = va * va
         # The candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], built once per call.
-        sa = xp.concat([S * va, self._ones_J, (S2 @ v2)[:, None] * -0.5], axis=1)
+        sa = _augment(S * va, (S2 @ v2) * -0.5, False, xp, ones=self._ones_J)
         wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
         feats = (X, X2, sa, va, v2)
         if self._pool is None:
@@ -251,7 +256,7 @@ class PrototypeLikelihood:
         for start, stop in chunks:
             X, X2 = X_all[start:stop], X2_all[start:stop]
             # kernel by one GEMM: [v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2
-            ua = xp.concat([X * va, (X2 @ v2)[:, None] * -0.5, self._ones_R[: stop - start]], axis=1)
+            ua = _augment(X * va, (X2 @ v2) * -0.5, True, xp, ones=self._ones_R[: stop - start])
             K = _exp_inplace(_matmul_into(ua, sa.T, buf[: stop - start], xp), xp)
             # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
             Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)

@@ -97,12 +97,13 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
     """
     D, J = n_features, n_candidates
     x0 = objective.x0()
+    # The trivial point v = 0, w = 0 (an empty batch) has the frozen model's loss.
+    trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
     started_empty = not np.any(x0[D:] > 0)
     if started_empty:
         # Started empty (a warm start from an empty batch): if no prototype weight wants to grow
         # (w-gradient >= 0 at w = 0; the v-gradient is then the penalty's alone, so v goes to 0),
         # the empty batch satisfies the optimality conditions and is the answer.
-        trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
         _, grad = objective.value_and_grad(x0)
         if np.all(grad[D:] >= 0):
             return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=2,
@@ -117,11 +118,10 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
                                     ftol_after=FTOL_AFTER)
     else:
         first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
-    # The trivial point v = 0, w = 0 (an empty batch) has the frozen model's loss. Useful batches
-    # beat it within a few dozen iterations; one that has not after TRIVIAL_CHECK_ITER is
-    # declared empty instead of letting L-BFGS-B remove its weights one per iteration. (The
-    # callback is only passed when it can fire: scipy inspects its signature on every call.)
-    trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
+    # Useful batches beat the empty batch within a few dozen iterations; one that has not after
+    # TRIVIAL_CHECK_ITER is declared empty instead of letting L-BFGS-B remove its weights one per
+    # iteration. (The callback is only passed when it can fire: scipy inspects its signature on
+    # every call.)
     # A batch started empty was empty before (a warm start): a short probe decides whether it
     # should now hold prototypes.
     check_iter = FTOL_AFTER if started_empty else TRIVIAL_CHECK_ITER

@@ -52,16 +52,13 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None):
 
     tasks = list(tasks)
     shared = dict(shared or {})
-    if _joblib_backend_configured():
-        parallel = Parallel(n_jobs=n_jobs, return_as="generator_unordered")
-        yield from parallel(delayed(function)(*t, **shared) for t in tasks)
-        return
-    n_workers = min(effective_n_jobs(n_jobs), len(tasks))
-    if n_workers <= 1:
+    configured = _joblib_backend_configured()
+    n_workers = n_jobs if configured else min(effective_n_jobs(n_jobs), len(tasks))
+    if not configured and n_workers <= 1:
         for task in tasks:
             yield function(*task, **shared)
         return
-    if not (fork_safe and _can_fork()):
+    if configured or not (fork_safe and _can_fork()):
         parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered")
         yield from parallel(delayed(function)(*t, **shared) for t in tasks)
         return
