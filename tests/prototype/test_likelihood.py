@@ -47,9 +47,19 @@ def _central_differences(f, theta, eps=1e-6):
 CASES = [(k, earlier, weighted) for k in (2, 4) for earlier in (False, True) for weighted in (False, True)]
 
 
+def _force_reduction(monkeypatch, reduction):
+    """Make every PrototypeLikelihood built afterwards use the given chunk reduction."""
+    per_class = reduction == "per_class"
+    monkeypatch.setattr(lk, "PER_CLASS_MIN_ELEMENTS", 0 if per_class else 2**62)
+    monkeypatch.setattr(lk, "PER_CLASS_MAX_CLASSES", 100 if per_class else 0)
+
+
 @pytest.mark.parametrize("n_classes, earlier_batches, weighted", CASES)
 @pytest.mark.parametrize("where", ["interior", "bounds"])
-def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, rng):
+@pytest.mark.parametrize("reduction", ["class_free", "per_class"])
+def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, reduction, rng,
+                                            monkeypatch):
+    _force_reduction(monkeypatch, reduction)
     lik, data = _problem(rng, n_classes, earlier_batches, weighted)
     D, J = data[0].shape[1], data[4].shape[0]
     for _ in range(3):
@@ -84,6 +94,29 @@ def test_chunked_evaluation_equals_one_chunk(rng, monkeypatch):
     value2, grad2 = small.value_and_grad(theta)
     assert value2 == pytest.approx(value, rel=1e-13)
     np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_both_reductions_agree(n_threads, rng, monkeypatch):
+    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 6 * 15)  # several chunks of 6 rows
+    data = _problem(rng, 3, True, True, R=40, J=15, D=4)[1]
+    D, J = 4, 15
+    theta = rng.uniform(0.05, 2.0, D + J)
+    theta[[1, 3]] = 0.0  # inactive features
+    theta_none = theta.copy()
+    theta_none[:D] = 0.0  # no active feature at all
+    results = {}
+    for reduction in ("class_free", "per_class"):
+        _force_reduction(monkeypatch, reduction)
+        lik = PrototypeLikelihood(*data[:6], 3, xp, n_threads=n_threads)
+        assert lik._per_class == (reduction == "per_class")
+        try:
+            results[reduction] = [lik.value_and_grad(t) for t in (theta, theta_none)]
+        finally:
+            lik.close()
+    for (v1, g1), (v2, g2) in zip(results["class_free"], results["per_class"]):
+        assert v1 == pytest.approx(v2, rel=1e-12)
+        np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-14)
 
 
 def test_kernel_matrix_matches_definition(rng):

@@ -10,6 +10,13 @@ from array_api_compat import is_torch_namespace
 # CHUNK_ELEMENTS entries stays in cache while all passes of one call run over it (measured:
 # 4-5x faster than whole-matrix passes at checker size), and memory stays bounded.
 CHUNK_ELEMENTS = 2**18
+# Kernel chunks of at least this many entries with at most PER_CLASS_MAX_CLASSES classes are
+# reduced class block by class block (fewest passes over the chunk); smaller problems, bound by
+# the number of array operations, and many-class ones use the class-free form (see
+# PrototypeLikelihood). Measured per call: checker 8 ms per class against 11 ms class-free;
+# digits (10 classes) 8 ms against 5 ms; iris-2f (42 x 42) 80 us against 50 us.
+PER_CLASS_MIN_ELEMENTS = 2**15
+PER_CLASS_MAX_CLASSES = 3
 
 
 def chunk_rows(n_cols):
@@ -25,6 +32,15 @@ def _matmul_into(a, b, out, xp):
 
         return torch.matmul(a, b, out=out)
     return np.matmul(a, b, out=out)
+
+
+def _multiply_inplace(a, b, xp):
+    """``a * b``, written into ``a`` where the namespace allows."""
+    if is_torch_namespace(xp):
+        return a.mul_(b)
+    if isinstance(a, np.ndarray):
+        return np.multiply(a, b, out=a)
+    return a * b
 
 
 def _exp_inplace(a, xp):
@@ -94,29 +110,6 @@ def class_blocks(target, n_classes):
     return [(int(edges[k]), int(edges[k + 1])) for k in range(n_classes)]
 
 
-def class_scores(X, S, v, w, blocks, xp, out=None):
-    """Unscaled contributions ``sum_{j in class k} w_j K_v(x - s_j)`` of one batch.
-
-    Parameters
-    ----------
-    X : array of shape (n, n_features)
-    S : array of shape (J, n_features), rows grouped by class (see :func:`class_blocks`)
-    v : array of shape (n_features,)
-    w : array of shape (J,)
-    blocks : list of (start, stop) per class
-    xp : namespace
-    out : array of shape (n, J) or None
-        Kernel buffer.
-
-    Returns
-    -------
-    scores : array of shape (n, n_classes)
-    """
-    K = kernel_matrix(X, S, v, xp, out=out)
-    cols = [K[:, a:b] @ w[a:b] for a, b in blocks]
-    return xp.stack(cols, axis=1)
-
-
 class PrototypeLikelihood:
     """Reweighted negative log-likelihood of one batch, ``l(v, w)`` of the seed without penalty.
 
@@ -127,22 +120,32 @@ class PrototypeLikelihood:
     sample weights.
 
     The parameter vector is ``theta = [v (n_features), w (J)]``. The gradient is analytic:
-    with ``A[n, k] = c_n (1{k = y_n} / q_{n,y_n} - 1 / T_n)``, ``T_n = sum_k q_{n,k}``,
+    with ``A[n, k] = c_n (1{k = y_n} / q_{n,y_n} - 1 / T_n)``, ``T_n = sum_k q_{n,k}`` and
+    ``G[n, j] = A[n, y_j] K_nj``,
 
-    - ``dl/dw_j = -sum_n A[n, y_j] K_nj``  (one GEMV per class block);
+    - ``dl/dw_j = -sum_n G_nj``;
     - ``dl/dv_d = v_d [sum_n x_nd^2 g_n + sum_j s_jd^2 w_j c_j - 2 sum_n x_nd P_nd]`` with
-      ``g_n = sum_k A[n, k] Q[n, k]``, ``c_j = -dl/dw_j`` and ``P = sum_k A[:, k] * (K_k @ (w S)_k)``,
-      i.e. the expansion of ``sum_{n,j} G_nj (x_nd - s_jd)^2`` with ``G_nj = A[n, y_j] w_j K_nj``.
+      ``g_n = sum_j G_nj w_j``, ``c_j = -dl/dw_j`` and ``P = G @ (w S)``, i.e. the expansion of
+      ``sum_{n,j} G_nj w_j (x_nd - s_jd)^2``.
 
-    Per call and row chunk that is one GEMM for the kernel, one in-place ``exp``, one GEMM per
-    class block for ``[Q, K (w S)]`` and one GEMV per class block for the ``w``-gradient. Row
-    chunks of about CHUNK_ELEMENTS kernel entries stay in cache through all of these passes and
-    bound the memory; they run in ``n_threads`` threads. Only features with ``v_d > 0`` enter the
-    GEMMs (the others have zero gradient). The candidates must be sorted by class.
+    Per call and row chunk: one GEMM for the kernel and one in-place ``exp``, then one of two
+    equivalent reductions, fixed at construction:
 
-    Measured per call (value and gradient, float64, one thread, 2-core machine shared with other
-    work): checker (R = 3,480, J = 1,000, D = 2) 8 ms CPU; xor-6f (D = 6) 10.5 ms; digits
-    (R = 626, J = 631, D = 64, 10 classes) 5 ms. float32 takes about 60-75% of that.
+    - class-free (small chunks, or more than PER_CLASS_MAX_CLASSES classes): one thin GEMM for the
+      class sums ``Q = K @ (w one-hot)``, ``G`` formed in the kernel buffer (one broadcast product
+      per class block), and one GEMM
+      ``G^T [1, X^2, X]`` for ``c_j`` and both sums of the ``v``-gradient bracket. A fixed number
+      of array operations whatever the number of classes: small problems are bound by their count.
+    - per class (large chunks, few classes): one GEMM ``K_k @ [w, w S]_k`` per class block for
+      ``[Q_k, P_k]`` and one GEMV per class block for ``c_j``: the fewest passes over the chunk.
+
+    Row chunks of about CHUNK_ELEMENTS kernel entries stay in cache through all of these passes
+    and bound the memory; they run in ``n_threads`` threads. Only features with ``v_d > 0`` enter
+    the GEMMs (the others have zero gradient). The candidates must be sorted by class.
+
+    Measured per call (value and gradient, float64, one thread, 2-core machine): checker
+    (R = 3,480, J = 1,000, D = 2) 7.4 ms CPU; xor-6f (D = 6) 7.4 ms; digits (R = 626, J = 631,
+    D = 64, 10 classes) 4.6 ms; iris-2f (R = J = 42, 3 classes) 39 us.
 
     Parameters
     ----------
@@ -173,22 +176,33 @@ class PrototypeLikelihood:
         self.blocks = class_blocks(target, n_classes)
         self.X, self.S = X, S
         self.X2, self.S2 = X * X, S * S
+        # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums
+        self.XX = xp.concat([_asarray(np.ones((X.shape[0], 1)), xp, self.dtype, device), self.X2, X], axis=1)
+        self._column_0 = _asarray(np.zeros(1, dtype=np.int64), xp, None, device)
         onehot = np.zeros((y.shape[0], n_classes))
         onehot[np.arange(y.shape[0]), y] = 1.0
         self.onehot = _asarray(onehot, xp, self.dtype, device)
+        # (J, n_classes) one-hot of the candidates' classes: Q = K @ (w * it)
+        member = np.zeros((S.shape[0], n_classes))
+        member[np.arange(S.shape[0]), np.asarray(target)] = 1.0
+        self.member = _asarray(member, xp, self.dtype, device)
         self.coef, self.q0 = coef, q0
         R = X.shape[0]
         step = chunk_rows(self.n_candidates)
         self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
         # numpy releases the GIL in BLAS and ufunc loops, so row chunks run in parallel threads;
-        # each thread owns one kernel buffer that it reuses for all of its chunks.
+        # each thread owns one (rows x J) kernel buffer that it reuses for all of its chunks.
         self.n_threads = max(1, min(int(n_threads), len(self._chunks))) if not is_torch_namespace(xp) else 1
         n_buf = min(step, R)
+        self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
         self._bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
         # constants of the augmented kernel GEMM and the flat position of each row's true class
         self._ones_R = _asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
         self._ones_J = _asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
-        self._true_cell = _asarray(np.arange(y.shape[0]) * n_classes + np.asarray(y), xp, None, device)
+        self._ones_K = _asarray(np.ones(n_classes), xp, self.dtype, device)
+        # per chunk, the flat positions of the rows' true classes in the chunk's (rows, n_classes) q
+        true_cell = np.arange(y.shape[0]) * n_classes + np.asarray(y)
+        self._true_cells = [_asarray(true_cell[a:b] - a * n_classes, xp, None, device) for a, b in self._chunks]
         self._pool = None
         if self.n_threads > 1:
             from concurrent.futures import ThreadPoolExecutor
@@ -221,22 +235,33 @@ class PrototypeLikelihood:
         active = xp.nonzero(v > 0)[0]
         n_active = int(active.shape[0])
         if n_active < D:
-            X, X2 = xp.take(self.X, active, axis=1), xp.take(self.X2, active, axis=1)
-            S, S2, va = xp.take(self.S, active, axis=1), xp.take(self.S2, active, axis=1), xp.take(v, active)
+            X, S, S2, va = xp.take(self.X, active, axis=1), xp.take(self.S, active, axis=1), \
+                xp.take(self.S2, active, axis=1), xp.take(v, active)
+            XX = xp.take(self.XX, xp.concat([self._column_0, active + 1, active + 1 + D]), axis=1)
         else:
-            X, X2, S, S2, va = self.X, self.X2, self.S, self.S2, v
-        v2 = va * va
+            X, S, S2, va, XX = self.X, self.S, self.S2, v, self.XX
+        h = va * va * -0.5
         # The candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], built once per call.
-        sa = _augment(S * va, (S2 @ v2) * -0.5, False, xp, ones=self._ones_J)
-        wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
-        feats = (X, X2, sa, va, v2)
-        if self._pool is None:
-            value, cw, gx = self._partial(self._chunks, self._bufs[0], feats, w, wS)
+        sa = _augment(S * va, S2 @ h, False, xp, ones=self._ones_J)
+        if self._per_class:
+            wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
+            feats, partial = (XX, X, va, h, sa, wS), self._partial_per_class
         else:
-            groups = [self._chunks[i :: self.n_threads] for i in range(self.n_threads)]
-            parts = list(self._pool.map(self._partial, groups, self._bufs, [feats] * self.n_threads,
-                                        [w] * self.n_threads, [wS] * self.n_threads))
-            value, cw, gx = (sum(p[i] for p in parts) for i in range(3))
+            wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
+            feats, partial = (XX, X, va, h, sa, wm), self._partial_class_free
+        if self._pool is None:
+            value_m = partial(range(len(self._chunks)), self._bufs[0], feats)
+        else:
+            groups = [range(i, len(self._chunks), self.n_threads) for i in range(self.n_threads)]
+            parts = list(self._pool.map(partial, groups, self._bufs, [feats] * self.n_threads))
+            value_m = [sum(p[0] for p in parts)] + [_total([p[i] for p in parts]) for i in range(1, len(parts[0]))]
+        if self._per_class:
+            value, cw, gx = value_m
+        else:
+            value, M = value_m
+            cw = M[:, 0]
+            # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G'^T X^2)_jd - 2 s_jd (G'^T X)_jd]
+            gx = w @ (M[:, 1 : n_active + 1] - 2.0 * S * M[:, n_active + 1 :])
         gv = va * (gx + (w * cw) @ S2)
         if n_active < D:
             full = xp.zeros_like(v)
@@ -244,34 +269,75 @@ class PrototypeLikelihood:
             gv = full
         return value, xp.concat([gv, -cw])
 
-    def _partial(self, chunks, buf, feats, w, wS):
-        """Sums over the reference rows of ``chunks``: value, ``c_j`` and the v-gradient bracket.
+    def _partial_class_free(self, chunks, buf, feats):
+        """Sums over the reference rows of ``chunks``: the value and ``G^T [1, X^2, X]``.
 
-        The bracket is ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (see the class docstring); the
-        candidates' part ``sum_j s_jd^2 w_j c_j`` is added once by the caller.
+        ``G[n, j] = A[n, y_j] K_nj`` is formed in the kernel buffer; column 0 of the product is
+        ``c_j``, and the caller turns the others into the v-gradient bracket.
         """
         xp = self.xp
-        X_all, X2_all, sa, va, v2 = feats
-        value, cw, gx = 0.0, 0.0, 0.0
-        for start, stop in chunks:
-            X, X2 = X_all[start:stop], X2_all[start:stop]
+        XX_all, X_all, va, h, sa, wm = feats
+        d = va.shape[0]
+        value, M = 0.0, []
+        for i in chunks:
+            start, stop = self._chunks[i]
+            n = stop - start
+            XX = XX_all[start:stop]
             # kernel by one GEMM: [v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2
-            ua = _augment(X * va, (X2 @ v2) * -0.5, True, xp, ones=self._ones_R[: stop - start])
-            K = _exp_inplace(_matmul_into(ua, sa.T, buf[: stop - start], xp), xp)
-            # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
-            Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
-            q = self.q0[start:stop] + Z[:, :, 0]
-            T = xp.sum(q, axis=1)
-            qy = xp.take(xp.reshape(q, (-1,)), self._true_cell[start:stop] - start * self.n_classes)
+            ua = _augment(X_all[start:stop] * va, XX[:, 1 : d + 1] @ h, True, xp, ones=self._ones_R[:n])
+            K = _exp_inplace(_matmul_into(ua, sa.T, buf[:n], xp), xp)
+            q = self.q0[start:stop] + K @ wm
+            T = q @ self._ones_K
+            qy = q.reshape(-1)[self._true_cells[i]]
             c = self.coef[start:stop]
             value -= float(c @ xp.log(qy / T))
             A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
-            cw = cw + xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)])
-            if va.shape[0]:
+            for k, (a, b) in enumerate(self.blocks):  # K becomes G in place: G[n, j] = A[n, y_j] K_nj
+                if b > a:
+                    _multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
+            M.append(K.T @ XX)
+        return value, _total(M)
+
+    def _partial_per_class(self, chunks, buf, feats):
+        """Sums over the reference rows of ``chunks``: value, ``c_j`` and the v-gradient bracket.
+
+        The bracket is ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (see the class docstring); the
+        candidates' part ``sum_j s_jd^2 w_j c_j`` is added once by the caller. Per class block k,
+        one GEMM ``K_k @ (w S)_k`` gives ``[Q_k, K_k (w S)_k]`` and one GEMV ``A_k @ K_k`` gives
+        ``c_j``: two reads of the kernel chunk after the ``exp``.
+        """
+        xp = self.xp
+        XX_all, X_all, va, h, sa, wS = feats
+        d = va.shape[0]
+        value, cw, gx = 0.0, [], []
+        for i in chunks:
+            start, stop = self._chunks[i]
+            n = stop - start
+            X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
+            ua = _augment(X * va, X2 @ h, True, xp, ones=self._ones_R[:n])
+            K = _exp_inplace(_matmul_into(ua, sa.T, buf[:n], xp), xp)
+            # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
+            Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
+            q = self.q0[start:stop] + Z[:, :, 0]
+            T = q @ self._ones_K
+            qy = q.reshape(-1)[self._true_cells[i]]
+            c = self.coef[start:stop]
+            value -= float(c @ xp.log(qy / T))
+            A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
+            cw.append(xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)]))
+            if d:
                 # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
                 Y = xp.einsum("nk,nkd->nd", A, Z)
-                gx = gx + Y[:, 0] @ X2 - 2.0 * xp.einsum("nd,nd->d", X, Y[:, 1:])
-        return value, cw, gx
+                gx.append(Y[:, 0] @ X2 - 2.0 * xp.einsum("nd,nd->d", X, Y[:, 1:]))
+        return value, _total(cw), _total(gx) if gx else 0.0
+
+
+def _total(parts):
+    """Sum of a non-empty list of arrays (per-chunk partial sums)."""
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return total
 
 
 def _asarray(a, xp, dtype, device):
