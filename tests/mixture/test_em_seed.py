@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from discrim.datasets import coin_tosses
-from discrim.distributions import FAMILIES, Binomial, Categorical, Poisson
+from discrim.distributions import FAMILIES, Binomial, Categorical, Gaussian, Poisson
 from discrim.mixture import FiniteMixture
 
 P0, LAMBDA0 = (0.6, 0.5), 0.5  # the initial guess the example starts from
@@ -123,6 +123,9 @@ def test_log_likelihood_never_decreases(family, seed, n, k, init, fix_weights):
     lb = fm.lower_bounds_
     assert lb.shape == (16,)
     assert np.all(np.isfinite(lb))
-    assert np.all(np.diff(lb) >= -1e-9 * np.maximum(1.0, np.abs(lb[1:]))), np.diff(lb).min()
+    # reg_covar makes a Gaussian M-step a slightly perturbed maximiser, so there EM's monotonicity
+    # holds up to O(reg_covar) (seen: -8e-8 on 12 rows with 3 components collapsing onto few points)
+    slack = 10 * 1e-6 if isinstance(family, Gaussian) else 0.0
+    assert np.all(np.diff(lb) >= -1e-9 * np.maximum(1.0, np.abs(lb[1:])) - slack), np.diff(lb).min()
     assert fm.score(X, sample_weight=w) == pytest.approx(lb[-1], rel=1e-9, abs=1e-12)
     assert np.all(np.isfinite(fm.score_samples(X)))
