@@ -250,17 +250,17 @@ class PrototypeLikelihood:
             wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
             feats, partial = (XX, X, va, h, sa, wm), self._partial_class_free
         if self._pool is None:
-            value_m = partial(range(len(self._chunks)), self._bufs[0], feats)
+            sums = partial(range(len(self._chunks)), self._bufs[0], feats)
         else:
             groups = [range(i, len(self._chunks), self.n_threads) for i in range(self.n_threads)]
             parts = list(self._pool.map(partial, groups, self._bufs, [feats] * self.n_threads))
-            value_m = [sum(p[0] for p in parts)] + [_total([p[i] for p in parts]) for i in range(1, len(parts[0]))]
+            sums = [sum(p[0] for p in parts)] + [_total([p[i] for p in parts]) for i in range(1, len(parts[0]))]
         if self._per_class:
-            value, cw, gx = value_m
+            value, cw, gx = sums
         else:
-            value, M = value_m
+            value, M = sums
             cw = M[:, 0]
-            # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G'^T X^2)_jd - 2 s_jd (G'^T X)_jd]
+            # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
             gx = w @ (M[:, 1 : n_active + 1] - 2.0 * S * M[:, n_active + 1 :])
         gv = va * (gx + (w * cw) @ S2)
         if n_active < D:
