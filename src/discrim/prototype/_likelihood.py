@@ -175,9 +175,10 @@ class PrototypeLikelihood:
         self.n_candidates = S.shape[0]
         self.blocks = class_blocks(target, n_classes)
         self.X, self.S = X, S
-        self.X2, self.S2 = X * X, S * S
-        # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums
-        self.XX = xp.concat([_asarray(np.ones((X.shape[0], 1)), xp, self.dtype, device), self.X2, X], axis=1)
+        self.S2 = S * S
+        # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums;
+        # columns 1..D (X^2) also serve the row side of the kernel GEMM
+        self.XX = xp.concat([_asarray(np.ones((X.shape[0], 1)), xp, self.dtype, device), X * X, X], axis=1)
         self._column_0 = _asarray(np.zeros(1, dtype=np.int64), xp, None, device)
         onehot = np.zeros((y.shape[0], n_classes))
         onehot[np.arange(y.shape[0]), y] = 1.0
@@ -269,6 +270,29 @@ class PrototypeLikelihood:
             gv = full
         return value, xp.concat([gv, -cw])
 
+    def _kernel(self, X, X2, va, h, sa, buf):
+        """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
+
+        One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
+        (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``.
+        """
+        n = X.shape[0]
+        ua = _augment(X * va, X2 @ h, True, self.xp, ones=self._ones_R[:n])
+        return _exp_inplace(_matmul_into(ua, sa.T, buf[:n], self.xp), self.xp)
+
+    def _loss_and_weights(self, i, scores):
+        """Chunk ``i``'s share of the value and its ``A`` (see the class docstring).
+
+        ``scores`` of shape (rows, n_classes) holds the batch's class sums ``Q``.
+        """
+        start, stop = self._chunks[i]
+        q = self.q0[start:stop] + scores
+        T = q @ self._ones_K
+        qy = q.reshape(-1)[self._true_cells[i]]
+        c = self.coef[start:stop]
+        A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
+        return -float(c @ self.xp.log(qy / T)), A
+
     def _partial_class_free(self, chunks, buf, feats):
         """Sums over the reference rows of ``chunks``: the value and ``G^T [1, X^2, X]``.
 
@@ -281,17 +305,10 @@ class PrototypeLikelihood:
         value, M = 0.0, []
         for i in chunks:
             start, stop = self._chunks[i]
-            n = stop - start
             XX = XX_all[start:stop]
-            # kernel by one GEMM: [v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2
-            ua = _augment(X_all[start:stop] * va, XX[:, 1 : d + 1] @ h, True, xp, ones=self._ones_R[:n])
-            K = _exp_inplace(_matmul_into(ua, sa.T, buf[:n], xp), xp)
-            q = self.q0[start:stop] + K @ wm
-            T = q @ self._ones_K
-            qy = q.reshape(-1)[self._true_cells[i]]
-            c = self.coef[start:stop]
-            value -= float(c @ xp.log(qy / T))
-            A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
+            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf)
+            loss, A = self._loss_and_weights(i, K @ wm)
+            value += loss
             for k, (a, b) in enumerate(self.blocks):  # K becomes G in place: G[n, j] = A[n, y_j] K_nj
                 if b > a:
                     _multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
@@ -312,18 +329,12 @@ class PrototypeLikelihood:
         value, cw, gx = 0.0, [], []
         for i in chunks:
             start, stop = self._chunks[i]
-            n = stop - start
             X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
-            ua = _augment(X * va, X2 @ h, True, xp, ones=self._ones_R[:n])
-            K = _exp_inplace(_matmul_into(ua, sa.T, buf[:n], xp), xp)
+            K = self._kernel(X, X2, va, h, sa, buf)
             # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
             Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
-            q = self.q0[start:stop] + Z[:, :, 0]
-            T = q @ self._ones_K
-            qy = q.reshape(-1)[self._true_cells[i]]
-            c = self.coef[start:stop]
-            value -= float(c @ xp.log(qy / T))
-            A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
+            loss, A = self._loss_and_weights(i, Z[:, :, 0])
+            value += loss
             cw.append(xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)]))
             if d:
                 # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
