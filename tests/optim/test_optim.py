@@ -159,3 +159,104 @@ def test_late_ftol_stops_on_the_relative_decrease():
     assert res.converged and res.n_iter >= 3
     full = minimize_lbfgsb(_Rosenbrock(), max_iter=1000)
     assert res.n_iter < full.n_iter  # stopped before the strict solve would
+
+
+class _BoundRosenbrock:
+    """The chained Rosenbrock function: non-convex, with bounds that bind at the solution."""
+
+    def __init__(self, n):
+        self.n_params = n
+
+    def x0(self):
+        return np.linspace(-1.0, 2.0, self.n_params)
+
+    def bounds(self):
+        lower = np.full(self.n_params, -np.inf)
+        lower[::3] = 0.5
+        upper = np.full(self.n_params, np.inf)
+        upper[1::4] = 0.8  # below the unconstrained minimiser (all ones): these bounds bind
+        return scipy.optimize.Bounds(lower, upper)
+
+    def value_and_grad(self, t):
+        return float(scipy.optimize.rosen(t)), scipy.optimize.rosen_der(t)
+
+
+@pytest.mark.parametrize("options", [
+    dict(),
+    dict(max_iter=7),
+    dict(ftol=1e-4),
+    dict(tol=1e-2, m=3, maxls=5),
+])
+def test_minimize_lbfgsb_compiled_driver_equals_scipy_minimize(options, monkeypatch):
+    # The direct driver of scipy's compiled routine must take exactly scipy.optimize.minimize's
+    # path: same iterates, counts and messages.
+    from discrim.optim import _lbfgsb
+    from discrim.optim._setulb import compiled_setulb
+
+    if compiled_setulb() is None:
+        pytest.skip("this scipy's compiled L-BFGS-B interface is not the one the driver knows")
+    objective = _BoundRosenbrock(12)
+    with pytest.warns(ConvergenceWarning) if "max_iter" in options else _no_warning():
+        fast = minimize_lbfgsb(objective, **options)
+    monkeypatch.setattr(_lbfgsb, "compiled_setulb", lambda: None)
+    with pytest.warns(ConvergenceWarning) if "max_iter" in options else _no_warning():
+        reference = minimize_lbfgsb(objective, **options)
+    np.testing.assert_array_equal(fast.theta, reference.theta)
+    assert (fast.value, fast.n_iter, fast.n_eval, fast.converged, fast.message) == \
+        (reference.value, reference.n_iter, reference.n_eval, reference.converged, reference.message)
+    lower, upper = objective.bounds().lb, objective.bounds().ub
+    assert np.all(fast.theta >= lower) and np.all(fast.theta <= upper)
+
+
+@pytest.mark.parametrize("use_compiled", [True, False])
+def test_minimize_lbfgsb_paths_agree_with_stop_scale_and_late_ftol(use_compiled, monkeypatch, rng):
+    from discrim.optim import _lbfgsb
+    from discrim.optim._setulb import compiled_setulb
+
+    if use_compiled and compiled_setulb() is None:
+        pytest.skip("this scipy's compiled L-BFGS-B interface is not the one the driver knows")
+    if not use_compiled:
+        monkeypatch.setattr(_lbfgsb, "compiled_setulb", lambda: None)
+    objective = _BoundRosenbrock(9)
+    scale = rng.uniform(0.5, 2.0, 9)
+    seen = []
+    stopped = minimize_lbfgsb(objective, scale=scale, stop=lambda n, theta, value: seen.append(theta) or n >= 4)
+    assert stopped.n_iter == 4 and stopped.message == "stopped by the stop callback"
+    np.testing.assert_allclose(seen[-1], stopped.theta)  # the callback sees theta, not the scaled u
+    late = minimize_lbfgsb(objective, scale=scale, ftol=1e-3, ftol_after=5)
+    assert late.converged and late.n_iter >= 5
+
+
+class _no_warning:
+    """A context that fails the test on any ConvergenceWarning."""
+
+    def __enter__(self):
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("error", ConvergenceWarning)
+
+    def __exit__(self, *exc):
+        return self._catch.__exit__(*exc)
+
+
+def test_penalized_objective_generic_penalty_equals_fused_elastic_net(rng):
+    # Elastic nets are fused into per-parameter coefficients; any other penalty goes through the
+    # per-block loop. Both give the same value and gradient.
+    class _Wrapped:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def value_and_grad(self, t):
+            return self.inner.value_and_grad(t)
+
+    pens = [(slice(0, 3), NonNegElasticNet(0.7, 0.3)), (slice(3, 6), NonNegElasticNet(0.2, 1.0))]
+    c = rng.normal(size=6)
+    fused = PenalizedObjective(_Quadratic(c), pens, np.ones(6))
+    generic = PenalizedObjective(_Quadratic(c), [(b, _Wrapped(p)) for b, p in pens], np.ones(6))
+    t = rng.uniform(0.0, 2.0, 6)
+    v1, g1 = fused.value_and_grad(t)
+    v2, g2 = generic.value_and_grad(t)
+    assert v1 == pytest.approx(v2, rel=1e-14)
+    np.testing.assert_allclose(g1, g2, rtol=1e-14)

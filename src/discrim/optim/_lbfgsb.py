@@ -7,6 +7,12 @@ import numpy as np
 import scipy.optimize
 from sklearn.exceptions import ConvergenceWarning
 
+from discrim.optim._setulb import compiled_setulb, run_setulb
+
+# scipy's defaults: ``ftol`` (factr = 1e7 times machine epsilon) and the evaluation limit
+DEFAULT_FTOL = 1e7 * np.finfo(float).eps
+MAX_FUN = 15000
+
 
 @dataclass(frozen=True)
 class SolverResult:
@@ -86,59 +92,77 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
     -----
     ConvergenceWarning
         If the iteration limit is reached or the line search fails.
+
+    Notes
+    -----
+    With scipy 1.15 or later the compiled routine is driven directly (:mod:`._setulb`: the same
+    iterates as ``scipy.optimize.minimize``, without its per-evaluation overhead); otherwise
+    through ``scipy.optimize.minimize``.
     """
-    options = {"maxiter": int(max_iter), "gtol": float(tol), "maxcor": int(m), "maxls": int(maxls)}
-    late_ftol = ftol is not None and ftol_after > 0
-    if ftol is not None:
-        # with the late test, L-BFGS-B's own test is off (it only stops on no decrease at all)
-        options["ftol"] = 0.0 if late_ftol else float(ftol)
     bounds = objective.bounds()
     if scale is None:
         scale = np.ones(objective.n_params)
     scale = np.asarray(scale, dtype=np.float64)
     if scale.shape != (objective.n_params,) or not np.all(scale > 0):
         raise ValueError(f"scale must hold {objective.n_params} positive numbers.")
-    state = {"n_iter": 0, "stopped": False, "converged": False, "previous": None}
+    late_ftol = ftol is not None and ftol_after > 0
+    # with the late test, L-BFGS-B's own test is off (it only stops on no decrease at all)
+    own_ftol = DEFAULT_FTOL if ftol is None else (0.0 if late_ftol else float(ftol))
+    state = {"stopped": False, "converged": False, "previous": None}
 
-    def callback(intermediate_result):
-        state["n_iter"] += 1
-        value = float(intermediate_result.fun)
-        if stop is not None and stop(state["n_iter"], intermediate_result.x * scale, value):
+    def halt(n_iter, u, value):
+        """After every iteration: True ends the solve."""
+        if stop is not None and stop(n_iter, u * scale, value):
             state["stopped"] = True
-            raise StopIteration
+            return True
         previous, state["previous"] = state["previous"], value
-        if late_ftol and state["n_iter"] >= ftol_after and previous is not None \
+        if late_ftol and n_iter >= ftol_after and previous is not None \
                 and previous - value <= ftol * max(abs(previous), abs(value), 1.0):
             state["converged"] = True
-            raise StopIteration
+            return True
+        return False
 
-    res = scipy.optimize.minimize(
-        _Scaled(objective, scale).value_and_grad,
-        objective.x0() / scale,
-        jac=True,
-        method="L-BFGS-B",
-        bounds=scipy.optimize.Bounds(bounds.lb / scale, bounds.ub / scale),
-        options=options,
-        callback=callback if (stop is not None or late_ftol) else None,
+    solve = _solve_compiled if compiled_setulb() is not None else _solve_scipy
+    u, value, n_iter, n_eval, success, message = solve(
+        _Scaled(objective, scale).value_and_grad, objective.x0() / scale,
+        np.broadcast_to(bounds.lb, scale.shape) / scale, np.broadcast_to(bounds.ub, scale.shape) / scale,
+        m=int(m), ftol=own_ftol, gtol=float(tol), max_iter=int(max_iter), maxls=int(maxls),
+        callback=halt if (stop is not None or late_ftol) else None,
     )
+    theta = np.asarray(u, dtype=np.float64) * scale
     if state["stopped"]:
-        return SolverResult(theta=np.asarray(res.x, dtype=np.float64) * scale, value=float(res.fun),
-                            n_iter=state["n_iter"], n_eval=int(res.nfev), converged=False,
+        return SolverResult(theta=theta, value=value, n_iter=n_iter, n_eval=n_eval, converged=False,
                             message="stopped by the stop callback")
     if state["converged"]:
-        res.success, res.message = True, f"relative reduction of f <= ftol after iteration {ftol_after}"
-    if not res.success:
+        success, message = True, f"relative reduction of f <= ftol after iteration {ftol_after}"
+    if not success:
         warnings.warn(
-            f"L-BFGS-B stopped before convergence after {res.nit} iterations: {res.message}. "
+            f"L-BFGS-B stopped before convergence after {n_iter} iterations: {message}. "
             "Increase max_iter or tol.",
             ConvergenceWarning,
             stacklevel=2,
         )
-    return SolverResult(
-        theta=np.asarray(res.x, dtype=np.float64) * scale,
-        value=float(res.fun),
-        n_iter=int(res.nit),
-        n_eval=int(res.nfev),
-        converged=bool(res.success),
-        message=str(res.message),
+    return SolverResult(theta=theta, value=value, n_iter=n_iter, n_eval=n_eval, converged=success, message=message)
+
+
+def _solve_compiled(fun_and_grad, x0, lower, upper, *, m, ftol, gtol, max_iter, maxls, callback):
+    """L-BFGS-B through :func:`run_setulb` (scipy's routine without ``minimize``'s layers)."""
+    return run_setulb(fun_and_grad, x0, lower, upper, m=m, factr=ftol / np.finfo(float).eps, pgtol=gtol,
+                      max_iter=max_iter, max_fun=MAX_FUN, maxls=maxls, callback=callback)
+
+
+def _solve_scipy(fun_and_grad, x0, lower, upper, *, m, ftol, gtol, max_iter, maxls, callback):
+    """L-BFGS-B through ``scipy.optimize.minimize`` (any scipy version)."""
+    state = {"n_iter": 0}
+
+    def scipy_callback(intermediate_result):
+        state["n_iter"] += 1
+        if callback(state["n_iter"], intermediate_result.x, float(intermediate_result.fun)):
+            raise StopIteration
+
+    res = scipy.optimize.minimize(
+        fun_and_grad, x0, jac=True, method="L-BFGS-B", bounds=scipy.optimize.Bounds(lower, upper),
+        options={"maxiter": max_iter, "maxfun": MAX_FUN, "gtol": gtol, "ftol": ftol, "maxcor": m, "maxls": maxls},
+        callback=scipy_callback if callback is not None else None,
     )
+    return res.x, float(res.fun), int(res.nit), int(res.nfev), bool(res.success), str(res.message)

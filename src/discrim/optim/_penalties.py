@@ -36,7 +36,10 @@ class NonNegElasticNet:
         value : float
         grad : ndarray of shape (n,)
         """
-        l1 = self.alpha * self.l1_ratio
-        l2 = self.alpha * (1.0 - self.l1_ratio)
+        l1, l2 = self.coefficients()
         value = l1 * float(t.sum()) + 0.5 * l2 * float(t @ t)
         return value, l1 + l2 * t
+
+    def coefficients(self):
+        """The penalty as ``l1 * sum(t) + l2 / 2 * sum(t ** 2)``: returns ``(l1, l2)``."""
+        return self.alpha * self.l1_ratio, self.alpha * (1.0 - self.l1_ratio)

@@ -196,7 +196,22 @@ class PrototypeLikelihood:
         self.n_threads = max(1, min(int(n_threads), len(self._chunks))) if not is_torch_namespace(xp) else 1
         n_buf = min(step, R)
         self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
-        self._bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
+        # numpy on the host: with every feature active (the usual case) both sides of the kernel
+        # GEMM are written into preallocated augmented buffers, and a small class-free chunk forms
+        # G with one gathered product instead of one product per class block (fewer array
+        # operations, which is what small problems are bound by)
+        self._host = isinstance(X, np.ndarray)
+        self._gather_G = self._host and not self._per_class and n_buf * self.n_candidates < PER_CLASS_MIN_ELEMENTS
+        self._target = np.asarray(target)
+        if self._host:
+            self._sa = np.ones((self.n_candidates, self.n_features + 2), dtype=self.dtype)
+            self._two_S = 2.0 * S
+        # per thread: the (rows x J) kernel buffer and, on the host, the rows' side of the GEMM
+        self._bufs = [
+            (_empty((n_buf, self.n_candidates), xp, self.dtype, device),
+             np.ones((n_buf, self.n_features + 2), dtype=self.dtype) if self._host else None)
+            for _ in range(self.n_threads)
+        ]
         # constants of the augmented kernel GEMM and the flat position of each row's true class
         self._ones_R = _asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
         self._ones_J = _asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
@@ -233,8 +248,13 @@ class PrototypeLikelihood:
         v, w = theta[:D], theta[D:]
         # Features at v_d = 0 do not enter the kernel and have zero gradient (K depends on v_d^2):
         # the GEMMs run over the features that are still active.
-        active = xp.nonzero(v > 0)[0]
-        n_active = int(active.shape[0])
+        positive = v > 0
+        if self._host and bool(positive.all()):
+            n_active = D
+        else:
+            active = xp.nonzero(positive)[0]
+            n_active = int(active.shape[0])
+        full_width = self._host and n_active == D
         if n_active < D:
             X, S, S2, va = xp.take(self.X, active, axis=1), xp.take(self.S, active, axis=1), \
                 xp.take(self.S2, active, axis=1), xp.take(v, active)
@@ -243,13 +263,18 @@ class PrototypeLikelihood:
             X, S, S2, va, XX = self.X, self.S, self.S2, v, self.XX
         h = va * va * -0.5
         # The candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], built once per call.
-        sa = _augment(S * va, S2 @ h, False, xp, ones=self._ones_J)
+        if full_width:
+            sa = self._sa
+            np.multiply(S, va, out=sa[:, :D])
+            np.matmul(S2, h, out=sa[:, D + 1])
+        else:
+            sa = _augment(S * va, S2 @ h, False, xp, ones=self._ones_J)
         if self._per_class:
             wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
-            feats, partial = (XX, X, va, h, sa, wS), self._partial_per_class
+            feats, partial = (XX, X, va, h, sa, wS, full_width), self._partial_per_class
         else:
             wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
-            feats, partial = (XX, X, va, h, sa, wm), self._partial_class_free
+            feats, partial = (XX, X, va, h, sa, wm, full_width), self._partial_class_free
         if self._pool is None:
             sums = partial(range(len(self._chunks)), self._bufs[0], feats)
         else:
@@ -262,7 +287,7 @@ class PrototypeLikelihood:
             value, M = sums
             cw = M[:, 0]
             # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
-            gx = w @ (M[:, 1 : n_active + 1] - 2.0 * S * M[:, n_active + 1 :])
+            gx = w @ (M[:, 1 : n_active + 1] - (self._two_S if full_width else 2.0 * S) * M[:, n_active + 1 :])
         gv = va * (gx + (w * cw) @ S2)
         if n_active < D:
             full = xp.zeros_like(v)
@@ -270,15 +295,25 @@ class PrototypeLikelihood:
             gv = full
         return value, xp.concat([gv, -cw])
 
-    def _kernel(self, X, X2, va, h, sa, buf):
+    def _kernel(self, X, X2, va, h, sa, buf, full_width):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
-        (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``.
+        (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. With
+        ``full_width`` (numpy, every feature active) the rows' side goes into this thread's
+        preallocated buffer. ``buf`` is the thread's (kernel buffer, rows' side buffer).
         """
         n = X.shape[0]
+        K_buf, ua_buf = buf
+        if full_width:
+            D = self.n_features
+            ua = ua_buf[:n]
+            np.multiply(X, va, out=ua[:, :D])
+            np.matmul(X2, h, out=ua[:, D])
+            K = np.matmul(ua, sa.T, out=K_buf[:n])
+            return np.exp(K, out=K)
         ua = _augment(X * va, X2 @ h, True, self.xp, ones=self._ones_R[:n])
-        return _exp_inplace(_matmul_into(ua, sa.T, buf[:n], self.xp), self.xp)
+        return _exp_inplace(_matmul_into(ua, sa.T, K_buf[:n], self.xp), self.xp)
 
     def _loss_and_weights(self, i, scores):
         """Chunk ``i``'s share of the value and its ``A`` (see the class docstring).
@@ -300,18 +335,22 @@ class PrototypeLikelihood:
         ``c_j``, and the caller turns the others into the v-gradient bracket.
         """
         xp = self.xp
-        XX_all, X_all, va, h, sa, wm = feats
+        XX_all, X_all, va, h, sa, wm, full_width = feats
         d = va.shape[0]
         value, M = 0.0, []
         for i in chunks:
             start, stop = self._chunks[i]
             XX = XX_all[start:stop]
-            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf)
+            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf, full_width)
             loss, A = self._loss_and_weights(i, K @ wm)
             value += loss
-            for k, (a, b) in enumerate(self.blocks):  # K becomes G in place: G[n, j] = A[n, y_j] K_nj
-                if b > a:
-                    _multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
+            # K becomes G in place: G[n, j] = A[n, y_j] K_nj
+            if self._gather_G:
+                np.multiply(K, A[:, self._target], out=K)
+            else:
+                for k, (a, b) in enumerate(self.blocks):
+                    if b > a:
+                        _multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
             M.append(K.T @ XX)
         return value, _total(M)
 
@@ -324,13 +363,13 @@ class PrototypeLikelihood:
         ``c_j``: two reads of the kernel chunk after the ``exp``.
         """
         xp = self.xp
-        XX_all, X_all, va, h, sa, wS = feats
+        XX_all, X_all, va, h, sa, wS, full_width = feats
         d = va.shape[0]
         value, cw, gx = 0.0, [], []
         for i in chunks:
             start, stop = self._chunks[i]
             X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
-            K = self._kernel(X, X2, va, h, sa, buf)
+            K = self._kernel(X, X2, va, h, sa, buf, full_width)
             # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
             Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
             loss, A = self._loss_and_weights(i, Z[:, :, 0])
