@@ -1,5 +1,7 @@
 """Tests of PrototypeClassifierCV: the grid, the 1-SE selection, the refit, parallel and Dask runs."""
 
+import contextlib
+
 import joblib
 import numpy as np
 import pandas as pd
@@ -112,11 +114,20 @@ def test_same_random_state_same_search(iris, fitted):
     assert again.best_params_ == fitted.best_params_
 
 
-def test_parallel_equals_sequential(iris, fitted):
+@pytest.mark.parametrize("backend", [None, "threading"])
+def test_parallel_equals_sequential(iris, backend):
+    # The path of each fold is cut into pieces that hand their warm start over, possibly to
+    # another process: the fits, and so every score, are exactly those of one sequential task.
     X, _, y, _ = iris
-    parallel = PrototypeClassifierCV(**SMALL, random_state=0, n_jobs=2).fit(X, y)
-    np.testing.assert_allclose(parallel.cv_results_["mean_test_log_loss"], fitted.cv_results_["mean_test_log_loss"])
-    assert parallel.best_params_ == fitted.best_params_
+    params = dict(SMALL, alpha_feature_grid=[1e-4, 1e-3, 1e-2, 3e-2], random_state=0)
+    sequential = PrototypeClassifierCV(**params, n_jobs=1).fit(X, y)
+    context = joblib.parallel_config(backend=backend) if backend else contextlib.nullcontext()
+    with context:
+        parallel = PrototypeClassifierCV(**params, n_jobs=2).fit(X, y)
+    for key in ("mean_test_log_loss", "std_test_log_loss", "split0_test_log_loss", "mean_n_prototypes"):
+        np.testing.assert_array_equal(parallel.cv_results_[key], sequential.cv_results_[key])
+    assert parallel.best_params_ == sequential.best_params_
+    np.testing.assert_array_equal(parallel.predict_proba(X), sequential.predict_proba(X))
 
 
 # warnings.catch_warnings is process-global, so on the threading backend the search's silenced
@@ -135,10 +146,12 @@ def test_callback_reports_every_task(iris):
     X, _, y, _ = iris
     seen = []
     PrototypeClassifierCV(**SMALL, random_state=0, callback=seen.append).fit(X, y)
-    assert [p.n_done for p in seen] == [1, 2, 3]
-    assert all(isinstance(p, SearchProgress) and p.n_tasks == 3 for p in seen)
-    assert sorted(p.fold for p in seen) == [0, 1, 2]
-    assert all(p.alpha_features == tuple(GRID) for p in seen)
+    # each fold's path of two alphas runs as two tasks, the second continuing from the first
+    assert [p.n_done for p in seen] == [1, 2, 3, 4, 5, 6]
+    assert all(isinstance(p, SearchProgress) and p.n_tasks == 6 for p in seen)
+    assert sorted(p.fold for p in seen) == [0, 0, 1, 1, 2, 2]
+    for fold in range(3):
+        assert [p.alpha_features for p in seen if p.fold == fold] == [(GRID[0],), (GRID[1],)]
 
 
 def test_verbose_logs_tasks(iris, caplog):
@@ -146,7 +159,7 @@ def test_verbose_logs_tasks(iris, caplog):
     with caplog.at_level("INFO", logger="discrim.model_selection"):
         PrototypeClassifierCV(**SMALL, random_state=0, verbose=1).fit(X, y)
     messages = [r.getMessage() for r in caplog.records if r.name.startswith("discrim.model_selection")]
-    assert sum("search task" in m for m in messages) == 3
+    assert sum("search task" in m for m in messages) == 6  # 3 folds x 2 pieces of the path
     assert any("selected alpha_feature" in m for m in messages)
 
 

@@ -1,6 +1,8 @@
 """Tests of the task runner: same results serially, in forked workers and through joblib."""
 
+import contextlib
 import os
+import time
 
 import joblib
 import pytest
@@ -26,11 +28,51 @@ def test_serial_runs_in_order_in_this_process():
     assert {pid for _, pid in results} == {os.getpid()}
 
 
+def _slow_square_and_pid(x, offset):
+    time.sleep(0.05)  # long enough that both this process and the worker take tasks
+    return x * x + offset, os.getpid()
+
+
 @pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
-def test_forked_workers_give_the_same_results_in_other_processes():
-    results = list(run_unordered(_square_and_pid, TASKS, n_jobs=2))
+def test_this_process_and_a_forked_worker_share_the_tasks():
+    results = list(run_unordered(_slow_square_and_pid, TASKS, n_jobs=2))
     assert sorted(r for r, _ in results) == EXPECTED
-    assert os.getpid() not in {pid for _, pid in results}
+    pids = {pid for _, pid in results}
+    assert len(pids) == 2 and os.getpid() in pids
+
+
+def _chain_step(chain, step, trace):
+    time.sleep(0.01)
+    return chain, step, trace + (step,)
+
+
+def _next_step(result):
+    chain, step, trace = result
+    return [(chain, step + 1, trace)] if step < 3 else []
+
+
+@pytest.mark.parametrize("n_jobs, backend", [(1, None), (2, None), (3, None), (2, "threading")])
+def test_follow_ups_continue_each_chain_in_order(n_jobs, backend):
+    if backend is None and n_jobs > 1 and not _can_fork():
+        pytest.skip("forked workers need Linux")
+    context = joblib.parallel_config(backend=backend, n_jobs=n_jobs) if backend else contextlib.nullcontext()
+    with context:
+        results = list(run_unordered(_chain_step, [(c, 0, ()) for c in range(5)], n_jobs=n_jobs,
+                                     follow_up=_next_step))
+    assert len(results) == 5 * 4
+    finals = sorted((chain, trace) for chain, step, trace in results if step == 3)
+    assert finals == [(c, (0, 1, 2, 3)) for c in range(5)]
+    for chain in range(5):  # each chain's steps finish in order
+        steps = [step for c, step, _ in results if c == chain]
+        assert steps == [0, 1, 2, 3]
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_stopping_early_shuts_the_workers_down():
+    results = run_unordered(_slow_square_and_pid, TASKS, n_jobs=2)
+    first = next(results)
+    results.close()
+    assert first[0] in EXPECTED
 
 
 @pytest.mark.parametrize("fork_safe", [True, False])

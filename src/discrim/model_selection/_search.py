@@ -11,6 +11,9 @@ from discrim.prototype.classifier import START_FEATURE_WEIGHT
 
 logger = logging.getLogger(__name__)
 
+# Tasks per stretch of the alpha_feature path (see split_stretch).
+PIECES_PER_STRETCH = 3
+
 
 @dataclass(frozen=True)
 class PathResult:
@@ -32,6 +35,9 @@ class PathResult:
         L-BFGS-B iterations summed over the batches of each fit.
     fit_time : ndarray of shape (n_alphas,)
         Seconds spent on each fit and its scoring.
+    path_state : PathWarmStart or None
+        The warm start after the last fit (None without warm starts): passed to the task that
+        continues the path, it makes the continuation take the same steps as one long task.
     """
 
     fold: int
@@ -41,6 +47,7 @@ class PathResult:
     n_features: np.ndarray
     n_iter: np.ndarray
     fit_time: np.ndarray
+    path_state: object = None
 
 
 def weighted_log_loss(proba, y_idx, sample_weight, classes):
@@ -192,8 +199,8 @@ def _model_size(batches, max_batches):
     return n_proto, n_feat
 
 
-def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, *, X, y_idx,
-             sample_weight):
+def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, path_state=None, *,
+             X, y_idx, sample_weight):
     """Fit one fold along a stretch of the alpha_feature path and score every batch count.
 
     Parameters
@@ -214,6 +221,9 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     max_batches : int
     warm_start : bool
         Start each fit from the solution of the previous alpha.
+    path_state : PathWarmStart or None, default=None
+        With ``warm_start``, the ``path_state`` of the task that fitted the stretch of the path
+        just before this one (None: this stretch starts cold).
     X : ndarray of shape (n_samples, n_features)
         All the rows of the search (keyword-only: the data every task shares, see
         :func:`discrim.utils._parallel.run_unordered`).
@@ -240,7 +250,7 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     n_feat = np.zeros((n, max_batches + 1), dtype=int)
     n_iter = np.zeros(n, dtype=int)
     fit_time = np.zeros(n)
-    path = PathWarmStart(X.shape[1]) if warm_start else None
+    path = (path_state if path_state is not None else PathWarmStart(X.shape[1])) if warm_start else None
     for i, alpha in enumerate(alphas):
         start = time.perf_counter()
         model = clone(template).set_params(alpha_feature=float(alpha), n_batches=max_batches, random_state=seed)
@@ -255,7 +265,7 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
         fit_time[i] = time.perf_counter() - start
         if path is not None:
             path.advance(model.batches_)
-    return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time)
+    return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time, path)
 
 
 def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_batches, seed, warm_start,
@@ -321,6 +331,30 @@ def plan_tasks(n_folds, n_alphas, n_workers):
     n_chunks = int(min(n_alphas, max(1, -(-n_workers // n_folds))))
     chunks = [c for c in np.array_split(np.arange(n_alphas), n_chunks) if c.size]
     return [(fold, chunk) for fold in range(n_folds) for chunk in chunks]
+
+
+def split_stretch(stretch, warm_start, n_pieces=PIECES_PER_STRETCH):
+    """Cut a stretch of the path into pieces that run as separate tasks, each after the last.
+
+    With warm starts a piece continues from the state its predecessor hands over (so the fits
+    are those of one task); shorter tasks let the workers share the work more evenly (five
+    folds on two workers take three fold lengths as whole tasks, about 2.5 in pieces). Without
+    warm starts every alpha_feature is a task of its own.
+
+    Parameters
+    ----------
+    stretch : ndarray of int
+        Alpha positions of one stretch, in path order.
+    warm_start : bool
+    n_pieces : int, default=PIECES_PER_STRETCH
+
+    Returns
+    -------
+    pieces : list of ndarray of int
+    """
+    if not warm_start:
+        return [stretch[i : i + 1] for i in range(stretch.shape[0])]
+    return [p for p in np.array_split(stretch, min(n_pieces, stretch.shape[0])) if p.size]
 
 
 def select_one_se(mean, std, alphas):

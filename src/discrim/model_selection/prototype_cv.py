@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.model_selection._search import fit_path, plan_tasks, refit_path, select_one_se
+from discrim.model_selection._search import fit_path, plan_tasks, refit_path, select_one_se, split_stretch
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
@@ -330,21 +330,32 @@ max_samples, dtype, backend
 
         order = np.argsort(alphas, kind="stable")  # the path runs up the penalty (see Notes)
         tasks = plan_tasks(n_splits, alphas.shape[0], effective_n_jobs(self.n_jobs))
-        n_tasks = len(tasks)
         B = self.max_batches
         split_losses = np.empty((n_splits, alphas.shape[0], B + 1))
         n_proto = np.zeros_like(split_losses)
         n_feat = np.zeros_like(split_losses)
         fit_time = np.zeros((n_splits, alphas.shape[0]))
 
+        def job(fold, piece, path_state=None):
+            return (search_template, splits[fold][0], splits[fold][1], fold, alphas[order[piece]], order[piece],
+                    fold_seeds[fold], B, self.warm_start, path_state)
+
+        # each stretch runs as a chain of pieces: a piece's successor starts from its path state
+        first_jobs, successor = [], {}
+        for fold, chunk in tasks:
+            pieces = split_stretch(chunk, self.warm_start)
+            first_jobs.extend(job(fold, p) for p in (pieces[:1] if self.warm_start else pieces))
+            successor.update({(fold, int(order[a[-1]])): b for a, b in zip(pieces, pieces[1:])})
+
+        def follow_up(res):
+            piece = successor.get((res.fold, int(res.alpha_index[-1])))
+            return [] if piece is None else [job(res.fold, piece, res.path_state)]
+
+        n_tasks = sum(len(split_stretch(chunk, self.warm_start)) for _, chunk in tasks)
         start = time.perf_counter()
-        jobs = (
-            (search_template, splits[fold][0], splits[fold][1], fold, alphas[order[chunk]], order[chunk],
-             fold_seeds[fold], B, self.warm_start)
-            for fold, chunk in tasks
-        )
-        results = run_unordered(fit_path, jobs, self.n_jobs, fork_safe=self.backend == "numpy",
-                                shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight})
+        results = run_unordered(fit_path, first_jobs, self.n_jobs, fork_safe=self.backend == "numpy",
+                                shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight},
+                                follow_up=follow_up)
         for n_done, res in enumerate(results, start=1):
             split_losses[res.fold, res.alpha_index] = res.log_loss
             n_proto[res.fold, res.alpha_index] = res.n_prototypes

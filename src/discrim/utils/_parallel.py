@@ -1,10 +1,14 @@
-"""Independent tasks in parallel: through joblib, or in forked worker processes when none is configured."""
+"""Tasks in parallel, with follow-ups: through joblib, or in this process and forked workers when none is configured."""
 
+import collections
+import gc
 import itertools
 import multiprocessing
+import queue
 import sys
+import threading
 import warnings
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 
 # Keyword arguments shared by the tasks of the running forked pools, by pool: set before the
 # workers fork, so that they inherit them (copy-on-write) instead of receiving pickled copies.
@@ -12,7 +16,7 @@ _INHERITED = {}
 _POOL_IDS = itertools.count()
 
 
-def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None):
+def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, follow_up=None):
     """Yield ``function(*task, **shared)`` for every task, in the order the tasks finish.
 
     Parameters
@@ -23,7 +27,7 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None):
         Positional arguments of each call.
     n_jobs : int or None, default=None
         Workers, in joblib's convention (None means 1 unless a ``joblib.parallel_config`` context
-        says otherwise, -1 means all cores).
+        says otherwise, -1 means all cores); at most one per initial task.
     fork_safe : bool, default=True
         Whether ``function`` may run in a process forked from this one (False for work that uses
         a threaded runtime which does not survive ``fork``, such as torch's).
@@ -31,6 +35,10 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None):
         Keyword arguments common to every call, typically the data. Forked workers inherit them
         from this process without a copy; joblib backends receive them with each task (loky
         memory-maps large arrays).
+    follow_up : callable or None, default=None
+        ``follow_up(result) -> iterable of tasks``: tasks that may only start once the one that
+        gave ``result`` has finished (the next stretch of a chain). Called in this process,
+        possibly from a helper thread; it must be quick and only build the tasks.
 
     Yields
     ------
@@ -40,47 +48,128 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None):
     Notes
     -----
     With a joblib backend configured by the caller (``joblib.parallel_config(backend="dask")``
-    and the like), the tasks go through ``joblib.Parallel`` with that backend. Otherwise, on
-    Linux, they run in a pool of forked processes: joblib's default loky workers start a fresh
-    interpreter that imports numpy, scipy and scikit-learn again, about 2 s on a 2-core machine,
-    which is longer than a whole search on small data; a forked worker starts in milliseconds
-    with the modules already loaded (the original proset's search forks its workers the same
-    way). Each forked worker limits its BLAS threads to its share of the cores. Elsewhere (macOS,
-    Windows, or ``fork_safe=False``) joblib's default backend is used.
+    and the like), the tasks go through ``joblib.Parallel`` with that backend, in rounds: the
+    follow-ups of one round make the next. Otherwise, on Linux, this process works on the tasks
+    itself, beside ``n_jobs - 1`` forked worker processes that take the next ready task as soon
+    as they are free: joblib's default loky workers start a fresh interpreter that imports numpy,
+    scipy and scikit-learn again, about 2 s on a 2-core machine, which is longer than a whole
+    search on small data, whereas a forked worker starts in milliseconds with the modules already
+    loaded (the original proset's search forks its workers the same way); and this process,
+    instead of idling until the last result, does a worker's share. Each worker, this process
+    included while it runs a task, limits its BLAS threads to its share of the cores. Elsewhere
+    (macOS, Windows, or ``fork_safe=False``) joblib's default backend is used.
     """
-    from joblib import Parallel, cpu_count, delayed, effective_n_jobs
+    from joblib import effective_n_jobs
 
-    tasks = list(tasks)
+    ready = collections.deque(tasks)
     shared = dict(shared or {})
+    follow_up = follow_up or (lambda result: ())
     configured = _joblib_backend_configured()
-    n_workers = n_jobs if configured else min(effective_n_jobs(n_jobs), len(tasks))
+    n_workers = n_jobs if configured else min(effective_n_jobs(n_jobs), len(ready))
     if not configured and n_workers <= 1:
-        for task in tasks:
-            yield function(*task, **shared)
-        return
-    if configured or not (fork_safe and _can_fork()):
+        while ready:
+            result = function(*ready.popleft(), **shared)
+            ready.extend(follow_up(result))
+            yield result
+    elif configured or not (fork_safe and _can_fork()):
+        yield from _run_joblib_rounds(function, ready, n_workers, shared, follow_up)
+    else:
+        yield from _run_forked(function, ready, n_workers, shared, follow_up)
+
+
+def _run_joblib_rounds(function, ready, n_workers, shared, follow_up):
+    """The ready tasks through ``joblib.Parallel``, round after round of follow-ups."""
+    from joblib import Parallel, delayed
+
+    while ready:
+        batch = list(ready)
+        ready.clear()
         parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered")
-        yield from parallel(delayed(function)(*t, **shared) for t in tasks)
-        return
+        for result in parallel(delayed(function)(*task, **shared) for task in batch):
+            ready.extend(follow_up(result))
+            yield result
+
+
+def _run_forked(function, ready, n_workers, shared, follow_up):
+    """This process and ``n_workers - 1`` forked workers on a common queue of ready tasks."""
+    from joblib import cpu_count
+    from threadpoolctl import threadpool_limits
+
     pool_id = next(_POOL_IDS)
     _INHERITED[pool_id] = shared
+    threads = max(1, cpu_count() // n_workers)
+    n_children = n_workers - 1
+    # Tasks, the children's count of running ones and their finished results are shared with the
+    # executor's thread, which runs the done-callbacks: it queues follow-ups and hands the freed
+    # child its next task at once, even while this process is busy with a task of its own.
+    lock = threading.Lock()
+    finished = queue.SimpleQueue()  # (result, error) of the children's tasks
+    state = {"in_children": 0, "closing": False}
+    executor = None
+
+    def feed():  # with the lock held
+        while state["in_children"] < n_children and ready and not state["closing"]:
+            future = executor.submit(_call_inherited, pool_id, function, ready.popleft())
+            state["in_children"] += 1
+            future.add_done_callback(on_done)
+
+    def on_done(future):
+        try:
+            result, error = future.result(), None
+        except BaseException as exc:  # noqa: BLE001  (re-raised in the consumer's thread)
+            result, error = None, exc
+        with lock:
+            state["in_children"] -= 1
+            if error is None:
+                ready.extend(follow_up(result))
+            feed()
+            finished.put((result, error))
+
+    # Objects that exist before the fork are moved out of the garbage collector's reach: a
+    # collection in a worker would otherwise write to every one of them and make the worker
+    # copy the pages they live on (copy-on-write).
+    gc.freeze()
     try:
-        threads = max(1, cpu_count() // n_workers)
         with warnings.catch_warnings():
             # Python 3.12+ warns that fork() in a process with threads (the BLAS's) may deadlock;
             # the workers only run numpy/scipy code, whose BLAS (OpenBLAS, MKL) re-initialises
             # after fork.
             warnings.simplefilter("ignore", DeprecationWarning)
-            executor = ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("fork"),
+            executor = ProcessPoolExecutor(n_children, mp_context=multiprocessing.get_context("fork"),
                                            initializer=_limit_threads, initargs=(threads,))
-            # the workers fork on the first submit, after _INHERITED holds this pool's arguments
-            futures = [executor.submit(_call_inherited, pool_id, function, task) for task in tasks]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            executor.shutdown(wait=True, cancel_futures=True)
+            with lock:  # the workers fork on the first submit, after _INHERITED holds the arguments
+                feed()
+        while True:
+            with lock:
+                task = ready.popleft() if ready else None
+                done = task is None and state["in_children"] == 0 and finished.empty()
+            if done:
+                break
+            if task is not None:
+                with threadpool_limits(limits=threads):
+                    result = function(*task, **shared)
+                with lock:
+                    ready.extend(follow_up(result))
+                    feed()
+            else:
+                result, error = finished.get()  # wait for a child
+                if error is not None:
+                    raise error
+            yield result
+            while True:  # the children's results that came in meanwhile
+                try:
+                    result, error = finished.get_nowait()
+                except queue.Empty:
+                    break
+                if error is not None:
+                    raise error
+                yield result
     finally:
+        with lock:
+            state["closing"] = True
+        if executor is not None:
+            executor.shutdown(wait=True, cancel_futures=True)
+        gc.unfreeze()
         del _INHERITED[pool_id]
 
 
