@@ -59,3 +59,21 @@ def test_kernel_uses_active_features_only():
     expected = np.exp(-0.5 * (2.0 * (X[:, [1]] - np.array([[1.0, 2.0]]))) ** 2)
     np.testing.assert_allclose(batch.kernel(X), expected)
     np.testing.assert_allclose(batch.class_scores(X, 2), expected * [1.0, 3.0])
+
+
+def test_merge_brute_force_and_kd_tree_agree(monkeypatch):
+    # Small sets compare all pairs directly, large ones use a k-d tree: same components.
+    from discrim.prototype import _prototype_set
+
+    rng = np.random.default_rng(3)
+    base = np.round(rng.normal(size=(40, 2)), 1)  # coarse values: many exact duplicates
+    protos = np.vstack([base, base[:15] + 5e-9, base[:5] + 3e-8])  # within MERGE_TOL, and not
+    target = rng.integers(0, 3, protos.shape[0])
+    weights = rng.uniform(0.5, 2.0, protos.shape[0])
+    index = rng.permutation(protos.shape[0])
+    small = merge_equivalent(protos, target, weights, index)
+    monkeypatch.setattr(_prototype_set, "BRUTE_FORCE_MERGE_ELEMENTS", 0)
+    tree = merge_equivalent(protos, target, weights, index)
+    assert small[0].shape[0] < protos.shape[0]  # something was merged
+    for a, b in zip(small, tree):
+        np.testing.assert_array_equal(a, b)

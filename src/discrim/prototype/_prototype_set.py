@@ -3,9 +3,8 @@
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse
 import scipy.spatial
-from scipy.sparse.csgraph import connected_components
+from scipy.cluster.hierarchy import DisjointSet
 
 import array_api_compat.numpy as _np_xp
 
@@ -13,6 +12,8 @@ from discrim.prototype._likelihood import kernel_matrix
 
 # Prototypes whose active features and target agree within this max-norm distance are merged.
 MERGE_TOL = 1e-8
+# Up to this many (pairs x coordinates) entries, merge_equivalent compares all pairs directly.
+BRUTE_FORCE_MERGE_ELEMENTS = 2**16
 
 
 @dataclass(frozen=True, eq=False)
@@ -108,16 +109,25 @@ def merge_equivalent(prototypes, target, weights, sample_index, tol=MERGE_TOL):
         The merged arrays, sorted by target and then by sample index.
     """
     J = target.shape[0]
+    labels = np.arange(J)
     if J > 1:
         points = np.column_stack([prototypes, target.astype(np.float64)])
-        pairs = scipy.spatial.cKDTree(points).query_pairs(r=tol, p=np.inf, output_type="ndarray")
-        if len(pairs):
-            graph = scipy.sparse.coo_matrix((np.ones(len(pairs)), (pairs[:, 0], pairs[:, 1])), shape=(J, J))
-            n_comp, labels = connected_components(graph, directed=False)
-        else:  # the usual case: nothing to merge
-            n_comp, labels = J, np.arange(J)
-    else:
-        n_comp, labels = J, np.arange(J)
+        if points.size * J <= BRUTE_FORCE_MERGE_ELEMENTS:
+            # few points: all pairwise distances, coordinate by coordinate, cost less than
+            # building a k-d tree
+            near = np.ones((J, J), dtype=bool)
+            for column in points.T:
+                near &= np.abs(column[:, None] - column[None, :]) <= tol
+            pairs = np.argwhere(np.triu(near, 1))
+        else:
+            pairs = scipy.spatial.cKDTree(points).query_pairs(r=tol, p=np.inf, output_type="ndarray")
+        if len(pairs):  # connected components of the pairs, numbered 0..n_comp-1
+            components = DisjointSet(range(J))
+            for a, b in pairs.tolist():
+                components.merge(a, b)
+            roots = np.array([components[j] for j in range(J)])
+            _, labels = np.unique(roots, return_inverse=True)
+    n_comp = int(labels.max()) + 1 if J else 0
     if n_comp < J:
         combined = np.bincount(labels, weights=weights, minlength=n_comp)
         # first member (in training order) of each component
