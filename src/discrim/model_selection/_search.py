@@ -154,15 +154,18 @@ class PathWarmStart:
         return v0, w0
 
 
-def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=True):
+def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=True, validated=False):
     """Fit ``classifier`` (with ``n_batches`` set) on (X, y), warm-started through ``initial_solution``.
 
     With ``quiet`` (the search's fits, whose iteration limit is the deliberate loose solve) their
     ConvergenceWarnings are silenced.
 
-    ``fit`` with ``n_batches=0`` validates the data and sets the marginal model; the batches are
-    then added by the classifier's engine ``_fit_batches`` with the same random streams ``fit``
-    would use (stream b for batch b), so a cold start here equals ``classifier.fit``.
+    The batches are added by the classifier's engine ``_fit_batches`` with the same random
+    streams ``fit`` would use (stream b for batch b), so a cold start here equals
+    ``classifier.fit``. Before them, ``fit`` with ``n_batches=0`` validates the data and sets
+    the marginal model; with ``validated`` (the search's folds: a float ndarray and class
+    indices, checked once for the whole search) only the per-fit checks of
+    ``PrototypeClassifier._start`` run.
     """
     from discrim.utils._random import as_seed_sequence
 
@@ -171,8 +174,13 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=Tru
     from sklearn.exceptions import ConvergenceWarning
 
     n_batches = classifier.n_batches
-    classifier.set_params(n_batches=0).fit(X, y, sample_weight=sample_weight)
-    classifier.set_params(n_batches=n_batches)
+    if validated:
+        classes = np.unique(y)
+        classifier.n_features_in_ = X.shape[1]  # as validate_data sets it for an ndarray
+        classifier._start(classes, np.searchsorted(classes, y), np.asarray(sample_weight, dtype=np.float64))
+    else:
+        classifier.set_params(n_batches=0).fit(X, y, sample_weight=sample_weight)
+        classifier.set_params(n_batches=n_batches)
     y_idx = np.searchsorted(classifier.classes_, y)
     rngs = [np.random.default_rng(s) for s in as_seed_sequence(classifier.random_state).spawn(n_batches)]
     X = np.ascontiguousarray(X, dtype=np.dtype(classifier.dtype))
@@ -254,7 +262,7 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     for i, alpha in enumerate(alphas):
         start = time.perf_counter()
         model = clone(template).set_params(alpha_feature=float(alpha), n_batches=max_batches, random_state=seed)
-        _fit_prototypes(model, X_train, y_train, w_train, path)
+        _fit_prototypes(model, X_train, y_train, w_train, path, validated=True)
         classes = np.asarray(model.classes_)
         stage_losses = [weighted_log_loss(p, y_test, w_test, classes) for p in model.staged_predict_proba(X_test)]
         # A fit that stopped adding batches scores like its last state for the larger counts.

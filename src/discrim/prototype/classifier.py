@@ -363,6 +363,28 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.dtype(self.dtype), ensure_min_samples=2, reset=not warm)
         classes, y_idx = check_labels(y)
         w = check_sample_weight(sample_weight, X.shape[0])
+        self._start(classes, y_idx, w, warm)
+        start = len(self.batches_)
+        streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
+        rngs = [np.random.default_rng(s) for s in streams[start:]]
+        self._fit_batches(X, y_idx, w, rngs)
+        return self
+
+    def _start(self, classes, y_idx, sample_weight, warm=False):
+        """Check the classes' weights and counts, and set the marginal model (a fit's first step).
+
+        Parameters
+        ----------
+        classes : ndarray of shape (n_classes,)
+            Sorted labels.
+        y_idx : ndarray of shape (n_samples,) of int
+            Index of each row's label in ``classes``.
+        sample_weight : ndarray of shape (n_samples,)
+            Validated weights.
+        warm : bool, default=False
+            Continue the fitted batches (``warm_start``) instead of starting afresh.
+        """
+        w = sample_weight
         totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
         if np.any(totals <= 0):
             label = classes[np.argmax(totals <= 0)]
@@ -388,11 +410,6 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
             self.classes_ = classes
             self.marginals_ = totals / totals.sum()
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
-        start = len(self.batches_)
-        streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
-        rngs = [np.random.default_rng(s) for s in streams[start:]]
-        self._fit_batches(X, y_idx, w, rngs)
-        return self
 
     def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None):
         """Append one batch per generator in ``rngs`` to ``batches_`` (the fit engine).
