@@ -163,3 +163,18 @@ def test_torch_backend_matches_numpy(rng):
     tvalue, tgrad = tlik.value_and_grad(torch.asarray(theta))
     assert tvalue == pytest.approx(value, rel=1e-10)
     np.testing.assert_allclose(tgrad.numpy(), grad, rtol=1e-10, atol=1e-14)
+
+
+def test_value_at_zero_is_the_value_of_the_empty_batch(rng, monkeypatch):
+    # The empty batch's loss comes from the frozen model alone; it equals the full evaluation
+    # at theta = 0, chunked or not, and PenalizedObjective adds the penalties at zero.
+    from discrim.optim import NonNegElasticNet, PenalizedObjective
+
+    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 6 * 15)
+    data = _problem(rng, 3, True, True, R=40, J=15, D=4)[1]
+    lik = PrototypeLikelihood(*data[:6], 3, xp)
+    zero = np.zeros(4 + 15)
+    assert lik.value_at_zero() == pytest.approx(lik.value_and_grad(zero)[0], rel=1e-13)
+    objective = PenalizedObjective(lik, [(slice(0, 4), NonNegElasticNet(0.3, 0.5)),
+                                         (slice(4, 19), NonNegElasticNet(0.1, 1.0))], np.ones(19))
+    assert objective.value_at_zero() == pytest.approx(objective.value_and_grad(zero)[0], rel=1e-13)

@@ -102,7 +102,7 @@ class PathWarmStart:
     feature weights of the last non-empty solution of the batch along the path, or the cold-start
     feature weights if it never had one (all-zero feature weights are a stationary point that
     L-BFGS-B would never leave). At ``w = 0`` the data term's gradient in ``v`` vanishes, so the
-    solver declares the batch empty after two evaluations unless some prototype weight wants to
+    solver declares the batch empty after one evaluation unless some prototype weight wants to
     grow, and otherwise probes it briefly: an empty batch that stays empty costs a few
     evaluations instead of a cold solve.
     """
@@ -144,8 +144,10 @@ class PathWarmStart:
         v0[batch.feature_index] = batch.feature_weights
         w0 = np.ones(candidates.shape[0])
         dropped = self._previous_candidates.get(batch_number)
-        if dropped is not None:
-            w0[np.isin(candidates, dropped)] = 0.0  # the kept ones get their weight below
+        if dropped is not None and dropped.size and candidates.size:
+            was_candidate = np.zeros(max(int(candidates.max()), int(dropped.max())) + 1, dtype=bool)
+            was_candidate[dropped] = True
+            w0[was_candidate[candidates]] = 0.0  # the kept ones get their weight below
         order = np.argsort(batch.sample_index, kind="stable")
         known = batch.sample_index[order]
         pos = np.minimum(np.searchsorted(known, candidates), known.shape[0] - 1)

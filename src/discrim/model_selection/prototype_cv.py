@@ -170,7 +170,7 @@ max_samples, dtype, backend
     and, for candidates that were prototypes before (matched by training row), their weights;
     candidates the previous fit dropped start at 0 and new candidates at 1 as in a cold start. A
     batch that was empty at the previous alpha starts empty (``w = 0``): unless a prototype
-    weight wants to grow there, it stays empty after two evaluations (see
+    weight wants to grow there, it stays empty after one evaluation (see
     :class:`discrim.model_selection._search.PathWarmStart`). A batch whose loosely solved
     objective is not below that of the empty batch is left empty. The objective is not convex, so a warm start
     can end in a better optimum than a cold start at the same alpha_feature (at large penalties a

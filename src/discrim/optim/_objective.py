@@ -79,6 +79,19 @@ class PenalizedObjective:
         """The same objective with another starting point."""
         return PenalizedObjective(self.datafit, self.penalties, x0)
 
+    def value_at_zero(self):
+        """The value at ``theta = 0``, through the data term's ``value_at_zero`` where it has one.
+
+        Returns
+        -------
+        value : float
+        """
+        zero = np.zeros(self.n_params)
+        at_zero = getattr(self.datafit, "value_at_zero", None)
+        if at_zero is None:
+            return self.value_and_grad(zero)[0]
+        return float(at_zero()) + sum(penalty.value_and_grad(zero[block])[0] for block, penalty in self.penalties)
+
     def bounds(self):
         """Non-negativity of every parameter."""
         return scipy.optimize.Bounds(np.zeros(self.n_params), np.full(self.n_params, np.inf))

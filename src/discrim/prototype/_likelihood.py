@@ -225,6 +225,22 @@ class PrototypeLikelihood:
 
             self._pool = ThreadPoolExecutor(max_workers=self.n_threads)
 
+    def value_at_zero(self):
+        """The value at ``theta = 0`` (an empty batch): the frozen model's loss, from ``q0`` alone.
+
+        Returns
+        -------
+        value : float
+            ``-sum_n c_n log(q0_{n, y_n} / sum_k q0_{n, k})``, what :meth:`value_and_grad`
+            gives at zero, without the kernel.
+        """
+        value = 0.0
+        for i, (start, stop) in enumerate(self._chunks):
+            q0 = self.q0[start:stop]
+            qy = q0.reshape(-1)[self._true_cells[i]]
+            value -= float(self.coef[start:stop] @ self.xp.log(qy / (q0 @ self._ones_K)))
+        return value
+
     def close(self):
         """Release the worker threads (if any)."""
         if self._pool is not None:

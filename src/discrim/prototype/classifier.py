@@ -98,7 +98,7 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
     D, J = n_features, n_candidates
     x0 = objective.x0()
     # The trivial point v = 0, w = 0 (an empty batch) has the frozen model's loss.
-    trivial, _ = objective.value_and_grad(np.zeros(objective.n_params))
+    trivial = objective.value_at_zero()
     started_empty = not np.any(x0[D:] > 0)
     if started_empty:
         # Started empty (a warm start from an empty batch): if no prototype weight wants to grow
@@ -106,7 +106,7 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
         # the empty batch satisfies the optimality conditions and is the answer.
         _, grad = objective.value_and_grad(x0)
         if np.all(grad[D:] >= 0):
-            return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=2,
+            return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=1,
                                 converged=True, message="empty batch")
     # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
     # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
