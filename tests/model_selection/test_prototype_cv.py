@@ -154,6 +154,15 @@ def test_callback_reports_every_task(iris):
         assert [p.alpha_features for p in seen if p.fold == fold] == [(GRID[0],), (GRID[1],)]
 
 
+def test_without_warm_starts_every_fit_runs_once(iris):
+    X, _, y, _ = iris
+    seen = []
+    PrototypeClassifierCV(**SMALL, random_state=0, warm_start=False, n_jobs=2, callback=seen.append).fit(X, y)
+    # one task per (fold, alpha), none repeated
+    assert sorted((p.fold, p.alpha_features) for p in seen) == [(f, (a,)) for f in range(3) for a in GRID]
+    assert [p.n_done for p in seen] == list(range(1, 7)) and all(p.n_tasks == 6 for p in seen)
+
+
 def test_verbose_logs_tasks(iris, caplog):
     X, _, y, _ = iris
     with caplog.at_level("INFO", logger="discrim.model_selection"):

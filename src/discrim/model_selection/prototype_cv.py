@@ -344,18 +344,22 @@ max_samples, dtype, backend
             return (search_template, splits[fold][0], splits[fold][1], fold, alphas[order[piece]], order[piece],
                     fold_seeds[fold], B, self.warm_start, path_state)
 
-        # each stretch runs as a chain of pieces: a piece's successor starts from its path state
-        first_jobs, successor = [], {}
+        # With warm starts each stretch runs as a chain of pieces, a piece's successor starting
+        # from its path state; without them every piece (one alpha) is independent.
+        first_jobs, successor, n_tasks = [], {}, 0
         for fold, chunk in tasks:
             pieces = split_stretch(chunk, self.warm_start)
-            first_jobs.extend(job(fold, p) for p in (pieces[:1] if self.warm_start else pieces))
-            successor.update({(fold, int(order[a[-1]])): b for a, b in zip(pieces, pieces[1:])})
+            n_tasks += len(pieces)
+            if self.warm_start:
+                first_jobs.append(job(fold, pieces[0]))
+                successor.update({(fold, int(order[a[-1]])): b for a, b in zip(pieces, pieces[1:])})
+            else:
+                first_jobs.extend(job(fold, p) for p in pieces)
 
         def follow_up(res):
             piece = successor.get((res.fold, int(res.alpha_index[-1])))
             return [] if piece is None else [job(res.fold, piece, res.path_state)]
 
-        n_tasks = sum(len(split_stretch(chunk, self.warm_start)) for _, chunk in tasks)
         start = time.perf_counter()
         results = run_unordered(fit_path, first_jobs, self.n_jobs, fork_safe=self.backend == "numpy",
                                 shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight},
