@@ -163,6 +163,17 @@ def test_without_warm_starts_every_fit_runs_once(iris):
     assert [p.n_done for p in seen] == list(range(1, 7)) and all(p.n_tasks == 6 for p in seen)
 
 
+def test_only_the_final_refit_logs_its_batches_at_info(iris, caplog):
+    # the search's hundreds of internal batches are DEBUG; the returned model's are progress
+    X, _, y, _ = iris
+    with caplog.at_level("INFO", logger="discrim"):
+        search = PrototypeClassifierCV(**SMALL, random_state=0).fit(X, y)
+    lines = [r for r in caplog.records if r.name == "discrim.prototype.classifier" and r.levelname == "INFO"
+             and r.getMessage().startswith("batch ")]
+    assert search.best_params_["n_batches"] >= 1
+    assert len(lines) == search.best_params_["n_batches"]
+
+
 def test_verbose_logs_tasks(iris, caplog):
     X, _, y, _ = iris
     with caplog.at_level("INFO", logger="discrim.model_selection"):

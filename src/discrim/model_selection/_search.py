@@ -160,7 +160,7 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=Tru
     """Fit ``classifier`` (with ``n_batches`` set) on (X, y), warm-started through ``initial_solution``.
 
     With ``quiet`` (the search's fits, whose iteration limit is the deliberate loose solve) their
-    ConvergenceWarnings are silenced.
+    ConvergenceWarnings are silenced and their per-batch summaries logged at DEBUG.
 
     The batches are added by the classifier's engine ``_fit_batches`` with the same random
     streams ``fit`` would use (stream b for batch b), so a cold start here equals
@@ -190,7 +190,7 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=Tru
         if quiet:
             warnings.simplefilter("ignore", ConvergenceWarning)
         classifier._fit_batches(X, y_idx, np.asarray(sample_weight, dtype=np.float64), rngs,
-                                initial_solution=initial_solution)
+                                initial_solution=initial_solution, log_level=logging.DEBUG if quiet else logging.INFO)
     return classifier
 
 

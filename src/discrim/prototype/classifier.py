@@ -135,8 +135,8 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
     if second.value >= trivial:
         # Also after a loose solve (small max_iter or large ftol) that stopped before the batch got
         # below the empty batch: the empty batch is then the better known point.
-        logger.info("batch objective %.6g not below the empty batch's (%.6g) after %d iterations: "
-                    "the batch is left empty", second.value, trivial, second.n_iter)
+        logger.debug("batch objective %.6g not below the empty batch's (%.6g) after %d iterations: "
+                     "the batch is left empty", second.value, trivial, second.n_iter)
         second = SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=second.n_iter,
                               n_eval=second.n_eval, converged=True, message="empty batch")
     return SolverResult(theta=second.theta, value=second.value, n_iter=first.n_iter + second.n_iter,
@@ -411,7 +411,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
             self.marginals_ = totals / totals.sum()
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
 
-    def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None):
+    def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None, log_level=logging.INFO):
         """Append one batch per generator in ``rngs`` to ``batches_`` (the fit engine).
 
         Expects ``classes_``, ``marginals_``, ``batches_``, ``n_iter_`` and
@@ -434,6 +434,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
             rows of X of the candidates, in the order of ``w0`` (sorted by class, then row). Used
             by :class:`discrim.model_selection.PrototypeClassifierCV` to warm-start along a
             penalty path.
+        log_level : int, default=logging.INFO
+            Level of the one-line summary logged per batch (the search's fits use DEBUG: their
+            hundreds of batches are not progress a user follows).
 
         Returns
         -------
@@ -449,9 +452,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         n_threads = _available_threads()
         with _blas().limit(limits=1, user_api="blas"):
             for rng in rngs:
-                self._add_batch(X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads)
+                self._add_batch(X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level)
 
-    def _add_batch(self, X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads):
+    def _add_batch(self, X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level):
         """Fit the next batch, append it and add its scores to ``q_all`` (in place)."""
         b = len(self.batches_)
         batch, n_iter, value = self._fit_one_batch(
@@ -462,8 +465,8 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         self.objective_values_.append(value)
         if batch.n_prototypes:
             q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0])
-        logger.info(
-            "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
+        logger.log(
+            log_level, "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
             b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
         )
 
