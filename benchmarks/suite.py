@@ -67,17 +67,21 @@ def _splitter(seed):
     return StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
 
 
+def _normalized(proba):
+    """Probabilities as float64 rows that sum to one (peers' outputs may be float32)."""
+    proba = np.asarray(proba, dtype=np.float64)
+    return proba / proba.sum(axis=1, keepdims=True)
+
+
 def _scores(y_test, proba, classes):
     from discrim.evaluation import score_probabilities
 
-    proba = np.asarray(proba, dtype=np.float64)
-    return score_probabilities(y_test, proba / proba.sum(axis=1, keepdims=True), classes)
+    return score_probabilities(y_test, _normalized(proba), classes)
 
 
 def _log_loss_se(y_test, proba, classes):
     """Standard error of the test log-loss: std of the per-row losses / sqrt(rows)."""
-    proba = np.asarray(proba, dtype=np.float64)
-    proba = proba / proba.sum(axis=1, keepdims=True)
+    proba = _normalized(proba)
     col = np.searchsorted(np.asarray(classes), np.asarray(y_test))
     losses = -np.log(np.clip(proba[np.arange(col.size), col], 1e-15, 1.0))
     return float(losses.std(ddof=1) / np.sqrt(losses.size))
@@ -101,7 +105,6 @@ def run_discrim(data, n_jobs, seed):
         "seconds": seconds,
         "selected": f"alpha_feature={search.best_params_['alpha_feature']:.3g}, "
                     f"{search.best_params_['n_batches']} batches",
-        "cv_std": float(search.cv_results_["std_test_log_loss"][search.best_index_]),
         "test_se": _log_loss_se(y_test, proba, search.classes_),
     }
 

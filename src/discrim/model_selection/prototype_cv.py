@@ -83,9 +83,9 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         ``joblib.parallel_config`` context, -1 means all cores). Inside
         ``joblib.parallel_config(backend="dask")`` the tasks run on the Dask cluster of the active
         ``distributed.Client``; any other configured joblib backend is used likewise. Without
-        one, on Linux the tasks run in forked worker processes, which start in milliseconds where
-        joblib's default workers take seconds to import the scientific stack (see
-        :func:`discrim.utils._parallel.run_unordered`).
+        one, on Linux the tasks run in this process and ``n_jobs - 1`` forked worker processes,
+        which start in milliseconds where joblib's default workers take seconds to import the
+        scientific stack (see :func:`discrim.utils._parallel.run_unordered`).
     search_tol : float, default=1e-5
         ``tol`` of the classifiers fitted during the search (the projected-gradient bound of
         L-BFGS-B). It is an absolute bound on gradient entries that shrink with the number of rows,

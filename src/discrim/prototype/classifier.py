@@ -120,8 +120,7 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
         first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     # Useful batches beat the empty batch within a few dozen iterations; one that has not after
     # TRIVIAL_CHECK_ITER is declared empty instead of letting L-BFGS-B remove its weights one per
-    # iteration. (The callback is only passed when it can fire: scipy inspects its signature on
-    # every call.)
+    # iteration. (The callback is only passed when it can fire: it costs a call per iteration.)
     # A batch started empty was empty before (a warm start): a short probe decides whether it
     # should now hold prototypes.
     check_iter = FTOL_AFTER if started_empty else TRIVIAL_CHECK_ITER

@@ -152,18 +152,14 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
                     ready.extend(follow_up(result))
                     feed()
             else:
-                result, error = finished.get()  # wait for a child
-                if error is not None:
-                    raise error
+                result = _unpack(finished.get())  # wait for a child
             yield result
             while True:  # the children's results that came in meanwhile
                 try:
-                    result, error = finished.get_nowait()
+                    item = finished.get_nowait()
                 except queue.Empty:
                     break
-                if error is not None:
-                    raise error
-                yield result
+                yield _unpack(item)
     finally:
         with lock:
             state["closing"] = True
@@ -171,6 +167,14 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
             executor.shutdown(wait=True, cancel_futures=True)
         gc.unfreeze()
         del _INHERITED[pool_id]
+
+
+def _unpack(item):
+    """The result of a child's ``(result, error)``, or its error raised here."""
+    result, error = item
+    if error is not None:
+        raise error
+    return result
 
 
 def _call_inherited(pool_id, function, task):
