@@ -3,6 +3,8 @@
 # numpy by default; torch plugs in through array-api-compat. The in-place helpers below fall back
 # to allocating operations for namespaces without ``out=`` support.
 
+from typing import NamedTuple
+
 import numpy as np
 from array_api_compat import is_torch_namespace
 
@@ -110,6 +112,25 @@ def class_blocks(target, n_classes):
     return [(int(edges[k]), int(edges[k + 1])) for k in range(n_classes)]
 
 
+class _FeatureSubset(NamedTuple):
+    """A batch's data restricted to its active features (host arrays), with the GEMM's side buffers.
+
+    ``active`` is None when every feature is active (the arrays are then the full ones);
+    ``XX`` is ``[1, X^2, X]`` over the active features; ``sa`` of shape (J, d + 2) and each of
+    ``ua`` of shape (chunk rows, d + 2) hold the candidates' and one thread's rows' side of the
+    augmented kernel GEMM, with the ones column already in place.
+    """
+
+    active: object
+    X: np.ndarray
+    S: np.ndarray
+    S2: np.ndarray
+    XX: np.ndarray
+    two_S: np.ndarray
+    sa: np.ndarray
+    ua: list
+
+
 class PrototypeLikelihood:
     """Reweighted negative log-likelihood of one batch, ``l(v, w)`` of the seed without penalty.
 
@@ -203,15 +224,13 @@ class PrototypeLikelihood:
         self._host = isinstance(X, np.ndarray)
         self._gather_G = self._host and n_buf * self.n_candidates < PER_CLASS_MIN_ELEMENTS
         self._target = np.asarray(target)
-        if self._host:
-            self._sa = np.ones((self.n_candidates, self.n_features + 2), dtype=self.dtype)
-            self._two_S = 2.0 * S
-        # per thread: the (rows x J) kernel buffer and, on the host, the rows' side of the GEMM
-        self._bufs = [
-            (_empty((n_buf, self.n_candidates), xp, self.dtype, device),
-             np.ones((n_buf, self.n_features + 2), dtype=self.dtype) if self._host else None)
-            for _ in range(self.n_threads)
-        ]
+        # per thread: the (rows x J) kernel buffer
+        self._kernel_bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
+        self._n_buf = n_buf
+        # on the host: the arrays restricted to the active features, and the GEMM's side buffers for
+        # them, built when the set of active features changes (it rarely does between evaluations)
+        self._subset_key = None
+        self._subset = None
         # constants of the augmented kernel GEMM and the flat position of each row's true class
         self._ones_R = _asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
         self._ones_J = _asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
@@ -265,37 +284,45 @@ class PrototypeLikelihood:
         # Features at v_d = 0 do not enter the kernel and have zero gradient (K depends on v_d^2):
         # the GEMMs run over the features that are still active.
         positive = v > 0
-        if self._host and bool(positive.all()):
-            n_active = D
+        if self._host:
+            key = positive.tobytes()
+            if key != self._subset_key:
+                self._subset, self._subset_key = self._host_subset(positive), key
+            sub = self._subset
+            active, X, S, S2, XX = sub.active, sub.X, sub.S, sub.S2, sub.XX
+            n_active = X.shape[1]
+            va = v if active is None else v[active]
+            h = va * va * -0.5
+            # the candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], in its buffer
+            sa = sub.sa
+            np.multiply(S, va, out=sa[:, :n_active])
+            np.matmul(S2, h, out=sa[:, n_active + 1])
+            bufs = list(zip(self._kernel_bufs, sub.ua))
         else:
             active = xp.nonzero(positive)[0]
             n_active = int(active.shape[0])
-        full_width = self._host and n_active == D
-        if n_active < D:
-            X, S, S2, va = xp.take(self.X, active, axis=1), xp.take(self.S, active, axis=1), \
-                xp.take(self.S2, active, axis=1), xp.take(v, active)
-            XX = xp.take(self.XX, xp.concat([self._column_0, active + 1, active + 1 + D]), axis=1)
-        else:
-            X, S, S2, va, XX = self.X, self.S, self.S2, v, self.XX
-        h = va * va * -0.5
-        # The candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], built once per call.
-        if full_width:
-            sa = self._sa
-            np.multiply(S, va, out=sa[:, :D])
-            np.matmul(S2, h, out=sa[:, D + 1])
-        else:
+            if n_active < D:
+                X, S, S2, va = xp.take(self.X, active, axis=1), xp.take(self.S, active, axis=1), \
+                    xp.take(self.S2, active, axis=1), xp.take(v, active)
+                XX = xp.take(self.XX, xp.concat([self._column_0, active + 1, active + 1 + D]), axis=1)
+            else:
+                X, S, S2, va, XX = self.X, self.S, self.S2, v, self.XX
+                active = None
+            h = va * va * -0.5
             sa = _augment(S * va, S2 @ h, False, xp, ones=self._ones_J)
+            bufs = [(b, None) for b in self._kernel_bufs]
+        buffered = self._host
         if self._per_class:
             wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
-            feats, partial = (XX, X, va, h, sa, wS, full_width), self._partial_per_class
+            feats, partial = (XX, X, va, h, sa, wS, buffered), self._partial_per_class
         else:
             wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
-            feats, partial = (XX, X, va, h, sa, wm, full_width), self._partial_class_free
+            feats, partial = (XX, X, va, h, sa, wm, buffered), self._partial_class_free
         if self._pool is None:
-            sums = partial(range(len(self._chunks)), self._bufs[0], feats)
+            sums = partial(range(len(self._chunks)), bufs[0], feats)
         else:
             groups = [range(i, len(self._chunks), self.n_threads) for i in range(self.n_threads)]
-            parts = list(self._pool.map(partial, groups, self._bufs, [feats] * self.n_threads))
+            parts = list(self._pool.map(partial, groups, bufs, [feats] * self.n_threads))
             sums = [sum(p[0] for p in parts)] + [_total([p[i] for p in parts]) for i in range(1, len(parts[0]))]
         if self._per_class:
             value, cw, gx = sums
@@ -303,29 +330,55 @@ class PrototypeLikelihood:
             value, M = sums
             cw = M[:, 0]
             # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
-            gx = w @ (M[:, 1 : n_active + 1] - (self._two_S if full_width else 2.0 * S) * M[:, n_active + 1 :])
+            gx = w @ (M[:, 1 : n_active + 1] - (sub.two_S if self._host else 2.0 * S) * M[:, n_active + 1 :])
         gv = va * (gx + (w * cw) @ S2)
-        if n_active < D:
+        if active is not None:
             full = xp.zeros_like(v)
             full[active] = gv
             gv = full
         return value, xp.concat([gv, -cw])
 
-    def _kernel(self, X, X2, va, h, sa, buf, full_width):
+    def _host_subset(self, positive):
+        """The arrays restricted to the features with ``positive`` weight, and their GEMM buffers.
+
+        Parameters
+        ----------
+        positive : ndarray of shape (n_features,) of bool
+
+        Returns
+        -------
+        subset : _FeatureSubset
+        """
+        D = self.n_features
+        if positive.all():
+            active, X, S, S2, XX = None, self.X, self.S, self.S2, self.XX
+        else:
+            active = np.flatnonzero(positive)
+            # np.take keeps the rows contiguous (fancy indexing of columns would not, which changes
+            # the BLAS kernels' summation order and so the rounding)
+            X, S, S2 = (np.take(a, active, axis=1) for a in (self.X, self.S, self.S2))
+            XX = np.take(self.XX, np.concatenate([[0], active + 1, active + 1 + D]), axis=1)
+        d = X.shape[1]
+        # the ones column of each side of the augmented GEMM is written here once
+        sa = np.ones((self.n_candidates, d + 2), dtype=self.dtype)
+        ua = [np.ones((self._n_buf, d + 2), dtype=self.dtype) for _ in range(self.n_threads)]
+        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, ua)
+
+    def _kernel(self, X, X2, va, h, sa, buf, buffered):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
         (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. With
-        ``full_width`` (numpy, every feature active) the rows' side goes into this thread's
-        preallocated buffer. ``buf`` is the thread's (kernel buffer, rows' side buffer).
+        ``buffered`` (numpy) the rows' side goes into this thread's preallocated buffer for the
+        active features. ``buf`` is the thread's (kernel buffer, rows' side buffer).
         """
         n = X.shape[0]
         K_buf, ua_buf = buf
-        if full_width:
-            D = self.n_features
+        if buffered:
+            d = X.shape[1]
             ua = ua_buf[:n]
-            np.multiply(X, va, out=ua[:, :D])
-            np.matmul(X2, h, out=ua[:, D])
+            np.multiply(X, va, out=ua[:, :d])
+            np.matmul(X2, h, out=ua[:, d])
             K = np.matmul(ua, sa.T, out=K_buf[:n])
             return np.exp(K, out=K)
         ua = _augment(X * va, X2 @ h, True, self.xp, ones=self._ones_R[:n])
@@ -351,13 +404,13 @@ class PrototypeLikelihood:
         ``c_j``, and the caller turns the others into the v-gradient bracket.
         """
         xp = self.xp
-        XX_all, X_all, va, h, sa, wm, full_width = feats
+        XX_all, X_all, va, h, sa, wm, buffered = feats
         d = va.shape[0]
         value, M = 0.0, []
         for i in chunks:
             start, stop = self._chunks[i]
             XX = XX_all[start:stop]
-            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf, full_width)
+            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf, buffered)
             loss, A = self._loss_and_weights(i, K @ wm)
             value += loss
             # K becomes G in place: G[n, j] = A[n, y_j] K_nj
@@ -379,13 +432,13 @@ class PrototypeLikelihood:
         ``c_j``: two reads of the kernel chunk after the ``exp``.
         """
         xp = self.xp
-        XX_all, X_all, va, h, sa, wS, full_width = feats
+        XX_all, X_all, va, h, sa, wS, buffered = feats
         d = va.shape[0]
         value, cw, gx = 0.0, [], []
         for i in chunks:
             start, stop = self._chunks[i]
             X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
-            K = self._kernel(X, X2, va, h, sa, buf, full_width)
+            K = self._kernel(X, X2, va, h, sa, buf, buffered)
             # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
             Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
             loss, A = self._loss_and_weights(i, Z[:, :, 0])
