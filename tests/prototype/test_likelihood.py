@@ -2,6 +2,8 @@
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import array_api_compat.numpy as xp
 
@@ -178,3 +180,21 @@ def test_value_at_zero_is_the_value_of_the_empty_batch(rng, monkeypatch):
     objective = PenalizedObjective(lik, [(slice(0, 4), NonNegElasticNet(0.3, 0.5)),
                                          (slice(4, 19), NonNegElasticNet(0.1, 1.0))], np.ones(19))
     assert objective.value_at_zero() == pytest.approx(objective.value_and_grad(zero)[0], rel=1e-13)
+
+
+@given(masks=st.lists(st.lists(st.booleans(), min_size=4, max_size=4), min_size=2, max_size=6))
+@settings(max_examples=30, deadline=None)
+def test_reused_objective_follows_changing_active_features(masks):
+    # One objective evaluated while features drop out and come back (its per-active-set arrays
+    # and buffers are cached) gives exactly what a fresh objective gives at every point.
+    rng = np.random.default_rng(len(masks))
+    data = _problem(rng, 3, True, True, R=30, J=12, D=4)[1]
+    reused = PrototypeLikelihood(*data[:6], 3, xp)
+    for mask in masks:
+        theta = rng.uniform(0.05, 2.0, 4 + 12)
+        theta[:4][~np.array(mask)] = 0.0
+        value, grad = reused.value_and_grad(theta)
+        fresh_value, fresh_grad = PrototypeLikelihood(*data[:6], 3, xp).value_and_grad(theta)
+        assert value == fresh_value
+        np.testing.assert_array_equal(grad, fresh_grad)
+        assert value == pytest.approx(_reference_value(theta, *data), rel=1e-10)
