@@ -116,9 +116,9 @@ class _FeatureSubset(NamedTuple):
     """A batch's data restricted to its active features (host arrays), with the GEMM's side buffers.
 
     ``active`` is None when every feature is active (the arrays are then the full ones);
-    ``XX`` is ``[1, X^2, X]`` over the active features; ``sa`` of shape (J, d + 2) and each of
-    ``ua`` of shape (chunk rows, d + 2) hold the candidates' and one thread's rows' side of the
-    augmented kernel GEMM, with the ones column already in place.
+    ``XX`` is ``[1, X^2, X]`` over the active features; ``sa`` of shape (J, d + 2) holds the
+    candidates' side of the augmented kernel GEMM, and ``bufs`` per thread its kernel buffer and a
+    (chunk rows, d + 2) buffer for the rows' side, the ones columns already in place.
     """
 
     active: object
@@ -128,7 +128,7 @@ class _FeatureSubset(NamedTuple):
     XX: np.ndarray
     two_S: np.ndarray
     sa: np.ndarray
-    ua: list
+    bufs: list
 
 
 class PrototypeLikelihood:
@@ -224,7 +224,8 @@ class PrototypeLikelihood:
         self._host = isinstance(X, np.ndarray)
         self._gather_G = self._host and n_buf * self.n_candidates < PER_CLASS_MIN_ELEMENTS
         self._target = np.asarray(target)
-        # per thread: the (rows x J) kernel buffer
+        # per thread: the (rows x J) kernel buffer, and (on the host, see _host_subset) one for the
+        # rows' side of the kernel GEMM
         self._kernel_bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
         self._n_buf = n_buf
         # on the host: the arrays restricted to the active features, and the GEMM's side buffers for
@@ -297,7 +298,7 @@ class PrototypeLikelihood:
             sa = sub.sa
             np.multiply(S, va, out=sa[:, :n_active])
             np.matmul(S2, h, out=sa[:, n_active + 1])
-            bufs = list(zip(self._kernel_bufs, sub.ua))
+            bufs = sub.bufs
         else:
             active = xp.nonzero(positive)[0]
             n_active = int(active.shape[0])
@@ -310,14 +311,13 @@ class PrototypeLikelihood:
                 active = None
             h = va * va * -0.5
             sa = _augment(S * va, S2 @ h, False, xp, ones=self._ones_J)
-            bufs = [(b, None) for b in self._kernel_bufs]
-        buffered = self._host
+            bufs = [(K_buf, None) for K_buf in self._kernel_bufs]
         if self._per_class:
             wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
-            feats, partial = (XX, X, va, h, sa, wS, buffered), self._partial_per_class
+            feats, partial = (XX, X, va, h, sa, wS), self._partial_per_class
         else:
             wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
-            feats, partial = (XX, X, va, h, sa, wm, buffered), self._partial_class_free
+            feats, partial = (XX, X, va, h, sa, wm), self._partial_class_free
         if self._pool is None:
             sums = partial(range(len(self._chunks)), bufs[0], feats)
         else:
@@ -361,20 +361,20 @@ class PrototypeLikelihood:
         d = X.shape[1]
         # the ones column of each side of the augmented GEMM is written here once
         sa = np.ones((self.n_candidates, d + 2), dtype=self.dtype)
-        ua = [np.ones((self._n_buf, d + 2), dtype=self.dtype) for _ in range(self.n_threads)]
-        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, ua)
+        bufs = [(K_buf, np.ones((self._n_buf, d + 2), dtype=self.dtype)) for K_buf in self._kernel_bufs]
+        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs)
 
-    def _kernel(self, X, X2, va, h, sa, buf, buffered):
+    def _kernel(self, X, X2, va, h, sa, buf):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
-        (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. With
-        ``buffered`` (numpy) the rows' side goes into this thread's preallocated buffer for the
-        active features. ``buf`` is the thread's (kernel buffer, rows' side buffer).
+        (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. ``buf`` is
+        the thread's (kernel buffer, rows' side buffer); on the host (numpy) the rows' side is
+        written into the latter, elsewhere it is None and the rows' side is built.
         """
         n = X.shape[0]
         K_buf, ua_buf = buf
-        if buffered:
+        if ua_buf is not None:
             d = X.shape[1]
             ua = ua_buf[:n]
             np.multiply(X, va, out=ua[:, :d])
@@ -404,13 +404,13 @@ class PrototypeLikelihood:
         ``c_j``, and the caller turns the others into the v-gradient bracket.
         """
         xp = self.xp
-        XX_all, X_all, va, h, sa, wm, buffered = feats
+        XX_all, X_all, va, h, sa, wm = feats
         d = va.shape[0]
         value, M = 0.0, []
         for i in chunks:
             start, stop = self._chunks[i]
             XX = XX_all[start:stop]
-            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf, buffered)
+            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf)
             loss, A = self._loss_and_weights(i, K @ wm)
             value += loss
             # K becomes G in place: G[n, j] = A[n, y_j] K_nj
@@ -432,13 +432,13 @@ class PrototypeLikelihood:
         ``c_j``: two reads of the kernel chunk after the ``exp``.
         """
         xp = self.xp
-        XX_all, X_all, va, h, sa, wS, buffered = feats
+        XX_all, X_all, va, h, sa, wS = feats
         d = va.shape[0]
         value, cw, gx = 0.0, [], []
         for i in chunks:
             start, stop = self._chunks[i]
             X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
-            K = self._kernel(X, X2, va, h, sa, buf, buffered)
+            K = self._kernel(X, X2, va, h, sa, buf)
             # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
             Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
             loss, A = self._loss_and_weights(i, Z[:, :, 0])
