@@ -261,12 +261,17 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     n_iter = np.zeros(n, dtype=int)
     fit_time = np.zeros(n)
     path = (path_state if path_state is not None else PathWarmStart(X.shape[1])) if warm_start else None
+    # the template's parameters, read once: clone() would inspect its signature for every fit
+    params = clone(template).get_params(deep=False)
     for i, alpha in enumerate(alphas):
         start = time.perf_counter()
-        model = clone(template).set_params(alpha_feature=float(alpha), n_batches=max_batches, random_state=seed)
+        model = type(template)(**{**params, "alpha_feature": float(alpha), "n_batches": max_batches,
+                                  "random_state": seed})
         _fit_prototypes(model, X_train, y_train, w_train, path, validated=True)
         classes = np.asarray(model.classes_)
-        stage_losses = [weighted_log_loss(p, y_test, w_test, classes) for p in model.staged_predict_proba(X_test)]
+        # X_test is validated already (the search's float64 rows): only the model's dtype applies
+        staged = model._staged_proba(np.asarray(X_test, dtype=np.dtype(model.dtype)))
+        stage_losses = [weighted_log_loss(p, y_test, w_test, classes) for p in staged]
         # A fit that stopped adding batches scores like its last state for the larger counts.
         stage_losses += [stage_losses[-1]] * (max_batches + 1 - len(stage_losses))
         losses[i] = stage_losses[: max_batches + 1]

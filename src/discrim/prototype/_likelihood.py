@@ -6,6 +6,7 @@
 from typing import NamedTuple
 
 import numpy as np
+import array_api_compat.numpy as _NUMPY_XP
 from array_api_compat import is_torch_namespace
 
 # Rows of reference (or scoring) data processed at once. A (rows x prototypes) chunk of about
@@ -240,6 +241,9 @@ class PrototypeLikelihood:
         true_cell = np.arange(y.shape[0]) * n_classes + np.asarray(y)
         self._true_cells = [_asarray(true_cell[a:b] - a * n_classes, xp, None, device) for a, b in self._chunks]
         self._pool = None
+        # one row chunk on the host in one thread, reduced class-free with a gathered G: the
+        # objective of small batches, evaluated by _value_and_grad_single
+        self._single = self._gather_G and not self._per_class and len(self._chunks) == 1 and self.n_threads == 1
         if self.n_threads > 1:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -279,6 +283,8 @@ class PrototypeLikelihood:
         value : float
         grad : array of shape (n_features + J,)
         """
+        if self._single:
+            return self._value_and_grad_single(theta)
         xp = self.xp
         D = self.n_features
         v, w = theta[:D], theta[D:]
@@ -337,6 +343,50 @@ class PrototypeLikelihood:
             full[active] = gv
             gv = full
         return value, xp.concat([gv, -cw])
+
+    def _value_and_grad_single(self, theta):
+        """:meth:`value_and_grad` of a small problem on the host: one row chunk, one thread.
+
+        The same array operations in the same order as the general path with the class-free
+        reduction and the gathered ``G`` (so the same rounding), without its per-chunk calls and
+        bookkeeping: small problems are bound by the count of operations, and the search over a
+        prototype set's penalties evaluates them tens of thousands of times.
+        """
+        D = self.n_features
+        v, w = theta[:D], theta[D:]
+        positive = v > 0
+        key = positive.tobytes()
+        if key != self._subset_key:
+            self._subset, self._subset_key = self._host_subset(positive), key
+        sub = self._subset
+        active, X, S2, XX = sub.active, sub.X, sub.S2, sub.XX
+        d = X.shape[1]
+        va = v if active is None else v[active]
+        h = va * va * -0.5
+        # the kernel GEMM's candidates' side [v s, 1, -|v s|^2 / 2] and rows' side [v x, -|v x|^2 / 2, 1]
+        sa = sub.sa
+        np.multiply(sub.S, va, out=sa[:, :d])
+        np.matmul(S2, h, out=sa[:, d + 1])
+        K_buf, ua = sub.bufs[0]
+        np.multiply(X, va, out=ua[:, :d])
+        np.matmul(XX[:, 1 : d + 1], h, out=ua[:, d])
+        K = np.matmul(ua, sa.T, out=K_buf)
+        np.exp(K, out=K)
+        q = self.q0 + K @ (self.member * w[:, None])
+        T = q @ self._ones_K
+        qy = q.reshape(-1)[self._true_cells[0]]
+        c = self.coef
+        A = self.onehot * (c / qy)[:, None] - (c / T)[:, None]
+        value = -float(c @ np.log(qy / T))
+        np.multiply(K, A[:, self._target], out=K)  # G
+        M = K.T @ XX
+        cw = M[:, 0]
+        gv = va * (w @ (M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 :]) + (w * cw) @ S2)
+        if active is not None:
+            full = np.zeros_like(v)
+            full[active] = gv
+            gv = full
+        return value, np.concatenate([gv, -cw])
 
     def _host_subset(self, positive):
         """The arrays restricted to the features with ``positive`` weight, and their GEMM buffers.
@@ -460,12 +510,16 @@ def _total(parts):
 
 
 def _asarray(a, xp, dtype, device):
+    if xp is _NUMPY_XP:  # numpy's own call: array-api-compat's wrapper costs a few us per call
+        return np.asarray(a, dtype=dtype)
     if device is None:
         return xp.asarray(a, dtype=dtype)
     return xp.asarray(a, dtype=dtype, device=device)
 
 
 def _empty(shape, xp, dtype, device):
+    if xp is _NUMPY_XP:
+        return np.empty(shape, dtype=dtype)
     if device is None:
         return xp.empty(shape, dtype=dtype)
     return xp.empty(shape, dtype=dtype, device=device)

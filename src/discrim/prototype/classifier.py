@@ -660,7 +660,10 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         proba : ndarray of shape (n_samples, n_classes)
             ``b = 0`` gives the marginals ``p_0k`` on every row.
         """
-        X = self._validate_for_predict(X)
+        return self._staged_proba(self._validate_for_predict(X))
+
+    def _staged_proba(self, X):
+        """:meth:`staged_predict_proba` of validated X (an ndarray in the fitted dtype)."""
         q = np.tile(self.marginals_, (X.shape[0], 1))
         yield q / q.sum(axis=1, keepdims=True)
         for batch in self.batches_:
