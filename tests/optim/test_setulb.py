@@ -77,3 +77,20 @@ def test_start_outside_the_bounds_is_clipped_as_scipy_does():
                                       bounds=scipy.optimize.Bounds(lower, upper))
     np.testing.assert_array_equal(x, ref.x)
     assert (n_iter, n_eval, message) == (ref.nit, ref.nfev, ref.message)
+
+
+@settings(max_examples=50, deadline=None)
+@given(values=st.lists(st.floats(allow_nan=True, allow_infinity=True, width=64), min_size=1, max_size=8),
+       flip=st.integers(0, 7))
+def test_same_point_agrees_with_array_equal_up_to_the_sign_of_zero(values, flip):
+    from discrim.optim._setulb import _same_point
+
+    x = np.array(values)
+    other = x.copy()
+    other[flip % x.size] = -other[flip % x.size] if np.isfinite(other[flip % x.size]) else other[flip % x.size]
+    for y in (x.copy(), other):
+        same = _same_point(x, y)
+        if same:  # never claims equality that np.array_equal (scipy's test) would deny
+            assert np.array_equal(x, y)
+        elif np.array_equal(x, y):  # the only false "different": a zero of the other sign
+            assert np.any((x == 0) & (np.signbit(x) != np.signbit(y)))

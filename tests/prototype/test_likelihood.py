@@ -198,3 +198,24 @@ def test_reused_objective_follows_changing_active_features(masks):
         assert value == fresh_value
         np.testing.assert_array_equal(grad, fresh_grad)
         assert value == pytest.approx(_reference_value(theta, *data), rel=1e-10)
+
+
+@given(n_classes=st.integers(2, 5), mask=st.lists(st.booleans(), min_size=4, max_size=4),
+       seed=st.integers(0, 2**16))
+@settings(max_examples=40, deadline=None)
+def test_single_chunk_path_equals_the_general_path_exactly(n_classes, mask, seed):
+    # A small problem (one row chunk, one thread) is evaluated by _value_and_grad_single, which
+    # must repeat the general path's operations in the same order: the search's results may not
+    # depend on which of the two ran.
+    rng = np.random.default_rng(seed)
+    data = _problem(rng, n_classes, True, True, R=25, J=11, D=4)[1]
+    theta = rng.uniform(0.05, 2.0, 4 + 11)
+    theta[:4][~np.array(mask)] = 0.0
+    theta[4 + rng.choice(11, 3, replace=False)] = 0.0
+    lik = PrototypeLikelihood(*data[:6], n_classes, xp)
+    assert lik._single
+    value, grad = lik.value_and_grad(theta)
+    lik._single = False
+    general_value, general_grad = lik.value_and_grad(theta)
+    assert value == general_value
+    np.testing.assert_array_equal(grad, general_grad)
