@@ -293,10 +293,7 @@ class PrototypeLikelihood:
         # the GEMMs run over the features that are still active.
         positive = v > 0
         if self._host:
-            key = positive.tobytes()
-            if key != self._subset_key:
-                self._subset, self._subset_key = self._host_subset(positive), key
-            sub = self._subset
+            sub = self._subset_for(positive)
             active, X, S, S2, XX = sub.active, sub.X, sub.S, sub.S2, sub.XX
             n_active = X.shape[1]
             va = v if active is None else v[active]
@@ -355,11 +352,7 @@ class PrototypeLikelihood:
         """
         D = self.n_features
         v, w = theta[:D], theta[D:]
-        positive = v > 0
-        key = positive.tobytes()
-        if key != self._subset_key:
-            self._subset, self._subset_key = self._host_subset(positive), key
-        sub = self._subset
+        sub = self._subset_for(v > 0)
         active, X, S2, XX = sub.active, sub.X, sub.S2, sub.XX
         d = X.shape[1]
         va = v if active is None else v[active]
@@ -388,6 +381,23 @@ class PrototypeLikelihood:
             full[active] = gv
             gv = full
         return value, np.concatenate([gv, -cw])
+
+    def _subset_for(self, positive):
+        """The cached :class:`_FeatureSubset` of the active features, rebuilt when they change.
+
+        Parameters
+        ----------
+        positive : ndarray of shape (n_features,) of bool
+            ``v > 0``.
+
+        Returns
+        -------
+        subset : _FeatureSubset
+        """
+        key = positive.tobytes()
+        if key != self._subset_key:
+            self._subset, self._subset_key = self._host_subset(positive), key
+        return self._subset
 
     def _host_subset(self, positive):
         """The arrays restricted to the features with ``positive`` weight, and their GEMM buffers.
