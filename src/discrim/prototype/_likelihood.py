@@ -335,12 +335,7 @@ class PrototypeLikelihood:
             cw = M[:, 0]
             # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
             gx = w @ (M[:, 1 : n_active + 1] - (sub.two_S if self._host else 2.0 * S) * M[:, n_active + 1 :])
-        gv = va * (gx + (w * cw) @ S2)
-        if active is not None:
-            full = xp.zeros_like(v)
-            full[active] = gv
-            gv = full
-        return value, xp.concat([gv, -cw])
+        return value, _full_gradient(va * (gx + (w * cw) @ S2), cw, active, v, xp)
 
     def _value_and_grad_single(self, theta):
         """:meth:`value_and_grad` of a small problem on the host: one row chunk, one thread.
@@ -376,11 +371,7 @@ class PrototypeLikelihood:
         M = K.T @ XX
         cw = M[:, 0]
         gv = va * (w @ (M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 :]) + (w * cw) @ S2)
-        if active is not None:
-            full = np.zeros_like(v)
-            full[active] = gv
-            gv = full
-        return value, np.concatenate([gv, -cw])
+        return value, _full_gradient(gv, cw, active, v, self.xp)
 
     def _subset_for(self, positive):
         """The cached :class:`_FeatureSubset` of the active features, rebuilt when they change.
@@ -510,6 +501,32 @@ class PrototypeLikelihood:
                 Y = xp.einsum("nk,nkd->nd", A, Z)
                 gx.append(Y[:, 0] @ X2 - 2.0 * xp.einsum("nd,nd->d", X, Y[:, 1:]))
         return value, _total(cw), _total(gx) if gx else 0.0
+
+
+def _full_gradient(gv, cw, active, v, xp):
+    """The gradient ``[dl/dv, dl/dw]`` from its parts over the active features.
+
+    Parameters
+    ----------
+    gv : array of shape (n_active,)
+        ``dl/dv`` of the active features.
+    cw : array of shape (J,)
+        ``-dl/dw``.
+    active : array of int or None
+        Positions of the active features; None when all are active.
+    v : array of shape (n_features,)
+        The feature weights (their shape and dtype for the inactive features' zeros).
+    xp : namespace
+
+    Returns
+    -------
+    grad : array of shape (n_features + J,)
+    """
+    if active is not None:
+        full = xp.zeros_like(v)
+        full[active] = gv
+        gv = full
+    return xp.concat([gv, -cw])
 
 
 def _total(parts):
