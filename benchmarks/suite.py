@@ -4,7 +4,7 @@ Usage::
 
     python benchmarks/suite.py [--cases iris-2f,wine,...] [--skip-proset-above ROWS] [--no-proset]
                                [--n-jobs N] [--proset-timeout S] [--repeat N] [--repeat-up-to ROWS]
-                               [--draws N] [--draws-up-to ROWS] [--proset-draws-up-to ROWS]
+                               [--draws N] [--draws-up-to ROWS] [--proset-draws-up-to ROWS] [--proset-draws N]
                                [--output PATH] [--note TEXT]
 
 For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, random_state=0)``):
@@ -18,8 +18,8 @@ For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, ran
   folds as discrim);
 - XGBoost, when importable: ``XGBClassifier`` with depth and number of trees chosen the same way.
 
-With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's) also
-runs on the draws ``random_state = seed + 1 .. seed + N - 1`` of each case (new data and a new split for
+With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on the
+first ``--proset-draws`` of them) also runs on the draws ``random_state = seed + 1 .. seed + N - 1`` of each case (new data and a new split for
 the synthetic cases, a new split for the scikit-learn ones). The log-loss goal is then judged on the
 mean test log-loss over the N draws, the method's expected result on the case, of which both this
 first split and the report's split are single samples.
@@ -51,6 +51,7 @@ N_FOLDS = 5
 SPEED_GOAL = 10.0
 # the extra proset row run with its own defaults (num_jobs=None, BLAS threads as installed)
 PROSET_DEFAULTS = "proset 0.6.1 select_hyperparameters, its defaults"
+PROSET_TUNED = "proset 0.6.1 select_hyperparameters"  # as many processes as discrim's jobs, 1 BLAS thread
 
 # Original proset, updated fit strategy (technical report, section "Updated fit strategy"): test
 # scores of the final model and the 1-SE threshold of its cross-validation, table E16 for the six
@@ -142,7 +143,7 @@ def run_discrim(data, n_jobs, seed):
     }
 
 
-def run_proset_search(data, n_jobs, seed, timeout, threads=1, label="proset 0.6.1 select_hyperparameters"):
+def run_proset_search(data, n_jobs, seed, timeout, threads=1, label=PROSET_TUNED):
     """proset's search on the same grid; ``n_jobs=None`` and ``threads=None`` are its own defaults
     (serial, the BLAS's default thread count)."""
     from _proset import run_proset
@@ -207,40 +208,47 @@ def run_xgboost(data, n_jobs, seed):
 def run_draws(name, args, case):
     """Test log-loss of discrim's (and proset's) search on the further draws of a case.
 
-    Returns ``{"discrim": [...], "proset": [...]}``: one test log-loss per draw, the first split's
-    (already in ``case["rows"]``) first; the proset list is empty where proset's draws were not run.
+    Returns
+    -------
+    draws : dict
+        ``{"discrim": [...], "proset": [...]}``: one test log-loss per draw in draw order, the first
+        split's (from ``case["rows"]``) first, None where that search failed; the proset list covers
+        only the draws proset ran on (empty where it ran on none).
     """
+    from threadpoolctl import threadpool_limits
+
     from discrim.datasets import load_benchmark
 
-    first = {side: _row(case, side) for side in ("discrim", "proset 0.6.1 select_hyperparameters")}
-    with_proset = first["proset 0.6.1 select_hyperparameters"] is not None and \
-        case["n_train"] <= args.proset_draws_up_to
-    draws = {"discrim": [first["discrim"]["log_loss"]] if first["discrim"] else [],
-             "proset": [first["proset 0.6.1 select_hyperparameters"]["log_loss"]] if with_proset else []}
+    def loss(row):
+        return None if row is None or "error" in row else row["log_loss"]
+
+    first_proset = next((r for r in case["rows"] if r["model"] == PROSET_TUNED), None)
+    with_proset = loss(first_proset) is not None and case["n_train"] <= args.proset_draws_up_to
+    draws = {"discrim": [loss(_row(case, "discrim"))], "proset": [loss(first_proset)] if with_proset else []}
     for seed in range(args.seed + 1, args.seed + args.draws):
         data = load_benchmark(name, random_state=seed)
         runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed))]
-        if with_proset:
+        if with_proset and seed < args.seed + args.proset_draws:
             runs.append(("proset", lambda: run_proset_search(data, args.n_jobs, seed, args.proset_timeout,
                                                               args.threads)))
         for side, fn in runs:
             try:
-                from threadpoolctl import threadpool_limits
-
                 with threadpool_limits(limits=args.threads):
-                    loss = fn()["log_loss"]
-            except Exception as exc:  # a failed draw is left out and said so, not fatal to the suite
+                    draws[side].append(fn()["log_loss"])
+            except Exception as exc:  # a failed draw is kept as None and said so, not fatal to the suite
                 print(f"  {name}: {side}, draw {seed} failed: {exc}", file=sys.stderr, flush=True)
+                draws[side].append(None)
                 continue
-            draws[side].append(loss)
-            print(f"  {name}: {side}, draw {seed}: log-loss {loss:.4f}", file=sys.stderr, flush=True)
+            print(f"  {name}: {side}, draw {seed}: log-loss {draws[side][-1]:.4f}", file=sys.stderr, flush=True)
     return draws
 
 
 def _mean_se(values):
-    """Mean and its standard error (sample std / sqrt(n)) of a list of at least two numbers."""
-    values = np.asarray(values, dtype=np.float64)
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size))
+    """Mean, its standard error (sample std / sqrt(n)) and n of the numbers in ``values`` (None skipped)."""
+    values = np.asarray([v for v in values if v is not None], dtype=np.float64)
+    if values.size < 2:
+        return None, None, values.size
+    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(values.size)), values.size
 
 
 def run_case(name, args):
@@ -274,7 +282,7 @@ def run_case(name, args):
     elif n_train > args.skip_proset_above:
         case["proset_note"] = f"not run ({n_train:,} training rows > --skip-proset-above {args.skip_proset_above:,})"
     else:
-        row = attempt("proset 0.6.1 select_hyperparameters",
+        row = attempt(PROSET_TUNED,
                       lambda: run_proset_search(data, args.n_jobs, args.seed, args.proset_timeout, args.threads))
         case["rows"].append(row)
         if "error" in row:
@@ -334,17 +342,18 @@ def _goal(case):
     if published is None:  # every case of CASES has one (E16 or E17)
         return "no reference"
     draws = case.get("draws", {})
-    if len(draws.get("discrim", [])) > 1:
-        figure, se = _mean_se(draws["discrim"])
-        basis = f"mean of {len(draws['discrim'])} draws {figure:.3f}"
-        unit = "SE of the draws' mean"
+    figure, se, n = _mean_se(draws.get("discrim", []))
+    if figure is not None:
+        basis, unit = f"mean of {n} draws {figure:.3f}", "SE of the draws' mean"
     else:
         figure, se, basis, unit = d["log_loss"], d["test_se"], None, "SE of this split"
     p = _row(case, "proset")
-    if len(draws.get("proset", [])) > 1:
-        own = f"proset's search on {len(draws['proset'])} of the same draws, mean {_mean_se(draws['proset'])[0]:.3f}"
-    else:
-        own = f"proset's search on this split {p['log_loss']:.3f}" if p else None
+    own = f"proset's search on this split {p['log_loss']:.3f}" if p else None
+    both = [(dl, pl) for dl, pl in zip(draws.get("discrim", []), draws.get("proset", []))
+            if dl is not None and pl is not None]
+    if len(both) > 1:
+        own = (f"proset's search on {len(both)} of the same draws, mean {np.mean([pl for _, pl in both]):.3f} "
+               f"(discrim on those {np.mean([dl for dl, _ in both]):.3f})")
     ours = round(figure, 2)
     if ours <= published["log_loss"]:
         return f"met ({basis})" if basis else "met"
@@ -358,11 +367,8 @@ def _goal(case):
 
 def _draws_cell(case, side):
     """``mean ± SE (n)`` of one side's test log-loss over the case's draws, or ``-``."""
-    values = case.get("draws", {}).get(side, [])
-    if len(values) < 2:
-        return "-"
-    mean, se = _mean_se(values)
-    return f"{mean:.3f} ± {se:.3f} ({len(values)})"
+    mean, se, n = _mean_se(case.get("draws", {}).get(side, []))
+    return "-" if mean is None else f"{mean:.3f} ± {se:.3f} ({n})"
 
 
 def _fmt(value, spec):
@@ -376,7 +382,7 @@ def draws_table(cases):
         for side, values in case.get("draws", {}).items():
             if values:
                 lines.append(f"| {case['case']} | {side} | {_draws_cell(case, side)} | "
-                             + ", ".join(f"{v:.3f}" for v in values) + " |")
+                             + ", ".join("failed" if v is None else f"{v:.3f}" for v in values) + " |")
     if not lines:
         return ""
     return "\n".join(["| case | search | mean ± SE (draws) | test log-loss per draw, first split first |",
@@ -551,10 +557,14 @@ def main(argv=None):
     parser.add_argument("--proset-draws-up-to", type=int, default=0,
                         help="also run proset's tuned search on the draws of cases with at most this many "
                              "training rows")
+    parser.add_argument("--proset-draws", type=int, default=None,
+                        help="proset's searches on at most this many draws (the first ones; default: --draws)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
     parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")
     parser.add_argument("--note", default="", help="extra line for the results file")
     args = parser.parse_args(argv)
+    if args.proset_draws is None:
+        args.proset_draws = args.draws
     cases = []
     load_before = os.getloadavg()[0]
     for name in [c.strip() for c in args.cases.split(",") if c.strip()]:

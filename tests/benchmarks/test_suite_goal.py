@@ -17,13 +17,13 @@ def suite():
     return module
 
 
-def _case(name, log_loss, draws=None, proset=None):
+def _case(name, log_loss, draws=None, proset=None, proset_draws=()):
     rows = [{"model": "discrim PrototypeClassifierCV", "log_loss": log_loss, "test_se": 0.01}]
     if proset is not None:
         rows.append({"model": "proset 0.6.1 select_hyperparameters", "log_loss": proset})
     case = {"case": name, "rows": rows}
     if draws is not None:
-        case["draws"] = {"discrim": [log_loss, *draws], "proset": []}
+        case["draws"] = {"discrim": [log_loss, *draws], "proset": [proset, *proset_draws] if proset_draws else []}
     return case
 
 
@@ -45,16 +45,26 @@ def test_draws_mean_decides_the_goal_in_both_directions(suite):
     assert f"= {(mean - 0.28) / se:.1f} SE of the draws' mean" in verdict
 
 
-def test_mean_se_is_the_sample_standard_error(suite):
-    values = [0.1, 0.2, 0.4, 0.3]
-    mean, se = suite._mean_se(values)
-    assert mean == pytest.approx(0.25)
-    assert se == pytest.approx(np.std(values, ddof=1) / 2)
+def test_proset_draws_are_compared_on_the_draws_both_completed(suite):
+    # proset ran on the first three draws and failed on the second: compared on draws 1 and 3
+    case = _case("xor-4f", 0.30, draws=[0.31, 0.29, 0.30], proset=0.32, proset_draws=[None, 0.31])
+    assert "proset's search on 2 of the same draws, mean 0.315 (discrim on those 0.295)" in suite._goal(case)
+    assert suite._draws_cell(case, "proset") == "0.315 ± 0.005 (2)"
+
+
+def test_mean_se_is_the_sample_standard_error_and_skips_failures(suite):
+    values = [0.1, 0.2, None, 0.4, 0.3]
+    mean, se, n = suite._mean_se(values)
+    assert (mean, n) == (pytest.approx(0.25), 4)
+    assert se == pytest.approx(np.std([0.1, 0.2, 0.4, 0.3], ddof=1) / 2)
+    assert suite._mean_se([0.1, None]) == (None, None, 1)
 
 
 def test_draws_table_lists_every_draw(suite):
     case = _case("wine", 0.18, draws=[0.12, 0.15])
-    table = suite.draws_table([case, _case("iris-2f", 0.55)])
+    failed = _case("cancer", 0.12, draws=[None, 0.10])
+    table = suite.draws_table([case, _case("iris-2f", 0.55), failed])
     assert "| wine | discrim | 0.150 ± 0.017 (3) | 0.180, 0.120, 0.150 |" in table
+    assert "| cancer | discrim | 0.110 ± 0.010 (2) | 0.120, failed, 0.100 |" in table
     assert "iris-2f" not in table
     assert suite.draws_table([_case("iris-2f", 0.55)]) == ""
