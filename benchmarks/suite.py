@@ -18,9 +18,9 @@ For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, ran
   folds as discrim);
 - XGBoost, when importable: ``XGBClassifier`` with depth and number of trees chosen the same way.
 
-With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on the
-first ``--proset-draws`` of them) also runs on the draws ``random_state = seed + 1 .. seed + N - 1`` of each case (new data and a new split for
-the synthetic cases, a new split for the scikit-learn ones). The log-loss goal is then judged on the
+With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on
+the first ``--proset-draws`` of them) also runs on the draws ``random_state = seed + 1 .. seed + N - 1``
+of each case (new data and a new split for the synthetic cases, a new split for the scikit-learn ones). The log-loss goal is then judged on the
 mean test log-loss over the N draws, the method's expected result on the case, of which both this
 first split and the report's split are single samples.
 
@@ -478,7 +478,7 @@ def environment(load_before, load_after, args):
 
 
 def write(cases, args, load_before, argv):
-    summary = summary_table(cases)
+    summary, draws = summary_table(cases), draws_table(cases)
     text = "\n\n".join([
         "# Benchmark suite: tuned prototype sets, the original proset's search, kNN and XGBoost",
         "Produced by `python benchmarks/suite.py " + " ".join(argv) + "`. Each case's first split "
@@ -503,7 +503,7 @@ def write(cases, args, load_before, argv):
         environment(load_before, os.getloadavg()[0], args) + ("\n- " + args.note if args.note else ""),
         "## Summary\n\n" + summary,
         "## All models\n\n" + detail_table(cases),
-        *(["## Draws\n\n" + draws_table(cases)] if draws_table(cases) else []),
+        *(["## Draws\n\n" + draws] if draws else []),
         "## Notes\n\n"
         "- proset's searches were run only where the summary shows a time; the others are marked "
         "`not run` with the reason (its search repeats 55 fits of 10 batches and takes hours on the cases "
