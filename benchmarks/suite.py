@@ -219,12 +219,10 @@ def run_draws(name, args, case):
 
     from discrim.datasets import load_benchmark
 
-    def loss(row):
-        return None if row is None or "error" in row else row["log_loss"]
-
-    first_proset = next((r for r in case["rows"] if r["model"] == PROSET_TUNED), None)
-    with_proset = loss(first_proset) is not None and case["n_train"] <= args.proset_draws_up_to
-    draws = {"discrim": [loss(_row(case, "discrim"))], "proset": [loss(first_proset)] if with_proset else []}
+    first = {"discrim": _row(case, "discrim"), "proset": _row(case, PROSET_TUNED, exact=True)}
+    with_proset = first["proset"] is not None and case["n_train"] <= args.proset_draws_up_to
+    draws = {"discrim": [first["discrim"] and first["discrim"]["log_loss"]],
+             "proset": [first["proset"]["log_loss"]] if with_proset else []}
     for seed in range(args.seed + 1, args.seed + args.draws):
         data = load_benchmark(name, random_state=seed)
         runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed))]
@@ -303,8 +301,13 @@ def run_case(name, args):
     return case
 
 
-def _row(case, model):
-    return next((r for r in case["rows"] if r["model"].startswith(model) and "error" not in r), None)
+def _row(case, model, exact=False):
+    """The case's first successful row whose label starts with (``exact``: equals) ``model``, or None.
+
+    proset's tuned label is a prefix of its defaults' label, so its row is looked up exactly.
+    """
+    return next((r for r in case["rows"] if "error" not in r
+                 and (r["model"] == model if exact else r["model"].startswith(model))), None)
 
 
 def _speed(case):
@@ -314,7 +317,8 @@ def _speed(case):
     defaults (the setting of the reference times in the issue and BENCHMARKS.md) where that ran;
     elsewhere against the tuned run, which was the faster of the two wherever both ran.
     """
-    d, tuned, shipped = _row(case, "discrim"), _row(case, "proset"), _row(case, PROSET_DEFAULTS)
+    d, tuned, shipped = _row(case, "discrim"), _row(case, PROSET_TUNED, exact=True), \
+        _row(case, PROSET_DEFAULTS, exact=True)
 
     def cell(p, judged):
         if not (d and p):
@@ -347,7 +351,7 @@ def _goal(case):
         basis, unit = f"mean of {n} draws {figure:.3f}", "SE of the draws' mean"
     else:
         figure, se, basis, unit = d["log_loss"], d["test_se"], None, "SE of this split"
-    p = _row(case, "proset")
+    p = _row(case, PROSET_TUNED, exact=True)
     own = f"proset's search on this split {p['log_loss']:.3f}" if p else None
     both = [(dl, pl) for dl, pl in zip(draws.get("discrim", []), draws.get("proset", []))
             if dl is not None and pl is not None]
@@ -398,7 +402,7 @@ def summary_table(cases):
         "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for case in cases:
-        d, p = _row(case, "discrim"), _row(case, "proset")
+        d, p = _row(case, "discrim"), _row(case, PROSET_TUNED, exact=True)
         pub = PUBLISHED.get(case["case"])
         shipped, tuned = _speed(case)
         lines.append(
