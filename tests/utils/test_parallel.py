@@ -7,7 +7,10 @@ import time
 import joblib
 import pytest
 
+from threadpoolctl import threadpool_limits
+
 from discrim.utils._parallel import _can_fork, run_unordered
+from discrim.utils._threads import available_blas_threads
 
 
 def _square_and_pid(x, offset):
@@ -116,3 +119,23 @@ def test_shared_arguments_through_joblib():
     with joblib.parallel_config(backend="threading", n_jobs=2):
         results = list(run_unordered(_add_shared, [(1,), (2,)], shared={"data": _NoPickle()}))
     assert sorted(results) == [11, 12]
+
+
+def _threads_of_this_process(x):
+    time.sleep(0.05)  # long enough that both this process and the worker take tasks
+    return os.getpid(), len(os.listdir("/proc/self/task")), available_blas_threads()
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_forked_worker_inherits_the_thread_limit_without_starting_a_blas_pool():
+    # OpenBLAS's set_num_threads, called in a freshly forked process, starts a thread pool that
+    # busy-waits and takes the cores from the search: the workers must inherit their limit.
+    share = max(1, joblib.cpu_count() // 2)
+    with threadpool_limits(limits=share):
+        before = available_blas_threads()
+        results = list(run_unordered(_threads_of_this_process, [(x,) for x in range(6)], n_jobs=2))
+        assert available_blas_threads() == before
+    in_worker = [(n_threads, blas) for pid, n_threads, blas in results if pid != os.getpid()]
+    assert in_worker
+    assert all(blas == share for _, blas in in_worker)
+    assert all(n_threads == 1 for n_threads, _ in in_worker)

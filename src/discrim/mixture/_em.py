@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from functools import partial
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from discrim.discriminant._rules import log_posterior
+from discrim.utils._threads import limit_threads
 
 __all__ = ["EMResult", "available_threads", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
 
@@ -116,7 +116,7 @@ def block_mapper(n_threads):
     busy machine), besides oversubscribing the cores. Results come back in block order, so sums over blocks are identical for any
     ``n_threads``.
     """
-    with threadpool_limits(limits=1, user_api="blas"):
+    with limit_threads(1, user_api="blas"):
         if n_threads <= 1:
             yield lambda fn, blocks: [fn(b) for b in blocks]
             return

@@ -8,7 +8,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
-from threadpoolctl import ThreadpoolController
 
 from discrim.backend import namespace
 from discrim.optim import NonNegElasticNet, PenalizedObjective, Restricted, SolverResult, minimize_lbfgsb
@@ -23,6 +22,7 @@ from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, merge_equivalent
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
+from discrim.utils._threads import available_blas_threads, limit_threads
 from discrim.utils.validation import check_labels, check_sample_weight
 
 logger = logging.getLogger(__name__)
@@ -30,21 +30,6 @@ logger = logging.getLogger(__name__)
 # Start values of the seed: v_d = 10 / D, w_j = 1.
 START_FEATURE_WEIGHT = 10.0
 START_PROTOTYPE_WEIGHT = 1.0
-
-
-_CONTROLLER = []  # one ThreadpoolController, built on first use (scanning libraries takes ~1 ms)
-
-
-def _blas():
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0]
-
-
-def _available_threads():
-    """Threads the BLAS would use here: respects threadpoolctl limits and joblib workers' limits."""
-    counts = [info["num_threads"] for info in _blas().select(user_api="blas").info()]
-    return max(1, min(counts)) if counts else 1
 
 
 def _solver_scale(n_features, n_candidates):
@@ -455,8 +440,8 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         # for the whole fit: the objective is many small GEMMs on cache-sized row chunks run in
         # parallel threads, where a multi-threaded BLAS only adds synchronisation (and on a busy
         # machine its spinning threads slow it 10-50x).
-        n_threads = _available_threads()
-        with _blas().limit(limits=1, user_api="blas"):
+        n_threads = available_blas_threads()
+        with limit_threads(1, user_api="blas"):
             for rng in rngs:
                 self._add_batch(X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level)
 

@@ -10,6 +10,8 @@ import threading
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
+from discrim.utils._threads import limit_threads
+
 # Keyword arguments shared by the tasks of the running forked pools, by pool: set before the
 # workers fork, so that they inherit them (copy-on-write) instead of receiving pickled copies.
 _INHERITED = {}
@@ -56,7 +58,7 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, fol
     search on small data, whereas a forked worker starts in milliseconds with the modules already
     loaded (the original proset's search forks its workers the same way); and this process,
     instead of idling until the last result, does a worker's share. Each worker, this process
-    included while it runs a task, limits its BLAS threads to its share of the cores. Elsewhere
+    included while the pool runs, limits its BLAS threads to its share of the cores. Elsewhere
     (macOS, Windows, or ``fork_safe=False``) joblib's default backend is used.
     """
     from joblib import effective_n_jobs
@@ -93,7 +95,6 @@ def _run_joblib_rounds(function, ready, n_workers, shared, follow_up):
 def _run_forked(function, ready, n_workers, shared, follow_up):
     """This process and ``n_workers - 1`` forked workers on a common queue of ready tasks."""
     from joblib import cpu_count
-    from threadpoolctl import threadpool_limits
 
     pool_id = next(_POOL_IDS)
     _INHERITED[pool_id] = shared
@@ -129,44 +130,46 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
     # collection in a worker would otherwise write to every one of them and make the worker
     # copy the pages they live on (copy-on-write).
     gc.freeze()
-    try:
-        with warnings.catch_warnings():
-            # Python 3.12+ warns that fork() in a process with threads (the BLAS's) may deadlock;
-            # the workers only run numpy/scipy code, whose BLAS (OpenBLAS, MKL) re-initialises
-            # after fork.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            executor = ProcessPoolExecutor(n_children, mp_context=multiprocessing.get_context("fork"),
-                                           initializer=_limit_threads, initargs=(threads,))
-            with lock:  # the workers fork on the first submit, after _INHERITED holds the arguments
-                feed()
-        while True:
-            with lock:
-                task = ready.popleft() if ready else None
-                done = task is None and state["in_children"] == 0 and finished.empty()
-            if done:
-                break
-            if task is not None:
-                with threadpool_limits(limits=threads):
-                    result = function(*task, **shared)
-                with lock:
-                    ready.extend(follow_up(result))
+    # The thread limit of every worker, this process included, is set here before the fork, so
+    # the children inherit it and nobody sets it again while the pool runs: after a fork,
+    # OpenBLAS's set_num_threads starts a thread pool that busy-waits (see limit_threads).
+    with limit_threads(threads):
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12+ warns that fork() in a process with threads (the BLAS's) may deadlock;
+                # the workers only run numpy/scipy code, whose BLAS (OpenBLAS, MKL) re-initialises
+                # after fork.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                executor = ProcessPoolExecutor(n_children, mp_context=multiprocessing.get_context("fork"))
+                with lock:  # the workers fork on the first submit, after _INHERITED holds the arguments
                     feed()
-            else:
-                result = _unpack(finished.get())  # wait for a child
-            yield result
-            while True:  # the children's results that came in meanwhile
-                try:
-                    item = finished.get_nowait()
-                except queue.Empty:
+            while True:
+                with lock:
+                    task = ready.popleft() if ready else None
+                    done = task is None and state["in_children"] == 0 and finished.empty()
+                if done:
                     break
-                yield _unpack(item)
-    finally:
-        with lock:
-            state["closing"] = True
-        if executor is not None:
-            executor.shutdown(wait=True, cancel_futures=True)
-        gc.unfreeze()
-        del _INHERITED[pool_id]
+                if task is not None:
+                    result = function(*task, **shared)
+                    with lock:
+                        ready.extend(follow_up(result))
+                        feed()
+                else:
+                    result = _unpack(finished.get())  # wait for a child
+                yield result
+                while True:  # the children's results that came in meanwhile
+                    try:
+                        item = finished.get_nowait()
+                    except queue.Empty:
+                        break
+                    yield _unpack(item)
+        finally:
+            with lock:
+                state["closing"] = True
+            if executor is not None:
+                executor.shutdown(wait=True, cancel_futures=True)
+            gc.unfreeze()
+            del _INHERITED[pool_id]
 
 
 def _unpack(item):
@@ -198,9 +201,3 @@ def _can_fork():
         and not multiprocessing.current_process().daemon
     )
 
-
-def _limit_threads(n_threads):
-    """Worker initializer: cap the BLAS/OpenMP thread pools for the life of the worker."""
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(limits=n_threads)

@@ -1,0 +1,54 @@
+"""Tests of the thread-pool limits: only the libraries whose count changes are touched, and restored."""
+
+import pytest
+from threadpoolctl import threadpool_limits
+
+from discrim.utils._threads import available_blas_threads, limit_threads, thread_pools
+
+BLAS = thread_pools().select(user_api="blas").lib_controllers
+needs_blas = pytest.mark.skipif(not BLAS, reason="no BLAS library found by threadpoolctl")
+
+
+@pytest.fixture
+def set_calls(monkeypatch):
+    """Record every ``set_num_threads`` call on the BLAS libraries, as (library, count)."""
+    calls = []
+    for library in BLAS:
+        original = library.set_num_threads
+
+        def record(n, library=library, original=original):
+            calls.append((library, n))
+            return original(n)
+
+        monkeypatch.setattr(library, "set_num_threads", record)
+    return calls
+
+
+@needs_blas
+def test_a_library_already_at_the_limit_is_not_set(set_calls):
+    with threadpool_limits(limits=1, user_api="blas"):
+        with limit_threads(1, user_api="blas"):
+            assert available_blas_threads() == 1
+    assert set_calls == []
+
+
+@needs_blas
+def test_a_changed_limit_is_set_and_restored(set_calls):
+    with threadpool_limits(limits=1, user_api="blas"):
+        with limit_threads(2, user_api="blas"):
+            assert all(library.num_threads == 2 for library in BLAS)
+        assert all(library.num_threads == 1 for library in BLAS)
+    assert [n for _, n in set_calls] == [2] * len(BLAS) + [1] * len(BLAS)
+
+
+@needs_blas
+def test_the_limit_is_restored_when_the_body_raises():
+    with threadpool_limits(limits=1, user_api="blas"):
+        with pytest.raises(RuntimeError, match="boom"):
+            with limit_threads(2):
+                raise RuntimeError("boom")
+        assert available_blas_threads() == 1
+
+
+def test_available_blas_threads_is_at_least_one():
+    assert available_blas_threads() >= 1
