@@ -1,9 +1,11 @@
-"""Tests of the thread-pool limits: only the libraries whose count changes are touched, and restored."""
+"""Tests of the thread counts and thread-pool limits: only the libraries whose count changes are touched, and restored."""
+
+import os
 
 import pytest
 from threadpoolctl import threadpool_limits
 
-from discrim.utils._threads import available_blas_threads, limit_threads, thread_pools
+from discrim.utils._threads import available_blas_threads, available_cores, limit_threads, thread_pools
 
 BLAS = thread_pools().select(user_api="blas").lib_controllers
 needs_blas = pytest.mark.skipif(not BLAS, reason="no BLAS library found by threadpoolctl")
@@ -52,3 +54,11 @@ def test_the_limit_is_restored_when_the_body_raises():
 
 def test_available_blas_threads_is_at_least_one():
     assert available_blas_threads() >= 1
+
+
+def test_available_cores_is_the_affinity_mask_size(monkeypatch):
+    if hasattr(os, "sched_getaffinity"):
+        assert available_cores() == len(os.sched_getaffinity(0))
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: None)
+    assert available_cores() == 1

@@ -1,6 +1,5 @@
 """The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
 
-import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -12,7 +11,7 @@ import numpy as np
 from discrim.discriminant._rules import log_posterior
 from discrim.utils._threads import limit_threads
 
-__all__ = ["EMResult", "available_threads", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -96,14 +95,6 @@ def _e_step_block(family, X, sample_weight, log_weights, params, with_stats, sl)
         return None, ll
     np.exp(log_resp, out=log_resp)
     return fam.suff_stats(Xb, log_resp, wb), ll
-
-
-def available_threads():
-    """Number of CPU cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 @contextmanager

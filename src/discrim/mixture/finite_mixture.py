@@ -8,10 +8,11 @@ from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.mixture._em import available_threads, default_chunk_size, posterior, run_em, stats_from_resp
+from discrim.mixture._em import default_chunk_size, posterior, run_em, stats_from_resp
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
+from discrim.utils._threads import available_cores
 from discrim.utils.validation import check_sample_weight
 
 __all__ = ["FiniteMixture"]
@@ -266,7 +267,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
                 reg_covar=self.reg_covar,
                 keep_history=self.keep_history,
                 chunk_size=self._chunk(X.shape[1]),
-                n_threads=self.n_threads or available_threads(),
+                n_threads=self.n_threads or available_cores(),
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
                 best = result
@@ -319,7 +320,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         X = self._check_X(X, reset=False)
         return posterior(
             self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]),
-            self.n_threads or available_threads(),
+            self.n_threads or available_cores(),
         )
 
     def score_samples(self, X):

@@ -1,5 +1,6 @@
 """Thread counts of the native thread pools (BLAS, OpenMP), read and limited through threadpoolctl."""
 
+import os
 from contextlib import contextmanager
 
 from threadpoolctl import ThreadpoolController
@@ -12,6 +13,14 @@ def thread_pools():
     if not _CONTROLLER:
         _CONTROLLER.append(ThreadpoolController())
     return _CONTROLLER[0]
+
+
+def available_cores():
+    """Number of CPU cores this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
 
 
 def available_blas_threads():
