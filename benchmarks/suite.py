@@ -19,10 +19,11 @@ For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, ran
 - XGBoost, when importable: ``XGBClassifier`` with depth and number of trees chosen the same way.
 
 With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on
-the first ``--proset-draws`` of them) also runs on the draws ``random_state = seed + 1 .. seed + N - 1``
-of each case (new data and a new split for the synthetic cases, a new split for the scikit-learn ones). The log-loss goal is then judged on the
-mean test log-loss over the N draws, the method's expected result on the case, of which both this
-first split and the report's split are single samples.
+the first ``--proset-draws`` of them) also runs on the draws
+``random_state = seed + 1 .. seed + N - 1`` of each case (new data and a new split for the synthetic
+cases, a new split for the scikit-learn ones). The log-loss goal is then judged on the mean test
+log-loss over the N draws, the method's expected result on the case, of which both this first split
+and the report's split are single samples.
 
 Every search is timed around its whole ``fit`` (search and refit). Test metrics come from
 ``discrim.evaluation.score_probabilities``. The published proset figures (technical report, tables E16

@@ -6,7 +6,6 @@ import time
 
 import joblib
 import pytest
-
 from threadpoolctl import threadpool_limits
 
 from discrim.utils._parallel import _can_fork, run_unordered

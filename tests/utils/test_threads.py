@@ -1,4 +1,4 @@
-"""Tests of the thread counts and thread-pool limits: only the libraries whose count changes are touched, and restored."""
+"""Tests of the thread counts, and of limits that touch only the libraries whose count changes."""
 
 import os
 
