@@ -5,7 +5,13 @@ from hypothesis import strategies as st
 
 from discrim.discriminant._rules import check_some_density, log_posterior
 from discrim.utils._random import as_seed_sequence, spawn_generators
-from discrim.utils.validation import check_labels, check_priors, check_sample_weight
+from discrim.utils.validation import (
+    MAX_FEATURE_MAGNITUDE,
+    check_feature_magnitude,
+    check_labels,
+    check_priors,
+    check_sample_weight,
+)
 
 
 def test_sample_weight_defaults_to_ones_and_accepts_scalars():
@@ -20,12 +26,26 @@ def test_sample_weight_defaults_to_ones_and_accepts_scalars():
         ([1.0, np.nan, 1.0], "NaN"),
         ([1.0, -1.0, 1.0], "negative"),
         ([0.0, 0.0, 0.0], "sums to zero"),
+        ([1e308, 1e308, 1e308], "sums to infinity"),
         (["a", "b", "c"], "numeric"),
     ],
 )
 def test_sample_weight_errors_name_the_problem(weights, message):
     with pytest.raises(ValueError, match=message):
         check_sample_weight(weights, 3)
+
+
+@pytest.mark.parametrize("value", [1e101, -1e300, np.finfo(np.float32).max])
+def test_feature_magnitude_beyond_the_limit_is_refused_by_name(value):
+    X = np.array([[0.0, 1.0], [value, np.nan]])
+    with pytest.raises(ValueError, match="X_test has values of magnitude.*rescale"):
+        check_feature_magnitude(X, name="X_test")
+
+
+@given(st.floats(-MAX_FEATURE_MAGNITUDE, MAX_FEATURE_MAGNITUDE))
+def test_feature_magnitude_within_the_limit_passes_unchanged(value):
+    X = np.array([[value, 0.0]])
+    assert check_feature_magnitude(X) is X or np.array_equal(check_feature_magnitude(X), X)
 
 
 def test_check_labels_encodes_and_rejects_single_class():

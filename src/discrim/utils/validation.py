@@ -40,9 +40,53 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight contains NaN or infinity: pass finite weights.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values: weights must be >= 0.")
-    if not w.sum() > 0:
+    total = w.sum()
+    if not total > 0:
         raise ValueError("sample_weight sums to zero: at least one row needs a positive weight.")
+    if not np.isfinite(total):
+        raise ValueError(
+            "sample_weight sums to infinity: divide the weights by a common factor (only their "
+            "ratios matter)."
+        )
     return w
+
+
+# Largest feature magnitude discrim accepts. Squared distances of centred data are summed over
+# features and rows, so values beyond about 1e100 would overflow float64 (or lose every digit of
+# their spread to the offset) and turn probabilities into NaN.
+MAX_FEATURE_MAGNITUDE = 1e100
+
+
+def check_feature_magnitude(X, name="X"):
+    """Refuse data too large in magnitude to be represented in squared distances.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite values (NaN, where a caller allows missing values, is ignored).
+    name : str, default="X"
+        The parameter's name in the error message.
+
+    Returns
+    -------
+    X : ndarray
+        The input, unchanged.
+
+    Raises
+    ------
+    ValueError
+        If any ``|x| > MAX_FEATURE_MAGNITUDE``; the message names the parameter and the fix.
+    """
+    X = np.asarray(X)
+    if X.size and X.dtype.kind == "f":
+        largest = np.nanmax(np.abs(X)) if np.isnan(X).any() else np.max(np.abs(X))
+        if largest > MAX_FEATURE_MAGNITUDE:
+            raise ValueError(
+                f"{name} has values of magnitude up to {largest:.3g}; discrim supports |value| <= "
+                f"{MAX_FEATURE_MAGNITUDE:.0e}: rescale the features (e.g. with StandardScaler or a "
+                "change of units)."
+            )
+    return X
 
 
 def check_labels(y):
