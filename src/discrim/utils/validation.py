@@ -51,10 +51,14 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
     return w
 
 
-# Largest feature magnitude discrim accepts. Squared distances of centred data are summed over
-# features and rows, so values beyond about 1e100 would overflow float64 (or lose every digit of
-# their spread to the offset) and turn probabilities into NaN.
-MAX_FEATURE_MAGNITUDE = 1e100
+def max_feature_magnitude(dtype=np.float64):
+    """Largest feature magnitude discrim accepts for data of ``dtype``.
+
+    Squared distances of centred data are summed over features and rows, so values beyond about
+    the cube root of the dtype's largest number would overflow (or lose every digit of their
+    spread to the offset) and turn probabilities into NaN: 1e102 for float64, 1e12 for float32.
+    """
+    return 10.0 ** (np.finfo(dtype).maxexp * np.log10(2.0) // 3)
 
 
 def check_feature_magnitude(X, name="X"):
@@ -63,7 +67,7 @@ def check_feature_magnitude(X, name="X"):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Finite values (NaN, where a caller allows missing values, is ignored).
+        Floating-point values; NaN (where a caller allows missing values) is ignored.
     name : str, default="X"
         The parameter's name in the error message.
 
@@ -75,16 +79,18 @@ def check_feature_magnitude(X, name="X"):
     Raises
     ------
     ValueError
-        If any ``|x| > MAX_FEATURE_MAGNITUDE``; the message names the parameter and the fix.
+        If any ``|x|`` exceeds :func:`max_feature_magnitude` of X's dtype; the message names the
+        parameter and the fix.
     """
     X = np.asarray(X)
     if X.size and X.dtype.kind == "f":
+        limit = max_feature_magnitude(X.dtype)
         largest = np.nanmax(np.abs(X)) if np.isnan(X).any() else np.max(np.abs(X))
-        if largest > MAX_FEATURE_MAGNITUDE:
+        if largest > limit:
             raise ValueError(
                 f"{name} has values of magnitude up to {largest:.3g}; discrim supports |value| <= "
-                f"{MAX_FEATURE_MAGNITUDE:.0e}: rescale the features (e.g. with StandardScaler or a "
-                "change of units)."
+                f"{limit:.0e} for {X.dtype} data: rescale the features (e.g. with StandardScaler "
+                "or a change of units)."
             )
     return X
 
