@@ -40,7 +40,8 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
         raise ValueError("sample_weight contains NaN or infinity: pass finite weights.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values: weights must be >= 0.")
-    total = w.sum()
+    with np.errstate(over="ignore"):  # an overflowing sum is reported below
+        total = w.sum()
     if not total > 0:
         raise ValueError("sample_weight sums to zero: at least one row needs a positive weight.")
     if not np.isfinite(total):
