@@ -167,6 +167,40 @@ def test_bic_chooses_the_components_of_each_class(rng):
     assert list(mixed.selections_[1].table["n_components"]) == [1, 3]  # 500 > rows: skipped
 
 
+def test_selections_are_the_select_mixture_results_and_survive_a_model_file(rng, tmp_path):
+    """The BIC tables kept as plain containers give back select_mixture's own table, before and
+    after save_model/load_model (skops cannot save a pandas table: issue 17)."""
+    from discrim.mixture import select_mixture
+    from discrim.persistence import load_model, save_model
+
+    X, y = _three_classes(rng)
+    mda = MixtureDiscriminant(Gaussian(covariance_type="full"), n_components={"a": [1, 2], "b": 1, "c": [1, 2, 3]},
+                              random_state=0).fit(X, y)
+    seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(0).spawn(3)]
+    path = tmp_path / "mda.skops"
+    save_model(mda, path)
+    loaded = load_model(path)
+    for model in (mda, loaded):
+        assert model.selections_[1] is None
+        for k, candidates in [(0, [1, 2]), (2, [1, 2, 3])]:
+            rows = X[y == model.classes_[k]]
+            oracle = select_mixture(rows, {"family": Gaussian(covariance_type="full")}, candidates,
+                                    random_state=seeds[k], n_init=1, max_iter=100, tol=1e-3, reg_covar=1e-6)
+            selection = model.selections_[k]
+            pd.testing.assert_frame_equal(selection.table, oracle.table, check_exact=True)
+            assert (selection.criterion, selection.best_index, selection.best_params) == (
+                oracle.criterion, oracle.best_index, oracle.best_params)
+            assert selection.best_estimator is model.mixtures_[k]
+            assert selection.estimators[selection.best_index] is selection.best_estimator
+            assert list(selection.families) == list(oracle.families)
+    np.testing.assert_array_equal(loaded.predict_proba(X), mda.predict_proba(X))
+
+
+def test_selections_need_a_fitted_model():
+    with pytest.raises(AttributeError):
+        MixtureDiscriminant(Gaussian()).selections_
+
+
 @pytest.mark.parametrize(
     "n_components, match",
     [

@@ -31,6 +31,55 @@ def _n_distinct_rows(X, needed):
     return np.unique(X, axis=0).shape[0]
 
 
+def _selection_state(selection):
+    """A :class:`~discrim.mixture.MixtureSelection` as plain containers that skops saves.
+
+    skops cannot save a pandas table (pandas objects have no default ``__reduce__``), so the
+    table is kept column by column: numeric and boolean columns as ndarrays, text columns (the
+    family labels and the error messages) as lists of str.
+
+    Parameters
+    ----------
+    selection : MixtureSelection
+
+    Returns
+    -------
+    state : dict
+        Every field of ``selection``; :func:`_selection_from_state` rebuilds it.
+    """
+    table = selection.table
+    numeric = {name for name in table.columns if table[name].dtype.kind in "biuf"}
+    columns = {name: table[name].to_numpy() if name in numeric else table[name].tolist() for name in table.columns}
+    return {
+        "columns": list(table.columns),
+        "table": columns,
+        "criterion": selection.criterion,
+        "best_index": int(selection.best_index),
+        "best_params": dict(selection.best_params),
+        "best_estimator": selection.best_estimator,
+        "families": dict(selection.families),
+        "estimators": list(selection.estimators),
+    }
+
+
+def _selection_from_state(state):
+    """The :class:`~discrim.mixture.MixtureSelection` saved by :func:`_selection_state`."""
+    import pandas as pd
+
+    from discrim.mixture._selection import MixtureSelection
+
+    table = pd.DataFrame({name: state["table"][name] for name in state["columns"]}, columns=state["columns"])
+    return MixtureSelection(
+        table=table,
+        criterion=state["criterion"],
+        best_index=state["best_index"],
+        best_params=dict(state["best_params"]),
+        best_estimator=state["best_estimator"],
+        families=dict(state["families"]),
+        estimators=list(state["estimators"]),
+    )
+
+
 def _plain(label):
     """A class label as a Python scalar, so messages read 'b' rather than np.str_('b')."""
     return label.item() if isinstance(label, np.generic) else label
@@ -84,7 +133,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         The fitted class densities, in the order of ``classes_``.
     selections_ : list of (MixtureSelection or None) of length n_classes
         The BIC table of each class whose count was chosen from several candidates (see
-        :func:`discrim.mixture.select_mixture`); None where the count was fixed.
+        :func:`discrim.mixture.select_mixture`); None where the count was fixed. Built on each
+        access from plain arrays and lists kept by the fitted model, so that the model can be
+        saved (skops cannot save the pandas table itself).
     n_iter_ : ndarray of shape (n_classes,) of int
         EM iterations of each class's kept run.
     converged_ : bool
@@ -225,10 +276,17 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.priors_ = priors
         self.n_components_ = np.array([m.n_components for m in mixtures])
         self.mixtures_ = mixtures
-        self.selections_ = selections
+        self._selections = [None if s is None else _selection_state(s) for s in selections]
         self.n_iter_ = np.array([m.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures))
         return self
+
+    @property
+    def selections_(self):
+        """list of (MixtureSelection or None): the BIC table of each class (see Attributes)."""
+        # A property rather than an attribute: the fitted model keeps plain containers that
+        # skops saves (see _selection_state); an unfitted model raises AttributeError.
+        return [None if s is None else _selection_from_state(s) for s in self._selections]
 
     def _check_n_components(self, X, classes, y_idx, w):
         """Candidate component counts of every class; errors name the class and the fix.
