@@ -1,16 +1,132 @@
+"""Model files: atomic saving, clear errors, and loading that never runs code from the file.
+
+The attack tests edit ``schema.json`` inside a valid file, as an attacker would; each payload
+would create a marker file if it ran. ``test_payloads_are_real`` shows that skops itself runs
+every payload when its types are trusted (what the prefix allowlist of issue 17 did), so the
+refusals below are not vacuous.
+"""
+
+import io
+import json
+import pickle
+import zipfile
+
 import numpy as np
 import pytest
+import skops.io as sio
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from discrim.cli.main import cli
+from discrim.discriminant import LinearDiscriminant
 from discrim.persistence import ModelFileError, load_model, save_model
+
+# ---------------------------------------------------------------------------------------------
+# helpers
+
+
+def _data(rng):
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    return X, y
 
 
 def _fitted(rng):
-    X = rng.normal(size=(40, 3))
-    y = (X[:, 0] > 0).astype(int)
-    return make_pipeline(StandardScaler(), LogisticRegression()).fit(X, y), X
+    X, y = _data(rng)
+    return make_pipeline(StandardScaler(), LinearDiscriminant()).fit(X, y), X
+
+
+def _members(path):
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def _write(path, members):
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+
+
+def _with_schema(source, target, schema):
+    """Copy the skops file ``source`` to ``target`` with ``schema`` (a dict, or raw text/bytes)."""
+    members = _members(source)
+    members["schema.json"] = schema if isinstance(schema, (str, bytes)) else json.dumps(schema)
+    _write(target, members)
+    return target
+
+
+@pytest.fixture
+def lda_file(tmp_path, rng):
+    X, y = _data(rng)
+    path = tmp_path / "lda.skops"
+    save_model(LinearDiscriminant().fit(X, y), path)
+    return path
+
+
+def _json(value):
+    return {"__class__": "str", "__module__": "builtins", "__loader__": "JsonNode", "content": json.dumps(value)}
+
+
+def _tuple(*items):
+    return {"__class__": "tuple", "__module__": "builtins", "__loader__": "TupleNode", "content": list(items)}
+
+
+def _call(module, name, *args):
+    """A node that makes skops call ``module.name(*args)`` while loading."""
+    return {"__class__": name, "__module__": module, "__loader__": "ConstructorFromReduceNode",
+            "content": _tuple(*[_json(a) for a in args])}
+
+
+class _Touch:
+    """Unpickling this creates ``path``: the payload of the pickle-reading attacks."""
+
+    def __init__(self, path):
+        self.path = str(path)
+
+    def __reduce__(self):
+        return (open, (self.path, "w"))
+
+
+def _payloads(tmp_path, marker):
+    """Name -> node whose loading would create ``marker``."""
+    pickled = tmp_path / "payload.pkl"
+    pickled.write_bytes(pickle.dumps(_Touch(marker)))
+    return {
+        "builtins.exec": _call("builtins", "exec", f"open({str(marker)!r}, 'w').close()"),
+        "numpy.load": _call("numpy", "load", str(pickled), None, True),  # allow_pickle=True
+        "pandas.read_pickle": _call("pandas", "read_pickle", str(pickled)),
+        # A dict key is rebuilt by calling its saved type on the key's text.
+        "builtins.eval as a dict key type": {
+            "__class__": "dict", "__module__": "builtins", "__loader__": "DictNode",
+            "key_types": {"__class__": "list", "__module__": "builtins", "__loader__": "ListNode",
+                          "content": [{"__class__": "eval", "__module__": "builtins", "__loader__": "TypeNode"}]},
+            "content": {f"open({str(marker)!r}, 'w').close()": _json(1)},
+        },
+        # scipy's univariate distributions exec a template kept in their state when unpickled.
+        "scipy distribution state": {
+            "__class__": "norm_gen", "__module__": "scipy.stats._continuous_distns", "__loader__": "ObjectNode",
+            "content": {"__class__": "dict", "__module__": "builtins", "__loader__": "DictNode",
+                        "key_types": {"__class__": "list", "__module__": "builtins", "__loader__": "ListNode",
+                                      "content": [{"__class__": "str", "__module__": "builtins",
+                                                   "__loader__": "TypeNode"}]},
+                        "content": {"_parse_arg_template": _json(f"open({str(marker)!r}, 'w').close()")}},
+        },
+    }
+
+
+def _lda_with(lda_file, tmp_path, node, name="evil.skops"):
+    """The LDA file with ``node`` as its ``priors`` parameter: a payload hidden in a valid model."""
+    schema = json.loads(_members(lda_file)["schema.json"])
+    schema["content"]["content"]["priors"] = node
+    return _with_schema(lda_file, tmp_path / name, schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# saving
 
 
 def test_round_trip_gives_identical_predictions(tmp_path, rng):
@@ -20,6 +136,111 @@ def test_round_trip_gives_identical_predictions(tmp_path, rng):
     loaded = load_model(path)
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
     assert [p.name for p in tmp_path.iterdir()] == ["model.skops"]  # no temporary file left
+
+
+def test_saving_into_a_missing_folder_fails_before_writing(tmp_path, rng):
+    model, _ = _fitted(rng)
+    with pytest.raises(ModelFileError, match="does not exist"):
+        save_model(model, tmp_path / "no" / "model.skops")
+
+
+def test_a_model_outside_the_allowlist_is_refused_before_writing(tmp_path, rng):
+    X, y = _data(rng)
+    with pytest.raises(ModelFileError, match=r"cannot save model: .*LogisticRegression.* does not trust"):
+        save_model(LogisticRegression().fit(X, y), tmp_path / "m.skops")
+    assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------------------------------------
+# attacks
+
+
+def test_payloads_are_real(tmp_path, lda_file):
+    # With every type in the file trusted (the prefix allowlist trusted all of these modules),
+    # skops runs each payload. This keeps the refusal tests below honest.
+    for name, node in _payloads(tmp_path, tmp_path / "marker").items():
+        marker = tmp_path / "marker"
+        path = _lda_with(lda_file, tmp_path, node)
+        try:
+            sio.load(path, trusted=sio.get_untrusted_types(file=path))
+        except Exception:  # some payloads return an object the estimator cannot hold: irrelevant
+            pass
+        assert marker.exists(), name
+        marker.unlink()
+
+
+@pytest.mark.parametrize("payload", ["builtins.exec", "numpy.load", "pandas.read_pickle",
+                                     "builtins.eval as a dict key type", "scipy distribution state"])
+@pytest.mark.parametrize("hidden", [False, True], ids=["whole-file", "inside-lda"])
+def test_payloads_are_refused_and_never_run(tmp_path, lda_file, payload, hidden):
+    marker = tmp_path / "marker"
+    node = _payloads(tmp_path, marker)[payload]
+    if hidden:
+        path = _lda_with(lda_file, tmp_path, node)
+    else:
+        schema = {**node, "protocol": json.loads(_members(lda_file)["schema.json"])["protocol"]}
+        path = _with_schema(lda_file, tmp_path / "evil.skops", schema)
+    with pytest.raises(ModelFileError, match="refused"):
+        load_model(path)
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_cli_refuses_a_payload_in_one_line(tmp_path, lda_file, command):
+    marker = tmp_path / "marker"
+    path = _lda_with(lda_file, tmp_path, _payloads(tmp_path, marker)["builtins.exec"])
+    csv = tmp_path / "rows.csv"
+    csv.write_text("x0,x1,x2\n0,0,0\n")
+    args = [command, "--model", str(path), "--csv", str(csv)] + (["--row", "0"] if command == "explain" else [])
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output and "refused" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize("node", [
+    # Loaders that hand out or call functions are never accepted, whatever the target.
+    {"__class__": "exec", "__module__": "builtins", "__loader__": "FunctionNode"},
+    {"__class__": "partial", "__module__": "functools", "__loader__": "PartialNode", "content": {}},
+    {"__class__": "attrgetter", "__module__": "operator", "__loader__": "OperatorFuncNode", "attrs": {}},
+    {"__class__": "LinearDiscriminant", "__module__": "discrim.discriminant.gaussian", "__loader__": "MethodNode",
+     "content": {"func": "fit", "obj": {}}},
+    {"__class__": "Tree", "__module__": "sklearn.tree._tree", "__loader__": "TreeNode", "content": {},
+     "__reduce__": {"args": {}}},
+    # A trusted type through a loader that calls it with arguments from the file.
+    _call("discrim.discriminant.gaussian", "LinearDiscriminant", "x"),
+    # Types by prefix only: a module prefix trusts nothing.
+    {"__class__": "dict", "__module__": "builtins.evil", "__loader__": "DictNode", "content": {}, "key_types": {}},
+    {"__class__": "LinearDiscriminantX", "__module__": "discrim.discriminant.gaussian", "__loader__": "ObjectNode"},
+    # numpy types that are not arrays or scalars (would be called on the array's content).
+    {"__class__": "load", "__module__": "numpy", "__loader__": "NdArrayNode", "type": "numpy", "file": "x.npy"},
+], ids=lambda node: f"{node['__loader__']}-{node['__module__']}.{node['__class__']}")
+def test_untrusted_loaders_and_types_are_refused(tmp_path, lda_file, node):
+    with pytest.raises(ModelFileError, match="refused"):
+        load_model(_lda_with(lda_file, tmp_path, node))
+
+
+def test_an_object_array_of_trusted_items_loads_and_untrusted_items_are_refused(tmp_path, lda_file):
+    array = {"__class__": "ndarray", "__module__": "numpy", "__loader__": "NdArrayNode", "type": "json",
+             "content": [_json("a"), _json("b")], "shape": _tuple(_json(2))}
+    assert list(load_model(_lda_with(lda_file, tmp_path, array, "ok.skops")).priors) == ["a", "b"]
+    array["content"][1] = _call("builtins", "exec", "1")
+    with pytest.raises(ModelFileError, match="ConstructorFromReduceNode"):
+        load_model(_lda_with(lda_file, tmp_path, array))
+
+
+def test_old_skops_protocols_are_refused(tmp_path, lda_file):
+    # Older protocols rebuild some nodes by calling a class named in the file.
+    schema = json.loads(_members(lda_file)["schema.json"])
+    for protocol in [0, 1, True, "2", None]:
+        schema["protocol"] = protocol
+        with pytest.raises(ModelFileError, match="protocol"):
+            load_model(_with_schema(lda_file, tmp_path / "old.skops", schema))
+
+
+# ---------------------------------------------------------------------------------------------
+# damaged files
 
 
 def test_missing_and_corrupted_files_give_clear_errors(tmp_path, rng):
@@ -32,13 +253,183 @@ def test_missing_and_corrupted_files_give_clear_errors(tmp_path, rng):
     model, _ = _fitted(rng)
     good = tmp_path / "good.skops"
     save_model(model, good)
+    data = good.read_bytes()
     truncated = tmp_path / "truncated.skops"
-    truncated.write_bytes(good.read_bytes()[: len(good.read_bytes()) // 2])
+    for end in [len(data) // 2, len(data) - 1, 30]:
+        truncated.write_bytes(data[:end])
+        with pytest.raises(ModelFileError):
+            load_model(truncated)
+
+
+def _malformed(schema):
+    """Name -> a damaged copy of a valid LDA schema."""
+    root = schema["content"]
+    cases = {
+        "a list where the root dict is": [schema],
+        "a list where a node is": {**schema, "content": [root]},
+        "a node without its loader": {**schema, "content": {k: v for k, v in root.items() if k != "__loader__"}},
+        "a node without its class": {k: v for k, v in schema.items() if k != "__class__"},
+        "a dict without its content": {**schema, "content": {k: v for k, v in root.items() if k != "content"}},
+        "a dict without its key types": {**schema, "content": {**root, "key_types": None}},
+        "content as a number": {**schema, "content": {**root, "content": 3}},
+        "a loader as a number": {**schema, "__loader__": 7},
+        "an unknown loader": {**schema, "__loader__": "NoSuchNode"},
+        "an array with unknown storage": None,
+        "an array naming no member": None,
+        "an attribute dict of the wrong kind": {**schema, "content": _tuple()},
+        "an __id__ that is text": {**schema, "__id__": "x"},
+    }
+    arrays = [k for k, v in root["content"].items() if v.get("__loader__") == "NdArrayNode"]
+    for name, change in [("an array with unknown storage", {"type": "pickle"}),
+                         ("an array naming no member", {"file": "absent.npy"})]:
+        content = dict(root["content"])
+        content[arrays[0]] = {**content[arrays[0]], **change}
+        cases[name] = {**schema, "content": {**root, "content": content}}
+    return cases
+
+
+def test_malformed_schemas_give_model_file_errors(tmp_path, lda_file):
+    schema = json.loads(_members(lda_file)["schema.json"])
+    for name, bad in _malformed(schema).items():
+        with pytest.raises(ModelFileError):
+            load_model(_with_schema(lda_file, tmp_path / "bad.skops", bad))
+        # the message is one line: the CLI prints it as it is
+        try:
+            load_model(tmp_path / "bad.skops")
+        except ModelFileError as exc:
+            assert "\n" not in str(exc), name
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000 + "]" * 100_000,  # json's own recursion limit
+    '{"protocol": 2, "content": ' * 5_000 + "1" + "}" * 5_000,
+    "not json", b"\xff\xfe\x00", "", "null", "17",
+])
+def test_deep_or_invalid_json_gives_a_model_file_error(tmp_path, lda_file, text):
     with pytest.raises(ModelFileError):
-        load_model(truncated)
+        load_model(_with_schema(lda_file, tmp_path / "bad.skops", text))
 
 
-def test_saving_into_a_missing_folder_fails_before_writing(tmp_path, rng):
-    model, _ = _fitted(rng)
-    with pytest.raises(ModelFileError, match="does not exist"):
-        save_model(model, tmp_path / "no" / "model.skops")
+def test_deeply_nested_valid_nodes_are_refused_before_skops_recurses(tmp_path, lda_file):
+    node = _json(0)
+    for _ in range(400):
+        node = _tuple(node)
+    with pytest.raises(ModelFileError, match="nested more than"):
+        load_model(_lda_with(lda_file, tmp_path, node))
+
+
+def test_a_file_without_schema_or_with_a_damaged_array_gives_a_model_file_error(tmp_path, lda_file):
+    members = _members(lda_file)
+    _write(tmp_path / "no-schema.skops", {k: v for k, v in members.items() if k != "schema.json"})
+    with pytest.raises(ModelFileError, match="not a readable"):
+        load_model(tmp_path / "no-schema.skops")
+    npy = next(k for k in members if k.endswith(".npy"))
+    _write(tmp_path / "bad-array.skops", {**members, npy: b"\x93NUMPY garbage"})
+    with pytest.raises(ModelFileError, match="could not be loaded"):
+        load_model(tmp_path / "bad-array.skops")
+    # An array whose header asks numpy to unpickle it: np.load(allow_pickle=False) refuses it.
+    buffer = io.BytesIO()
+    np.save(buffer, np.array([{"a": 1}], dtype=object), allow_pickle=True)
+    _write(tmp_path / "pickled-array.skops", {**members, npy: buffer.getvalue()})
+    with pytest.raises(ModelFileError, match="could not be loaded"):
+        load_model(tmp_path / "pickled-array.skops")
+
+
+# ---------------------------------------------------------------------------------------------
+# mutations (issue 17: 99 of 600 random mutations leaked a traceback)
+
+
+def _paths(value, prefix=()):
+    """Every path (tuple of keys and indices) into a JSON value."""
+    yield prefix
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _paths(v, (*prefix, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _paths(v, (*prefix, i))
+
+
+def _replaced(value, path, new):
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _replaced(value[head], rest, new)}
+    return [*value[:head], _replaced(value[head], rest, new), *value[head + 1:]]
+
+
+def _removed(value, path):
+    if not path:
+        return None
+    head, rest = path[0], path[1:]
+    if not rest:
+        return {k: v for k, v in value.items() if k != head} if isinstance(value, dict) else [
+            *value[:head], *value[head + 1:]]
+    return _replaced(value, (head,), _removed(value[head], rest))
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8)
+    | st.sampled_from(["NdArrayNode", "ObjectNode", "DictNode", "builtins", "numpy", "ndarray", "json", "numpy.ndarray"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+        st.sampled_from(["__class__", "__module__", "__loader__", "content", "key_types", "type", "file", "shape"]),
+        inner, max_size=4),
+    max_leaves=8,
+)
+
+
+@pytest.fixture(scope="module")
+def lda_bytes(tmp_path_factory):
+    """The CLI's kind of file: a Pipeline fitted on named columns with text labels (tuples,
+    object arrays and nested objects besides plain arrays)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X, y = _data(rng)
+    X = pd.DataFrame(X, columns=["a", "b", "c"])
+    path = tmp_path_factory.mktemp("model") / "pipeline.skops"
+    save_model(make_pipeline(StandardScaler(), LinearDiscriminant()).fit(X, np.array(["no", "yes"])[y]), path)
+    return path
+
+
+def _loads_or_refuses(path):
+    """load_model either returns a model or raises ModelFileError: no other exception escapes."""
+    try:
+        load_model(path)
+    except ModelFileError as exc:
+        assert "\n" not in str(exc)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.InconsistentVersionWarning")  # mutated versions
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_schema_mutations_end_in_a_model_or_a_model_file_error(tmp_path, lda_bytes, data):
+    schema = json.loads(_members(lda_bytes)["schema.json"])
+    for _ in range(data.draw(st.integers(1, 3), label="mutations")):
+        paths = list(_paths(schema))
+        path = data.draw(st.sampled_from(paths), label="path")
+        if path and data.draw(st.booleans(), label="delete"):
+            schema = _removed(schema, path)
+        else:
+            schema = _replaced(schema, path, data.draw(_JSON, label="value"))
+    _loads_or_refuses(_with_schema(lda_bytes, tmp_path / "mutated.skops", schema))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.InconsistentVersionWarning")
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_byte_mutations_end_in_a_model_or_a_model_file_error(tmp_path, lda_bytes, data):
+    target = data.draw(st.sampled_from(["schema.json", "file"]), label="target")
+    members = _members(lda_bytes)
+    blob = members["schema.json"] if target == "schema.json" else lda_bytes.read_bytes()
+    blob = bytearray(blob)
+    for _ in range(data.draw(st.integers(1, 8), label="bytes")):
+        i = data.draw(st.integers(0, len(blob) - 1), label="position")
+        blob[i] = data.draw(st.integers(0, 255), label="byte")
+    path = tmp_path / "mutated.skops"
+    if target == "schema.json":
+        _write(path, {**members, "schema.json": bytes(blob)})
+    else:
+        path.write_bytes(bytes(blob))
+    _loads_or_refuses(path)

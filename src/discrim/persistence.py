@@ -1,15 +1,103 @@
-"""Safe model files: fitted estimators saved and loaded with skops.io (loading runs no code)."""
+"""Safe model files: fitted estimators saved and loaded with skops.io, and loading runs no code.
 
+A skops file is a zip archive whose ``schema.json`` describes a tree of nodes; each node names a
+*loader* (how skops rebuilds it) and a type (``module.Class``). Whoever writes the file chooses
+both, so :func:`load_model` checks the whole tree against the exact lists below *before* skops
+imports or calls anything, and refuses the file unless every node is one of:
+
+* a plain container (dict, list, tuple), a JSON primitive, or a numpy array, scalar or dtype;
+* an object of a type listed in :data:`TRUSTED_OBJECT_TYPES`, rebuilt without calling its
+  ``__init__`` (skops's ObjectNode: ``cls.__new__(cls)`` and then ``__setstate__`` or an update
+  of ``__dict__``), whose reconstruction and prediction methods read data only;
+* a numpy ``RandomState`` (``random_state`` parameters), rebuilt from its saved state.
+
+Loaders that call or return functions (FunctionNode, MethodNode, PartialNode, OperatorFuncNode),
+call a constructor named by the file (ReduceNode, ConstructorFromReduceNode and its relatives) or
+read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
+a type is trusted by its exact name or not at all. :func:`save_model` applies the same check
+to the file it is about to write, so it never writes a model that :func:`load_model` refuses.
+"""
+
+import io
+import json
 import zipfile
 from pathlib import Path
 
 import skops.io as sio
+from skops.io._protocol import PROTOCOL as _SKOPS_PROTOCOL
 
 from discrim.utils._files import atomic_output
 
-# Modules whose types a discrim model file may contain. Anything else in a file is refused, so
-# loading never instantiates types from an unexpected library.
-_TRUSTED_PREFIXES = ("discrim.", "numpy.", "sklearn.", "scipy.", "pandas.", "builtins.", "collections.")
+# Types rebuilt by skops's ObjectNode (``cls.__new__(cls)``, then ``__setstate__`` or an update
+# of ``__dict__``: no ``__init__`` runs and the state is data). The reason for each is the model
+# that contains it. A type belongs here only if neither its ``__setstate__`` nor its prediction
+# methods execute, import or open anything named by its attributes.
+TRUSTED_OBJECT_TYPES = {
+    # discrim's estimators (each is a top-level model, or a step of the CLI's Pipeline).
+    "discrim.discriminant.gaussian.LinearDiscriminant": "discrim fit --model lda",
+    "discrim.discriminant.gaussian.QuadraticDiscriminant": "discrim fit --model qda",
+    "discrim.discriminant.mixture.MixtureDiscriminant": "discrim fit --model mda",
+    "discrim.discriminant.known.KnownDensityClassifier": "the known-density rule (see the scipy entries)",
+    "discrim.mixture.finite_mixture.FiniteMixture": "a model of its own and each class density of MDA",
+    "discrim.prototype.classifier.PrototypeClassifier": "discrim fit --model proset",
+    "discrim.model_selection.prototype_cv.PrototypeClassifierCV": "discrim fit --model proset-cv, discrim tune",
+    # The prototype model's fitted batches.
+    "discrim.prototype._prototype_set.PrototypeBatch": "one batch of a fitted prototype set",
+    # Component families (FiniteMixture and MixtureDiscriminant parameters) and their fitted
+    # parameters (the mixtures' params_).
+    "discrim.distributions.gaussian.Gaussian": "family",
+    "discrim.distributions.gaussian.GaussianParams": "fitted parameters",
+    "discrim.distributions.binomial.Binomial": "family",
+    "discrim.distributions.binomial.Bernoulli": "family",
+    "discrim.distributions.binomial.BinomialParams": "fitted parameters",
+    "discrim.distributions.poisson.Poisson": "family",
+    "discrim.distributions.poisson.PoissonParams": "fitted parameters",
+    "discrim.distributions.categorical.Categorical": "family",
+    "discrim.distributions.categorical.CategoricalParams": "fitted parameters",
+    # The CLI saves CSV-trained models behind a StandardScaler in a Pipeline.
+    "sklearn.pipeline.Pipeline": "discrim fit --csv (scaling and model in one file)",
+    "sklearn.preprocessing._data.StandardScaler": "discrim fit --csv (the scaling step)",
+    # KnownDensityClassifier's documented densities ``multivariate_normal(mean, cov)``: rebuilt
+    # by attribute update only (no __setstate__) and evaluated by linear algebra on their arrays.
+    # The univariate scipy.stats distributions are refused: their __setstate__ executes a code
+    # template kept in their state (rv_generic._attach_argparser_methods), which a file controls.
+    "scipy.stats._multivariate.multivariate_normal_frozen": "KnownDensityClassifier density",
+    "scipy.stats._multivariate.multivariate_normal_gen": "its distribution object",
+    "scipy.stats._multivariate._PSD": "its covariance factorisation",
+    "scipy.stats._covariance.CovViaPSD": "its covariance object",
+}
+
+# numpy scalar types: the class of a saved numpy scalar (skops calls ``T(array)``) and of
+# dtype-valued parameters (``dtype=np.float32``, saved as the type itself).
+_NUMPY_SCALAR_TYPES = tuple(
+    f"numpy.{name}"
+    for name in ("float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint64", "uint32", "uint16",
+                 "uint8", "bool_", "bool", "str_", "bytes_", "complex128", "complex64", "longdouble")
+)
+
+# Types of the other nodes, by loader. skops rebuilds each of them itself, calling nothing
+# named by the file beyond the type: the containers build themselves from their items, arrays
+# are read by np.load(allow_pickle=False), and a RandomState is set from its saved state.
+_TRUSTED_BY_LOADER = {
+    "DictNode": {"builtins.dict"},
+    "ListNode": {"builtins.list"},
+    "TupleNode": {"builtins.tuple"},
+    "JsonNode": {"builtins.str"},  # every JSON primitive (str, int, float, bool, None)
+    "NdArrayNode": {"numpy.ndarray", *_NUMPY_SCALAR_TYPES},
+    "DTypeNode": {"numpy.dtype"},
+    # Dict keys are rebuilt by calling their saved type on the key's text: primitive types only.
+    "TypeNode": {"builtins.str", "builtins.int", "builtins.float", "builtins.bool", *_NUMPY_SCALAR_TYPES},
+    "RandomStateNode": {"numpy.random.mtrand.RandomState"},
+    "ObjectNode": set(TRUSTED_OBJECT_TYPES),
+}
+
+# Nesting of schema.json (dicts and lists) allowed. discrim's deepest files nest about 21
+# levels; skops rebuilds the tree recursively, so a bound far below Python's recursion limit
+# keeps a crafted file from reaching RecursionError.
+_MAX_DEPTH = 100
+
+# schema.json of discrim's largest models is a few hundred kB (arrays are separate .npy files).
+_MAX_SCHEMA_BYTES = 64 * 2**20
 
 
 class ModelFileError(ValueError):
@@ -20,27 +108,44 @@ def save_model(estimator, path):
     """Save a fitted estimator to ``path`` with skops.io, atomically.
 
     The file is written to a temporary name in the same folder and renamed at the end, so a
-    failure never leaves a half-written model file behind.
+    failure never leaves a half-written model file behind. The content is checked as
+    :func:`load_model` checks it, so a model that could not be loaded is never written.
 
     Parameters
     ----------
     estimator : object
-        Usually a fitted discrim or scikit-learn estimator (or Pipeline).
+        A fitted discrim estimator, or a scikit-learn Pipeline of a StandardScaler and one.
     path : str or path-like
         Destination; conventionally ending in ``.skops``.
+
+    Raises
+    ------
+    ModelFileError
+        If the folder does not exist, or the estimator holds objects that discrim's model files
+        do not allow (for example univariate ``scipy.stats`` distributions).
     """
     path = Path(path)
     if not path.parent.exists():
         raise ModelFileError(f"cannot save model: folder {str(path.parent)!r} does not exist.")
+    try:
+        data = sio.dumps(estimator)
+    except Exception as exc:  # skops raises TypeError and its own types for unsupported objects
+        raise ModelFileError(f"cannot save model: skops cannot save it: {exc}") from None
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        schema = json.loads(archive.read("schema.json"))
+        problems, _ = _schema_problems(schema, set(archive.namelist()))
+    if problems:
+        raise ModelFileError(f"cannot save model: {problems[0]}{_scipy_hint(problems)}.")
     with atomic_output(path) as tmp:
-        sio.dump(estimator, tmp)
+        Path(tmp).write_bytes(data)
 
 
 def load_model(path):
-    """Load an estimator saved by :func:`save_model`.
+    """Load an estimator saved by :func:`save_model`; loading runs no code from the file.
 
-    Only types from discrim, numpy, scikit-learn, scipy, pandas and Python's builtins are
-    accepted; skops never executes code from the file.
+    Every node of the file is checked against discrim's exact list of trusted types and skops
+    loaders (see the module docstring) before skops imports or calls anything; the estimator is
+    then rebuilt by skops.io.
 
     Parameters
     ----------
@@ -53,25 +158,226 @@ def load_model(path):
     Raises
     ------
     ModelFileError
-        If the file is missing, unreadable, corrupted, or holds types outside the trusted ones.
+        If the file is missing, unreadable, corrupted, malformed, or holds a type or loader
+        outside the trusted ones. Always this one exception, with a one-line message.
     """
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(f"model file {str(path)!r} does not exist.")
-    try:
-        untrusted = sio.get_untrusted_types(file=path)
-    except (zipfile.BadZipFile, KeyError, ValueError, OSError, TypeError) as exc:
+    schema, members = _read_schema(path)
+    problems, types = _schema_problems(schema, members)
+    if problems:
         raise ModelFileError(
-            f"model file {str(path)!r} is not a readable skops model file (corrupted or of another "
-            f"format): {exc}"
-        ) from None
-    refused = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]
-    if refused:
-        raise ModelFileError(
-            f"model file {str(path)!r} contains types discrim does not trust: {', '.join(refused[:5])}. "
-            "Load it with skops.io.load after reviewing those types."
+            f"model file {str(path)!r} is refused, it is not a model discrim trusts: {problems[0]}"
+            f"{f' (and {len(problems) - 1} more)' if len(problems) > 1 else ''}. Load it with "
+            "skops.io.load only after reviewing its content."
         )
     try:
-        return sio.load(path, trusted=untrusted)
-    except Exception as exc:  # skops raises many types for damaged content
-        raise ModelFileError(f"model file {str(path)!r} could not be loaded: {exc}") from None
+        return sio.load(path, trusted=sorted(types))
+    except Exception as exc:  # the tree was checked; what remains is damaged content
+        raise ModelFileError(f"model file {str(path)!r} could not be loaded: {_one_line(exc)}") from None
+
+
+def _one_line(exc):
+    """The first line of an exception's message, with its type when the message is empty."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _read_schema(path):
+    """``schema.json`` of a skops file, parsed, and the names of the archive's members.
+
+    Parameters
+    ----------
+    path : Path
+
+    Returns
+    -------
+    schema : object
+        The parsed JSON (checked by :func:`_schema_problems`, not here).
+    members : set of str
+
+    Raises
+    ------
+    ModelFileError
+        If the file is not a zip archive, has no readable ``schema.json``, or that is not JSON.
+    """
+    where = f"model file {str(path)!r}"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("schema.json")
+            if info.file_size > _MAX_SCHEMA_BYTES:
+                raise ModelFileError(f"{where} is refused: its schema.json has {info.file_size} bytes.")
+            members = set(archive.namelist())
+            text = archive.read(info)
+    except ModelFileError:
+        raise
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, KeyError, OSError, EOFError, ValueError,
+            NotImplementedError, RuntimeError) as exc:  # RuntimeError: encrypted members
+        raise ModelFileError(
+            f"{where} is not a readable skops model file (corrupted or of another format): {_one_line(exc)}"
+        ) from None
+    try:
+        return json.loads(text), members
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError
+        raise ModelFileError(
+            f"{where} is not a readable skops model file: schema.json is not valid JSON ({_one_line(exc)})."
+        ) from None
+
+
+def _schema_problems(schema, members):
+    """Why a parsed ``schema.json`` is not a trusted discrim model; empty if it is one.
+
+    Walks the whole tree iteratively (a crafted depth cannot reach RecursionError) and checks,
+    for every node, its loader, its exact type, and the shape of the fields that loader reads.
+
+    Parameters
+    ----------
+    schema : object
+        Parsed ``schema.json``.
+    members : set of str
+        Names of the archive's members (arrays must name one of them).
+
+    Returns
+    -------
+    problems : list of str
+        One sentence per refused node, in the order found; empty for a trusted model.
+    types : set of str
+        ``module.Class`` of every node checked (what skops is then told to trust).
+    """
+    if not isinstance(schema, dict):
+        return [f"schema.json holds a {type(schema).__name__}, not a dict"], set()
+    protocol = schema.get("protocol")
+    if type(protocol) is not int or protocol != _SKOPS_PROTOCOL:
+        # Earlier protocols rebuild some nodes differently (old RandomGeneratorNode called a
+        # class named by the file); discrim writes only the current one.
+        return [f"skops protocol {protocol!r}, where discrim reads protocol {_SKOPS_PROTOCOL} "
+                "(save the model again with this version)"], set()
+    problems, types = [], set()
+    stack = [(schema, "root", 1)]
+    while stack:
+        node, where, depth = stack.pop()
+        if depth > _MAX_DEPTH:
+            return [f"{where} is nested more than {_MAX_DEPTH} levels deep"], set()
+        children, problem = _node_children(node, where, members)
+        if problem is None:
+            types.add(f"{node['__module__']}.{node['__class__']}")
+        else:
+            problems.append(problem)
+        stack.extend((child, child_where, depth + 1) for child, child_where in children)
+    return problems, types
+
+
+def _node_children(node, where, members):
+    """Check one node; return its child nodes (with where they are) and a problem or None.
+
+    Parameters
+    ----------
+    node : object
+        One node of the parsed schema.
+    where : str
+        Path of the node in the tree, for messages.
+    members : set of str
+
+    Returns
+    -------
+    children : list of (object, str)
+    problem : str or None
+    """
+    if not isinstance(node, dict):
+        return [], f"{where} is a {type(node).__name__}, not a node"
+    loader, module, name = node.get("__loader__"), node.get("__module__"), node.get("__class__")
+    if not all(isinstance(v, str) for v in (loader, module, name)):
+        return [], f"{where} lacks a text __loader__, __module__ or __class__"
+    if "__id__" in node and type(node["__id__"]) is not int:
+        return [], f"{where} has a non-integer __id__"
+    type_name = f"{module}.{name}"
+    trusted = _TRUSTED_BY_LOADER.get(loader)
+    if trusted is None:
+        return [], f"{where} uses skops loader {loader!r} (for {type_name}), which discrim never accepts"
+    if type_name not in trusted:
+        return [], f"{where} has type {type_name} (loader {loader}), which discrim does not trust"
+    return _FIELDS[loader](node, where, members)
+
+
+def _dict_fields(node, where, members):
+    content, key_types = node.get("content"), node.get("key_types")
+    if not isinstance(content, dict) or not isinstance(key_types, dict):
+        return [], f"{where} (a dict) lacks its content or key types"
+    kids = [(value, f"{where}[{key!r}]") for key, value in content.items()]
+    return [*kids, (key_types, f"{where}.key_types")], None
+
+
+def _sequence_fields(node, where, members):
+    content = node.get("content")
+    if not isinstance(content, list):
+        return [], f"{where} (a {node['__class__']}) lacks its list of items"
+    return [(value, f"{where}[{i}]") for i, value in enumerate(content)], None
+
+
+def _json_fields(node, where, members):
+    if not isinstance(node.get("content"), str):
+        return [], f"{where} (a JSON value) lacks its text"
+    return [], None
+
+
+def _array_fields(node, where, members):
+    kind = node.get("type")
+    if kind == "numpy":
+        if not isinstance(node.get("file"), str) or node["file"] not in members:
+            return [], f"{where} (an array) names no member of the archive"
+        return [], None
+    if kind == "json":  # an object array (e.g. string labels), item by item
+        content, shape = node.get("content"), node.get("shape")
+        if not isinstance(content, list) or not isinstance(shape, dict):
+            return [], f"{where} (an object array) lacks its items or shape"
+        return [*((v, f"{where}[{i}]") for i, v in enumerate(content)), (shape, f"{where}.shape")], None
+    return [], f"{where} (an array) has unknown storage {kind!r}"
+
+
+def _content_node_fields(node, where, members):
+    content = node.get("content")
+    if not isinstance(content, dict):
+        return [], f"{where} ({node['__loader__']}) lacks its content"
+    return [(content, f"{where}.content")], None
+
+
+def _object_fields(node, where, members):
+    if "content" not in node:
+        return [], None
+    content = node["content"]
+    # ObjectNode sets the attributes from a dict; anything else would reach __setstate__.
+    if not isinstance(content, dict) or content.get("__loader__") != "DictNode":
+        return [], f"{where} ({node['__class__']}) has attributes that are not a dict"
+    return [(content, f"{where}.{node['__class__']}")], None
+
+
+def _no_fields(node, where, members):
+    return [], None
+
+
+# What each accepted loader reads from its node (skops's own code decides: see skops.io._general,
+# _numpy): the children to check next, or why the node is malformed.
+_FIELDS = {
+    "DictNode": _dict_fields,
+    "ListNode": _sequence_fields,
+    "TupleNode": _sequence_fields,
+    "JsonNode": _json_fields,
+    "NdArrayNode": _array_fields,
+    "DTypeNode": _content_node_fields,
+    "TypeNode": _no_fields,
+    "RandomStateNode": _content_node_fields,
+    "ObjectNode": _object_fields,
+}
+
+
+def _scipy_hint(problems):
+    """Advice for the one refusal users meet in practice: scipy densities of KnownDensityClassifier."""
+    if not any("scipy.stats" in p for p in problems):
+        return ""
+    return (
+        "; of scipy.stats, model files hold only multivariate_normal densities: the other scipy "
+        "distributions rebuild themselves by executing code kept in the file, so a file holding "
+        "them cannot be loaded safely. Write the densities as multivariate_normal (one feature: "
+        "multivariate_normal(mean, var)) or keep them in code and refit"
+    )
