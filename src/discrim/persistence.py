@@ -57,6 +57,9 @@ TRUSTED_OBJECT_TYPES = {
     # The CLI saves CSV-trained models behind a StandardScaler in a Pipeline.
     "sklearn.pipeline.Pipeline": "discrim fit --csv (scaling and model in one file)",
     "sklearn.preprocessing._data.StandardScaler": "discrim fit --csv (the scaling step)",
+    # Cross-validation splitters a PrototypeClassifierCV may keep as its ``cv`` parameter.
+    "sklearn.model_selection._split.StratifiedKFold": "PrototypeClassifierCV(cv=StratifiedKFold(...))",
+    "sklearn.model_selection._split.KFold": "PrototypeClassifierCV(cv=KFold(...))",
     # KnownDensityClassifier's documented densities ``multivariate_normal(mean, cov)``: rebuilt
     # by attribute update only (no __setstate__) and evaluated by linear algebra on their arrays.
     # The univariate scipy.stats distributions are refused: their __setstate__ executes a code
