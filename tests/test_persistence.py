@@ -239,6 +239,40 @@ def test_old_skops_protocols_are_refused(tmp_path, lda_file):
             load_model(_with_schema(lda_file, tmp_path / "old.skops", schema))
 
 
+def test_trusted_types_are_classes_rebuilt_from_attributes_only():
+    # ObjectNode rebuilds a trusted type with cls.__new__ and __setstate__ (or a __dict__
+    # update): a type with its own __setstate__ (scipy's univariate distributions exec code in
+    # theirs) must be reviewed before it joins the list.
+    import importlib
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    from discrim.persistence import _TRUSTED_BY_LOADER, TRUSTED_OBJECT_TYPES
+
+    assert _TRUSTED_BY_LOADER["ObjectNode"] == set(TRUSTED_OBJECT_TYPES)
+    for name in TRUSTED_OBJECT_TYPES:
+        module, _, attr = name.rpartition(".")
+        cls = getattr(importlib.import_module(module), attr)
+        assert inspect.isclass(cls) and f"{cls.__module__}.{cls.__qualname__}" == name
+        assert getattr(cls, "__setstate__", None) in (None, BaseEstimator.__setstate__), name
+        assert cls.__new__ is object.__new__, name
+    for loader, names in _TRUSTED_BY_LOADER.items():
+        assert all(not n.endswith(".") and "*" not in n for n in names), loader  # exact names only
+
+
+def test_archives_that_would_expand_beyond_the_limits_are_refused(tmp_path, lda_file, monkeypatch):
+    import discrim.persistence as persistence
+
+    monkeypatch.setattr(persistence, "_MAX_ARCHIVE_BYTES", lda_file.stat().st_size // 2)
+    with pytest.raises(ModelFileError, match="would expand"):
+        load_model(lda_file)
+    monkeypatch.undo()
+    monkeypatch.setattr(persistence, "_MAX_SCHEMA_BYTES", 100)
+    with pytest.raises(ModelFileError, match="schema.json has"):
+        load_model(lda_file)
+
+
 # ---------------------------------------------------------------------------------------------
 # damaged files
 

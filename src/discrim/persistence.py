@@ -31,7 +31,8 @@ from discrim.utils._files import atomic_output
 # Types rebuilt by skops's ObjectNode (``cls.__new__(cls)``, then ``__setstate__`` or an update
 # of ``__dict__``: no ``__init__`` runs and the state is data). The reason for each is the model
 # that contains it. A type belongs here only if neither its ``__setstate__`` nor its prediction
-# methods execute, import or open anything named by its attributes.
+# methods execute, import or open anything named by its attributes; tests check that each is a
+# class whose ``__setstate__`` is scikit-learn's BaseEstimator's or none (attributes only).
 TRUSTED_OBJECT_TYPES = {
     # discrim's estimators (each is a top-level model, or a step of the CLI's Pipeline).
     "discrim.discriminant.gaussian.LinearDiscriminant": "discrim fit --model lda",
@@ -101,6 +102,10 @@ _MAX_DEPTH = 100
 
 # schema.json of discrim's largest models is a few hundred kB (arrays are separate .npy files).
 _MAX_SCHEMA_BYTES = 64 * 2**20
+
+# skops reads each member whole into memory; the sizes an archive declares bound what zipfile
+# decompresses, so a small file cannot expand into more memory than this.
+_MAX_ARCHIVE_BYTES = 4 * 2**30
 
 
 class ModelFileError(ValueError):
@@ -211,6 +216,9 @@ def _read_schema(path):
             info = archive.getinfo("schema.json")
             if info.file_size > _MAX_SCHEMA_BYTES:
                 raise ModelFileError(f"{where} is refused: its schema.json has {info.file_size} bytes.")
+            total = sum(member.file_size for member in archive.infolist())
+            if total > _MAX_ARCHIVE_BYTES:
+                raise ModelFileError(f"{where} is refused: it would expand to {total} bytes.")
             members = set(archive.namelist())
             text = archive.read(info)
     except ModelFileError:
