@@ -138,7 +138,7 @@ def save_model(estimator, path):
     try:
         data = sio.dumps(estimator)
     except Exception as exc:  # skops raises TypeError and its own types for unsupported objects
-        raise ModelFileError(f"cannot save model: skops cannot save it: {exc}") from None
+        raise ModelFileError(f"cannot save model: skops cannot save it: {_one_line(exc)}") from None
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         schema = json.loads(archive.read("schema.json"))
         problems, _ = _schema_problems(schema, set(archive.namelist()))
@@ -172,7 +172,12 @@ def load_model(path):
     path = Path(path)
     if not path.is_file():
         raise ModelFileError(f"model file {str(path)!r} does not exist.")
-    schema, members = _read_schema(path)
+    try:
+        # Read once: the bytes checked are the bytes loaded, even if the file changes meanwhile.
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ModelFileError(f"model file {str(path)!r} cannot be read: {_one_line(exc)}") from None
+    schema, members = _read_schema(data, f"model file {str(path)!r}")
     problems, types = _schema_problems(schema, members)
     if problems:
         raise ModelFileError(
@@ -181,7 +186,7 @@ def load_model(path):
             "skops.io.load only after reviewing its content."
         )
     try:
-        return sio.load(path, trusted=sorted(types))
+        return sio.loads(data, trusted=sorted(types))
     except Exception as exc:  # the tree was checked; what remains is damaged content
         raise ModelFileError(f"model file {str(path)!r} could not be loaded: {_one_line(exc)}") from None
 
@@ -192,12 +197,15 @@ def _one_line(exc):
     return text[0] if text else type(exc).__name__
 
 
-def _read_schema(path):
+def _read_schema(data, where):
     """``schema.json`` of a skops file, parsed, and the names of the archive's members.
 
     Parameters
     ----------
-    path : Path
+    data : bytes
+        The whole file.
+    where : str
+        The file, as messages name it.
 
     Returns
     -------
@@ -210,9 +218,8 @@ def _read_schema(path):
     ModelFileError
         If the file is not a zip archive, has no readable ``schema.json``, or that is not JSON.
     """
-    where = f"model file {str(path)!r}"
     try:
-        with zipfile.ZipFile(path) as archive:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
             info = archive.getinfo("schema.json")
             if info.file_size > _MAX_SCHEMA_BYTES:
                 raise ModelFileError(f"{where} is refused: its schema.json has {info.file_size} bytes.")
@@ -223,8 +230,7 @@ def _read_schema(path):
             text = archive.read(info)
     except ModelFileError:
         raise
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, KeyError, OSError, EOFError, ValueError,
-            NotImplementedError, RuntimeError) as exc:  # RuntimeError: encrypted members
+    except Exception as exc:  # zipfile, zlib, lzma: BadZipFile, zlib.error, EOFError, KeyError, ...
         raise ModelFileError(
             f"{where} is not a readable skops model file (corrupted or of another format): {_one_line(exc)}"
         ) from None
