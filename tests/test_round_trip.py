@@ -54,7 +54,11 @@ def _classifier_cases():
     cases = {
         "lda": (lambda: LinearDiscriminant(), "iris", ()),
         "lda-empirical-priors": (lambda: LinearDiscriminant(priors="empirical"), "iris", ()),
+        "lda-given-priors-regularised": (lambda: LinearDiscriminant(priors=[0.2, 0.3, 0.5], reg_param=0.1), "iris", ()),
         "qda": (lambda: QuadraticDiscriminant(), "iris", (_QDA_LAYOUT,)),
+        "qda-regularised": (lambda: QuadraticDiscriminant(reg_param=0.2, priors="empirical"), "iris", (_QDA_LAYOUT,)),
+        "mda-float32": (lambda: MixtureDiscriminant(Gaussian(), n_components=[1, 2], random_state=0), "iris-float32",
+                        ()),
         "mda-gaussian-2": (lambda: MixtureDiscriminant(Gaussian(), n_components=2, random_state=0), "iris", ()),
         "mda-gaussian-list": (lambda: MixtureDiscriminant(Gaussian(), n_components=[1, 2], random_state=0), "iris", ()),
         "mda-gaussian-dict": (lambda: MixtureDiscriminant(
@@ -94,6 +98,8 @@ def _data(kind, rng):
         return X, y, np.vstack([X, np.minimum(X[:10] + 2.0, 9.0)])  # within Binomial(9)'s support
     X, y = _iris()
     X_new = np.vstack([X, X[:10] * 1.5 + 0.3, X[-10:] - 0.7])
+    if kind == "iris-float32":
+        return X.astype(np.float32), y, X_new.astype(np.float32)
     if kind == "iris-frame":
         columns = ["sepal length", "sepal width", "petal length", "petal width"]
         return pd.DataFrame(X, columns=columns), y, pd.DataFrame(X_new, columns=columns)
@@ -146,10 +152,12 @@ def _family_data(family, rng):
     return rng.poisson([1.0, 4.0], size=(150, 2)).astype(float)
 
 
+@pytest.mark.parametrize("fixed_weights", [False, True], ids=["weights-fitted", "weights-fixed"])
 @pytest.mark.parametrize("family", FAMILIES, ids=repr)
-def test_fitted_finite_mixture_round_trips_bit_identically(tmp_path, family):
+def test_fitted_finite_mixture_round_trips_bit_identically(tmp_path, family, fixed_weights):
     X = _family_data(family, np.random.default_rng(0))
-    model = FiniteMixture(family, n_components=2, random_state=0).fit(X)
+    options = dict(weights_init=[0.3, 0.7], fix_weights=True) if fixed_weights else {}
+    model = FiniteMixture(family, n_components=2, random_state=0, **options).fit(X)
     path = tmp_path / "mixture.skops"
     save_model(model, path)
     loaded = load_model(path)
