@@ -6,6 +6,7 @@ every payload when its types are trusted (what the prefix allowlist of issue 17 
 refusals below are not vacuous.
 """
 
+import contextlib
 import io
 import json
 import pickle
@@ -161,10 +162,9 @@ def test_payloads_are_real(tmp_path, lda_file):
     for name, node in _payloads(tmp_path, tmp_path / "marker").items():
         marker = tmp_path / "marker"
         path = _lda_with(lda_file, tmp_path, node)
-        try:
+        # Some payloads leave an object the estimator cannot hold, and loading then fails: too late.
+        with contextlib.suppress(Exception):
             sio.load(path, trusted=sio.get_untrusted_types(file=path))
-        except Exception:  # some payloads return an object the estimator cannot hold: irrelevant
-            pass
         assert marker.exists(), name
         marker.unlink()
 
@@ -325,13 +325,9 @@ def _malformed(schema):
 def test_malformed_schemas_give_model_file_errors(tmp_path, lda_file):
     schema = json.loads(_members(lda_file)["schema.json"])
     for name, bad in _malformed(schema).items():
-        with pytest.raises(ModelFileError):
+        with pytest.raises(ModelFileError) as info:
             load_model(_with_schema(lda_file, tmp_path / "bad.skops", bad))
-        # the message is one line: the CLI prints it as it is
-        try:
-            load_model(tmp_path / "bad.skops")
-        except ModelFileError as exc:
-            assert "\n" not in str(exc), name
+        assert "\n" not in str(info.value), name  # the CLI prints the message as it is
 
 
 @pytest.mark.parametrize("text", [
@@ -405,7 +401,8 @@ def _removed(value, path):
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=8)
-    | st.sampled_from(["NdArrayNode", "ObjectNode", "DictNode", "builtins", "numpy", "ndarray", "json", "numpy.ndarray"]),
+    | st.sampled_from(["NdArrayNode", "ObjectNode", "DictNode", "builtins", "numpy", "ndarray", "json",
+                       "numpy.ndarray", "builtins.exec", "a\nb"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
         st.sampled_from(["__class__", "__module__", "__loader__", "content", "key_types", "type", "file", "shape"]),
         inner, max_size=4),
@@ -428,7 +425,10 @@ def lda_bytes(tmp_path_factory):
 
 
 def _loads_or_refuses(path):
-    """load_model either returns a model or raises ModelFileError: no other exception escapes."""
+    """load_model either returns a model or raises ModelFileError: no other exception escapes.
+
+    A mutated file may still be a valid model, so pytest.raises cannot state this property.
+    """
     try:
         load_model(path)
     except ModelFileError as exc:

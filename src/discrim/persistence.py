@@ -1,22 +1,4 @@
-"""Safe model files: fitted estimators saved and loaded with skops.io, and loading runs no code.
-
-A skops file is a zip archive whose ``schema.json`` describes a tree of nodes; each node names a
-*loader* (how skops rebuilds it) and a type (``module.Class``). Whoever writes the file chooses
-both, so :func:`load_model` checks the whole tree against the exact lists below *before* skops
-imports or calls anything, and refuses the file unless every node is one of:
-
-* a plain container (dict, list, tuple), a JSON primitive, or a numpy array, scalar or dtype;
-* an object of a type listed in :data:`TRUSTED_OBJECT_TYPES`, rebuilt without calling its
-  ``__init__`` (skops's ObjectNode: ``cls.__new__(cls)`` and then ``__setstate__`` or an update
-  of ``__dict__``), whose reconstruction and prediction methods read data only;
-* a numpy ``RandomState`` (``random_state`` parameters), rebuilt from its saved state.
-
-Loaders that call or return functions (FunctionNode, MethodNode, PartialNode, OperatorFuncNode),
-call a constructor named by the file (ReduceNode, ConstructorFromReduceNode and its relatives) or
-read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
-a type is trusted by its exact name or not at all. :func:`save_model` applies the same check
-to the file it is about to write, so it never writes a model that :func:`load_model` refuses.
-"""
+"""Model files: fitted estimators saved and loaded with skops.io, checked so that loading runs no code."""
 
 import io
 import json
@@ -152,8 +134,8 @@ def load_model(path):
     """Load an estimator saved by :func:`save_model`; loading runs no code from the file.
 
     Every node of the file is checked against discrim's exact list of trusted types and skops
-    loaders (see the module docstring) before skops imports or calls anything; the estimator is
-    then rebuilt by skops.io.
+    loaders (see Notes) before skops imports or calls anything; the estimator is then rebuilt
+    by skops.io.
 
     Parameters
     ----------
@@ -168,6 +150,26 @@ def load_model(path):
     ModelFileError
         If the file is missing, unreadable, corrupted, malformed, or holds a type or loader
         outside the trusted ones. Always this one exception, with a one-line message.
+
+    Notes
+    -----
+    A skops file is a zip archive whose ``schema.json`` describes a tree of nodes; each node names a
+    *loader* (how skops rebuilds it) and a type (``module.Class``). Whoever writes the file chooses
+    both, so this function checks the whole tree against exact lists of types, one per loader,
+    *before* skops imports or calls anything, and refuses the file unless every node is one of:
+
+    * a plain container (dict, list, tuple), a JSON primitive, or a numpy array, scalar or dtype;
+    * an object of a type listed in ``discrim.persistence.TRUSTED_OBJECT_TYPES`` (with the reason
+      each is there), rebuilt without calling its ``__init__`` (skops's ObjectNode:
+      ``cls.__new__(cls)``, then ``__setstate__`` or an update of ``__dict__``), whose
+      reconstruction and prediction methods read data only;
+    * a numpy ``RandomState`` (``random_state`` parameters), rebuilt from its saved state.
+
+    Loaders that call or return functions (FunctionNode, MethodNode, PartialNode, OperatorFuncNode),
+    call a constructor named by the file (ReduceNode, ConstructorFromReduceNode and its relatives) or
+    read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
+    a type is trusted by its exact name or not at all. :func:`save_model` applies the same check
+    to the file it is about to write, so it never writes a model that :func:`load_model` refuses.
     """
     path = Path(path)
     if not path.is_file():
@@ -189,6 +191,12 @@ def load_model(path):
         return sio.loads(data, trusted=sorted(types))
     except Exception as exc:  # the tree was checked; what remains is damaged content
         raise ModelFileError(f"model file {str(path)!r} could not be loaded: {_one_line(exc)}") from None
+
+
+def _shown(text, limit=80):
+    """Text from the file as a message shows it: quoted, escaped to one line, and shortened."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[: limit - 4]}...{shown[-1]}"
 
 
 def _one_line(exc):
@@ -311,9 +319,9 @@ def _node_children(node, where, members):
     type_name = f"{module}.{name}"
     trusted = _TRUSTED_BY_LOADER.get(loader)
     if trusted is None:
-        return [], f"{where} uses skops loader {loader!r} (for {type_name}), which discrim never accepts"
+        return [], f"{where} uses skops loader {_shown(loader)} (for {_shown(type_name)}), which discrim never accepts"
     if type_name not in trusted:
-        return [], f"{where} has type {type_name} (loader {loader}), which discrim does not trust"
+        return [], f"{where} has type {_shown(type_name)} (loader {loader}), which discrim does not trust"
     return _FIELDS[loader](node, where, members)
 
 
@@ -321,7 +329,7 @@ def _dict_fields(node, where, members):
     content, key_types = node.get("content"), node.get("key_types")
     if not isinstance(content, dict) or not isinstance(key_types, dict):
         return [], f"{where} (a dict) lacks its content or key types"
-    kids = [(value, f"{where}[{key!r}]") for key, value in content.items()]
+    kids = [(value, f"{where}[{_shown(key)}]") for key, value in content.items()]
     return [*kids, (key_types, f"{where}.key_types")], None
 
 
