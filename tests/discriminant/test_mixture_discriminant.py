@@ -194,6 +194,10 @@ def test_selections_are_the_select_mixture_results_and_survive_a_model_file(rng,
             assert selection.estimators[selection.best_index] is selection.best_estimator
             assert list(selection.families) == list(oracle.families)
     np.testing.assert_array_equal(loaded.predict_proba(X), mda.predict_proba(X))
+    # Each access builds new containers: changing one leaves the fitted model as it was.
+    mda.selections_[0].estimators.clear()
+    mda.selections_[0].table.drop(columns="bic", inplace=True)
+    assert len(mda.selections_[0].estimators) == 2 and "bic" in mda.selections_[0].table
 
 
 def test_selections_need_a_fitted_model():

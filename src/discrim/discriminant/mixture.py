@@ -1,5 +1,6 @@
 """Mixture discriminant analysis: one finite mixture per class, decided by the ML or Bayes rule."""
 
+import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
@@ -36,7 +37,7 @@ def _selection_state(selection):
 
     skops cannot save a pandas table (pandas objects have no default ``__reduce__``), so the
     table is kept column by column: numeric and boolean columns as ndarrays, text columns (the
-    family labels and the error messages) as lists of str.
+    family labels and the error messages) as lists of str. Every other field is kept as it is.
 
     Parameters
     ----------
@@ -45,39 +46,31 @@ def _selection_state(selection):
     Returns
     -------
     state : dict
-        Every field of ``selection``; :func:`_selection_from_state` rebuilds it.
+        Field name -> value, the table as ``{"columns": [...], "values": {column: values}}``;
+        :func:`_selection_from_state` rebuilds ``selection`` from it.
     """
-    table = selection.table
+    state = {f.name: getattr(selection, f.name) for f in dataclasses.fields(selection)}
+    table = state.pop("table")
     numeric = {name for name in table.columns if table[name].dtype.kind in "biuf"}
-    columns = {name: table[name].to_numpy() if name in numeric else table[name].tolist() for name in table.columns}
-    return {
-        "columns": list(table.columns),
-        "table": columns,
-        "criterion": selection.criterion,
-        "best_index": int(selection.best_index),
-        "best_params": dict(selection.best_params),
-        "best_estimator": selection.best_estimator,
-        "families": dict(selection.families),
-        "estimators": list(selection.estimators),
-    }
+    values = {name: table[name].to_numpy() if name in numeric else table[name].tolist() for name in table.columns}
+    state["table"] = {"columns": list(table.columns), "values": values}
+    return state
 
 
 def _selection_from_state(state):
-    """The :class:`~discrim.mixture.MixtureSelection` saved by :func:`_selection_state`."""
+    """The :class:`~discrim.mixture.MixtureSelection` saved by :func:`_selection_state`.
+
+    Containers are copied, so that changing a returned selection leaves the fitted model as it was.
+    """
     import pandas as pd
 
     from discrim.mixture._selection import MixtureSelection
 
-    table = pd.DataFrame({name: state["table"][name] for name in state["columns"]}, columns=state["columns"])
-    return MixtureSelection(
-        table=table,
-        criterion=state["criterion"],
-        best_index=state["best_index"],
-        best_params=dict(state["best_params"]),
-        best_estimator=state["best_estimator"],
-        families=dict(state["families"]),
-        estimators=list(state["estimators"]),
-    )
+    fields = {name: type(value)(value) if isinstance(value, (dict, list)) else value
+              for name, value in state.items() if name != "table"}
+    columns = state["table"]["columns"]
+    table = pd.DataFrame({name: state["table"]["values"][name] for name in columns}, columns=columns)
+    return MixtureSelection(table=table, **fields)
 
 
 def _plain(label):
