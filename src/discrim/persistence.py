@@ -188,9 +188,50 @@ def load_model(path):
             "skops.io.load only after reviewing its content."
         )
     try:
-        return sio.loads(data, trusted=sorted(types))
+        model = sio.loads(data, trusted=sorted(types))
     except Exception as exc:  # the tree was checked; what remains is damaged content
         raise ModelFileError(f"model file {str(path)!r} could not be loaded: {_one_line(exc)}") from None
+    missing = _missing_parameter(model)
+    if missing is not None:
+        raise ModelFileError(f"model file {str(path)!r} is damaged: {missing}.")
+    return model
+
+
+def _missing_parameter(model):
+    """The first estimator in a loaded model that lacks one of its constructor parameters, or None.
+
+    skops sets attributes from the file without calling ``__init__``, so a damaged file can
+    leave out a parameter that every method reads; this finds it before any method runs.
+
+    Parameters
+    ----------
+    model : object
+        What skops loaded.
+
+    Returns
+    -------
+    missing : str or None
+        A sentence naming the estimator and the parameter.
+    """
+    from sklearn.base import BaseEstimator
+
+    seen, stack = set(), [model]
+    while stack:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, BaseEstimator):
+            state = vars(value)
+            for name in type(value)._get_param_names():
+                if name not in state:
+                    return f"its {type(value).__name__} lacks the parameter {name!r}"
+            stack.extend(state.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+    return None
 
 
 def _shown(text, limit=80):
