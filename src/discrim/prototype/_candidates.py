@@ -166,10 +166,18 @@ def check_min_cases(class_counts, max_fraction, classes, what="training data"):
 
 
 def _min_rows(max_fraction):
-    n = 1
-    while min_cases_violations([n], max_fraction)[0]:
-        n += 1
-    return n
+    """Fewest rows per class that satisfy the minimum-cases condition for ``max_fraction``.
+
+    The condition depends on ``ceil(N_k / 2)`` only and holds from some ``ceil(N_k / 2) = m``
+    on, with ``m`` about ``max(0.5 / eta, 0.5 / (1 - eta))``: the closed form is corrected by a
+    few steps of the exact test (rounding), and the answer is ``2 m - 1`` rows. A count search
+    from 1 would take ``0.5 / eta`` steps, forever for a tiny ``max_fraction``.
+    """
+    eta = float(max_fraction)
+    m = max(1, int(np.ceil(max(0.5 / eta, 0.5 / (1.0 - eta)))) - 2)
+    while min_cases_violations([2 * m - 1], eta)[0]:
+        m += 1
+    return 2 * m - 1
 
 
 def draw_candidates(bins, n_bins, h, rng):
