@@ -1,5 +1,6 @@
 """scipy's L-BFGS-B behind a small result object and a ConvergenceWarning."""
 
+import math
 import warnings
 from dataclasses import dataclass
 
@@ -41,14 +42,43 @@ class SolverResult:
 
 
 class _Scaled:
-    """The objective in the variables ``u = theta / scale``."""
+    """The objective in the variables ``u = theta / scale``, refusing non-finite evaluations.
+
+    L-BFGS-B does not test its input: a NaN value or gradient makes its line search fail or its
+    convergence test pass (comparisons with NaN are false), and the solve returns a point that
+    means nothing. Each evaluation is therefore checked here, at the cost of one dot product.
+    """
 
     def __init__(self, objective, scale):
         self.objective, self.scale = objective, scale
 
     def value_and_grad(self, u):
         value, grad = self.objective.value_and_grad(u * self.scale)
-        return value, grad * self.scale
+        grad = grad * self.scale
+        check_finite_evaluation(value, grad)
+        return value, grad
+
+
+def check_finite_evaluation(value, grad):
+    """Raise a FloatingPointError unless the value and every gradient entry are finite.
+
+    Parameters
+    ----------
+    value : float
+    grad : ndarray of shape (n_params,)
+
+    Raises
+    ------
+    FloatingPointError
+        Naming what is not finite.
+    """
+    # grad @ grad is finite iff every entry is, unless entries beyond 1e154 overflow it: the exact
+    # test runs only then (the dot product is the cheaper test on the solver's path)
+    if math.isfinite(value) and (math.isfinite(grad @ grad) or bool(np.isfinite(grad).all())):
+        return
+    what = f"value {value}" if not math.isfinite(value) else \
+        f"gradient ({int(np.sum(~np.isfinite(grad)))} of {grad.shape[0]} entries)"
+    raise FloatingPointError(f"the objective's {what} is not finite, so L-BFGS-B cannot continue")
 
 
 def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_after=0, m=10, maxls=20,
