@@ -152,6 +152,22 @@ def test_a_model_outside_the_allowlist_is_refused_before_writing(tmp_path, rng):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_model_holding_a_function_is_refused_with_the_fix(tmp_path, rng):
+    from discrim.model_selection import PrototypeClassifierCV
+
+    X, y = _data(rng)
+    model = PrototypeClassifierCV(alpha_feature_grid=[1e-3], max_batches=1, cv=2, random_state=0).fit(X, y)
+    for callback in [print, _progress]:  # a builtin (saved as a type) and a Python function
+        model.set_params(callback=callback)
+        with pytest.raises(ModelFileError, match=r"hold a function or a class \(such as callback\) to None"):
+            save_model(model, tmp_path / "m.skops")
+    assert list(tmp_path.iterdir()) == []
+
+
+def _progress(info):
+    """A progress callback, as a user would pass to PrototypeClassifierCV."""
+
+
 # ---------------------------------------------------------------------------------------------
 # attacks
 

@@ -125,7 +125,7 @@ def save_model(estimator, path):
         schema = json.loads(archive.read("schema.json"))
         problems, _ = _schema_problems(schema, set(archive.namelist()))
     if problems:
-        raise ModelFileError(f"cannot save model: {problems[0]}{_scipy_hint(problems)}.")
+        raise ModelFileError(f"cannot save model: {problems[0]}{_save_hint(problems)}.")
     with atomic_output(path) as tmp:
         Path(tmp).write_bytes(data)
 
@@ -437,13 +437,28 @@ _FIELDS = {
 }
 
 
-def _scipy_hint(problems):
-    """Advice for the one refusal users meet in practice: scipy densities of KnownDensityClassifier."""
-    if not any("scipy.stats" in p for p in problems):
-        return ""
-    return (
-        "; of scipy.stats, model files hold only multivariate_normal densities: the other scipy "
-        "distributions rebuild themselves by executing code kept in the file, so a file holding "
-        "them cannot be loaded safely. Write the densities as multivariate_normal (one feature: "
-        "multivariate_normal(mean, var)) or keep them in code and refit"
-    )
+def _save_hint(problems):
+    """Advice for the refusals users meet in practice when saving.
+
+    Parameters
+    ----------
+    problems : list of str
+        As returned by :func:`_schema_problems`.
+
+    Returns
+    -------
+    hint : str
+        Empty, or a clause to append to the message.
+    """
+    if any("scipy.stats" in p for p in problems):
+        return (
+            "; of scipy.stats, model files hold only multivariate_normal densities: the other scipy "
+            "distributions rebuild themselves by executing code kept in the file, so a file holding "
+            "them cannot be loaded safely. Write the densities as multivariate_normal (one feature: "
+            "multivariate_normal(mean, var)) or keep them in code and refit"
+        )
+    callables = ("'FunctionNode'", "'MethodNode'", "'PartialNode'", "(loader TypeNode)")
+    if any(kind in p for p in problems for kind in callables):
+        return ("; model files hold no functions: set parameters that hold a function or a class "
+                "(such as callback) to None first")
+    return ""
