@@ -179,7 +179,7 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=Tru
     if validated:
         classes = np.unique(y)
         classifier.n_features_in_ = X.shape[1]  # as validate_data sets it for an ndarray
-        classifier._start(classes, np.searchsorted(classes, y), np.asarray(sample_weight, dtype=np.float64))
+        classifier._start(X, classes, np.searchsorted(classes, y), np.asarray(sample_weight, dtype=np.float64))
     else:
         classifier.set_params(n_batches=0).fit(X, y, sample_weight=sample_weight)
         classifier.set_params(n_batches=n_batches)

@@ -14,9 +14,14 @@ from discrim.model_selection._search import fit_path, plan_tasks, refit_path, se
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
-from discrim.utils.validation import check_labels, check_sample_weight
+from discrim.prototype.classifier import MAX_BATCHES
+from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
 
 logger = logging.getLogger(__name__)
+
+# Most values in alpha_feature_grid: every value is one fit per fold (and a row per batch count
+# in cv_results_).
+MAX_ALPHAS = 1000
 
 # Parameters handed unchanged to every PrototypeClassifier of the search and the refit; the
 # classifier validates them (once, before any work starts).
@@ -69,9 +74,9 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     alpha_feature_grid : array-like of shape (n_alphas,), default=None
-        Positive candidate values of ``alpha_feature`` (the seed's lambda_v); None means
-        ``np.logspace(-6, -1, 11)``.
-    max_batches : int, default=10
+        Positive candidate values of ``alpha_feature`` (the seed's lambda_v), at most 1000; None
+        means ``np.logspace(-6, -1, 11)``.
+    max_batches : int in [0, 10000], default=10
         Largest batch count tried; every count from 0 to ``max_batches`` is scored from the one
         fit with ``max_batches`` batches.
     cv : int, cross-validation splitter or iterable, default=5
@@ -206,7 +211,7 @@ max_samples, dtype, backend
 
     _parameter_constraints = {
         "alpha_feature_grid": ["array-like", None],
-        "max_batches": [Interval(Integral, 0, None, closed="left")],
+        "max_batches": [Interval(Integral, 0, MAX_BATCHES, closed="both")],
         "cv": ["cv_object"],
         "n_jobs": [Integral, None],
         "search_tol": [Interval(Real, 0, None, closed="neither")],
@@ -276,6 +281,11 @@ max_samples, dtype, backend
                 "alpha_feature_grid must hold at least one positive, finite value, e.g. "
                 f"np.logspace(-6, -1, 11); got {self.alpha_feature_grid!r}."
             )
+        if grid.size > MAX_ALPHAS:
+            raise ValueError(
+                f"alpha_feature_grid holds {grid.size} values; at most {MAX_ALPHAS} are supported (each "
+                "is one fit per fold): pass a coarser grid, e.g. np.logspace(-6, -1, 11)."
+            )
         if np.unique(grid).size != grid.size:
             raise ValueError("alpha_feature_grid holds a value twice: give distinct values.")
         return grid
@@ -318,6 +328,7 @@ max_samples, dtype, backend
 
         X_in = X
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_feature_magnitude(X, "X")
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         alphas = self._alpha_grid()

@@ -9,6 +9,7 @@ from scipy.integrate import quad_vec
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.prototype._likelihood import chunk_rows
+from discrim.utils.validation import check_feature_magnitude
 
 # Accuracy of the adaptive quadrature behind the feature contributions; the contributions add up
 # to their total to about this absolute accuracy.
@@ -35,8 +36,9 @@ def _feature_names(model):
     return [f"x{d}" for d in range(model.n_features_in_)]
 
 
-def _validate_X(model, X):
-    return validate_data(model, X, reset=False, dtype=[np.float64, np.float32])
+def _validate_X(model, X, name="X"):
+    X = validate_data(model, X, reset=False, dtype=[np.float64, np.float32])
+    return check_feature_magnitude(X, name)
 
 
 def _active_features(model):
@@ -188,7 +190,7 @@ def _as_single_row(model, X_row):
         X_row = np.asarray(X_row)
         if X_row.ndim == 1:
             X_row = X_row[None, :]
-    X = _validate_X(model, X_row)
+    X = _validate_X(model, X_row, "X_row")
     if X.shape[0] != 1:
         raise ValueError(f"X_row must hold exactly one row; got {X.shape[0]} rows.")
     return X[0].astype(np.float64)
@@ -394,6 +396,8 @@ def familiarity(model, X):
     _check_model(model)
     X = _validate_X(model, X)
     total = np.zeros(X.shape[0], dtype=np.float64)
+    # the model's centre, subtracted before the kernel's GEMM (None: a model from before it)
+    center = getattr(model, "center_", None)
     for batch in model.batches_:
         J = len(batch.target)
         if J == 0:
@@ -402,5 +406,5 @@ def familiarity(model, X):
         step = chunk_rows(J)  # bounded (rows x J) kernel chunks
         for start in range(0, X.shape[0], step):
             stop = min(start + step, X.shape[0])
-            total[start:stop] += batch.kernel(X[start:stop]) @ w
+            total[start:stop] += batch.kernel(X[start:stop], center) @ w
     return total

@@ -50,13 +50,18 @@ class PrototypeBatch:
         """Number of prototypes ``J``."""
         return int(self.target.shape[0])
 
-    def kernel(self, X):
+    def kernel(self, X, center=None):
         """Kernel values ``K_v(x - s_j)`` over the active features.
 
         Parameters
         ----------
         X : ndarray of shape (n, n_features_in)
-            Full feature matrix; the active columns are selected here.
+            Full feature matrix in the units of fit; the active columns are selected here.
+        center : ndarray of shape (n_features_in,) or None, default=None
+            Subtracted from the rows and from the prototypes before the kernel's GEMM, which
+            expands the square ``|v (x - s)|^2`` and so loses the digits of the spread that
+            ``|v x|^2`` spends on an offset: the fitted model's ``center_``. The kernel is the
+            same in exact arithmetic; None subtracts nothing.
 
         Returns
         -------
@@ -67,22 +72,30 @@ class PrototypeBatch:
             return np.zeros((X.shape[0], 0), dtype=X.dtype)
         Xa = X[:, self.feature_index]
         dtype = Xa.dtype
-        return kernel_matrix(Xa, self.prototypes.astype(dtype, copy=False),
+        S = self.prototypes
+        if center is not None:
+            # differences in float64, then the model's dtype: both sides are shifted alike
+            c = np.asarray(center, dtype=np.float64)[self.feature_index]
+            Xa = (Xa - c).astype(dtype, copy=False)
+            S = S - c
+        return kernel_matrix(Xa, S.astype(dtype, copy=False),
                              self.feature_weights.astype(dtype, copy=False), _np_xp)
 
-    def class_scores(self, X, n_classes):
+    def class_scores(self, X, n_classes, center=None):
         """Unscaled contributions ``sum_{j: y_j = k} w_j K_v(x - s_j)`` of this batch.
 
         Parameters
         ----------
         X : ndarray of shape (n, n_features_in)
         n_classes : int
+        center : ndarray of shape (n_features_in,) or None, default=None
+            See :meth:`kernel`.
 
         Returns
         -------
         scores : ndarray of shape (n, n_classes)
         """
-        K = self.kernel(X)
+        K = self.kernel(X, center)
         onehot = np.zeros((self.n_prototypes, n_classes), dtype=K.dtype)
         onehot[np.arange(self.n_prototypes), self.target] = self.prototype_weights
         return K @ onehot

@@ -23,7 +23,7 @@ from discrim.prototype._prototype_set import PrototypeBatch, merge_equivalent
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._threads import available_blas_threads, limit_threads
-from discrim.utils.validation import check_labels, check_sample_weight
+from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +64,40 @@ FTOL_AFTER = 4
 EMPTY_PROBE_ITER = 6
 
 
+# Largest n_batches (PrototypeClassifier) and max_batches (PrototypeClassifierCV): every batch is
+# at least one L-BFGS-B solve, and a random stream per batch is spawned up front.
+MAX_BATCHES = 10_000
+
+
+def centre_of(X, sample_weight):
+    """The fixed centre subtracted from rows and prototypes before the kernel's GEMM.
+
+    The GEMM expands ``|v (x - s)|^2 = |v x|^2 + |v s|^2 - 2 (v x)'(v s)``, which loses the digits
+    of the rows' spread that an offset takes (every digit at an offset of 1e8 on unit-scale data);
+    the kernel itself only depends on ``x - s``. Per feature, the centre is the median of the
+    rows with positive weight rounded to a multiple of ``q = 2^floor(log2(range))`` (the median
+    where the range is 0): centred rows are within about one and a half ranges of zero, and on
+    data that is centred already (``|median| < q / 2``) the centre is exactly 0, so that the
+    arithmetic is that of the uncentred model, bit for bit.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Finite.
+    sample_weight : ndarray of shape (n_samples,)
+        Non-negative, some positive.
+
+    Returns
+    -------
+    center : ndarray of shape (n_features,) of float64
+    """
+    rows = np.asarray(X, dtype=np.float64)[sample_weight > 0]
+    median = np.median(rows, axis=0)
+    spread = rows.max(axis=0) - rows.min(axis=0)
+    q = np.exp2(np.floor(np.log2(np.where(spread > 0, spread, 1.0))))
+    return np.where(spread > 0, np.round(median / q) * q, median)
+
+
 def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_features_first=True):
     """Minimise one batch's objective in two stages; returns a SolverResult.
 
@@ -91,6 +125,8 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
     x0 = objective.x0()
     # The trivial point v = 0, w = 0 (an empty batch) has the frozen model's loss.
     trivial = objective.value_at_zero()
+    if not np.isfinite(trivial):
+        raise FloatingPointError(f"the frozen model's loss is {trivial}, not finite")
     started_empty = not np.any(x0[D:] > 0)
     if started_empty:
         # Started empty (a warm start from an empty batch): if no prototype weight wants to grow
@@ -152,7 +188,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
 
     Parameters
     ----------
-    n_batches : int, default=1
+    n_batches : int in [0, 10000], default=1
         Number of batches ``B``. ``0`` gives the marginal model.
     n_candidates : int, default=1000
         Candidates per batch, ``M``.
@@ -214,6 +250,10 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         L-BFGS-B iterations per batch.
     objective_values_ : list of float
         Penalised objective at the solution, per batch.
+    center_ : ndarray of shape (n_features_in_,)
+        Subtracted from rows and prototypes before every kernel evaluation (see Notes); the
+        prototypes themselves (``batches_``, :meth:`export`, :meth:`explain`) stay in the units of
+        the X passed to fit.
 
     Notes
     -----
@@ -258,6 +298,21 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     on the benchmark cases, with test log-loss within about 0.01 (often lower). ``n_iter_`` counts both stages. A batch
     warm-started by :class:`discrim.model_selection.PrototypeClassifierCV` skips stage 1.
 
+    Offsets and scales: the kernel depends on ``x - s`` only, but its GEMM expands the square
+    (``|v x|^2 + |v s|^2 - 2 (v x)'(v s)``), which at an offset of 1e8 on unit-scale data keeps
+    none of the spread's digits. Every evaluation (the fit's objective with either backend,
+    ``predict_proba``, :meth:`familiarity`) therefore subtracts a fixed centre ``center_``, a
+    round number near the training median (0 on data that is centred already, see
+    :func:`centre_of`), from the rows and the prototypes first: translating X translates the
+    prototypes and leaves the feature weights, the prototype weights and the probabilities
+    unchanged, up to rounding of about ``eps * |offset| / spread`` relative. Features beyond
+    :func:`discrim.utils.validation.max_feature_magnitude` (1e102 for float64, 1e12 for float32)
+    are refused. Scaling is different: feature ``d`` multiplied by ``a_d`` with ``v_d`` divided by
+    ``a_d`` gives the same kernel, so the unpenalised objective is invariant under that change
+    of variables, but the penalty on ``v``, the start ``v = 10 / D`` (and the lower bound of the
+    solver's first stage, derived from it) and the merge tolerance are not, so the fitted model
+    is not scale-invariant, even with ``alpha_feature=0``. Standardise the features (the CLI does).
+
     Clean-up: prototypes of a batch whose active features and target agree within
     :data:`discrim.prototype._prototype_set.MERGE_TOL` (max norm) are merged through connected
     components, with the combined weight and the features of the first sample in training order.
@@ -273,7 +328,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "n_batches": [Interval(Integral, 0, None, closed="left")],
+        "n_batches": [Interval(Integral, 0, MAX_BATCHES, closed="both")],
         "n_candidates": [Interval(Integral, 1, None, closed="left")],
         "max_fraction": [Interval(Real, 0, 1, closed="neither")],
         "alpha_feature": [Interval(Real, 0, None, closed="left")],
@@ -352,20 +407,24 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         """
         warm = self.warm_start and hasattr(self, "batches_")
         X, y = validate_data(self, X, y, dtype=np.dtype(self.dtype), ensure_min_samples=2, reset=not warm)
+        check_feature_magnitude(X, "X")
         classes, y_idx = check_labels(y)
         w = check_sample_weight(sample_weight, X.shape[0])
-        self._start(classes, y_idx, w, warm)
+        self._start(X, classes, y_idx, w, warm)
         start = len(self.batches_)
         streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
         rngs = [np.random.default_rng(s) for s in streams[start:]]
         self._fit_batches(X, y_idx, w, rngs)
         return self
 
-    def _start(self, classes, y_idx, sample_weight, warm=False):
-        """Check the classes' weights and counts, and set the marginal model (a fit's first step).
+    def _start(self, X, classes, y_idx, sample_weight, warm=False):
+        """Check the classes' weights and counts, and set the marginal model and the centre
+        (a fit's first step).
 
         Parameters
         ----------
+        X : ndarray of shape (n_samples, n_features)
+            Validated features (finite, within :func:`discrim.utils.validation.max_feature_magnitude`).
         classes : ndarray of shape (n_classes,)
             Sorted labels.
         y_idx : ndarray of shape (n_samples,) of int
@@ -400,6 +459,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         else:
             self.classes_ = classes
             self.marginals_ = totals / totals.sum()
+            self.center_ = centre_of(X, w)
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
 
     def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None, log_level=logging.INFO):
@@ -436,6 +496,8 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         rows = np.flatnonzero(sample_weight > 0)
         # unscaled probabilities of the current model on every row used for fitting
         q_all = self._unscaled(X[rows])
+        # the batch objectives see the rows centred once for the whole fit (see centre_of)
+        Xc = self._centred(X)
         # Threads for the objective's row chunks, read before the BLAS is limited to one thread
         # for the whole fit: the objective is many small GEMMs on cache-sized row chunks run in
         # parallel threads, where a multi-threaded BLAS only adds synchronisation (and on a busy
@@ -443,19 +505,23 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         n_threads = available_blas_threads()
         with limit_threads(1, user_api="blas"):
             for rng in rngs:
-                self._add_batch(X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level)
+                self._add_batch(X, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
+                                log_level)
 
-    def _add_batch(self, X, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level):
-        """Fit the next batch, append it and add its scores to ``q_all`` (in place)."""
+    def _add_batch(self, X, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level):
+        """Fit the next batch, append it and add its scores to ``q_all`` (in place).
+
+        ``Xc`` is ``X`` centred by ``center_`` (:meth:`_centred`).
+        """
         b = len(self.batches_)
         batch, n_iter, value = self._fit_one_batch(
-            X, y_idx, sample_weight, rows, q_all, rng, b, initial_solution, n_threads
+            X, Xc, y_idx, sample_weight, rows, q_all, rng, b, initial_solution, n_threads
         )
         self.batches_.append(batch)
         self.n_iter_.append(n_iter)
         self.objective_values_.append(value)
         if batch.n_prototypes:
-            q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0])
+            q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0], self._center())
         logger.log(
             log_level, "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
             b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
@@ -494,7 +560,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         cand = cand[np.lexsort((cand, y_idx[cand]))]  # grouped by class, then training order
         return sub, cand, pos[~is_cand]
 
-    def _fit_one_batch(self, X, y_idx, weight, rows, q_all, rng, b, initial_solution, n_threads):
+    def _fit_one_batch(self, X, Xc, y_idx, weight, rows, q_all, rng, b, initial_solution, n_threads):
         n_classes = self.classes_.shape[0]
         D = X.shape[1]
         sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b)
@@ -514,7 +580,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         dt = np.dtype(self.dtype)
         as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731  (dtype kept)
         datafit = PrototypeLikelihood(
-            as_xp(X[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(X[cand]),
+            as_xp(Xc[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(Xc[cand]),
             y_idx[cand], n_classes, xp, n_threads=n_threads,
         )
         J = cand.shape[0]
@@ -534,6 +600,11 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         try:
             result = _solve(objective, D, J, self.max_iter, self.tol, ftol=self.ftol,
                             fit_features_first=start is None)
+        except FloatingPointError as exc:
+            raise ValueError(
+                f"batch {b + 1}: {exc}. The data or sample weights cannot be represented in "
+                f"{self.dtype}: rescale X (e.g. with StandardScaler) and sample_weight (e.g. to mean 1)."
+            ) from None
         finally:
             datafit.close()
         if self.verbose > 0:
@@ -568,25 +639,37 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ scoring
 
     @staticmethod
-    def _chunked_scores(batch, X, n_classes):
+    def _chunked_scores(batch, X, n_classes, center=None):
         """``batch.class_scores`` over row chunks of bounded size: (n, n_classes)."""
         out = np.empty((X.shape[0], n_classes), dtype=np.float64)
         step = chunk_rows(batch.n_prototypes)
         for start in range(0, X.shape[0], step):
-            out[start : start + step] = batch.class_scores(X[start : start + step], n_classes)
+            out[start : start + step] = batch.class_scores(X[start : start + step], n_classes, center)
         return out
+
+    def _center(self):
+        """``center_``, or None for a model fitted before it existed (nothing is subtracted)."""
+        return getattr(self, "center_", None)
+
+    def _centred(self, X):
+        """``X - center_`` in the fitted dtype (differences taken in float64): (n, n_features)."""
+        center = self._center()
+        if center is None:
+            return X
+        return np.ascontiguousarray(X - center, dtype=np.dtype(self.dtype))
 
     def _unscaled(self, X, n_batches=None):
         """``q_k(x)`` using the first ``n_batches`` batches (all by default): (n, n_classes)."""
         q = np.tile(self.marginals_, (X.shape[0], 1))
         for batch in self.batches_[:n_batches]:
             if batch.n_prototypes:
-                q += self._chunked_scores(batch, X, self.classes_.shape[0])
+                q += self._chunked_scores(batch, X, self.classes_.shape[0], self._center())
         return q
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=np.dtype(self.dtype))
+        X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype))
+        return check_feature_magnitude(X, "X")
 
     def predict_proba(self, X):
         """Class probabilities ``p_k(x)``.
@@ -653,7 +736,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         yield q / q.sum(axis=1, keepdims=True)
         for batch in self.batches_:
             if batch.n_prototypes:
-                q += self._chunked_scores(batch, X, self.classes_.shape[0])
+                q += self._chunked_scores(batch, X, self.classes_.shape[0], self._center())
             yield q / q.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ explanation (delegates)
