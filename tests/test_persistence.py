@@ -534,3 +534,28 @@ def test_cli_predict_on_a_model_missing_a_fitted_attribute_prints_one_line(tmp_p
     result = CliRunner().invoke(cli, ["predict", "--model", str(model), "--csv", str(csv)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_model_file_missing_a_dataclass_field_is_refused_by_name(tmp_path, rng):
+    from discrim.prototype import PrototypeClassifier
+
+    X, y = _data(rng)
+    path = tmp_path / "proset.skops"
+    save_model(PrototypeClassifier(random_state=0).fit(X, y), path)
+    schema = json.loads(_members(path)["schema.json"])
+    batch = next(node for node in _nodes(schema) if node.get("__class__") == "PrototypeBatch")
+    field = sorted(batch["content"]["content"])[0]
+    del batch["content"]["content"][field]
+    with pytest.raises(ModelFileError, match=f"PrototypeBatch lacks the field '{field}'"):
+        load_model(_with_schema(path, tmp_path / "damaged.skops", schema))
+
+
+def _nodes(value):
+    """Every dict in a parsed schema (nodes and the dicts inside them)."""
+    if isinstance(value, dict):
+        yield value
+        for item in value.values():
+            yield from _nodes(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _nodes(item)

@@ -1,12 +1,13 @@
 """Model files: fitted estimators saved and loaded with skops.io, checked so that loading runs no code."""
 
+import dataclasses
+import functools
 import io
 import json
 import zipfile
 from pathlib import Path
 
 import skops.io as sio
-from skops.io._protocol import PROTOCOL as _SKOPS_PROTOCOL
 
 from discrim.utils._files import atomic_output
 
@@ -88,6 +89,13 @@ _MAX_SCHEMA_BYTES = 64 * 2**20
 # skops reads each member whole into memory; the sizes an archive declares bound what zipfile
 # decompresses, so a small file cannot expand into more memory than this.
 _MAX_ARCHIVE_BYTES = 4 * 2**30
+
+
+@functools.cache
+def _skops_protocol():
+    """The skops protocol this installation writes (read from a file it writes, not a private name)."""
+    with zipfile.ZipFile(io.BytesIO(sio.dumps([]))) as archive:
+        return json.loads(archive.read("schema.json"))["protocol"]
 
 
 class ModelFileError(ValueError):
@@ -198,7 +206,7 @@ def load_model(path):
 
 
 def _missing_parameter(model):
-    """The first estimator in a loaded model that lacks one of its constructor parameters, or None.
+    """The first estimator (or dataclass) of a loaded model that lacks a parameter (or field).
 
     skops sets attributes from the file without calling ``__init__``, so a damaged file can
     leave out a parameter that every method reads; this finds it before any method runs.
@@ -221,11 +229,15 @@ def _missing_parameter(model):
         if id(value) in seen:
             continue
         seen.add(id(value))
-        if isinstance(value, BaseEstimator):
+        if isinstance(value, BaseEstimator) or (dataclasses.is_dataclass(value) and not isinstance(value, type)):
             state = vars(value)
-            for name in type(value)._get_param_names():
+            if dataclasses.is_dataclass(value):
+                kind, names = "field", [f.name for f in dataclasses.fields(value)]
+            else:
+                kind, names = "parameter", type(value)._get_param_names()
+            for name in names:
                 if name not in state:
-                    return f"its {type(value).__name__} lacks the parameter {name!r}"
+                    return f"its {type(value).__name__} lacks the {kind} {name!r}"
             stack.extend(state.values())
         elif isinstance(value, (list, tuple)):
             stack.extend(value)
@@ -313,11 +325,11 @@ def _schema_problems(schema, members):
     """
     if not isinstance(schema, dict):
         return [f"schema.json holds a {type(schema).__name__}, not a dict"], set()
-    protocol = schema.get("protocol")
-    if type(protocol) is not int or protocol != _SKOPS_PROTOCOL:
+    protocol, current = schema.get("protocol"), _skops_protocol()
+    if type(protocol) is not int or protocol != current:
         # Earlier protocols rebuild some nodes differently (old RandomGeneratorNode called a
         # class named by the file); discrim writes only the current one.
-        return [f"skops protocol {protocol!r}, where discrim reads protocol {_SKOPS_PROTOCOL} "
+        return [f"skops protocol {_shown(protocol)}, where discrim reads protocol {current} "
                 "(save the model again with this version)"], set()
     problems, types = [], set()
     stack = [(schema, "root", 1)]
