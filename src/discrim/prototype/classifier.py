@@ -443,6 +443,16 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
                 f"class {label!r} has zero total sample_weight: give it "
                 "positive weight or remove its rows."
             )
+        marginals = totals / totals.sum()
+        if np.any(marginals <= 0):
+            k = int(np.argmax(marginals <= 0))
+            label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+            raise ValueError(
+                f"class {label!r} has a share of the total sample_weight that underflows to 0 "
+                f"({totals[k]:.3g} against a total of {totals.sum():.3g}): weights whose ratios "
+                "span more than the float64 range cannot be fitted; bound their ratio, e.g. by "
+                "clipping to a narrower range."
+            )
         counts = np.bincount(y_idx[w > 0], minlength=classes.shape[0])
         check_min_cases(counts, self.max_fraction, classes)
         if warm:
@@ -458,7 +468,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
                 )
         else:
             self.classes_ = classes
-            self.marginals_ = totals / totals.sum()
+            self.marginals_ = marginals
             self.center_ = centre_of(X, w)
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
 
@@ -572,8 +582,11 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
 
         w_sub = weight[sub]
         class_total = np.bincount(y_idx[sub], weights=w_sub, minlength=n_classes)
-        cand_total = np.bincount(y_idx[cand], weights=weight[cand], minlength=n_classes)
-        factor = class_total / (class_total - cand_total)
+        # N_k - J_ck summed over the scoring rows themselves: the difference of the two totals
+        # cancels to 0 when one candidate carries nearly all of its class's weight (1e308 among
+        # ones), which made every c_n infinite
+        ref_total = np.bincount(y_idx[ref], weights=weight[ref], minlength=n_classes)
+        factor = np.divide(class_total, ref_total, out=np.zeros(n_classes), where=ref_total > 0)
         coef = weight[ref] / w_sub.sum() * factor[y_idx[ref]]
 
         xp = namespace(self.backend)
