@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from discrim.prototype._candidates import (
+    _min_rows,
     assign_bins,
     candidates_per_bin,
     check_min_cases,
@@ -108,3 +109,31 @@ def test_stratified_subsample_keeps_proportions():
     idx = stratified_subsample(y, 3, 100, np.random.default_rng(0))
     np.testing.assert_array_equal(np.bincount(y[idx]), [10, 30, 60])
     np.testing.assert_array_equal(stratified_subsample(y, 3, 5000, np.random.default_rng(0)), np.arange(1000))
+
+
+def _min_rows_by_search(eta):
+    n = 1
+    while min_cases_violations([n], eta)[0]:
+        n += 1
+    return n
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.floats(min_value=1e-3, max_value=0.999, allow_nan=False))
+def test_min_rows_closed_form_equals_the_search(eta):
+    n = _min_rows(eta)
+    assert n == _min_rows_by_search(eta)
+    # it is the smallest count that satisfies the condition
+    assert not min_cases_violations([n], eta)[0] and min_cases_violations([n - 1], eta)[0]
+
+
+@pytest.mark.parametrize("eta", [1e-12, 1e-300, 1.0 - 1e-12, 5e-324])
+def test_tiny_or_extreme_max_fraction_is_refused_at_once_with_the_needed_count(eta):
+    # found by bisection on the condition, without counting up to it (which never ended for 1e-12)
+    n = _min_rows(eta)
+    if n != np.inf:
+        assert not min_cases_violations([n], eta)[0]
+    if n < 2**53:  # below, consecutive counts are distinct floats
+        assert min_cases_violations([n - 1], eta)[0]
+    with pytest.raises(ValueError, match=rf"max_fraction={eta} needs at least {n} per class"):
+        check_min_cases(np.array([10**6, 10**6]), eta, np.array([0, 1]))

@@ -168,16 +168,29 @@ def check_min_cases(class_counts, max_fraction, classes, what="training data"):
 def _min_rows(max_fraction):
     """Fewest rows per class that satisfy the minimum-cases condition for ``max_fraction``.
 
-    The condition depends on ``ceil(N_k / 2)`` only and holds from some ``ceil(N_k / 2) = m``
-    on, with ``m`` about ``max(0.5 / eta, 0.5 / (1 - eta))``: the closed form is corrected by a
-    few steps of the exact test (rounding), and the answer is ``2 m - 1`` rows. A count search
-    from 1 would take ``0.5 / eta`` steps, forever for a tiny ``max_fraction``.
+    The condition depends on ``m = ceil(N_k / 2)`` only, fails for small ``m`` and holds from
+    about ``max(0.5 / eta, 0.5 / (1 - eta))`` on; the smallest such ``m`` is found by doubling
+    and bisection on the condition itself (so that rounding agrees with it), and the answer is
+    ``2 m - 1`` rows. Counting up from 1 would take ``0.5 / eta`` steps: forever for a tiny
+    ``max_fraction``.
     """
     eta = float(max_fraction)
-    m = max(1, int(np.ceil(max(0.5 / eta, 0.5 / (1.0 - eta)))) - 2)
-    while min_cases_violations([2 * m - 1], eta)[0]:
-        m += 1
-    return 2 * m - 1
+
+    def holds(m):
+        return not min_cases_violations([2.0 * m - 1.0], eta)[0]
+
+    hi = 1.0
+    while not holds(hi):
+        if not np.isfinite(hi):
+            return hi  # beyond the float range: no count is enough
+        hi *= 2.0
+    lo = hi / 2.0 if hi > 1.0 else 0.0  # the condition fails at lo (or lo is 0)
+    while hi - lo > max(1.0, np.spacing(hi)):
+        mid = np.floor((lo + hi) / 2.0)
+        if mid <= lo or mid >= hi:
+            break
+        lo, hi = (lo, mid) if holds(mid) else (mid, hi)
+    return int(2.0 * hi - 1.0)
 
 
 def draw_candidates(bins, n_bins, h, rng):
