@@ -260,3 +260,55 @@ def test_penalized_objective_generic_penalty_equals_fused_elastic_net(rng):
     v2, g2 = generic.value_and_grad(t)
     assert v1 == pytest.approx(v2, rel=1e-14)
     np.testing.assert_allclose(g1, g2, rtol=1e-14)
+
+
+class _PoisonedQuadratic(_Quadratic):
+    """0.5 |theta - c|^2 until theta[0] falls below ``at``; then ``bad`` in the value or the gradient."""
+
+    def __init__(self, c, at, bad, where):
+        super().__init__(c)
+        self.at, self.bad, self.where = at, bad, where
+
+    def value_and_grad(self, t):
+        value, grad = super().value_and_grad(t)
+        if t[0] < self.at:
+            if self.where == "value":
+                value = self.bad
+            else:
+                grad = grad.copy()
+                grad[-1] = self.bad
+        return value, grad
+
+
+@pytest.mark.parametrize("use_compiled", [True, False])
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
+@pytest.mark.parametrize("where", ["value", "gradient"])
+def test_minimize_lbfgsb_refuses_a_non_finite_evaluation(use_compiled, bad, where, monkeypatch):
+    # the minimiser is at 0; the objective turns non-finite on the way there
+    if not use_compiled:
+        monkeypatch.setattr("discrim.optim._lbfgsb.compiled_setulb", lambda: None)
+    obj = PenalizedObjective(_PoisonedQuadratic(np.zeros(3), 0.5, bad, where), [], np.ones(3))
+    with pytest.raises(FloatingPointError, match=f"objective's {where}.*not finite"):
+        minimize_lbfgsb(obj, tol=1e-12)
+
+
+class _Linear:
+    """g @ theta, a datafit whose gradient is the constant g."""
+
+    xp = xp
+    dtype = np.float64
+    device = None
+
+    def __init__(self, g):
+        self.g = np.asarray(g, dtype=np.float64)
+
+    def value_and_grad(self, t):
+        return float(self.g @ t), self.g.copy()
+
+
+def test_minimize_lbfgsb_accepts_huge_finite_gradients(recwarn):
+    # entries of 1e200: their squares would overflow, the check's dot product with zeros does not
+    obj = PenalizedObjective(_Linear([1e200, 1e200]), [], np.full(2, 1e-300))
+    res = minimize_lbfgsb(obj, tol=0.0, max_iter=5)
+    np.testing.assert_array_equal(res.theta, 0.0)  # the minimiser on the bound theta >= 0
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
