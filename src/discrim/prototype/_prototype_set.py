@@ -66,6 +66,7 @@ class PrototypeBatch:
         Returns
         -------
         K : ndarray of shape (n, J)
+            In [0, 1].
         """
         X = np.asarray(X)
         if self.n_prototypes == 0:
@@ -78,8 +79,11 @@ class PrototypeBatch:
             c = np.asarray(center, dtype=np.float64)[self.feature_index]
             Xa = (Xa - c).astype(dtype, copy=False)
             S = S - c
-        return kernel_matrix(Xa, S.astype(dtype, copy=False),
-                             self.feature_weights.astype(dtype, copy=False), _np_xp)
+        K = kernel_matrix(Xa, S.astype(dtype, copy=False), self.feature_weights.astype(dtype, copy=False), _np_xp)
+        # K <= 1 exactly; the expanded square can round its exponent above 0 (by about eps times
+        # |v x|^2), and far above it on uncentred data, where exp overflowed into inf / inf = NaN
+        # probabilities. One pass here, not in the fit's objective (whose rows are centred).
+        return np.minimum(K, 1.0, out=K)
 
     def class_scores(self, X, n_classes, center=None):
         """Unscaled contributions ``sum_{j: y_j = k} w_j K_v(x - s_j)`` of this batch.
