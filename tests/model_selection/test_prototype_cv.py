@@ -220,6 +220,10 @@ def test_pandas_feature_names(iris):
         (dict(max_batches=-1), "max_batches"),
         (dict(n_candidates=0), "n_candidates"),
         (dict(search_tol=0.0), "search_tol"),
+        # absurd work is refused before any fit, naming the parameter and its bound
+        (dict(max_batches=10**9), r"'max_batches' parameter .* in the range \[0, 10000\]"),
+        (dict(alpha_feature_grid=np.logspace(-6, -1, 10**6)), "alpha_feature_grid holds 1000000 values; at most 1000"),
+        (dict(max_fraction=1e-12), "max_fraction=1e-12 needs at least 999999999999 per class"),
     ],
 )
 def test_bad_parameters(iris, params, match):
@@ -277,3 +281,50 @@ EXPECTED_FAILED_CHECKS = {
 )
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def _grid_data(seed=0, n=90):
+    """Three classes on a 1/64 grid within [-4, 4]: shifts by multiples of 8 up to 1e9 are exact."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(np.round(rng.normal(size=(n, 2)) * 64) / 64, -4, 4)
+    y = np.argmax(np.c_[X[:, 0], X[:, 1], -X.sum(axis=1)] + 0.3 * rng.normal(size=(n, 3)), axis=1)
+    return X, y
+
+
+@pytest.mark.parametrize("offset", [1e8, -8 * 123_456_789])
+def test_search_is_translation_invariant(offset):
+    # issue 17: at an offset of 1e8 every probability of the refitted model was 0.5. With the data
+    # exact after the shift, the search's folds and refit see the same centred bits
+    X, y = _grid_data()
+    base = PrototypeClassifierCV(**SMALL, random_state=0).fit(X, y)
+    moved = PrototypeClassifierCV(**SMALL, random_state=0).fit(X + offset, y)
+    for key in ("mean_test_log_loss", "mean_n_prototypes", "mean_n_features"):
+        np.testing.assert_array_equal(moved.cv_results_[key], base.cv_results_[key])
+    assert moved.best_params_ == base.best_params_
+    np.testing.assert_array_equal(moved.predict_proba(X + offset), base.predict_proba(X))
+    assert np.ptp(base.predict_proba(X)) > 0.5  # not the marginals
+
+
+def test_search_refuses_data_beyond_the_magnitude_limit(iris):
+    X, _, y, _ = iris
+    X = np.asarray(X, dtype=np.float64).copy()
+    X[0, 0] = 1e300
+    with pytest.raises(ValueError, match="X has values of magnitude up to 1e[+]300"):
+        PrototypeClassifierCV(**SMALL).fit(X, y)
+
+
+def test_search_predictions_refuse_rows_beyond_the_magnitude_limit(fitted, iris):
+    X = np.asarray(iris[1], dtype=np.float64)[:4].copy()
+    X[1, 1] = -1e308
+    for method in ("predict", "predict_proba", "predict_log_proba"):
+        with pytest.raises(ValueError, match="X has values of magnitude"):
+            getattr(fitted, method)(X)
+
+
+def test_search_with_one_overwhelming_weight_gives_finite_probabilities(iris):
+    X, _, y, _ = iris
+    w = np.ones(len(y))
+    w[:2] = 1e308 / 4
+    search = PrototypeClassifierCV(**SMALL, random_state=0).fit(X, y, sample_weight=w)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_log_loss"]))
+    assert np.all(np.isfinite(search.predict_proba(X)))
