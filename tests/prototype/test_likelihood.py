@@ -219,3 +219,38 @@ def test_single_chunk_path_equals_the_general_path_exactly(n_classes, mask, seed
     general_value, general_grad = lik.value_and_grad(theta)
     assert value == general_value
     np.testing.assert_array_equal(grad, general_grad)
+
+
+@settings(max_examples=25, deadline=None)
+@given(log2_scale=st.lists(st.integers(-30, 30), min_size=3, max_size=3), seed=st.integers(0, 2**16))
+def test_unpenalised_objective_is_invariant_under_feature_scaling(log2_scale, seed):
+    # x_d -> a_d x_d with v_d -> v_d / a_d leaves every kernel value, so l(v, w) is invariant and
+    # dl/dv scales by a (chain rule); powers of two keep the products exact. (The fitted model is
+    # not scale-invariant: the penalty on v, its start and the merge tolerance are not.)
+    rng = np.random.default_rng(seed)
+    lik, (X, y, coef, q0, S, target) = _problem(rng, 3, True, True)
+    a = 2.0 ** np.asarray(log2_scale, dtype=np.float64)
+    scaled = PrototypeLikelihood(X * a, y, coef, q0, S * a, target, 3, xp)
+    theta = rng.uniform(0.1, 1.5, X.shape[1] + S.shape[0])
+    theta_scaled = np.concatenate([theta[:3] / a, theta[3:]])
+    value, grad = lik.value_and_grad(theta)
+    value_s, grad_s = scaled.value_and_grad(theta_scaled)
+    assert value_s == pytest.approx(value, rel=1e-12)
+    np.testing.assert_allclose(grad_s[3:], grad[3:], rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(grad_s[:3], grad[:3] * a, rtol=1e-9, atol=1e-12 * np.abs(grad[:3] * a).max())
+
+
+@pytest.mark.parametrize("offset", [1e8, 1e9])
+def test_objective_on_centred_rows_matches_the_direct_differences_at_large_offsets(offset, rng):
+    # the classifier hands the objective centred rows (centre_of); the GEMM's expanded square is
+    # then exact to about eps, where on the raw shifted rows it keeps no digit of the spread
+    lik, (X, y, coef, q0, S, target) = _problem(rng, 3, True, False)
+    theta = rng.uniform(0.2, 1.5, X.shape[1] + S.shape[0])
+    reference = _reference_value(theta, X, y, coef, q0, S, target)
+    raw = PrototypeLikelihood(X + offset, y, coef, q0, S + offset, target, 3, xp)
+    c = np.round(offset)  # what centre_of gives for a median near offset on unit-scale data
+    centred = PrototypeLikelihood((X + offset) - c, y, coef, q0, (S + offset) - c, target, 3, xp)
+    # the rows themselves are rounded by about eps * offset when shifted
+    tol = 50 * np.finfo(float).eps * offset * theta[:3].max() ** 2 * np.ptp(X)
+    assert abs(centred.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
+    assert not abs(raw.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
