@@ -9,6 +9,7 @@ from scipy.integrate import quad_vec
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.prototype._likelihood import chunk_rows
+from discrim.prototype._prototype_set import check_finite_scores
 from discrim.utils.validation import check_feature_magnitude
 
 # Accuracy of the adaptive quadrature behind the feature contributions; the contributions add up
@@ -407,4 +408,5 @@ def familiarity(model, X):
         for start in range(0, X.shape[0], step):
             stop = min(start + step, X.shape[0])
             total[start:stop] += batch.kernel(X[start:stop], center) @ w
+    check_finite_scores(total[:, None], center)
     return total

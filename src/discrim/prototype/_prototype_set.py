@@ -66,7 +66,7 @@ class PrototypeBatch:
         Returns
         -------
         K : ndarray of shape (n, J)
-            In [0, 1].
+            In [0, 1] up to rounding (the expanded square's, of about eps times ``|v (x - c)|^2``).
         """
         X = np.asarray(X)
         if self.n_prototypes == 0:
@@ -79,11 +79,8 @@ class PrototypeBatch:
             c = np.asarray(center, dtype=np.float64)[self.feature_index]
             Xa = (Xa - c).astype(dtype, copy=False)
             S = S - c
-        K = kernel_matrix(Xa, S.astype(dtype, copy=False), self.feature_weights.astype(dtype, copy=False), _np_xp)
-        # K <= 1 exactly; the expanded square can round its exponent above 0 (by about eps times
-        # |v x|^2), and far above it on uncentred data, where exp overflowed into inf / inf = NaN
-        # probabilities. One pass here, not in the fit's objective (whose rows are centred).
-        return np.minimum(K, 1.0, out=K)
+        return kernel_matrix(Xa, S.astype(dtype, copy=False),
+                             self.feature_weights.astype(dtype, copy=False), _np_xp)
 
     def class_scores(self, X, n_classes, center=None):
         """Unscaled contributions ``sum_{j: y_j = k} w_j K_v(x - s_j)`` of this batch.
@@ -103,6 +100,32 @@ class PrototypeBatch:
         onehot = np.zeros((self.n_prototypes, n_classes), dtype=K.dtype)
         onehot[np.arange(self.n_prototypes), self.target] = self.prototype_weights
         return K @ onehot
+
+
+def check_finite_scores(scores, center):
+    """Refuse kernel scores that overflowed, which would make probabilities inf / inf = NaN.
+
+    The kernel's GEMM expands the square, so its exponent can round above 0; on centred rows by
+    about eps times ``|v (x - c)|^2`` (harmless), but for a model without ``center_`` (saved
+    before it existed) on rows far from 0, by enough for ``exp`` to overflow.
+
+    Parameters
+    ----------
+    scores : ndarray of shape (n, n_classes)
+        One batch's class scores.
+    center : ndarray or None
+        The model's centre (None: the model has none).
+
+    Raises
+    ------
+    ValueError
+        If a score is not finite.
+    """
+    if not np.isfinite(scores).all():
+        fix = ("refit the model with this version of discrim (it centres the rows first)" if center is None
+               else "rescale the features (e.g. with StandardScaler)")
+        raise ValueError(f"the prototype kernel overflowed on some rows of X, which lie too far from the "
+                         f"prototypes in floating point: {fix}.")
 
 
 def merge_equivalent(prototypes, target, weights, sample_index, tol=MERGE_TOL):

@@ -19,7 +19,7 @@ from discrim.prototype._candidates import (
     stratified_subsample,
 )
 from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
-from discrim.prototype._prototype_set import PrototypeBatch, merge_equivalent
+from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._threads import available_blas_threads, limit_threads
@@ -658,6 +658,7 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         step = chunk_rows(batch.n_prototypes)
         for start in range(0, X.shape[0], step):
             out[start : start + step] = batch.class_scores(X[start : start + step], n_classes, center)
+        check_finite_scores(out, center)
         return out
 
     def _center(self):
