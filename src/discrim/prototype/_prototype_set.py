@@ -77,7 +77,8 @@ class PrototypeBatch:
         if center is not None:
             # differences in float64, then the model's dtype: both sides are shifted alike
             c = np.asarray(center, dtype=np.float64)[self.feature_index]
-            Xa = (Xa - c).astype(dtype, copy=False)
+            # Xa is a copy (fancy indexing): subtracted in place, computed in float64 (c's dtype)
+            np.subtract(Xa, c, out=Xa, casting="same_kind")
             S = S - c
         return kernel_matrix(Xa, S.astype(dtype, copy=False),
                              self.feature_weights.astype(dtype, copy=False), _np_xp)
