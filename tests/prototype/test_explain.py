@@ -292,3 +292,57 @@ def test_familiarity_decreases_far_from_the_data():
     assert values[-1] < 1e-6 * values[0]
     # far away the prediction falls back to the marginals
     np.testing.assert_allclose(model.predict_proba(X + 20 * direction), np.tile(model.marginals_, (40, 1)), atol=1e-6)
+
+
+def _grid_model(offset, seed=3):
+    """A model of grid data (1/64 steps within [-4, 4]) shifted by ``offset``, with a noise column."""
+    rng = np.random.default_rng(seed)
+    X = np.clip(np.round(rng.normal(size=(150, 3)) * 64) / 64, -4, 4)
+    y = (X[:, 0] + X[:, 1] ** 2 > 1.0).astype(int)
+    model = PrototypeClassifier(n_batches=2, n_candidates=40, alpha_feature=3e-2, random_state=0)
+    return model.fit(X + offset, y), X + offset
+
+
+@pytest.mark.parametrize("offset", [8.0 * 12_500_000, -8.0 * 3])
+def test_explain_familiarity_export_and_shrink_move_with_a_translation(offset):
+    # issue 17: every evaluation path centres first; shifts exact on the grid give the same bits
+    base, X0 = _grid_model(0.0)
+    moved, X1 = _grid_model(offset)
+    np.testing.assert_array_equal(moved.familiarity(X1), base.familiarity(X0))
+    for a, b in zip((moved.explain(X1[5]), moved.explain(X1[7])), (base.explain(X0[5]), base.explain(X0[7]))):
+        pd.testing.assert_series_equal(a.proba, b.proba)
+        np.testing.assert_array_equal(a.features["contribution"], b.features["contribution"])
+        values = [c for c in a.prototypes.columns if c.endswith("_value")]
+        # the prototypes are reported in the user's units
+        np.testing.assert_array_equal(a.prototypes[values].to_numpy() - offset, b.prototypes[values].to_numpy())
+    ea, eb = export_model(moved), export_model(base)
+    values = [c for c in ea.columns if c.endswith("_value")]
+    np.testing.assert_array_equal(ea[values].to_numpy() - offset, eb[values].to_numpy())
+    # the shrunk model keeps the centre of the kept columns
+    shrunk = shrink_model(moved)
+    np.testing.assert_array_equal(shrunk.center_, moved.center_[shrunk.active_features_])
+    np.testing.assert_array_equal(shrunk.predict_proba(X1[:, shrunk.active_features_]), moved.predict_proba(X1))
+
+
+def test_shrink_keeps_the_centre_of_the_kept_columns():
+    # a centre that differs by column: the shrunk model must take its kept columns' entries
+    base, X = _grid_model(0.0)
+    y = base.predict(X)
+    X = X[:, [2, 0, 1]] + np.array([8.0e6, -4.0e3, 1.6e7])  # the noise column first
+    model = PrototypeClassifier(n_batches=2, n_candidates=40, alpha_feature=3e-2, random_state=0).fit(X, y)
+    shrunk = shrink_model(model)
+    assert 0 not in shrunk.active_features_  # the test's point: the kept columns are not the first
+    np.testing.assert_allclose(shrunk.predict_proba(X[:, shrunk.active_features_]), model.predict_proba(X),
+                               rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("row_value", [1e308, -1e103])
+def test_explain_and_familiarity_refuse_rows_beyond_the_magnitude_limit(row_value):
+    model = _model()
+    X, _ = _data()
+    bad = X.iloc[:3].copy()
+    bad.iloc[1, 2] = row_value
+    with pytest.raises(ValueError, match="X has values of magnitude"):
+        familiarity(model, bad)
+    with pytest.raises(ValueError, match="X_row has values of magnitude"):
+        explain_prediction(model, bad.iloc[[1]])

@@ -370,6 +370,8 @@ def shrink_model(model):
         for batch in model.batches_
     ]
     shrunk.n_features_in_ = int(active.size)
+    if getattr(model, "center_", None) is not None:
+        shrunk.center_ = np.asarray(model.center_)[active]
     if getattr(model, "feature_names_in_", None) is not None:
         shrunk.feature_names_in_ = np.asarray(model.feature_names_in_)[active]
     previous = getattr(model, "active_features_", None)
