@@ -312,7 +312,8 @@ max_samples, dtype, backend
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features, best centred and scaled (the penalty treats all features alike).
+            Features, best scaled to unit spread (the penalty treats all features alike); an
+            offset does not matter (see :class:`~discrim.prototype.PrototypeClassifier`'s Notes).
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights used in every fit and in the validation log-loss.

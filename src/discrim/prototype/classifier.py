@@ -400,8 +400,9 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Features, ideally centred and scaled (the start value ``v = 10 / D`` and the penalty
-            assume unit scale).
+            Features, ideally scaled to unit spread (the start value ``v = 10 / D``, the penalty
+            and the merge tolerance assume unit scale); an offset does not matter (see Notes).
+            Values beyond :func:`discrim.utils.validation.max_feature_magnitude` are refused.
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
 
