@@ -309,7 +309,11 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
     round number near the training median (0 on data that is centred already, see
     :func:`centre_of`), from the rows and the prototypes first: translating X translates the
     prototypes and leaves the feature weights, the prototype weights and the probabilities
-    unchanged, up to rounding of about ``eps * |offset| / spread`` relative. Features beyond
+    unchanged, bit for bit where the shifted data are exact (tested over offsets up to 1e9). Where
+    they are not, shifting rounds the rows themselves by about ``eps * |offset|``: a fitted
+    model's predictions move by about ``eps * |offset| * v^2 * spread``, and a fit sees that
+    perturbation of its data (which its stopping tolerance can amplify, as for any perturbation
+    of the data). Features beyond
     :func:`discrim.utils.validation.max_feature_magnitude` (1e102 for float64, 1e12 for float32)
     are refused. Scaling is different: feature ``d`` multiplied by ``a_d`` with ``v_d`` divided by
     ``a_d`` gives the same kernel, so the unpenalised objective is invariant under that change
