@@ -105,7 +105,10 @@ class LinearDiscriminant(_GaussianDiscriminant):
     coef_ : ndarray of shape (n_classes, n_features)
         ``Sigma_hat^{-1} mu_hat_k``: half the coefficient vector of the seed's ``delta_k``.
     intercept_ : ndarray of shape (n_classes,)
-        ``-mu_hat_k' Sigma_hat^{-1} mu_hat_k / 2 + log pi_k``.
+        ``-mu_hat_k' Sigma_hat^{-1} mu_hat_k / 2 + log pi_k``. ``x' coef_[k] + intercept_[k]``
+        gives the scores exactly in theory; far from the origin it is a difference of large
+        numbers, so the classifier itself evaluates them about the mean of the class means
+        (see Notes).
     a_ : ndarray of shape (n_features,)
         Only for two classes: ``Sigma_hat^{-1} (mu_hat_1 - mu_hat_2)`` of Corollary 8.1, with
         population 1 = ``classes_[0]``.
@@ -143,6 +146,16 @@ class LinearDiscriminant(_GaussianDiscriminant):
     ``LinearDiscriminantAnalysis`` does; :meth:`predict_proba` uses them too (the shared term
     cancels). :meth:`log_density` returns the exact ``log f_k(x)``.
 
+    **Translation and scale.** Every product is formed about ``t``, the mean of the class
+    means: the scores are ``(x - t)' Sigma_hat^{-1} (mu_hat_k - t) - (mu_hat_k - t)'
+    Sigma_hat^{-1} (mu_hat_k - t) / 2 + log pi_k``, which differ from
+    ``x' coef_[k] + intercept_[k]`` by a term common to all classes (so
+    :meth:`decision_function` returns these centred scores). Translating or rescaling the
+    features therefore changes the posteriors only by the rounding of the data themselves
+    (about ``eps |offset| / spread`` in the standardised distances), not by the cancellation of
+    ``x' coef_`` against ``intercept_`` (``eps |offset|^2 / spread^2``). Features beyond
+    ``max_feature_magnitude`` (1e102 for float64) are refused.
+
     Examples
     --------
     >>> import numpy as np
@@ -171,14 +184,23 @@ class LinearDiscriminant(_GaussianDiscriminant):
                 "redundant features or set reg_param > 0 (for example reg_param=0.01)."
             ) from None
         self.covariance_ = cov
-        coef, intercept = gm.linear_coefficients(self.means_, chol)
         with np.errstate(divide="ignore"):
-            self.coef_, self.intercept_ = coef, intercept + np.log(self.priors_)
+            log_prior = np.log(self.priors_)
+        coef, intercept = gm.linear_coefficients(self.means_, chol)
+        self.coef_, self.intercept_ = coef, intercept + log_prior
+        # The scores are evaluated about the mean of the class means (see linear_coefficients):
+        # coef_ and intercept_ above are the seed's, exact in theory but a difference of large
+        # numbers for data far from the origin.
+        self._center = self.means_.mean(axis=0)
+        coef_c, intercept_c = gm.linear_coefficients(self.means_, chol, self._center)
+        self._coef_c, self._intercept_c = coef_c, intercept_c + log_prior
         inv, log_det_2pi = gm.inverse_factors(chol[None])
         self._chol_inv, self._log_det_2pi = inv[0], log_det_2pi[0]
         if self.classes_.shape[0] == 2:
-            self.a_ = coef[0] - coef[1]
+            self.a_ = coef_c[0] - coef_c[1]
             self.h_ = 0.5 * (self.means_[0] + self.means_[1])
+            self._odds_coef = coef_c[1] - coef_c[0]
+            self._odds_intercept = self._intercept_c[1] - self._intercept_c[0]
 
     def _mahalanobis(self, X):
         return gm.mahalanobis_tied(X, self.means_, self._chol_inv)
@@ -188,16 +210,16 @@ class LinearDiscriminant(_GaussianDiscriminant):
         # unchanged, and it costs O(n K D) instead of O(n D^2).
         X = self._validate_for_predict(X)
         # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
-        scores = X @ np.ascontiguousarray(self.coef_.T)
-        scores += self.intercept_
+        scores = (X - self._center) @ np.ascontiguousarray(self._coef_c.T)
+        scores += self._intercept_c
         return scores
 
     def _log_odds(self, X):
         # Corollary 8.1: with two classes only -a'(x - h) (plus the log prior ratio) matters;
         # one matrix-vector product.
         X = self._validate_for_predict(X)
-        odds = X @ (self.coef_[1] - self.coef_[0])
-        odds += self.intercept_[1] - self.intercept_[0]
+        odds = (X - self._center) @ self._odds_coef
+        odds += self._odds_intercept
         return odds
 
     def decision_function(self, X):
@@ -211,9 +233,10 @@ class LinearDiscriminant(_GaussianDiscriminant):
         -------
         scores : ndarray of shape (n_samples,) or (n_samples, n_classes)
             For two classes the log posterior odds of ``classes_[1]`` against ``classes_[0]``,
-            ``-a_' (x - h_) + log(pi_2 / pi_1)``; otherwise ``X @ coef_.T + intercept_``,
-            i.e. ``delta_k(x) / 2 + log pi_k``, the log joint densities up to a term that is
-            the same for every class.
+            ``-a_' (x - h_) + log(pi_2 / pi_1)``; otherwise ``delta_k(x) / 2 + log pi_k``
+            (``X @ coef_.T + intercept_`` up to a term common to all classes, evaluated about
+            the mean of the class means), the log joint densities up to a term that is the
+            same for every class.
         """
         return super().decision_function(X)
 
