@@ -6,8 +6,18 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.discriminant._rules import check_some_density, proba_from_joint, proba_from_log_odds
-from discrim.utils.validation import check_labels, check_priors, check_sample_weight
+from discrim.discriminant._rules import (
+    check_joint,
+    check_log_odds,
+    proba_from_joint,
+    proba_from_log_odds,
+)
+from discrim.utils.validation import (
+    check_feature_magnitude,
+    check_labels,
+    check_priors,
+    check_sample_weight,
+)
 
 
 class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
@@ -26,7 +36,9 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        return validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        # As at fit: beyond this the squared distances overflow and the posteriors would be NaN.
+        return check_feature_magnitude(X, "X")
 
     def _prepare_targets(self, y, sample_weight, n_samples):
         """Encode y and validate weights; returns classes, y_idx, weights, class totals."""
@@ -73,8 +85,8 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         Subclasses override it where the log odds are cheaper than both joint log-likelihoods.
         """
         jll = self._joint_log_likelihood(X)
-        with np.errstate(invalid="ignore"):  # both -inf: rejected by the caller
-            return jll[:, 1] - jll[:, 0]
+        check_joint(jll)  # a NaN (invalid density) or a row of zero density says why
+        return jll[:, 1] - jll[:, 0]
 
     def predict_log_proba(self, X):
         """Posterior log-probabilities of the classes, computed in log space.
@@ -125,9 +137,11 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         """
         if self._is_binary():
             odds = self._log_odds(X)
-            check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+            check_log_odds(odds)
             return odds
-        return self._joint_log_likelihood(X)
+        jll = self._joint_log_likelihood(X)
+        check_joint(jll)
+        return jll
 
     def predict(self, X):
         """Class chosen by the ML rule (equal priors) or the Bayes rule.
@@ -142,8 +156,8 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         """
         if self._is_binary():
             odds = self._log_odds(X)
-            check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+            check_log_odds(odds)
             return self.classes_[(odds > 0).astype(np.intp)]
         jll = self._joint_log_likelihood(X)
-        check_some_density(np.max(jll, axis=1))
+        check_joint(jll)  # never a label chosen from NaN scores
         return self.classes_[np.argmax(jll, axis=1)]

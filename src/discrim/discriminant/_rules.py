@@ -31,21 +31,76 @@ def log_posterior(log_dens, log_prior, xp=np):
     return joint - log_norm[:, None], log_norm
 
 
+def _rows(mask):
+    """A short list of the row indices where ``mask`` holds, for error messages."""
+    bad = np.flatnonzero(mask)
+    return bad.size, ", ".join(str(i) for i in bad[:5]) + (" ..." if bad.size > 5 else "")
+
+
 def check_some_density(log_norm):
     """Raise if some row has zero density under every class.
 
     Parameters
     ----------
     log_norm : ndarray of shape (n_samples,)
-        Output of :func:`log_posterior`.
+        Output of :func:`log_posterior`, or the largest joint log-likelihood of each row.
     """
-    bad = np.flatnonzero(~np.isfinite(log_norm))
-    if bad.size:
-        shown = ", ".join(str(i) for i in bad[:5]) + (" ..." if bad.size > 5 else "")
+    count, shown = _rows(~np.isfinite(log_norm))
+    if count:
         raise ValueError(
-            f"{bad.size} row(s) of X (index {shown}) have zero density (or a non-finite one) under "
+            f"{count} row(s) of X (index {shown}) have zero density (or a non-finite one) under "
             "every class, so no class can be chosen: check that the rows lie in the support of "
             "the class densities."
+        )
+
+
+def check_joint(jll):
+    """Raise unless every row has finite joint log-likelihoods where it has any, and some.
+
+    Parameters
+    ----------
+    jll : ndarray of shape (n_samples, n_classes)
+        ``log pi_k f_k(x_i)`` (up to a term common to the row). ``-inf`` (zero density or zero
+        prior) is allowed as long as some class of the row is finite.
+
+    Raises
+    ------
+    ValueError
+        If an entry is NaN (an invalid density or parameter: the rule would otherwise pick a
+        label from NaN scores), ``+inf`` (a density without a finite value there), or a row
+        is ``-inf`` under every class.
+    """
+    count, shown = _rows(np.isnan(jll).any(axis=1))
+    if count:
+        classes = np.flatnonzero(np.isnan(jll).any(axis=0)).tolist()
+        raise ValueError(
+            f"{count} row(s) of X (index {shown}) have a NaN log-density under class index(es) "
+            f"{classes}: a class density is invalid (for example a negative scale) or undefined "
+            "at these rows; no posterior or class can be computed from NaN. Check the density "
+            "parameters and X."
+        )
+    count, shown = _rows(np.isposinf(jll).any(axis=1))
+    if count:
+        raise ValueError(
+            f"{count} row(s) of X (index {shown}) have an infinite log-density: a class density "
+            "is degenerate (a point mass) at these rows, so the posteriors are undefined."
+        )
+    check_some_density(jll.max(axis=1))
+
+
+def check_log_odds(odds):
+    """Raise if a two-class log odds is NaN (zero density under both classes, or invalid).
+
+    Parameters
+    ----------
+    odds : ndarray of shape (n_samples,)
+    """
+    count, shown = _rows(np.isnan(odds))
+    if count:
+        raise ValueError(
+            f"{count} row(s) of X (index {shown}) have NaN log odds: zero (or an invalid, NaN) "
+            "density under both classes, so no class can be chosen. Check that the rows lie in "
+            "the support of the class densities and that the densities are valid."
         )
 
 
@@ -68,13 +123,13 @@ def proba_from_joint(jll, log=False):
     Raises
     ------
     ValueError
-        If some row has zero density under every class.
+        If some row has zero density under every class, or a NaN or ``+inf`` log-likelihood
+        (see :func:`check_joint`).
     """
+    check_joint(jll)
     if jll.shape[1] == 2:
-        with np.errstate(invalid="ignore"):
-            return proba_from_log_odds(jll[:, 1] - jll[:, 0], log=log)
+        return proba_from_log_odds(jll[:, 1] - jll[:, 0], log=log)
     top = jll.max(axis=1, keepdims=True)
-    check_some_density(top[:, 0])
     jll -= top
     if log:
         jll -= np.log(np.exp(jll).sum(axis=1, keepdims=True))
@@ -90,8 +145,8 @@ def proba_from_log_odds(odds, log=False):
     Parameters
     ----------
     odds : ndarray of shape (n_samples,)
-        ``log P(class 1 | x) - log P(class 0 | x)``; NaN marks a row with zero density under
-        both classes.
+        ``log P(class 1 | x) - log P(class 0 | x)``; NaN (zero density under both classes, or an
+        invalid density) raises ValueError.
     log : bool, default=False
         Return log-probabilities.
 
@@ -101,8 +156,7 @@ def proba_from_log_odds(odds, log=False):
         ``[sigma(-odds), sigma(odds)]``, each computed directly, so a tiny probability keeps its
         relative precision (``1 - p`` would not).
     """
-    if np.isnan(odds).any():
-        check_some_density(np.where(np.isnan(odds), -np.inf, 0.0))
+    check_log_odds(odds)
     link = log_expit if log else expit
     out = np.empty((2, odds.shape[0]), dtype=np.result_type(odds.dtype, np.float32))
     np.negative(odds, out=out[0])

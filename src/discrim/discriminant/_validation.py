@@ -3,6 +3,8 @@
 import numpy as np
 from sklearn.utils.validation import validate_data
 
+from discrim.utils.validation import check_feature_magnitude
+
 
 def validate_training_data(estimator, X, y):
     """Validate ``X`` and ``y`` for ``fit``, with errors that name the problem.
@@ -12,7 +14,8 @@ def validate_training_data(estimator, X, y):
     estimator : BaseEstimator
         Receives ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame).
     X : array-like of shape (n_samples, n_features)
-        Numeric, finite; at least two rows.
+        Numeric, finite, with ``|x| <= max_feature_magnitude`` (1e102 for float64); at least
+        two rows.
     y : array-like of shape (n_samples,)
 
     Returns
@@ -35,4 +38,7 @@ def validate_training_data(estimator, X, y):
             f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "
             "encode them as numbers first."
         )
-    return validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
+    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
+    # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
+    check_feature_magnitude(X, "X")
+    return X, y
