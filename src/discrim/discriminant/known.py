@@ -8,6 +8,19 @@ from discrim.utils._param_validation import StrOptions, fit_context
 from discrim.utils.validation import check_priors
 
 
+def _describe(density):
+    """A short description of a density for error messages (scipy's frozen ones show args)."""
+    dist = getattr(density, "dist", None)
+    name = getattr(dist, "name", None) or type(density).__name__
+    args = getattr(density, "args", None)
+    kwds = getattr(density, "kwds", None)
+    if isinstance(args, tuple) and isinstance(kwds, dict):
+        shown = [repr(a) for a in args] + [f"{key}={val!r}" for key, val in kwds.items()]
+        text = f"{name}({', '.join(shown)})"
+        return text if len(text) <= 80 else text[:77] + "..."
+    return name
+
+
 class KnownDensityClassifier(BaseLikelihoodClassifier):
     """Maximum-likelihood discriminant rule for known population densities (Definition 8.1).
 
@@ -82,7 +95,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         ----------
         X : array-like of shape (n_samples, n_features)
             Used only to fix ``n_features_in_`` and to check that every density accepts rows
-            of this width.
+            of this width and gives no NaN log-density on them (an invalid density, such as
+            ``norm(2.5, -1)``, is refused by index).
         y : array-like of shape (n_samples,)
             Class labels; their sorted unique values are matched to ``densities`` in order.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -108,7 +122,9 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
             )
         self.classes_ = classes
         self.priors_ = self._resolve_priors(totals)
-        self._log_density(X[:1])  # fail now, not at predict time, if a density rejects X
+        # Fail now, not at predict time, if a density rejects X or is invalid (a NaN
+        # log-density, as scipy gives for norm(0, -1)), naming the density.
+        self._log_density(X)
         return self
 
     def _resolve_priors(self, totals):
@@ -132,5 +148,14 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                     f"{X.shape}; expected one value per row. A univariate density needs X with "
                     "a single column."
                 )
-            out[:, k] = values.reshape(n)
+            values = values.reshape(n)
+            nan = np.flatnonzero(np.isnan(values))
+            if nan.size:
+                raise ValueError(
+                    f"densities[{k}] ({_describe(density)}) returned a NaN log-density at "
+                    f"{nan.size} row(s) of X (first index {nan[0]}): the density is invalid "
+                    "(for example a negative or zero scale, as in scipy.stats.norm(0, -1)) or "
+                    "undefined there. Pass a valid distribution."
+                )
+            out[:, k] = values
         return out
