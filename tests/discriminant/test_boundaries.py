@@ -1,6 +1,7 @@
 """normal_boundaries: the allocation regions of two univariate normal populations."""
 
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -93,3 +94,97 @@ def test_bad_parameters(args, match):
 def test_non_numeric_parameter():
     with pytest.raises(TypeError, match="mean1 must be a real number"):
         normal_boundaries("a", 1, 0, 1)
+
+
+# Issue 17: tiny, huge and far-away parameters. The boundaries are checked against the exact
+# log-density difference g(x) = log f_1(x) - log f_2(x), evaluated in rational arithmetic at the
+# returned float point (only the log terms are rounded).
+_EPS = Fraction(2) ** -52
+
+
+def _g_exact(x, m1, s1, m2, s2):
+    """g(x) exactly (up to the rounding of log(s2 / s1)), with |g'(x)| and |g''| bounds."""
+    x, m1, s1, m2, s2 = (Fraction(v) for v in (x, m1, s1, m2, s2))
+    z1, z2 = (x - m1) / s1, (x - m2) / s2
+    log_ratio = Fraction(math.log(s2) - math.log(s1))
+    g = (z2 * z2 - z1 * z1) / 2 + log_ratio
+    slope = abs(z1) / s1 + abs(z2) / s2
+    curve = abs(1 / (s1 * s1) - 1 / (s2 * s2))
+    return g, slope, curve, abs(log_ratio)
+
+
+def _assert_root(p, m1, s1, m2, s2):
+    # The point is a root to within the rounding of x = m + s u: a few eps of |p| and of its
+    # distances to the means, plus the smallest subnormal.
+    g, slope, curve, log_ratio = _g_exact(p, m1, s1, m2, s2)
+    dx = 16 * _EPS * (abs(Fraction(p)) + abs(Fraction(p) - Fraction(m1)) + abs(Fraction(p) - Fraction(m2)))
+    dx += Fraction(5e-324)
+    assert abs(g) <= slope * dx + curve * dx * dx + 16 * _EPS * (1 + log_ratio), (p, float(g))
+
+
+_sds = st.floats(-150, 150).map(lambda e: 10.0**e)
+_means = st.floats(-1e9, 1e9)
+
+
+@settings(max_examples=300, deadline=None)
+@given(m1=_means, s1=_sds, m2=_means, s2=_sds)
+def test_boundaries_are_roots_for_extreme_parameters(m1, s1, m2, s2):
+    try:
+        res = normal_boundaries(m1, s1, m2, s2)
+    except ValueError as exc:
+        # Only when a boundary lies beyond the float range: the far root of nearly equal
+        # variances is about 2 |mu_1 - mu_2| / (1 - r^2) standard deviations away.
+        assert "beyond the float range" in str(exc) and "std1 and std2" in str(exc)
+        r = Fraction(min(s1, s2)) / Fraction(max(s1, s2))
+        far = 2 * abs(Fraction(m1) - Fraction(m2)) / (1 - r * r) * Fraction(min(s1, s2))
+        assert far > Fraction(1e300)
+        return
+    points = res.points
+    assert np.all(np.isfinite(points)) and np.all(np.diff(points) >= 0)
+    for p in points:
+        _assert_root(float(p), m1, s1, m2, s2)
+    # The side claims: population 1 strictly wins inside its region and loses outside, checked
+    # at points clear of the boundaries.
+    if res.identical:
+        return
+    lo, hi = points[0], points[-1]
+    width = max(abs(lo), abs(hi), hi - lo, s1, s2)
+    outside = [lo - width, hi + width]
+    inside = [0.5 * lo + 0.5 * hi] if lo < hi and points.size == 2 else []
+    for x in outside + inside:
+        if not np.isfinite(x) or x in (lo, hi):
+            continue
+        g = _g_exact(x, m1, s1, m2, s2)[0]
+        if g != 0:
+            assert _in_region(x, res.region) == (g > 0), (x, float(g), res.region)
+    if points.size == 2:  # the sharper population wins between the roots
+        assert (res.region == [(lo, hi)] or lo == hi) if s1 < s2 else len(res.region) == 2
+
+
+def test_shift_of_means_keeps_boundaries_to_the_spread():
+    # The seed example moved by 1e8: the boundaries move with it within rounding of 1e8
+    # (relative to the first mean), not 0.025 standard deviations as the expanded eq. (8.2).
+    base = normal_boundaries(1, 1, 2, 2).points
+    shifted = normal_boundaries(1e8 + 1, 1, 1e8 + 2, 2).points
+    np.testing.assert_allclose(shifted - 1e8, base, atol=4 * 1e8 * 2**-52)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [(0, 1e-200, 1, 1e-180), (0, 1e200, 1, 1e180), (1e300, 1, -1e300, 2), (0, 5e-324, 1e-300, 1e-310)],
+)
+def test_tiny_and_huge_parameters_do_not_crash(args):
+    # These raised ZeroDivisionError or OverflowError (squares of 1/s).
+    try:
+        res = normal_boundaries(*args)
+    except ValueError as exc:
+        assert "mean" in str(exc) or "std" in str(exc)
+        return
+    assert np.all(np.isfinite(res.points))
+    for p in res.points:
+        _assert_root(float(p), *args)
+
+
+def test_unrepresentable_far_root_is_a_clear_error():
+    with pytest.raises(ValueError, match="beyond the float range"):
+        normal_boundaries(0.0, 1.0, 1e300, 1.0 + 2**-52)

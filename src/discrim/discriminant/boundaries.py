@@ -19,7 +19,10 @@ class NormalBoundaries(NamedTuple):
         intervals ``(lo, hi)`` in increasing order, with ``-inf``/``inf`` for unbounded ends.
         Empty when population 1 is never strictly more likely (identical populations).
     coefficients : tuple of (float, float, float)
-        ``(A, B, C)`` of eq. (8.2): population 1 iff ``A x^2 + B x + C > 0``.
+        ``(A, B, C)`` of eq. (8.2): population 1 iff ``A x^2 + B x + C > 0``. Informative
+        only: they are infinite or NaN where ``1 / std^2`` or ``mean^2 / std^2`` overflow, and
+        far from the origin they lose the digits the points keep; ``points`` and ``region``
+        are computed in standard units of the sharper population instead (see Notes).
     identical : bool
         True when the two populations are the same distribution.
     """
@@ -67,8 +70,14 @@ def normal_boundaries(mean1, std1, mean2, std2):
     With equal variances ``A = 0`` and the rule is linear: one point ``-C/B`` and a half-line.
     With identical populations ``A = B = C = 0``: ``f_1 = f_2`` everywhere, no point is
     allocated to population 1 by the strict inequality, and ``identical`` is True. Otherwise
-    ``A != 0`` and the roots are computed with the cancellation-free form of the quadratic
-    formula. Boundary points themselves go to population 2, as in the seed ("allocate it to
+    the roots are computed in the standard units ``u = (x - mu_a) / sigma_a`` of the population
+    with the smaller standard deviation, relative to its mean, with a cancellation-free and
+    overflow-free form of the quadratic formula: the boundaries keep their precision relative
+    to the spread at means of 1e9 and for standard deviations from 1e-150 to 1e150 (expanding
+    eq. (8.2) lost 0.025 standard deviations at means of 1e8 and overflowed for tiny or huge
+    standard deviations). A boundary beyond the float range (nearly equal standard deviations
+    and means far apart) raises ValueError; boundaries closer than the rounding of the means
+    collapse into one point. Boundary points themselves go to population 2, as in the seed ("allocate it to
     Pi_2 otherwise"); they have probability zero under either population.
 
     Examples
@@ -84,27 +93,87 @@ def normal_boundaries(mean1, std1, mean2, std2):
     s1 = _check_param("std1", std1, positive=True)
     m2 = _check_param("mean2", mean2, positive=False)
     s2 = _check_param("std2", std2, positive=True)
-    p1, p2 = 1.0 / s1**2, 1.0 / s2**2
-    a = p2 - p1
-    b = 2.0 * (m1 * p1 - m2 * p2)
-    c = m2**2 * p2 - m1**2 * p1 + 2.0 * math.log(s2 / s1)
-    coefficients = (a, b, c)
+    coefficients = _seed_coefficients(m1, s1, m2, s2)
     inf = math.inf
     if s1 == s2:
         if m1 == m2:
             return NormalBoundaries(np.empty(0), [], coefficients, True)
-        # Linear rule; with s1 == s2, -C/B is exactly the midpoint of the means.
-        x0 = 0.5 * (m1 + m2)
-        region = [(x0, inf)] if b > 0 else [(-inf, x0)]
+        # Linear rule: the midpoint of the means, halved first so it cannot overflow.
+        x0 = 0.5 * m1 + 0.5 * m2
+        region = [(x0, inf)] if m1 > m2 else [(-inf, x0)]
         return NormalBoundaries(np.array([x0]), region, coefficients, False)
-    disc = b * b - 4.0 * a * c
-    if disc < 0:  # cannot happen for normal densities (f_1 > f_2 at the sharper mean); kept safe
-        return NormalBoundaries(np.empty(0), [(-inf, inf)] if a > 0 else [], coefficients, False)
-    q = -0.5 * (b + math.copysign(math.sqrt(disc), b))
-    roots = sorted({q / a, c / q} if q != 0 else {0.0})
-    lo, hi = roots[0], roots[-1]
-    if a < 0:  # population 1 has the smaller variance: it wins between the roots
+    first_sharper = s1 < s2
+    ma, sa, mb, sb = (m1, s1, m2, s2) if first_sharper else (m2, s2, m1, s1)
+    lo, hi = _sharper_roots(ma, sa, mb, sb)
+    roots = sorted({lo, hi})
+    if first_sharper:  # population 1 has the smaller variance: it wins between the roots
         region = [(lo, hi)] if lo < hi else []
     else:
         region = [(-inf, lo), (hi, inf)]
     return NormalBoundaries(np.array(roots), region, coefficients, False)
+
+
+def _seed_coefficients(m1, s1, m2, s2):
+    """``(A, B, C)`` of eq. (8.2); infinite or NaN where they overflow (tiny or huge sds)."""
+    m1, s1, m2, s2 = (np.float64(v) for v in (m1, s1, m2, s2))  # inf, not OverflowError
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore", under="ignore"):
+        p1, p2 = 1.0 / s1**2, 1.0 / s2**2
+        a = p2 - p1
+        b = 2.0 * (m1 * p1 - m2 * p2)
+        c = m2**2 * p2 - m1**2 * p1 + 2.0 * (math.log(s2) - math.log(s1))
+    return (float(a), float(b), float(c))
+
+
+def _sharper_roots(ma, sa, mb, sb):
+    """The two points where ``N(ma, sa^2)`` and ``N(mb, sb^2)`` have equal densities, ``sa < sb``.
+
+    In the sharper population's standard units ``u = (x - ma) / sa``, with ``r = sa / sb < 1``
+    and ``d = (ma - mb) / sb``,
+    ``2 (log f_a - log f_b) = -(1 - r^2) u^2 + 2 r d u + d^2 - 2 log r``, which is positive
+    between its roots ``u = (r d +- S) / q``, ``q = (1 - r)(1 + r)``,
+    ``S = sqrt(d^2 + q L)``, ``L = -2 log r > 0``. The root away from zero is
+    ``sign(d) (|r d| + S) / q`` and the other ``-sign(d) (d^2 + L) / (|r d| + S)`` (the
+    product of the roots is ``-(d^2 + L) / q``), so nothing cancels; the sums are scaled by
+    ``M = max(|d|, sqrt L)`` so that ``d^2`` cannot overflow. Working relative to ``ma`` keeps
+    the precision of the boundaries relative to the spread, not to the size of the means.
+
+    Returns
+    -------
+    lo, hi : float
+        The two boundaries in ``x``, ``lo <= hi``.
+
+    Raises
+    ------
+    ValueError
+        If the means are so far apart in units of ``sb``, or ``sa`` and ``sb`` so close, that a
+        boundary lies beyond the float range.
+    """
+    with np.errstate(over="ignore"):
+        diff = np.float64(ma) - np.float64(mb)
+        d = float(diff / np.float64(sb))
+    if not math.isfinite(d):
+        raise ValueError(
+            f"the means differ by {float(diff):.3g}, {abs(float(diff)) / sb:.3g} standard "
+            "deviations: the boundaries cannot be represented in floating point; rescale "
+            "mean1, mean2, std1 and std2 (for example to standard units)."
+        )
+    r = sa / sb  # < 1; may underflow to 0, only used as a factor below
+    one_minus_r = (sb - sa) / sb  # exact difference of close values (Sterbenz)
+    q = one_minus_r * (1.0 + r)
+    big_l = 2.0 * (math.log(sb) - math.log(sa))  # -2 log r without forming r
+    scale = max(abs(d), math.sqrt(big_l))
+    ds, ls = d / scale, big_l / (scale * scale)
+    s_over = math.hypot(ds, math.sqrt(q * ls))  # S / M
+    near = (ds * ds + ls) / (abs(r * ds) + s_over) * scale  # |near root| in u, from the product
+    far = (abs(r * d) + s_over * scale) / q  # inf (not an exception) when beyond the range
+    sign = 1.0 if d >= 0 else -1.0
+    u = (sign * far, -sign * near)
+    with np.errstate(over="ignore"):
+        xs = [float(np.float64(ma) + np.float64(sa) * np.float64(v)) for v in u]
+    if not all(math.isfinite(x) for x in xs):
+        raise ValueError(
+            "a boundary lies beyond the float range: std1 and std2 are too close relative to the "
+            f"distance between mean1 and mean2 (std ratio {r!r}, means {abs(d):.3g} larger "
+            "standard deviations apart); rescale the parameters or treat the variances as equal."
+        )
+    return min(xs), max(xs)
