@@ -15,6 +15,25 @@ def _block_rows(width):
     return max(256, _BLOCK_BYTES // (8 * max(int(width), 1)))
 
 
+def fit_origin(X):
+    """The origin the Gaussian rules work about: the first training row.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+
+    Returns
+    -------
+    origin : ndarray of shape (n_features,)
+        A data point, so ``x - origin`` is of the size of the spread of the data, and exactly
+        representable for data on a grid: data translated by a representable offset give the
+        same ``x - origin``, hence the same fit, bit for bit. Means and scatter accumulated
+        about it do not carry the rounding of ``|offset|`` (the sufficient statistics stay
+        shifted; only the reported ``means_`` add the origin back).
+    """
+    return X[0].copy()
+
+
 def class_means(X, y_idx, w, n_classes):
     """Weighted class means.
 
@@ -170,15 +189,18 @@ def inverse_factors(chol):
     return inv, n_features * _LOG_2PI + log_det
 
 
-def mahalanobis_tied(X, means, inv):
+def mahalanobis_tied(X, means, inv, origin=None):
     """Squared Mahalanobis distances to every mean under one shared covariance.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
     means : ndarray of shape (n_classes, n_features)
+        Relative to ``origin``.
     inv : ndarray of shape (n_features, n_features)
         ``W = L^{-1}`` of the shared covariance.
+    origin : ndarray of shape (n_features,), default=None
+        Subtracted from the rows first (0 when None); see :func:`fit_origin`.
 
     Returns
     -------
@@ -197,7 +219,9 @@ def mahalanobis_tied(X, means, inv):
     out = np.empty((n, means.shape[0]))
     step = _block_rows(X.shape[1])
     for start in range(0, n, step):
-        z = (X[start : start + step] - center) @ inv_t
+        xb = X[start : start + step] - (0.0 if origin is None else origin)
+        xb -= center
+        z = xb @ inv_t
         d = z @ m_t
         d += np.einsum("nd,nd->n", z, z)[:, None]
         d += m_sq
@@ -206,15 +230,18 @@ def mahalanobis_tied(X, means, inv):
     return out
 
 
-def mahalanobis_full(X, means, inv):
+def mahalanobis_full(X, means, inv, origin=None):
     """Squared Mahalanobis distances to every mean, each class with its own covariance.
 
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
     means : ndarray of shape (n_classes, n_features)
+        Relative to ``origin``.
     inv : ndarray of shape (n_classes, n_features, n_features)
         ``W_k = L_k^{-1}`` for each class.
+    origin : ndarray of shape (n_features,), default=None
+        Subtracted from the rows first (0 when None); see :func:`fit_origin`.
 
     Returns
     -------
@@ -237,7 +264,8 @@ def mahalanobis_full(X, means, inv):
     for start in range(0, n, step):
         xb = X[start : start + step]
         rows = xb.shape[0]
-        np.subtract(xb, center, out=xa[:rows, :n_features])
+        np.subtract(xb, 0.0 if origin is None else origin, out=xa[:rows, :n_features])
+        xa[:rows, :n_features] -= center
         z = (xa[:rows] @ stacked).reshape(rows, n_classes, n_features)
         out[start : start + rows] = np.einsum("bkd,bkd->bk", z, z)
     return out

@@ -49,9 +49,14 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
         self.classes_ = classes
         self.priors_ = self._resolve_priors(totals)
-        self.means_, _ = gm.class_means(X, y_idx, w, classes.shape[0])
+        # Statistics about a data point (see fit_origin): translation changes nothing but the
+        # reported means_, whatever the offset.
+        self._origin = gm.fit_origin(X)
+        X = X - self._origin
+        self._means_c, _ = gm.class_means(X, y_idx, w, classes.shape[0])
+        self.means_ = self._means_c + self._origin
         rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
-        self._fit_covariance(gm.class_scatter(X, y_idx, w, self.means_), totals, rows)
+        self._fit_covariance(gm.class_scatter(X, y_idx, w, self._means_c), totals, rows)
         return self
 
     def mahalanobis(self, X):
@@ -146,14 +151,16 @@ class LinearDiscriminant(_GaussianDiscriminant):
     ``LinearDiscriminantAnalysis`` does; :meth:`predict_proba` uses them too (the shared term
     cancels). :meth:`log_density` returns the exact ``log f_k(x)``.
 
-    **Translation and scale.** Every product is formed about ``t``, the mean of the class
-    means: the scores are ``(x - t)' Sigma_hat^{-1} (mu_hat_k - t) - (mu_hat_k - t)'
+    **Translation and scale.** The means and scatter are accumulated about the first
+    training row, and every product is formed about ``t``, the mean of the class means
+    (relative to that row): the scores are ``(x - t)' Sigma_hat^{-1} (mu_hat_k - t) - (mu_hat_k - t)'
     Sigma_hat^{-1} (mu_hat_k - t) / 2 + log pi_k``, which differ from
     ``x' coef_[k] + intercept_[k]`` by a term common to all classes (so
     :meth:`decision_function` returns these centred scores). Translating or rescaling the
     features therefore changes the posteriors only by the rounding of the data themselves
-    (about ``eps |offset| / spread`` in the standardised distances), not by the cancellation of
-    ``x' coef_`` against ``intercept_`` (``eps |offset|^2 / spread^2``). Features beyond
+    (about ``eps |offset| / spread`` in the standardised distances; nothing for data on a grid
+    shifted exactly), not by the cancellation of ``x' coef_`` against ``intercept_``
+    (``eps |offset|^2 / spread^2``). Features beyond
     ``max_feature_magnitude`` (1e102 for float64) are refused.
 
     Examples
@@ -191,8 +198,8 @@ class LinearDiscriminant(_GaussianDiscriminant):
         # The scores are evaluated about the mean of the class means (see linear_coefficients):
         # coef_ and intercept_ above are the seed's, exact in theory but a difference of large
         # numbers for data far from the origin.
-        self._center = self.means_.mean(axis=0)
-        coef_c, intercept_c = gm.linear_coefficients(self.means_, chol, self._center)
+        self._center = self._means_c.mean(axis=0)
+        coef_c, intercept_c = gm.linear_coefficients(self._means_c, chol, self._center)
         self._coef_c, self._intercept_c = coef_c, intercept_c + log_prior
         inv, log_det_2pi = gm.inverse_factors(chol[None])
         self._chol_inv, self._log_det_2pi = inv[0], log_det_2pi[0]
@@ -203,14 +210,16 @@ class LinearDiscriminant(_GaussianDiscriminant):
             self._odds_intercept = self._intercept_c[1] - self._intercept_c[0]
 
     def _mahalanobis(self, X):
-        return gm.mahalanobis_tied(X, self.means_, self._chol_inv)
+        return gm.mahalanobis_tied(X, self._means_c, self._chol_inv, self._origin)
 
     def _joint_log_likelihood(self, X):
         # log pi_k f_k(x) up to a term common to all classes: the posteriors and the rule are
         # unchanged, and it costs O(n K D) instead of O(n D^2).
         X = self._validate_for_predict(X)
         # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
-        scores = (X - self._center) @ np.ascontiguousarray(self._coef_c.T)
+        X = X - self._origin
+        X -= self._center
+        scores = X @ np.ascontiguousarray(self._coef_c.T)
         scores += self._intercept_c
         return scores
 
@@ -218,7 +227,9 @@ class LinearDiscriminant(_GaussianDiscriminant):
         # Corollary 8.1: with two classes only -a'(x - h) (plus the log prior ratio) matters;
         # one matrix-vector product.
         X = self._validate_for_predict(X)
-        odds = (X - self._center) @ self._odds_coef
+        X = X - self._origin
+        X -= self._center
+        odds = X @ self._odds_coef
         odds += self._odds_intercept
         return odds
 
@@ -283,6 +294,11 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     scikit-learn's convention (binary: log posterior odds of ``classes_[1]``; multiclass:
     ``log pi_k f_k(x)``); :meth:`log_density` gives ``log f_k(x)``.
 
+    Means, scatter and distances are computed about the first training row and the mean of the
+    class means, so translating the features changes the posteriors only by the rounding of the
+    data themselves (nothing for data on a grid shifted exactly), and rescaling them only by
+    rounding. Features beyond ``max_feature_magnitude`` (1e102 for float64) are refused.
+
     Examples
     --------
     >>> import numpy as np
@@ -319,4 +335,4 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self._chol_inv, self._log_det_2pi = gm.inverse_factors(chol)
 
     def _mahalanobis(self, X):
-        return gm.mahalanobis_full(X, self.means_, self._chol_inv)
+        return gm.mahalanobis_full(X, self._means_c, self._chol_inv, self._origin)
