@@ -305,3 +305,148 @@ def test_far_points_get_finite_posteriors(Est, rng):
     proba = est.predict_proba(far)  # ... but the posteriors do not
     assert np.all(np.isfinite(proba)) and np.allclose(proba.sum(axis=1), 1.0)
     assert np.all(np.isfinite(est.predict_log_proba(far)))
+
+
+# Issue 17: translation and scale invariance, magnitude limits, round trips.
+
+def _grid_classes(seed, n=90, d=3):
+    """Three classes on the grid of multiples of 1/8: translating by an integer up to 2^49 and
+    scaling by a power of two are exact, so the shifted data are the same data."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], n // 3)
+    X = np.round(rng.normal(size=(n, d)) * 8) / 8
+    X[y == 1] += 1.5
+    X[y == 2, 0] -= 2.0
+    return X, y
+
+
+_METHODS = ["predict_proba", "predict_log_proba", "decision_function", "log_density", "mahalanobis"]
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), offset=st.integers(-10**9, 10**9), k=st.integers(-20, 20))
+def test_exact_translation_and_power_of_two_scaling_are_bit_identical(Est, seed, offset, k):
+    X, y = _grid_classes(seed)
+    scale = 2.0**k
+    ref = Est().fit(X, y)
+    moved = Est().fit(X + offset, y)
+    np.testing.assert_array_equal(moved.predict_proba(X + offset), ref.predict_proba(X))
+    np.testing.assert_array_equal(moved.predict(X + offset), ref.predict(X))
+    np.testing.assert_array_equal(moved.means_, ref.means_ + offset)
+    # Scaling adds -d log(scale) to every log-density: exact classes, rounding in the sums.
+    scaled = Est().fit(X * scale, y)
+    np.testing.assert_allclose(scaled.predict_proba(X * scale), ref.predict_proba(X), atol=1e-13)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    offset=st.floats(-1e9, 1e9),
+    log_scale=st.floats(-6, 6),
+)
+def test_translation_and_scaling_within_the_rounding_of_the_data(Est, seed, offset, log_scale):
+    # Z = (X + offset) * scale is rounded; the oracle is the fit on Z - offset * scale computed
+    # from Z itself, the same points up to rounding of eps |Z|. Posteriors may differ by
+    # eps |offset| / spread times the size of the standardised scores.
+    rng = np.random.default_rng(seed)
+    y = np.repeat([0, 1, 2], 30)
+    X = rng.normal(size=(90, 2)) + np.array([[0, 0]] * 30 + [[1.5, 0]] * 30 + [[0, -1.5]] * 30)
+    scale = 10.0**log_scale
+    Z = (X + offset) * scale
+    moved = Est().fit(Z, y)
+    base = Est().fit(X, y)
+    spread = scale * 1.0  # unit-variance classes
+    tol = 32 * np.finfo(float).eps * (1 + abs(offset) * scale / spread)
+    np.testing.assert_allclose(moved.predict_proba(Z), base.predict_proba(X), rtol=0, atol=tol)
+
+
+def test_lda_far_from_the_origin_matches_the_centred_fit():
+    # The issue's case: uncentred linear scores were off by 2e-4 at 1e6 and flipped
+    # predictions at 1e7; scikit-learn (which centres) stayed within 1e-9.
+    X, y = _grid_classes(3, n=300)
+    ref = LinearDiscriminant().fit(X, y).predict_proba(X)
+    for offset in (1e6, 1e7, 1e9, 1e12):
+        lda = LinearDiscriminant().fit(X + offset, y)
+        np.testing.assert_array_equal(lda.predict_proba(X + offset), ref)
+        # coef_ keeps the seed's definition.
+        mu = lda.means_
+        S_inv = np.linalg.inv(lda.covariance_)
+        np.testing.assert_allclose(lda.coef_, mu @ S_inv, rtol=1e-8)
+
+
+@pytest.mark.parametrize(
+    "Est, Ref",
+    [
+        (LinearDiscriminant, LinearDiscriminantAnalysis),  # the svd solver centres
+        (QuadraticDiscriminant, QuadraticDiscriminantAnalysis),
+    ],
+)
+@pytest.mark.parametrize("offset", [1e6, 1e7, 1e9])
+def test_far_from_the_origin_like_sklearn(Est, Ref, offset, rng):
+    # scikit-learn centres each class and stays accurate far from the origin; its covariance
+    # divisors differ from ours (n, n_k against n - g, n_k - 1), so the oracle is the
+    # difference between the two rules, which translation must leave as it was (up to the
+    # rounding of the shifted data, eps |offset| / spread).
+    X, y = _gaussian_classes(rng)
+    Z = X + offset
+    ours_far = Est(priors="empirical").fit(Z, y).predict_proba(Z)
+    ours_near = Est(priors="empirical").fit(X, y).predict_proba(X)
+    ref_far = Ref().fit(Z, y).predict_proba(Z)
+    ref_near = Ref().fit(X, y).predict_proba(X)
+    tol = 1e-9 + 1e3 * np.finfo(float).eps * offset
+    np.testing.assert_allclose(ours_far - ref_far, ours_near - ref_near, rtol=0, atol=tol)
+    np.testing.assert_allclose(ours_far, ours_near, rtol=0, atol=tol)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("dtype, big", [(np.float64, 1e300), (np.float64, 1e103), (np.float32, 1e13)])
+def test_values_beyond_the_magnitude_limit_are_refused(Est, dtype, big, rng):
+    # They gave NaN probabilities while predict returned labels.
+    X, y = _gaussian_classes(rng)
+    if dtype == np.float64:  # fit works in float64: its limit applies to float32 input too
+        with pytest.raises(ValueError, match=r"X has values of magnitude up to .*rescale"):
+            Est().fit((X * big).astype(dtype), y)
+    est = Est().fit(X, y)
+    bad = X[:4].astype(dtype).copy()
+    bad[2, 1] = big
+    for method in _METHODS + ["predict"]:
+        with pytest.raises(ValueError, match=r"X has values of magnitude up to"):
+            getattr(est, method)(bad)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+def test_largest_accepted_values_give_finite_output(Est, rng):
+    X, y = _gaussian_classes(rng)
+    est = Est().fit(X * 1e100, y)
+    rows = X[:6] * 1e100
+    rows[0] = 1e102
+    for method in _METHODS:
+        assert np.all(np.isfinite(getattr(est, method)(rows))), method
+    proba = est.predict_proba(rows)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_save_and_load_give_bit_identical_outputs(Est, n_classes, rng, tmp_path):
+    from discrim.persistence import load_model, save_model
+
+    X, y = _gaussian_classes(rng)
+    keep = y < n_classes
+    est = Est(reg_param=0.01).fit(X[keep], y[keep])
+    path = tmp_path / "m.skops"
+    save_model(est, path)
+    loaded = load_model(path)
+    grid = rng.normal(scale=4, size=(500, 3)) + 1e6 * 0  # covers every block path
+    for method in _METHODS + ["predict"]:
+        np.testing.assert_array_equal(getattr(loaded, method)(grid), getattr(est, method)(grid))
+
+
+def test_inverse_factors_are_c_contiguous(rng):
+    # The layout a loaded array has: products over them then sum in the same order.
+    A = rng.normal(size=(3, 4, 4))
+    cov = A @ np.swapaxes(A, 1, 2) + np.eye(4)
+    inv, _ = gm.inverse_factors(gm.cholesky_factors(cov))
+    assert inv.flags["C_CONTIGUOUS"]
