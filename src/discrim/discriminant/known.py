@@ -10,6 +10,7 @@ from discrim.utils.validation import check_priors
 
 def _describe(density):
     """A short description of a density for error messages (scipy's frozen ones show args)."""
+    # scipy's frozen univariate distributions repr as an object address; show name and args.
     dist = getattr(density, "dist", None)
     name = getattr(dist, "name", None) or type(density).__name__
     args = getattr(density, "args", None)
@@ -17,8 +18,9 @@ def _describe(density):
     if isinstance(args, tuple) and isinstance(kwds, dict):
         shown = [repr(a) for a in args] + [f"{key}={val!r}" for key, val in kwds.items()]
         text = f"{name}({', '.join(shown)})"
-        return text if len(text) <= 80 else text[:77] + "..."
-    return name
+    else:
+        text = repr(density)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class KnownDensityClassifier(BaseLikelihoodClassifier):
