@@ -59,6 +59,16 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         self._fit_covariance(gm.class_scatter(X, y_idx, w, self._means_c), totals, rows)
         return self
 
+    def _validate_for_predict(self, X):
+        X = super()._validate_for_predict(X)
+        if not hasattr(self, "_origin"):
+            # A model fitted (and saved) before the statistics were kept about a data point.
+            raise ValueError(
+                f"this {type(self).__name__} was fitted by an older version of discrim and lacks "
+                "its centred statistics: refit the model with this version."
+            )
+        return X
+
     def mahalanobis(self, X):
         """Squared Mahalanobis distance of each row to each class mean.
 
