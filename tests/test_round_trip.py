@@ -24,16 +24,6 @@ from discrim.prototype import PrototypeClassifier
 
 _METHODS = ["predict", "predict_proba", "predict_log_proba", "score_samples", "decision_function"]
 
-# QuadraticDiscriminant keeps its inverse Cholesky factors as np.stack of Fortran-ordered
-# matrices, a (k, d, d) array with strides (d*d*8, 8, d*8) that is neither C- nor F-contiguous.
-# np.save (inside skops) writes such an array in C order, so the loaded model's einsum in
-# mahalanobis_full sums in another order and differs in the last bit. The fix belongs to
-# _gaussian_math.inverse_factors (return np.ascontiguousarray(inv)); until then these fail.
-_QDA_LAYOUT = pytest.mark.xfail(
-    strict=True,
-    reason="QDA's _chol_inv is non-contiguous, restored C-contiguous by np.load: last-bit differences",
-)
-
 
 def _iris():
     X, y = load_iris(return_X_y=True)
@@ -55,8 +45,8 @@ def _classifier_cases():
         "lda": (lambda: LinearDiscriminant(), "iris", ()),
         "lda-empirical-priors": (lambda: LinearDiscriminant(priors="empirical"), "iris", ()),
         "lda-given-priors-regularised": (lambda: LinearDiscriminant(priors=[0.2, 0.3, 0.5], reg_param=0.1), "iris", ()),
-        "qda": (lambda: QuadraticDiscriminant(), "iris", (_QDA_LAYOUT,)),
-        "qda-regularised": (lambda: QuadraticDiscriminant(reg_param=0.2, priors="empirical"), "iris", (_QDA_LAYOUT,)),
+        "qda": (lambda: QuadraticDiscriminant(), "iris", ()),
+        "qda-regularised": (lambda: QuadraticDiscriminant(reg_param=0.2, priors="empirical"), "iris", ()),
         "mda-float32": (lambda: MixtureDiscriminant(Gaussian(), n_components=[1, 2], random_state=0), "iris-float32",
                         ()),
         "mda-gaussian-2": (lambda: MixtureDiscriminant(Gaussian(), n_components=2, random_state=0), "iris", ()),
@@ -84,10 +74,9 @@ def _classifier_cases():
         kwargs = {"random_state": 0} if name != "lda" and name != "qda" else {}
         if name == "proset-cv":
             kwargs.update(alpha_feature_grid=[1e-3, 1e-2], max_batches=2, cv=3)
-        marks = (_QDA_LAYOUT,) if name == "qda" else ()
         cases[f"cli-pipeline-{name}"] = (
             lambda name=name, kwargs=kwargs: make_pipeline(StandardScaler(), make_model(name, **kwargs)),
-            "iris-frame", marks)
+            "iris-frame", ())
     return cases
 
 
