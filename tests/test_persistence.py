@@ -494,7 +494,7 @@ def test_byte_mutations_end_in_a_model_or_a_model_file_error(tmp_path, lda_bytes
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.InconsistentVersionWarning")
 # Derandomized: the CLI also runs the loaded model's methods, whose errors on damaged values are
-# the CLI's to report (see the xfail below); a fixed draw keeps this test about load_model.
+# the CLI's to report in one line (test below); a fixed draw keeps this test about load_model.
 @settings(max_examples=60, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
@@ -521,10 +521,6 @@ def test_a_model_file_missing_a_parameter_is_refused_by_name(tmp_path, lda_file)
         load_model(_with_schema(lda_file, tmp_path / "damaged.skops", schema))
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "a file without a fitted attribute loads (skops cannot tell what a fitted model holds) and "
-    "`discrim predict` lets the AttributeError of predict_proba through: the CLI must report errors "
-    "of a loaded model's methods in one line (patch for src/discrim/cli/main.py in issue 17's notes)"))
 def test_cli_predict_on_a_model_missing_a_fitted_attribute_prints_one_line(tmp_path, lda_file):
     schema = json.loads(_members(lda_file)["schema.json"])
     del schema["content"]["content"]["classes_"]

@@ -1,5 +1,6 @@
 """Tests of `discrim tune`: printed selection and metrics, the output folder, errors."""
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -25,12 +26,15 @@ def test_tune_dataset_writes_model_plots_and_report(tmp_path):
     for png in ("search.png", "prototype_map.png", "decision_surface.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
     model = load_model(out / "model.skops")
-    _, X_test, _, _ = load_benchmark("iris-2f", as_frame=True)
-    assert model.predict_proba(X_test).shape == (45, 3)
+    # The saved model standardises inside: it takes the raw rows and agrees with the search on scaled rows.
+    _, X_raw, _, _ = load_benchmark("iris-2f", as_frame=True, scale=False)
+    _, X_scaled, _, _ = load_benchmark("iris-2f", as_frame=True)
+    search = model[-1]
+    np.testing.assert_allclose(model.predict_proba(X_raw), search.predict_proba(X_scaled), rtol=1e-12, atol=1e-15)
     report = (out / "report.md").read_text()
     assert "## Selected hyperparameters" in report and "![Prototype map](prototype_map.png)" in report
-    assert f"| n_batches | {model.best_params_['n_batches']} |" in report
-    assert model.callback is None  # the progress bar is not saved with the model
+    assert f"| n_batches | {search.best_params_['n_batches']} |" in report
+    assert search.callback is None  # the progress bar is not saved with the model
 
 
 def test_tune_csv_standardises_inside_a_pipeline_and_writes_html(tmp_path):

@@ -5,7 +5,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from discrim.cli._io import model_features, read_csv
+from discrim.cli._io import check_finite_probabilities, damaged_model_errors, model_features, read_csv
 
 
 def _prototype_step(model, model_path):
@@ -61,23 +61,27 @@ def explain(model_path, csv, row, n_prototypes):
         model = load_model(model_path)
     except ValueError as exc:
         raise click.ClickException(str(exc).splitlines()[0]) from None
-    pre, final = _prototype_step(model, model_path)
+    with damaged_model_errors(model_path):
+        pre, final = _prototype_step(model, model_path)
     df = read_csv(csv)
     if not 0 <= row < len(df):
         raise click.ClickException(
             f"--row {row} is out of range: {csv!r} has {len(df)} data rows, numbered 0 to {len(df) - 1}."
         )
-    X = model_features(model, df)
+    with damaged_model_errors(model_path):
+        X = model_features(model, df)
     X_row = X.iloc[[row]] if hasattr(X, "iloc") else X[[row]]
     input_names = list(X.columns) if hasattr(X, "columns") else None
     try:
-        X_model = pre.transform(X_row) if pre is not None else X_row
-        names = _model_feature_names(pre, final, input_names)
-        if names is not None and getattr(final, "feature_names_in_", None) is None and hasattr(X_model, "iloc"):
-            X_model = X_model.to_numpy()
-        ex = explain_prediction(final, X_model, n_prototypes=n_prototypes, feature_names=names)
-    except (ValueError, TypeError) as exc:
+        with damaged_model_errors(model_path):
+            X_model = pre.transform(X_row) if pre is not None else X_row
+            names = _model_feature_names(pre, final, input_names)
+            if names is not None and getattr(final, "feature_names_in_", None) is None and hasattr(X_model, "iloc"):
+                X_model = X_model.to_numpy()
+            ex = explain_prediction(final, X_model, n_prototypes=n_prototypes, feature_names=names)
+    except ValueError as exc:
         raise click.ClickException(f"cannot explain row {row}: {str(exc).splitlines()[0]}") from None
+    check_finite_probabilities(np.asarray(ex.proba, dtype=float)[None, :], f"the model at row {row}")
     # CSV values next to the model's, when preprocessing keeps the columns one to one (e.g. scaling)
     raw = dict(zip(input_names, np.asarray(X_row, dtype=float)[0])) if pre is not None and input_names else {}
 

@@ -2,6 +2,7 @@
 
 import ast
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
 import click
@@ -75,29 +76,140 @@ def split_target(df, target):
     return X, y.to_numpy()
 
 
+# --param values are Python literals of these kinds; anything longer or deeper is refused
+# before parsing, since ast.literal_eval recurses (RecursionError) and builds whatever it is
+# given (MemoryError on huge expressions).
+_MAX_PARAM_LENGTH = 1000
+_MAX_PARAM_ITEMS = 1000
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def _literal(key, text):
+    """Parse one --param value: a number, bool, None, string, or a flat list/tuple of those."""
+    if len(text) > _MAX_PARAM_LENGTH:
+        raise click.ClickException(
+            f"--param {key}: the value is {len(text):,} characters long; at most {_MAX_PARAM_LENGTH:,} are accepted."
+        )
+    if _bracket_depth(text) > 1:
+        raise click.ClickException(
+            f"--param {key}: give a number, true/false, None, a string, or a flat list such as [1, 2, 3]; "
+            f"nested lists, sets and dicts are not accepted (got {text[:60]!r})."
+        )
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        if text[:1] in "([":
+            raise click.ClickException(f"--param {key}: cannot read {text[:60]!r} as a list of literals.") from None
+        return {"true": True, "false": False}.get(text.lower(), text)  # a bare word is a string
+    if isinstance(value, (list, tuple)):
+        if len(value) > _MAX_PARAM_ITEMS or not all(isinstance(v, _SCALARS) for v in value):
+            raise click.ClickException(
+                f"--param {key}: a list takes at most {_MAX_PARAM_ITEMS:,} numbers, strings, true/false or None."
+            )
+    elif not isinstance(value, _SCALARS):  # complex numbers, bytes, sets
+        raise click.ClickException(f"--param {key}: {type(value).__name__} values are not accepted.")
+    return value
+
+
+def _bracket_depth(text):
+    """Deepest nesting of brackets and braces outside quotes (a set or dict counts as nesting)."""
+    depth = deepest = 0
+    quote = None
+    for char in text:
+        if quote:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char in "([{":
+            depth += 1
+            deepest = max(deepest, depth + (char == "{"))
+        elif char in ")]}":
+            depth -= 1
+    return deepest
+
+
 def parse_params(items):
-    """Parse ``KEY=VALUE`` options into constructor keyword arguments (values as Python literals)."""
+    """Parse ``KEY=VALUE`` options into constructor keyword arguments.
+
+    Values are Python literals: numbers, ``True``/``False`` (or ``true``/``false``), ``None``,
+    quoted strings, and flat lists or tuples of those; any other word is taken as a string. Long or
+    nested values are refused with a one-line error naming the key.
+    """
     params = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise click.ClickException(f"--param expects KEY=VALUE, got {item!r}.")
-        try:
-            params[key.strip()] = ast.literal_eval(value.strip())
-        except (ValueError, SyntaxError):
-            params[key.strip()] = value.strip()
+            raise click.ClickException(f"--param expects KEY=VALUE, got {item[:60]!r}.")
+        params[key.strip()] = _literal(key.strip(), value.strip())
     return params
 
 
-def check_writable(path, option):
-    """Fail early, before any work, if ``path`` cannot be written."""
+def check_output(path, option, *, overwrite=False, inputs=()):
+    """Fail early, before any work, if ``path`` cannot or must not be written.
+
+    Parameters
+    ----------
+    path : str or None
+        The output path given for ``option``; nothing is checked when None.
+    option : str
+        Name of the command-line option, for the messages.
+    overwrite : bool, default=False
+        Whether an existing file may be replaced (``--overwrite``).
+    inputs : sequence of str or None
+        Files the command reads: an output onto one of them is refused even with ``overwrite``.
+    """
     if path is None:
         return
-    parent = Path(path).resolve().parent
+    target = Path(path)
+    for source in inputs:
+        if source is not None and _same_file(target, Path(source)):
+            raise click.ClickException(
+                f"{option}: {str(target)!r} is an input of this command; write the output to another file."
+            )
+    if target.is_dir():
+        raise click.ClickException(f"{option}: {str(target)!r} is a folder; give a file name.")
+    if target.exists() and not overwrite:
+        raise click.ClickException(
+            f"{option}: {str(target)!r} exists; give --overwrite to replace it, or another file name."
+        )
+    parent = target.resolve().parent
     if not parent.is_dir():
         raise click.ClickException(f"{option}: folder {str(parent)!r} does not exist.")
     if not os.access(parent, os.W_OK):
         raise click.ClickException(f"{option}: folder {str(parent)!r} is not writable.")
+
+
+def check_distinct_outputs(**paths):
+    """Refuse two output options naming the same file (the second would replace the first)."""
+    seen = {}
+    for option, path in paths.items():
+        if path is None:
+            continue
+        for other, other_path in seen.items():
+            if _same_file(Path(path), Path(other_path)):
+                raise click.ClickException(f"{option} and {other} name the same file {str(path)!r}; give two names.")
+        seen[option] = path
+
+
+def _same_file(a, b):
+    """Whether two paths are one file (existing: same inode; otherwise the same resolved path)."""
+    try:
+        if a.exists() and b.exists():
+            return os.path.samefile(a, b)
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def check_finite_probabilities(proba, what="the model"):
+    """Refuse to report probabilities that are not finite (defence in depth for the writers)."""
+    bad = ~np.all(np.isfinite(proba), axis=1)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        raise click.ClickException(
+            f"{what} gave non-finite probabilities for {rows.size} row(s) (first: data row {rows[0]}); "
+            "nothing was written. Check those rows for values far outside the training data."
+        )
 
 
 def write_csv_atomic(df, path):
@@ -119,3 +231,36 @@ def model_features(model, df):
             "the feature columns, in training order."
         )
     return X.to_numpy()
+
+
+def check_classifier(model, model_path):
+    """Refuse a loaded model that cannot report class probabilities (e.g. a FiniteMixture)."""
+    from sklearn.base import is_classifier
+
+    final = model[-1] if hasattr(model, "steps") else model
+    if not (is_classifier(model) and hasattr(final, "predict_proba")):
+        hint = (
+            "; a mixture's components are not classes: use FiniteMixture.predict_proba in Python, or fit a "
+            "classifier (e.g. --model mda) with `discrim fit`"
+            if type(final).__name__ == "FiniteMixture"
+            else "; give a model file written by `discrim fit --output` or `discrim tune --output`"
+        )
+        raise click.ClickException(f"{str(model_path)!r} holds a {type(final).__name__}, not a classifier{hint}.")
+
+
+@contextmanager
+def damaged_model_errors(model_path):
+    """Turn errors of a model whose fitted state is incomplete or inconsistent into one line.
+
+    A file that passed the loader's type checks can still lack a fitted attribute or hold arrays
+    of the wrong shapes (edited, or written by another version); using it raises AttributeError,
+    KeyError, IndexError or TypeError deep inside the estimator.
+    """
+    try:
+        yield
+    except (AttributeError, KeyError, IndexError, TypeError) as exc:
+        detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise click.ClickException(
+            f"model file {str(model_path)!r} is damaged or from another version of discrim ({type(exc).__name__}: "
+            f"{detail[:200]}); fit and save the model again."
+        ) from None

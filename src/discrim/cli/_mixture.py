@@ -6,7 +6,7 @@ import click
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from discrim.cli._io import check_writable, numeric_features, read_csv
+from discrim.cli._io import check_output, numeric_features, read_csv
 
 FAMILIES = (
     "gaussian",
@@ -272,8 +272,9 @@ def _selection_table(result):
               help="Write the convergence curve (and, for one or two columns, the fitted density; "
                    "when choosing a model, BIC against K) to this image file (format from the "
                    "suffix, e.g. .png, .pdf, .svg).")
+@click.option("--overwrite", is_flag=True, help="Replace the --plot file if it exists.")
 def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
-            random_state, plot_path):
+            random_state, plot_path, overwrite):
     """Fit a finite mixture by EM to columns of a CSV file.
 
     Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC. With
@@ -291,7 +292,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         raise click.UsageError("--n-trials applies to --family binomial only.")
     if n_categories is not None and "categorical" not in families:
         raise click.UsageError("--n-categories applies to --family categorical only.")
-    check_writable(plot_path, "--plot")
+    check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
     X, names = read_columns(csv, columns)
     if "categorical" in families and n_categories is None:

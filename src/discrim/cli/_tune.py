@@ -10,6 +10,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from discrim.cli._io import check_finite_probabilities
 from discrim.utils._files import current_umask
 
 console = Console()
@@ -18,13 +19,24 @@ _METRICS = [("log-loss", "log_loss"), ("ROC-AUC", "roc_auc"), ("balanced accurac
             ("accuracy", "accuracy")]
 
 
-def _prepare_output(output):
+_OUTPUT_NAMES = ("model.skops", "search.png", "prototype_map.png", "decision_surface.png", "report.md", "report.html")
+
+
+def _prepare_output(output, overwrite, csv):
     """Check DIR before any work; return its Path, or None without --output."""
     if output is None:
         return None
     path = Path(output)
     if path.exists() and not path.is_dir():
         raise click.ClickException(f"--output: {str(path)!r} exists and is not a folder.")
+    if csv is not None and Path(csv).resolve().parent == path.resolve() and Path(csv).name in _OUTPUT_NAMES:
+        raise click.ClickException(f"--output: the input {csv!r} would be replaced; choose another folder.")
+    existing = [name for name in _OUTPUT_NAMES if (path / name).exists()]
+    if existing and not overwrite:
+        raise click.ClickException(
+            f"--output: {str(path)!r} already holds {', '.join(existing)}; give --overwrite to replace them, "
+            "or another folder."
+        )
     parent = path.resolve().parent
     if not parent.is_dir():
         raise click.ClickException(f"--output: folder {str(parent)!r} does not exist.")
@@ -98,12 +110,14 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
 @click.option("--n-jobs", default=None, type=int, help="Parallel search tasks (-1: all cores).")
 @click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
-@click.option("--scale/--no-scale", default=True, show_default=True, help="Standardise CSV features inside the saved model.")
+@click.option("--scale/--no-scale", default=True, show_default=True,
+              help="Standardise the features inside the model, with the training part's mean and spread.")
 @click.option("--output", type=click.Path(file_okay=False), help="Folder for model.skops, the plots and the report.")
+@click.option("--overwrite", is_flag=True, help="Replace the files of an earlier run in the --output folder.")
 @click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
-def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs, random_state, scale, output, report_format,
-         quiet):
+def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs, random_state, scale, output, overwrite,
+         report_format, quiet):
     """Select alpha_feature and the batch count of a prototype set by cross-validation.
 
     Runs PrototypeClassifierCV on the training part, prints the selected hyperparameters and the
@@ -118,17 +132,19 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary, search_report
 
-    out_dir = _prepare_output(output)
-    X_train, X_test, y_train, y_test, from_csv = _load_training_data(dataset, csv, target, test_size, random_state)
+    out_dir = _prepare_output(output, overwrite, csv)
+    X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,
                                    random_state=random_state)
-    model = make_pipeline(StandardScaler(), search) if (from_csv and scale) else search
+    model = make_pipeline(StandardScaler(), search) if scale else search
     try:
         _search_with_progress(model, X_train, y_train, quiet)
     except ValueError as exc:
         raise click.ClickException(f"the search failed: {exc}".splitlines()[0]) from None
-    metrics = score_probabilities(y_test, model.predict_proba(X_test), model.classes_)
+    proba = model.predict_proba(X_test)
+    check_finite_probabilities(proba, "the tuned model on the test part")
+    metrics = score_probabilities(y_test, proba, model.classes_)
     summary = model_summary(search)
     source = dataset or csv
 
@@ -153,7 +169,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
         "test rows": len(y_test),
         "features": X_train.shape[1],
         "classes": ", ".join(map(str, np.asarray(model.classes_))),
-        "features standardised inside the model": "yes" if (from_csv and scale) else "no (already scaled)",
+        "features standardised inside the model": "yes" if scale else "no",
     }
     report_metrics = {label: metrics[key] for label, key in _METRICS}
 
@@ -170,10 +186,12 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
         for name in written:  # every file is complete before it takes its final name
             os.chmod(staging / name, mode)
             os.replace(staging / name, out_dir / name)
-    except Exception as exc:
+    except BaseException as exc:  # an interruption too: no staging folder is left behind
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(out_dir.iterdir()):
             out_dir.rmdir()
+        if not isinstance(exc, Exception):
+            raise
         raise click.ClickException(f"could not write the outputs into {str(out_dir)!r}: {exc}".splitlines()[0]) from None
     shutil.rmtree(staging, ignore_errors=True)
     console.print(f"wrote {', '.join(written)} into {out_dir}")

@@ -13,7 +13,11 @@ from rich.console import Console
 from rich.table import Table
 
 from discrim.cli._io import (
-    check_writable,
+    check_distinct_outputs,
+    check_finite_probabilities,
+    check_classifier,
+    check_output,
+    damaged_model_errors,
     model_features,
     parse_params,
     read_csv,
@@ -32,6 +36,12 @@ _LAZY_COMMANDS = {
 
 
 _USER_ERRORS = (ValueError, TypeError, ImportError, OSError, np.linalg.LinAlgError)
+_CLICK_FLOW = (click.exceptions.ClickException, click.exceptions.Abort, click.exceptions.Exit)
+
+
+def _one_line(exc):
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 class _LazyGroup(click.Group):
@@ -48,13 +58,26 @@ class _LazyGroup(click.Group):
 
     def invoke(self, ctx):
         # Library errors (bad input, unreadable files) become a one-line message and exit 1.
+        # Anything else that escapes a library call is a defect, still reported in one line.
         try:
             return super().invoke(ctx)
+        except _CLICK_FLOW:
+            raise
         except _USER_ERRORS as exc:
             if os.environ.get("DISCRIM_DEBUG"):
                 raise
-            text = str(exc).strip()
-            raise click.ClickException(text.splitlines()[0] if text else type(exc).__name__) from None
+            raise click.ClickException(_one_line(exc)) from None
+        except MemoryError:
+            if os.environ.get("DISCRIM_DEBUG"):
+                raise
+            raise click.ClickException("out of memory: use fewer rows, features or a smaller model.") from None
+        except Exception as exc:
+            if os.environ.get("DISCRIM_DEBUG"):
+                raise
+            raise click.ClickException(
+                f"internal error ({type(exc).__name__}: {_one_line(exc)[:300]}); set DISCRIM_DEBUG=1 to see the "
+                "traceback, and please report it."
+            ) from None
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,11 +86,37 @@ def cli():
     """discrim: likelihood-based classification and mixture modelling."""
 
 
-@cli.command()
-def datasets():
-    """List the built-in data sets."""
-    from discrim.datasets import list_datasets
+_OVERWRITE = click.option("--overwrite", is_flag=True, help="Replace output files that exist.")
 
+
+@cli.command()
+@click.option("--export", "export_name", metavar="NAME", help="Write all rows of this data set, in its own units, as CSV.")
+@click.option("--output", type=click.Path(dir_okay=False), help="CSV file for --export (features and a 'target' column).")
+@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the synthetic data sets.")
+@_OVERWRITE
+def datasets(export_name, output, random_state, overwrite):
+    """List the built-in data sets, or export one as CSV.
+
+    The exported file has the raw feature columns under their names and the class in a column
+    named 'target': `discrim fit --csv FILE --target target` trains on it, and `discrim predict`
+    takes its feature columns as they are.
+    """
+    from discrim.datasets import list_datasets, load_dataset
+
+    if export_name is not None or output is not None:
+        if export_name is None or output is None:
+            raise click.UsageError("--export NAME and --output FILE go together.")
+        if export_name not in list_datasets():
+            raise click.ClickException(
+                f"unknown data set {export_name!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
+            )
+        check_output(output, "--output", overwrite=overwrite)
+        X, y = load_dataset(export_name, random_state=random_state, as_frame=True)
+        if "target" in X.columns:
+            raise click.ClickException(f"data set {export_name!r} has a feature named 'target'.")
+        write_csv_atomic(X.assign(target=y), output)
+        console.print(f"{len(y)} rows of {export_name} written to {output}")
+        return
     table = Table("name", "description", title="built-in data sets")
     for name, description in list_datasets().items():
         table.add_row(name, description)
@@ -86,7 +135,7 @@ def models():
 
 
 def _load_training_data(dataset, csv, target, test_size, random_state):
-    """Return X_train, X_test, y_train, y_test, scaled_inside_model."""
+    """Return X_train, X_test, y_train, y_test in the data's own units (a built-in set unscaled)."""
     from sklearn.model_selection import train_test_split
 
     from discrim.datasets import list_datasets, load_benchmark
@@ -98,7 +147,8 @@ def _load_training_data(dataset, csv, target, test_size, random_state):
             raise click.ClickException(
                 f"unknown data set {dataset!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
-        return (*load_benchmark(dataset, random_state=random_state, test_size=test_size, as_frame=True), False)
+        # Unscaled: the scaling is fitted inside the model, so a saved model takes raw rows.
+        return load_benchmark(dataset, random_state=random_state, test_size=test_size, as_frame=True, scale=False)
     if target is None:
         raise click.UsageError("--csv needs --target COLUMN.")
     X, y = split_target(read_csv(csv), target)
@@ -106,7 +156,7 @@ def _load_training_data(dataset, csv, target, test_size, random_state):
         parts = train_test_split(X, y, test_size=test_size, stratify=y, random_state=random_state)
     except ValueError as exc:
         raise click.ClickException(f"cannot split the data into training and test parts: {exc}") from None
-    return (*parts, True)
+    return parts
 
 
 def _show_progress_logs():
@@ -129,11 +179,13 @@ def _show_progress_logs():
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE", help="Model parameter; repeatable.")
 @click.option("--test-size", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True))
 @click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the model.")
-@click.option("--scale/--no-scale", default=True, show_default=True, help="Standardise CSV features inside the saved model.")
+@click.option("--scale/--no-scale", default=True, show_default=True,
+              help="Standardise the features inside the model, with the training part's mean and spread.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the fitted model here (skops format).")
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw the decision regions (two-feature data) here.")
+@_OVERWRITE
 @click.option("--quiet", is_flag=True, help="Do not show progress of long fits.")
-def fit(dataset, csv, target, model_name, params, test_size, random_state, scale, output, plot, quiet):
+def fit(dataset, csv, target, model_name, params, test_size, random_state, scale, output, plot, overwrite, quiet):
     """Train a model, evaluate it on a stratified hold-out and print the scores."""
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline
@@ -145,9 +197,10 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
 
     if model_name not in MODELS:
         raise click.ClickException(f"unknown model {model_name!r}; choose one of: {', '.join(MODELS)}.")
-    check_writable(output, "--output")
-    check_writable(plot, "--plot")
-    X_train, X_test, y_train, y_test, from_csv = _load_training_data(dataset, csv, target, test_size, random_state)
+    check_output(output, "--output", overwrite=overwrite, inputs=[csv])
+    check_output(plot, "--plot", overwrite=overwrite, inputs=[csv])
+    check_distinct_outputs(**{"--output": output, "--plot": plot})
+    X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
     if plot is not None and X_train.shape[1] != 2:
         raise click.ClickException(
             f"--plot draws decision regions for two-feature data; this data has {X_train.shape[1]} features."
@@ -156,13 +209,15 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     estimator = make_model(model_name, **kwargs)
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
         estimator.set_params(random_state=random_state)
-    model = make_pipeline(StandardScaler(), estimator) if (from_csv and scale) else clone(estimator)
+    model = make_pipeline(StandardScaler(), estimator) if scale else clone(estimator)
     if not quiet:
         _show_progress_logs()
     start = time.perf_counter()
     model.fit(X_train, y_train)
     fit_seconds = time.perf_counter() - start
-    scores = score_probabilities(y_test, model.predict_proba(X_test), model.classes_)
+    proba = model.predict_proba(X_test)
+    check_finite_probabilities(proba, f"{model_name} on the test part")
+    scores = score_probabilities(y_test, proba, model.classes_)
 
     console.print(f"{model_name} on {dataset or csv}: {len(y_train)} training rows, {len(y_test)} test rows")
     table = Table("metric", "value")
@@ -187,17 +242,20 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Model file from `discrim fit --output`.")
 @click.option("--csv", required=True, type=click.Path(dir_okay=False), help="CSV file with the model's feature columns.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Write predictions here (CSV); standard output otherwise.")
-def predict(model_path, csv, output):
+@_OVERWRITE
+def predict(model_path, csv, output, overwrite):
     """Write the predicted class and the class probabilities of every row."""
     from discrim.persistence import load_model
 
-    check_writable(output, "--output")
+    check_output(output, "--output", overwrite=overwrite, inputs=[model_path, csv])
     model = load_model(model_path)
-    if not hasattr(model, "predict_proba"):
-        raise click.ClickException(f"{model_path!r} holds a {type(model).__name__}, not a classifier.")
-    X = model_features(model, read_csv(csv))
-    proba = model.predict_proba(X)
-    classes = np.asarray(model.classes_)
+    check_classifier(model, model_path)
+    df = read_csv(csv)
+    with damaged_model_errors(model_path):
+        X = model_features(model, df)
+        proba = np.asarray(model.predict_proba(X), dtype=float)
+        classes = np.asarray(model.classes_)
+    check_finite_probabilities(proba)
     result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]})
     for j, label in enumerate(classes):
         result[f"proba_{label}"] = proba[:, j]

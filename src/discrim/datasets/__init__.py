@@ -1,6 +1,6 @@
 """Built-in data sets: the benchmark cases of the proset technical report and the seed examples."""
 
-from discrim.datasets._benchmark import list_datasets, load_benchmark
+from discrim.datasets._benchmark import list_datasets, load_benchmark, load_dataset
 from discrim.datasets._synthetic import make_checkerboard, make_continuous_xor
 
 
@@ -18,4 +18,4 @@ def coin_tosses():
     return np.array([[5], [9], [8], [4], [7]])
 
 
-__all__ = ["coin_tosses", "list_datasets", "load_benchmark", "make_checkerboard", "make_continuous_xor"]
+__all__ = ["coin_tosses", "list_datasets", "load_benchmark", "load_dataset", "make_checkerboard", "make_continuous_xor"]

@@ -85,7 +85,42 @@ def list_datasets():
     return {name: case.description for name, case in _CASES.items()}
 
 
-def load_benchmark(name, random_state=0, test_size=0.3, as_frame=False):
+def load_dataset(name, random_state=0, as_frame=False):
+    """Load all rows of a built-in data set in their own units, unsplit and unscaled.
+
+    Parameters
+    ----------
+    name : str
+        One of :func:`list_datasets`.
+    random_state : int, default=0
+        Seed of the generator of the synthetic cases (ignored by the scikit-learn cases).
+    as_frame : bool, default=False
+        Return the features as a pandas DataFrame with column names.
+
+    Returns
+    -------
+    X : ndarray or DataFrame of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+        Class labels; the scikit-learn cases keep their class names as strings.
+
+    Examples
+    --------
+    >>> from discrim.datasets import load_dataset
+    >>> X, y = load_dataset("iris-2f", as_frame=True)
+    >>> list(X.columns), X.shape
+    (['sepal length (cm)', 'sepal width (cm)'], (150, 2))
+    """
+    X, y, names = _load(name, random_state)
+    return (pd.DataFrame(X, columns=names) if as_frame else X), y
+
+
+def _load(name, random_state):
+    if name not in _CASES:
+        raise ValueError(f"unknown data set {name!r}; choose one of: {', '.join(_CASES)}.")
+    return _CASES[name].load(random_state)
+
+
+def load_benchmark(name, random_state=0, test_size=0.3, as_frame=False, scale=True):
     """Load a benchmark case split 70/30 stratified, scaled on the training part.
 
     Parameters
@@ -98,6 +133,11 @@ def load_benchmark(name, random_state=0, test_size=0.3, as_frame=False):
         Fraction of samples held out, stratified by class.
     as_frame : bool, default=False
         Return the features as pandas DataFrames with column names.
+    scale : bool, default=True
+        Centre and scale the features with the mean and standard deviation of the training part,
+        as the benchmark protocol does. With ``scale=False`` the features keep their own units:
+        fit ``make_pipeline(StandardScaler(), model)`` on them to get the same model in a form
+        that predicts raw rows (what ``discrim fit --dataset`` saves).
 
     Returns
     -------
@@ -105,8 +145,7 @@ def load_benchmark(name, random_state=0, test_size=0.3, as_frame=False):
     X_test : ndarray or DataFrame of shape (n_test, n_features)
     y_train : ndarray of shape (n_train,)
     y_test : ndarray of shape (n_test,)
-        Features are centred and scaled with the mean and standard deviation of the training part;
-        the scikit-learn cases keep their class names as string labels.
+        The scikit-learn cases keep their class names as string labels.
 
     Examples
     --------
@@ -115,16 +154,15 @@ def load_benchmark(name, random_state=0, test_size=0.3, as_frame=False):
     >>> X_train.shape, X_test.shape
     ((105, 2), (45, 2))
     """
-    if name not in _CASES:
-        raise ValueError(f"unknown data set {name!r}; choose one of: {', '.join(_CASES)}.")
     if not 0.0 < test_size < 1.0:
         raise ValueError(f"test_size must lie strictly between 0 and 1; got {test_size}.")
-    X, y, names = _CASES[name].load(random_state)
+    X, y, names = _load(name, random_state)
     X_train, X_test, y_train, y_test = train_test_split(
         X, y, test_size=test_size, stratify=y, random_state=random_state
     )
-    scaler = StandardScaler().fit(X_train)
-    X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
+    if scale:
+        scaler = StandardScaler().fit(X_train)
+        X_train, X_test = scaler.transform(X_train), scaler.transform(X_test)
     if as_frame:
         X_train = pd.DataFrame(X_train, columns=names)
         X_test = pd.DataFrame(X_test, columns=names)
