@@ -1,0 +1,275 @@
+"""The command line over bad inputs (issue 17): saved models take raw rows, outputs are never
+overwritten silently, --param takes literals only, and every failure is one line with exit 1.
+
+Each command runs in-process through click's runner with ``catch_exceptions=True``: a traceback
+would show up as ``result.exception`` not being a ``SystemExit``.
+"""
+
+import json
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from discrim.cli._io import check_finite_probabilities, parse_params
+from discrim.cli.main import cli
+from discrim.datasets import list_datasets, load_benchmark, load_dataset
+from discrim.distributions import Gaussian
+from discrim.mixture import FiniteMixture
+from discrim.persistence import load_model, save_model
+
+# Small hyperparameters per model keep the fits affordable; the property is the data path.
+_FAST = {
+    "lda": [],
+    "qda": ["--param", "reg_param=0.1"],
+    "mda": ["--param", "n_components=1"],
+    "proset": ["--param", "n_batches=1"],
+    "proset-cv": ["--param", "alpha_feature_grid=[0.001]", "--param", "max_batches=1", "--param", "cv=2"],
+}
+
+
+def run(*args):
+    result = CliRunner().invoke(cli, [str(a) for a in args])
+    if result.exit_code != 0:  # never a traceback: an error is a clean SystemExit with one line
+        assert isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def one_line_error(result, *words):
+    """Assert exit 1 and a single 'Error:' line containing every word."""
+    assert result.exit_code == 1, result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error:"), result.output
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+def _export(name, tmp_path):
+    path = tmp_path / f"{name}.csv"
+    assert run("datasets", "--export", name, "--output", path).exit_code == 0
+    return path
+
+
+# ----- saved models predict raw rows --------------------------------------------------------------
+
+@pytest.mark.parametrize("model", list(_FAST))
+def test_saved_model_predicts_raw_rows_as_the_fitting_process(tmp_path, model):
+    """The README's flow on cancer: fit --dataset, save, predict the raw rows of a CSV file."""
+    path = tmp_path / "m.skops"
+    assert run("fit", "--dataset", "cancer", "--model", model, *_FAST[model], "--output", path,
+               "--quiet").exit_code == 0
+    X_train, X_test, y_train, y_test = load_benchmark("cancer", as_frame=True, scale=False)
+    raw_csv, out = tmp_path / "raw.csv", tmp_path / "pred.csv"
+    X_test.to_csv(raw_csv, index=False)
+    assert run("predict", "--model", path, "--csv", raw_csv, "--output", out).exit_code == 0
+    predictions = pd.read_csv(out)
+    written = predictions.filter(like="proba_").to_numpy()
+    # What the fitting process computes: the scaler and the model fitted on the raw training part.
+    final = load_model(path)[-1]
+    reference = make_pipeline(StandardScaler(), clone(final)).fit(X_train, y_train).predict_proba(X_test)
+    np.testing.assert_array_equal(written, reference)
+    assert (predictions["predicted"] == y_test).mean() > 0.9
+    # Not the class shares: the rows are told apart.
+    assert np.ptp(written[:, 0]) > 0.5
+
+
+@pytest.mark.parametrize("name", list(list_datasets()))
+def test_every_built_in_data_set_saves_a_model_of_raw_rows(tmp_path, name):
+    path = tmp_path / "m.skops"
+    assert run("fit", "--dataset", name, "--model", "lda", "--param", "reg_param=0.01", "--output", path,
+               "--quiet").exit_code == 0
+    model = load_model(path)
+    _, X_raw, _, _ = load_benchmark(name, as_frame=True, scale=False)
+    _, X_scaled, _, _ = load_benchmark(name, as_frame=True)
+    np.testing.assert_allclose(model.predict_proba(X_raw), model[-1].predict_proba(X_scaled.to_numpy()),
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_exported_data_set_is_the_raw_rows_and_trains_through_csv(tmp_path):
+    path = _export("iris", tmp_path)
+    df = pd.read_csv(path)
+    X, y = load_dataset("iris", as_frame=True)
+    np.testing.assert_array_equal(df.drop(columns="target").to_numpy(), X.to_numpy())
+    assert list(df.columns[:-1]) == list(X.columns) and (df["target"] == y).all()
+    model = tmp_path / "m.skops"
+    assert run("fit", "--csv", path, "--target", "target", "--model", "lda", "--output", model).exit_code == 0
+    pred = tmp_path / "p.csv"
+    assert run("predict", "--model", model, "--csv", path, "--output", pred).exit_code == 0
+    assert (pd.read_csv(pred)["predicted"] == y).mean() > 0.95
+
+
+def test_plot_of_a_dataset_is_drawn_in_the_raw_units(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from discrim.plotting.decision_surface import plot_decision_surface
+
+    model = tmp_path / "m.skops"
+    assert run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", model).exit_code == 0
+    X_raw, _, y, _ = load_benchmark("iris-2f", as_frame=True, scale=False)
+    ax = plot_decision_surface(load_model(model), X_raw, y)
+    lo, hi = ax.get_xlim()
+    assert lo < X_raw.iloc[:, 0].min() and hi > X_raw.iloc[:, 0].max() and lo > 3.0  # centimetres
+
+
+# ----- never overwrite silently ----------------------------------------------------------------------
+
+def test_fit_output_onto_its_training_csv_is_refused_even_with_overwrite(tmp_path):
+    data = _export("iris-2f", tmp_path)
+    before = data.read_bytes()
+    for extra in ([], ["--overwrite"]):
+        result = run("fit", "--csv", data, "--target", "target", "--model", "lda", "--output", data, *extra)
+        one_line_error(result, "--output", "input")
+        assert data.read_bytes() == before
+    result = run("fit", "--csv", data, "--target", "target", "--model", "lda", "--plot", data, "--overwrite")
+    one_line_error(result, "--plot", "input")
+    assert data.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["fit-output", "fit-plot", "predict", "mixture", "export"])
+def test_existing_outputs_need_overwrite(tmp_path, command):
+    data = _export("iris-2f", tmp_path)
+    model = tmp_path / "m.skops"
+    assert run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", model).exit_code == 0
+    target = tmp_path / "existing.out"
+    target.write_text("precious")
+    args = {
+        "fit-output": ["fit", "--dataset", "iris-2f", "--model", "lda", "--output", target],
+        "fit-plot": ["fit", "--dataset", "iris-2f", "--model", "lda", "--plot", target.with_suffix(".png")],
+        "predict": ["predict", "--model", model, "--csv", data, "--output", target],
+        "mixture": ["mixture", "--csv", data, "--columns", "sepal length (cm)", "--plot", target.with_suffix(".png")],
+        "export": ["datasets", "--export", "wine", "--output", target],
+    }[command]
+    written = args[-1]
+    if written != target:
+        written.write_text("precious")
+    one_line_error(run(*args), "exists", "--overwrite")
+    assert written.read_text() == "precious"
+    result = run(*args, "--overwrite")
+    assert result.exit_code == 0, result.output
+    assert written.read_bytes() != b"precious"
+
+
+def test_predict_output_onto_the_model_or_the_csv_is_refused(tmp_path):
+    data = _export("iris-2f", tmp_path)
+    model = tmp_path / "m.skops"
+    assert run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", model).exit_code == 0
+    for target in (model, data):
+        before = target.read_bytes()
+        one_line_error(run("predict", "--model", model, "--csv", data, "--output", target, "--overwrite"), "input")
+        assert target.read_bytes() == before
+
+
+def test_fit_output_and_plot_on_one_file_is_refused(tmp_path):
+    target = tmp_path / "both.png"
+    one_line_error(run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", target, "--plot", target),
+                   "same file")
+    assert not target.exists()
+
+
+def test_tune_refuses_a_folder_of_an_earlier_run_without_overwrite(tmp_path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "model.skops").write_text("earlier")
+    fast = ["--max-batches", "1", "--cv", "2", "--n-alphas", "1", "--quiet"]
+    one_line_error(run("tune", "--dataset", "iris-2f", *fast, "--output", out), "model.skops", "--overwrite")
+    assert (out / "model.skops").read_text() == "earlier"
+    assert run("tune", "--dataset", "iris-2f", *fast, "--output", out, "--overwrite").exit_code == 0
+    assert load_model(out / "model.skops").predict_proba(load_benchmark("iris-2f", scale=False)[1]).shape == (45, 3)
+    assert not [p for p in out.iterdir() if p.name.startswith(".tune-")]
+
+
+# ----- --param literals ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("value", ["[" * 100_000 + "]" * 100_000, "[[1]]", "{'a': 1}", "{1, 2}", "9" * 5000,
+                                   "[" + ",".join(["1"] * 2000) + "]", "1j", "[1, 2"])
+def test_param_accepts_literals_only(value):
+    result = run("fit", "--dataset", "iris-2f", "--model", "lda", "--param", f"reg_param={value}")
+    one_line_error(result, "--param reg_param")
+
+
+@settings(max_examples=50, deadline=None)
+@given(value=st.one_of(st.integers(-10**6, 10**6), st.floats(allow_nan=False, allow_infinity=False),
+                       st.booleans(), st.none(), st.text(alphabet="abcxyz_", min_size=1, max_size=20),
+                       st.lists(st.floats(-1e6, 1e6), max_size=5)))
+def test_param_literals_round_trip(value):
+    parsed = parse_params([f"key={value!r}"])["key"]
+    assert parsed == value
+
+
+def test_param_bare_words_are_strings_and_true_false_booleans():
+    assert parse_params(["a=auto", "b=true", "c=False", "d=None"]) == {"a": "auto", "b": True, "c": False, "d": None}
+
+
+# ----- one-line errors for models the command cannot use --------------------------------------------
+
+def test_predict_and_explain_on_a_finite_mixture_say_it_is_not_a_classifier(tmp_path):
+    data = _export("iris-2f", tmp_path)
+    path = tmp_path / "mix.skops"
+    save_model(FiniteMixture(Gaussian(), n_components=2, random_state=0).fit(load_dataset("iris-2f")[0]), path)
+    one_line_error(run("predict", "--model", path, "--csv", data), "FiniteMixture", "not a classifier")
+    one_line_error(run("explain", "--model", path, "--csv", data, "--row", "0"), "FiniteMixture")
+
+
+def test_explain_on_a_model_without_a_fitted_attribute_is_one_line(tmp_path):
+    data = _export("iris-2f", tmp_path)
+    good, bad = tmp_path / "m.skops", tmp_path / "bad.skops"
+    assert run("fit", "--dataset", "iris-2f", "--model", "proset", *_FAST["proset"], "--output", good).exit_code == 0
+    with zipfile.ZipFile(good) as zin, zipfile.ZipFile(bad, "w") as zout:
+        for item in zin.infolist():
+            raw = zin.read(item.filename)
+            if item.filename == "schema.json":
+                schema = json.loads(raw)
+                final = schema["content"]["content"]["steps"]["content"][-1]["content"][1]["content"]["content"]
+                del final["classes_"]
+                raw = json.dumps(schema).encode()
+            zout.writestr(item, raw)
+    for args in (["predict", "--model", bad, "--csv", data],
+                 ["explain", "--model", bad, "--csv", data, "--row", "0"]):
+        line = one_line_error(run(*args))
+        assert "bad.skops" in line or "classes_" in line
+
+
+def test_non_finite_probabilities_are_never_reported():
+    import click
+
+    check_finite_probabilities(np.array([[0.25, 0.75]]))
+    with pytest.raises(click.ClickException, match="non-finite probabilities for 1 row.*data row 1.*nothing was written"):
+        check_finite_probabilities(np.array([[0.5, 0.5], [np.nan, 0.5], [1.0, 0.0]]))
+
+
+def test_predict_rows_beyond_the_magnitude_limit_writes_nothing(tmp_path):
+    model = tmp_path / "m.skops"
+    assert run("fit", "--dataset", "iris-2f", "--model", "proset", *_FAST["proset"], "--output", model).exit_code == 0
+    X, _ = load_dataset("iris-2f", as_frame=True)
+    X.iloc[3, 0] = 1e300
+    data, out = tmp_path / "far.csv", tmp_path / "pred.csv"
+    X.to_csv(data, index=False)
+    one_line_error(run("predict", "--model", model, "--csv", data, "--output", out))
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("args, words", [
+    (["datasets", "--export", "iris"], ["--export", "--output"]),
+    (["datasets", "--export", "nope", "--output", "x.csv"], ["unknown data set 'nope'"]),
+    (["fit", "--dataset", "iris", "--model", "lda", "--param", "reg_param=-1"], ["reg_param"]),
+    (["fit", "--dataset", "iris", "--model", "lda", "--param", "no_such=1"], ["no_such"]),
+    (["fit", "--dataset", "iris", "--model", "proset", "--param", "n_batches=10**9"], ["n_batches"]),
+])
+def test_bad_options_are_one_line(tmp_path, monkeypatch, args, words):
+    monkeypatch.chdir(tmp_path)
+    result = run(*args)
+    assert result.exit_code in (1, 2), result.output
+    text = result.output
+    for word in words:
+        assert word in text, text
+    assert "Traceback" not in text
+    assert not list(tmp_path.iterdir())
