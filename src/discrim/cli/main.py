@@ -267,8 +267,10 @@ def predict(model_path, csv, output, overwrite):
 
 
 def main(argv=None):
-    """Run the ``discrim`` command line."""
-    return cli.main(args=argv, prog_name="discrim")
+    """Run the ``discrim`` command line (SIGINT/SIGTERM clean up and exit with 130/143)."""
+    from discrim.cli._signals import run_command
+
+    return run_command(cli, argv, prog_name="discrim")
 
 
 if __name__ == "__main__":

@@ -1,10 +1,13 @@
 """Tasks in parallel, with follow-ups: through joblib, or in this process and forked workers when none is configured."""
 
 import collections
+import ctypes
 import gc
 import itertools
 import multiprocessing
+import os
 import queue
+import signal
 import sys
 import threading
 import warnings
@@ -107,6 +110,7 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
     finished = queue.SimpleQueue()  # (result, error) of the children's tasks
     state = {"in_children": 0, "closing": False}
     executor = None
+    completed = False
 
     def feed():  # with the lock held
         while state["in_children"] < n_children and ready and not state["closing"]:
@@ -140,7 +144,8 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
                 # the workers only run numpy/scipy code, whose BLAS (OpenBLAS, MKL) re-initialises
                 # after fork.
                 warnings.simplefilter("ignore", DeprecationWarning)
-                executor = ProcessPoolExecutor(n_children, mp_context=multiprocessing.get_context("fork"))
+                executor = ProcessPoolExecutor(n_children, mp_context=multiprocessing.get_context("fork"),
+                                               initializer=_worker_follows_parent, initargs=(os.getpid(),))
                 with lock:  # the workers fork on the first submit, after _INHERITED holds the arguments
                     feed()
             while True:
@@ -148,6 +153,7 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
                     task = ready.popleft() if ready else None
                     done = task is None and state["in_children"] == 0 and finished.empty()
                 if done:
+                    completed = True
                     break
                 if task is not None:
                     result = function(*task, **shared)
@@ -167,9 +173,50 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
             with lock:
                 state["closing"] = True
             if executor is not None:
+                if not completed:  # an error, an interruption, or the consumer stopped early
+                    _terminate_workers(executor)
                 executor.shutdown(wait=True, cancel_futures=True)
             gc.unfreeze()
             del _INHERITED[pool_id]
+
+
+def _terminate_workers(executor):
+    """Stop the pool's worker processes now: their tasks' results are no longer wanted.
+
+    ``shutdown`` alone waits for the running tasks to finish, which after an interruption may be
+    minutes of search; SIGTERM ends the workers at once and ``shutdown`` then reaps them.
+    """
+    terminate = getattr(executor, "terminate_workers", None)  # Python 3.14+
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(executor, "_processes", None) or {}).values()):
+        if process.is_alive():
+            process.terminate()
+
+
+_PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
+
+
+def _worker_follows_parent(parent_pid):
+    """Initializer of a forked worker: end with the parent, leave signal handling to it.
+
+    The parent's own SIGINT/SIGTERM handlers (raising an exception in its main thread) would
+    make a worker print a traceback on Ctrl-C, which the terminal sends to the whole process
+    group: workers ignore SIGINT and die on SIGTERM, and the parent, which cleans up, stops them.
+    If the parent is killed outright (SIGKILL), the kernel sends the worker SIGTERM
+    (PR_SET_PDEATHSIG); a parent that died before that was set is caught by comparing the
+    parent's process id.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):  # not Linux's C library: the parent terminates its workers
+        pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
 
 
 def _unpack(item):
