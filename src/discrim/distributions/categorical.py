@@ -8,7 +8,12 @@ import numpy as np
 from discrim.distributions import _constraints as constraints
 from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
 
-__all__ = ["Categorical", "CategoricalParams", "CategoricalStats"]
+__all__ = ["Categorical", "CategoricalParams", "CategoricalStats", "MAX_CATEGORIES"]
+
+# Every row is one-hot encoded over the categories and every component keeps a probability per
+# category and feature: beyond this many categories that is memory for nothing (codes that large
+# are identifiers or counts, not categories).
+MAX_CATEGORIES = 65_536
 
 
 @dataclass(frozen=True)
@@ -32,8 +37,9 @@ class Categorical(ComponentFamily):
     Parameters
     ----------
     n_categories : int, default=2
-        Number of categories C; every entry of X must be a whole number in ``[0, C - 1]``
-        (encode strings first, e.g. with ``sklearn.preprocessing.OrdinalEncoder``).
+        Number of categories C, at most ``MAX_CATEGORIES`` (65,536); every entry of X must be a
+        whole number in ``[0, C - 1]`` (encode strings first, e.g. with
+        ``sklearn.preprocessing.OrdinalEncoder``).
 
     Notes
     -----
@@ -62,6 +68,12 @@ class Categorical(ComponentFamily):
         c = self.n_categories
         if not isinstance(c, Integral) or isinstance(c, bool) or c < 2:
             raise ValueError(f"n_categories must be an int >= 2; got {c!r}.")
+        if c > MAX_CATEGORIES:
+            raise ValueError(
+                f"n_categories={c} exceeds {MAX_CATEGORIES:,}: codes this large are not categories "
+                "(identifiers or counts?); re-encode them as 0..C-1 (sklearn.preprocessing.OrdinalEncoder) "
+                "or model them with another family (e.g. Poisson)."
+            )
         return int(c)
 
     def check_data(self, X):

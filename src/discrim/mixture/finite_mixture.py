@@ -13,9 +13,14 @@ from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, init
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
 from discrim.utils._threads import available_cores
-from discrim.utils.validation import check_sample_weight
+from discrim.utils.validation import check_feature_magnitude, check_sample_weight, rescale_weights
 
-__all__ = ["FiniteMixture"]
+__all__ = ["FiniteMixture", "MAX_N_INIT"]
+
+# More restarts than this is never useful and, unbounded, a typo (n_init=10**9) runs for ever.
+MAX_N_INIT = 10_000
+# FiniteMixture.sample refuses draws whose rows alone would take more memory than this.
+_MAX_SAMPLE_BYTES = 2**34
 
 
 class FiniteMixture(DensityMixin, BaseEstimator):
@@ -48,15 +53,19 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         as centers then nearest-center assignment. The initial parameters are the weighted MLE
         under those responsibilities.
     n_init : int, default=1
-        Number of initialisations; the fit with the highest final log-likelihood is kept.
-        Ignored when ``params_init`` is given (the start is then deterministic).
+        Number of initialisations, at most ``MAX_N_INIT`` (10,000); the fit with the highest
+        final log-likelihood is kept. Ignored when ``params_init`` is given (the start is then
+        deterministic).
     max_iter : int, default=100
-        Maximum number of EM iterations.
+        Maximum number of EM iterations; 0 keeps the initial parameters (useful to inspect or
+        reuse a start).
     tol : float, default=1e-3
         Convergence threshold on the change of the mean weighted log-likelihood between
         iterations; ``tol=0`` runs exactly ``max_iter`` iterations (and does not warn).
     reg_covar : float, default=1e-6
-        Added to the diagonal of Gaussian covariances (ignored by discrete families).
+        Added to the diagonal of Gaussian covariances (ignored by discrete families). It is an
+        absolute variance, in the squared units of X: the fit is invariant to translations of X,
+        and to a rescaling of X by ``s`` when ``reg_covar`` is rescaled by ``s**2`` too.
     keep_history : bool, default=False
         Store the weights and parameters of every iteration in ``history_``.
     random_state : int, RandomState instance or None, default=None
@@ -135,7 +144,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         "fix_weights": ["boolean"],
         "params_init": [dict, None],
         "init_params": [StrOptions(set(INIT_METHODS))],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Interval(Integral, 1, MAX_N_INIT, closed="both")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "reg_covar": [Interval(Real, 0, None, closed="left")],
@@ -188,6 +197,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
 
     def _check_X(self, X, reset):
         X = validate_data(self, X, reset=reset, dtype=np.dtype(self.dtype))
+        check_feature_magnitude(X)
         self.family.check_data(X)
         return X
 
@@ -241,7 +251,13 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         """
         warm = self.warm_start and hasattr(self, "weights_")
         X = self._check_X(X, reset=not warm)
-        w = check_sample_weight(sample_weight, X.shape[0])
+        if self.n_components > X.shape[0]:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds n_samples={X.shape[0]}: a mixture needs at least "
+                "one row per component. Reduce n_components."
+            )
+        # Only the ratios of the weights matter; a power-of-two rescale keeps the sums in range.
+        w = rescale_weights(check_sample_weight(sample_weight, X.shape[0]))
         check_enough_distinct_rows(X, w, self.n_components)
         wX = w.astype(X.dtype, copy=False)
         if warm:
@@ -271,6 +287,11 @@ class FiniteMixture(DensityMixin, BaseEstimator):
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
                 best = result
+        if not np.isfinite(best.lower_bounds[-1]):
+            raise ValueError(
+                f"EM reached a log-likelihood of {best.lower_bounds[-1]} on X: the data are outside what "
+                f"{self.family!r} can represent (e.g. extreme counts or values); rescale X or choose another family."
+            )
         if not best.converged and self.tol > 0 and self.max_iter > 0:
             warnings.warn(
                 f"EM did not converge in max_iter={self.max_iter} iterations (last change of the "
@@ -334,7 +355,11 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         -------
         log_density : ndarray of shape (n_samples,)
         """
-        return self._posterior(X)[1]
+        log_density = self._posterior(X)[1]
+        if np.isnan(log_density).any():
+            bad = int(np.flatnonzero(np.isnan(log_density))[0])
+            raise ValueError(f"the log-density of row {bad} of X is NaN: check that row for extreme values.")
+        return log_density
 
     def score(self, X, y=None, sample_weight=None):
         """Mean (sample-weighted) log mixture density of X.
@@ -366,7 +391,7 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         log_resp : ndarray of shape (n_samples, n_components)
         """
         log_resp, log_norm = self._posterior(X)
-        if not np.all(np.isfinite(log_norm)):
+        if not (np.all(np.isfinite(log_norm)) and np.all(~np.isnan(log_resp))):
             bad = int(np.flatnonzero(~np.isfinite(log_norm))[0])
             raise ValueError(
                 f"row {bad} of X has zero density under every component with positive weight, so "
@@ -457,8 +482,14 @@ class FiniteMixture(DensityMixin, BaseEstimator):
             The component of every row (rows are grouped by component).
         """
         check_is_fitted(self)
-        if not isinstance(n_samples, Integral) or n_samples < 1:
+        if not isinstance(n_samples, Integral) or isinstance(n_samples, bool) or n_samples < 1:
             raise ValueError(f"n_samples must be a positive int; got {n_samples!r}.")
+        needed = int(n_samples) * self.n_features_in_ * 8
+        if needed > _MAX_SAMPLE_BYTES:
+            raise ValueError(
+                f"n_samples={n_samples} would need {needed / 2**30:,.0f} GiB for the rows (limit "
+                f"{_MAX_SAMPLE_BYTES / 2**30:.0f} GiB): draw in batches of fewer rows."
+            )
         rng = np.random.default_rng(as_seed_sequence(self.random_state))
         counts = rng.multinomial(n_samples, self.weights_)
         X = self.family.sample(self._params, counts, rng)

@@ -52,6 +52,26 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
     return w
 
 
+def rescale_weights(sample_weight):
+    """Scale weights by a power of two so that the largest lies in [1, 2).
+
+    Only the ratios of the weights matter to a weighted fit; a uniform scale far from one
+    (subnormal weights of 1e-310, or 1e300) would otherwise underflow or overflow the weighted
+    sums. A power of two is exact: weights already in range are returned unchanged, bit for bit.
+
+    Parameters
+    ----------
+    sample_weight : ndarray of shape (n_samples,)
+        Finite, non-negative, with a positive maximum (as :func:`check_sample_weight` returns).
+
+    Returns
+    -------
+    sample_weight : ndarray of shape (n_samples,)
+    """
+    exponent = np.frexp(np.max(sample_weight))[1] - 1
+    return sample_weight if exponent == 0 else np.ldexp(sample_weight, -exponent)
+
+
 def max_feature_magnitude(dtype=np.float64):
     """Largest feature magnitude discrim accepts for data of ``dtype``.
 
