@@ -104,7 +104,7 @@ def test_discrete_family_and_weighted_log_likelihood(rng):
 
 
 def test_failed_cells_hold_nan_and_warn(rng):
-    X = rng.normal(size=(4, 1))
+    X = np.repeat(rng.normal(size=(4, 1)), 2, axis=0)  # 8 rows, 4 distinct: 6 components cannot be fitted
     with pytest.warns(FitFailedWarning, match="n_components=6"):
         result = select_mixture(X, [Gaussian(covariance_type="full")], [1, 6], random_state=0)
     assert np.isnan(result.table["bic"].iloc[1])

@@ -229,7 +229,8 @@ def _selection_table(result):
     crit = result.criterion.upper()
     t = Table(
         title=f"Model choice by {crit} (lower is better; mclust reports the negative)",
-        caption="degenerate: a component has too few rows for its covariance; never chosen",
+        caption="never chosen: a component with too few rows for its covariance, or a singular covariance "
+                "(collapsed onto tied values)",
     )
     for name in ("family", "K", "params", "log-lik", "BIC", "AIC", "conv", "best"):
         t.add_column(name, justify="left" if name == "family" else "right", overflow="fold")
@@ -239,7 +240,7 @@ def _selection_table(result):
         else:
             cells = [str(int(row.n_parameters)), f"{row.log_likelihood:.2f}", f"{row.bic:.2f}",
                      f"{row.aic:.2f}", "yes" if row.converged else "no"]
-            cells.append("*" if i == result.best_index else "degenerate" if row.degenerate else "")
+            cells.append("*" if i == result.best_index else row.degenerate_reason)
         t.add_row(escape(row.family), str(row.n_components), *(escape(c) for c in cells))
     return t
 

@@ -1,5 +1,6 @@
 """Model choice for finite mixtures: fit a grid of families and component counts, rank by BIC or AIC."""
 
+import itertools
 import warnings
 from dataclasses import dataclass, field
 from numbers import Integral
@@ -7,12 +8,20 @@ from numbers import Integral
 import numpy as np
 
 from discrim.utils._random import as_seed_sequence
-from discrim.utils.validation import check_sample_weight
+from discrim.utils.validation import check_feature_magnitude, check_sample_weight
 
 _COLUMNS = [
     "family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "converged", "n_iter",
-    "min_rows", "degenerate",
+    "min_rows", "min_rel_variance", "degenerate", "degenerate_reason",
 ]
+# Grid cells select_mixture fits at most: each is a full EM fit.
+MAX_GRID_CELLS = 10_000
+# A component whose covariance, less reg_covar, has an eigenvalue below this fraction of the
+# features' variance (in the data's standardised units) is singular: collapsed onto tied values
+# or a lower-dimensional set, where its likelihood grows without bound as reg_covar shrinks.
+# mclust refuses such fits (its eps on the reciprocal condition number); rounding alone stays
+# near 1e-16.
+SINGULAR_RTOL = 1e-8
 
 
 class FitFailedWarning(RuntimeWarning):
@@ -29,8 +38,11 @@ class MixtureSelection:
         One row per (family, n_components) cell in grid order, with columns ``family`` (label),
         ``n_components``, ``n_parameters``, ``log_likelihood`` (total, sample-weighted),
         ``bic``, ``aic`` (both lower is better), ``converged``, ``n_iter``, ``min_rows`` (the
-        weighted row count of the smallest component), ``degenerate`` and ``error`` (empty
-        unless the fit failed, in which case the numbers are NaN).
+        weighted row count of the smallest component), ``min_rel_variance`` (Gaussian families:
+        the smallest eigenvalue of a component covariance less ``reg_covar``, in units of the
+        features' variances; NaN for other families), ``degenerate`` (True: never chosen),
+        ``degenerate_reason`` ("too few rows", "singular covariance", or empty) and ``error``
+        (empty unless the fit failed, in which case the numbers are NaN).
     criterion : {"bic", "aic"}
         The column that chose the best model.
     best_index : int
@@ -123,16 +135,69 @@ def _check_family_options(family_options):
     return families
 
 
-def _check_range(n_components_range):
+def _check_range(n_components_range, n_samples, n_families):
     if isinstance(n_components_range, Integral) and not isinstance(n_components_range, bool):
         n_components_range = range(1, int(n_components_range) + 1)
-    ks = list(n_components_range)
+    ends = (n_components_range[0], n_components_range[-1]) if isinstance(n_components_range, range) and len(
+        n_components_range) else ()
+    if ends and max(ends) > n_samples:
+        # Checked before the range is expanded (range(1, 10**9) would not fit in memory).
+        raise ValueError(
+            f"n_components_range goes up to {max(ends)} but X has {n_samples} rows: a mixture "
+            "needs at least one row per component. Give counts up to n_samples."
+        )
+    limit = MAX_GRID_CELLS // max(1, n_families)
+    ks = list(itertools.islice(n_components_range, limit + 1))
+    if len(ks) > limit:
+        raise ValueError(
+            f"n_components_range holds more than {limit} counts ({MAX_GRID_CELLS} grid cells over "
+            f"{n_families} families): each is an EM fit; give fewer counts."
+        )
     if not ks:
         raise ValueError("n_components_range is empty: give component counts such as range(1, 10).")
     for k in ks:
         if isinstance(k, bool) or not isinstance(k, Integral) or k < 1:
             raise ValueError(f"n_components_range must hold ints >= 1; got {k!r}.")
+        if k > n_samples:
+            raise ValueError(
+                f"n_components_range holds {k} but X has {n_samples} rows: a mixture needs at least one row "
+                "per component. Give counts up to n_samples."
+            )
     return [int(k) for k in ks]
+
+
+def _min_relative_variance(mixture, feature_var):
+    """Smallest eigenvalue of a component covariance less reg_covar, per unit feature variance.
+
+    Parameters
+    ----------
+    mixture : FiniteMixture
+        Fitted, with a Gaussian family (others return NaN).
+    feature_var : ndarray of shape (n_features,)
+        Weighted variance of every feature of X (zero for a constant feature).
+
+    Returns
+    -------
+    rel : float
+        The smallest over components and directions; NaN for non-Gaussian families.
+    """
+    ctype = getattr(mixture.family, "covariance_type", None)
+    cov = mixture.params_.get("covariance") if ctype is not None else None
+    if cov is None:
+        return np.nan
+    d = feature_var.shape[0]
+    # A constant feature has no spread to compare with: it does not mark components singular.
+    scale = np.where(feature_var > 0, feature_var, np.inf)
+    reg = mixture.reg_covar
+    occupied = np.asarray(mixture.weights_) > 0
+    if ctype in ("full", "tied"):
+        mats = cov[occupied] if ctype == "full" else cov[None]
+        inv_sd = 1.0 / np.sqrt(scale)
+        scaled = (mats - reg * np.eye(d)) * inv_sd[:, None] * inv_sd[None, :]
+        return float(np.min(np.linalg.eigvalsh(scaled)))
+    if ctype == "diag":
+        return float(np.min((cov[occupied] - reg) / scale))
+    return float(np.min((cov[occupied] - reg) / np.max(scale[np.isfinite(scale)], initial=0.0)))
 
 
 def _rows_for_a_covariance(family, n_features):
@@ -146,12 +211,12 @@ def _rows_for_a_covariance(family, n_features):
     return {"full": n_features + 1, "diag": 2, "spherical": 2}.get(ctype, 0)
 
 
-def _fit_cell(label, family, k, X, w, weighted, seed, fit_params):
+def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
     """Fit one grid cell and score it; returns (row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
 
     row = dict.fromkeys(_COLUMNS, np.nan)
-    row.update(family=label, n_components=k, converged=False, degenerate=False, error="")
+    row.update(family=label, n_components=k, converged=False, degenerate=False, degenerate_reason="", error="")
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
         mixture.fit(X, sample_weight=w)
@@ -168,9 +233,18 @@ def _fit_cell(label, family, k, X, w, weighted, seed, fit_params):
     else:
         bic, aic = mixture.bic(X), mixture.aic(X)
     min_rows = float(np.min(np.asarray(mixture.weights_)) * np.sum(w))
+    rel = _min_relative_variance(mixture, feature_var)
+    if min_rows < _rows_for_a_covariance(family, X.shape[1]):
+        reason = "too few rows"
+    elif rel < SINGULAR_RTOL:
+        reason = "singular covariance"
+    else:
+        reason = ""
     row.update(
         min_rows=min_rows,
-        degenerate=bool(min_rows < _rows_for_a_covariance(family, X.shape[1])),
+        min_rel_variance=rel,
+        degenerate=bool(reason),
+        degenerate_reason=reason,
         n_parameters=n_params,
         log_likelihood=log_lik,
         bic=float(bic),
@@ -234,8 +308,14 @@ def select_mixture(
     Warns
     -----
     FitFailedWarning
-        When a cell cannot be fitted (for example more components than rows); its row holds NaN
-        and the error message, and it is never chosen.
+        When a cell cannot be fitted (for example more components than distinct rows); its row
+        holds NaN and the error message, and it is never chosen.
+
+    Raises
+    ------
+    ValueError
+        Before any fit, when a component count exceeds the number of rows or the grid has more
+        than ``MAX_GRID_CELLS`` (10,000) cells.
 
     Notes
     -----
@@ -249,8 +329,11 @@ def select_mixture(
 
     A Gaussian component fitted to fewer rows than its covariance needs (``d + 1`` for a full
     covariance, 2 for a diagonal or spherical one) is singular but for ``reg_covar``, and its
-    likelihood grows without bound as it collapses onto those rows. Such fits are marked
-    ``degenerate`` and not chosen, as mclust reports them as missing.
+    likelihood grows without bound as it collapses onto those rows. So does a component that
+    collapses onto rows sharing a value in some direction (tied or rounded data): its covariance
+    less ``reg_covar`` has an eigenvalue below ``SINGULAR_RTOL`` (1e-8) times the features'
+    variance (column ``min_rel_variance``). Both are marked ``degenerate`` with the reason and
+    never chosen, as mclust reports singular fits as missing.
 
     mclust's covariance model names map to discrim's Gaussian family as follows (mclust has
     more models, with equal volumes or shapes, that have no discrim counterpart):
@@ -289,14 +372,17 @@ def select_mixture(
             "component counts in n_components_range."
         )
     families = _check_family_options(family_options)
-    ks = _check_range(n_components_range)
-    X = check_array(X, dtype=[np.float64, np.float32])
+    X = check_feature_magnitude(check_array(X, dtype=[np.float64, np.float32]))
+    ks = _check_range(n_components_range, X.shape[0], len(families))
     w = check_sample_weight(sample_weight, X.shape[0])
+    Xf = X.astype(np.float64)
+    mean = np.average(Xf, axis=0, weights=w)
+    feature_var = np.average((Xf - mean) ** 2, axis=0, weights=w)
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
     seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(len(cells))]
     out = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_cell)(label, fam, k, X, w, sample_weight is not None, seed, fit_params)
+        delayed(_fit_cell)(label, fam, k, X, w, sample_weight is not None, seed, fit_params, feature_var)
         for (label, fam, k), seed in zip(cells, seeds)
     )
     rows = [row for row, _ in out]
@@ -321,7 +407,7 @@ def select_mixture(
     usable = np.where(table["degenerate"].to_numpy(), np.nan, scores)
     if np.all(np.isnan(usable)):
         warnings.warn(
-            "select_mixture: every fitted model has a component with too few rows for its "
+            "select_mixture: every fitted model has a component with too few rows or a singular "
             "covariance (column 'degenerate'); choosing among them anyway. Try fewer components "
             "or a larger reg_covar.",
             FitFailedWarning,

@@ -1,0 +1,91 @@
+"""select_mixture never chooses a component collapsed onto tied values (issue 17), checked against
+mclust 6.0.0's BIC on R's faithful data and on a Gaussian with a rounded feature (tests/mixture/data)."""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from discrim.distributions import Gaussian
+from discrim.mixture import select_mixture
+from discrim.mixture._selection import SINGULAR_RTOL
+
+DATA = Path(__file__).parent / "data"
+# mclust's names for the covariance models discrim has.
+MCLUST = {"VVV": Gaussian("full"), "EEE": Gaussian("tied"), "VVI": Gaussian("diag"), "VII": Gaussian("spherical")}
+
+
+def _select(name, **kwargs):
+    X = pd.read_csv(DATA / f"{name}.csv").to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # failed/unconverged cells are in the table
+        return select_mixture(X, MCLUST, range(1, 10), random_state=0, **kwargs)
+
+
+def _mclust_bic(name):
+    """mclust's BIC table, in discrim's sign (lower is better), indexed by G, columns by model."""
+    return -pd.read_csv(DATA / f"{name}_mclust_bic.csv").set_index("G")
+
+
+def test_faithful_chooses_mclusts_model():
+    result = _select("faithful", n_init=10, tol=1e-6)
+    assert result.best_params == {"family": "EEE", "n_components": 3}  # mclust: EEE,3
+    oracle = _mclust_bic("faithful")
+    table = result.table.set_index(["family", "n_components"])
+    # The leading models reach mclust's maximum likelihood (its BIC within EM's tolerance).
+    for model, g in [("EEE", 3), ("VVV", 2), ("EEE", 2), ("VVV", 1)]:
+        assert table.loc[(model, g), "bic"] == pytest.approx(oracle.loc[g, model], abs=0.5)
+    assert table.loc[("EEE", 3), "bic"] < oracle.loc[2, "VVV"]
+
+
+def test_faithful_singular_fits_are_excluded_with_their_reason():
+    table = _select("faithful").table
+    singular = table[table["degenerate_reason"] == "singular covariance"]
+    assert (singular["min_rel_variance"] < SINGULAR_RTOL).all() and singular["degenerate"].all()
+    kept = table[~table["degenerate"] & (table["error"] == "")]
+    assert (kept["min_rel_variance"] >= SINGULAR_RTOL).all()
+    # Before the check, VVI with 5 components (a component on tied waiting times) won by BIC.
+    best = table.iloc[_select("faithful").best_index]
+    assert not best["degenerate"] and best["family"] in ("EEE", "VVV")
+
+
+def test_rounded_feature_gives_one_gaussian():
+    result = _select("rounded_gaussian")
+    assert result.best_params["n_components"] == 1  # mclust: VVI,1 (-2150.636)
+    assert result.best_params["family"] == "VVI"
+    best = result.table.iloc[result.best_index]
+    assert best["bic"] == pytest.approx(_mclust_bic("rounded_gaussian").loc[1, "VVI"], abs=1e-3)
+    # The models with more components that beat it by BIC are exactly the excluded ones.
+    better = result.table[result.table["bic"] < best["bic"]]
+    assert len(better) > 0 and better["degenerate"].all()
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "diag", "spherical"])
+def test_a_component_on_one_tied_value_is_singular(ctype):
+    rng = np.random.default_rng(0)
+    spread = np.column_stack([rng.normal(size=200), rng.normal(size=200)])
+    tied = np.column_stack([rng.normal(5.0, 1.0, 60), np.full(60, 7.0)])  # second feature constant
+    X = np.vstack([spread, tied])
+    if ctype == "spherical":
+        X = np.vstack([spread, np.full((60, 2), 7.0) + [0.0, 0.0]])  # a point mass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = select_mixture(X, {ctype: Gaussian(ctype)}, [1, 2], random_state=0, n_init=3)
+    row = result.table.set_index("n_components").loc[2]
+    if ctype == "tied":  # a shared covariance cannot collapse in one component: not singular
+        assert not row["degenerate"]
+    else:
+        assert row["degenerate"] and row["min_rel_variance"] < SINGULAR_RTOL
+        assert result.best_params["n_components"] == 1
+
+
+def test_scale_of_the_data_does_not_change_the_verdict():
+    X = pd.read_csv(DATA / "rounded_gaussian.csv").to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        a = select_mixture(X, {"VVV": Gaussian()}, range(1, 6), random_state=0)
+        b = select_mixture(X * 1e3, {"VVV": Gaussian()}, range(1, 6), random_state=0, reg_covar=1e-6 * 1e6)
+    np.testing.assert_array_equal(a.table["degenerate"], b.table["degenerate"])
+    assert a.best_params == b.best_params
