@@ -71,7 +71,11 @@ def initial_resp(X, sample_weight, n_components, method, rng):
     if method == "random":
         resp = rng.uniform(size=(n, n_components))
         return resp / resp.sum(axis=1, keepdims=True)
+    # Distances below are expanded squares (|x|^2 - 2 x'c + |c|^2, also inside kmeans_plusplus):
+    # about a data row they involve the data's spread, not its offset from the origin, so the
+    # seeding and the assignment do not change when the data are translated.
     Xf = np.asarray(X, dtype=np.float64)
+    Xf = Xf - Xf[np.argmax(sample_weight > 0)]
     if method == "kmeans++":
         seed = int(rng.integers(0, 2**31 - 1))
         _, idx = kmeans_plusplus(Xf, n_components, sample_weight=sample_weight, random_state=seed)
