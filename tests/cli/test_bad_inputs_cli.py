@@ -6,6 +6,7 @@ would show up as ``result.exception`` not being a ``SystemExit``.
 """
 
 import json
+import re
 import zipfile
 
 import numpy as np
@@ -273,3 +274,100 @@ def test_bad_options_are_one_line(tmp_path, monkeypatch, args, words):
         assert word in text, text
     assert "Traceback" not in text
     assert not list(tmp_path.iterdir())
+
+
+# ----- the grid: every command over bad CSV files ---------------------------------------------------
+
+def _bad_tables():
+    """name -> DataFrame with features a, b and target y (iris-like rows, then one defect)."""
+    rng = np.random.default_rng(0)
+    n = 30
+    good = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "y": np.repeat(["p", "q", "r"], n // 3)})
+    tables = {}
+    for name in ["nan", "inf", "huge", "string", "empty", "one_row", "one_class", "constant", "collinear",
+                 "offset", "tiny", "header_only", "missing_target", "duplicate_rows"]:
+        df = good.copy()
+        if name == "nan":
+            df.loc[3, "a"] = np.nan
+        elif name == "inf":
+            df.loc[3, "a"] = np.inf
+        elif name == "huge":
+            df.loc[3, "a"] = 1e300
+        elif name == "string":
+            df["a"] = df["a"].astype(str)
+            df.loc[3, "a"] = "seven"
+        elif name == "empty":
+            df = df.iloc[:0]
+        elif name == "one_row":
+            df = df.iloc[:1]
+        elif name == "one_class":
+            df["y"] = "p"
+        elif name == "constant":
+            df["b"] = 4.0
+        elif name == "collinear":
+            df["b"] = 2 * df["a"]
+        elif name == "offset":
+            df[["a", "b"]] += 1e9
+        elif name == "tiny":
+            df[["a", "b"]] *= 1e-150
+        elif name == "header_only":
+            df = df.iloc[:0][["a"]]
+        elif name == "missing_target":
+            df.loc[5, "y"] = None
+        elif name == "duplicate_rows":
+            df = pd.concat([df.iloc[[0]]] * 30, ignore_index=True).assign(y=np.repeat(["p", "q", "r"], 10))
+        tables[name] = df
+    return tables
+
+
+_TABLES = _bad_tables()
+_COMMANDS = {
+    "fit-lda": lambda csv, out, model: ["fit", "--csv", csv, "--target", "y", "--model", "lda", "--output", out],
+    "fit-qda": lambda csv, out, model: ["fit", "--csv", csv, "--target", "y", "--model", "qda", "--output", out],
+    "fit-mda": lambda csv, out, model: ["fit", "--csv", csv, "--target", "y", "--model", "mda", "--param", "n_components=1",
+                                 "--output", out],
+    "fit-proset": lambda csv, out, model: ["fit", "--csv", csv, "--target", "y", "--model", "proset", "--param", "n_batches=1",
+                                    "--output", out],
+    "predict": lambda csv, out, model: ["predict", "--model", model, "--csv", csv, "--output", out],
+    "explain": lambda csv, out, model: ["explain", "--model", model, "--csv", csv, "--row", "0"],
+    "mixture": lambda csv, out, model: ["mixture", "--csv", csv, "--columns", "a,b", "--components", "1-2", "--plot", out],
+    "tune": lambda csv, out, model: ["tune", "--csv", csv, "--target", "y", "--max-batches", "1", "--cv", "2", "--n-alphas",
+                              "1", "--quiet", "--output", out],
+}
+
+
+@pytest.fixture(scope="module")
+def proset_model(tmp_path_factory):
+    path = tmp_path_factory.mktemp("model") / "m.skops"
+    df = _TABLES["constant"].assign(b=np.random.default_rng(1).normal(size=30))
+    csv = path.with_suffix(".csv")
+    df.to_csv(csv, index=False)
+    assert run("fit", "--csv", csv, "--target", "y", "--model", "proset", "--param", "n_batches=1",
+               "--output", path).exit_code == 0
+    return path
+
+
+@pytest.mark.parametrize("table", list(_TABLES))
+@pytest.mark.parametrize("command", list(_COMMANDS))
+def test_every_command_over_bad_csv_files(tmp_path, proset_model, command, table):
+    """A clean one-line error (exit 1 or click's usage exit 2) and nothing written, or success with
+    finite output: never a traceback, never NaN, never a partial file."""
+    csv = tmp_path / "data.csv"
+    _TABLES[table].to_csv(csv, index=False)
+    out = tmp_path / ("out" if command == "tune" else "out.png" if command == "mixture" else "out.csv")
+    before = set(tmp_path.iterdir())
+    result = run(*_COMMANDS[command](csv, out, proset_model))
+    assert "Traceback" not in result.output
+    if result.exit_code != 0:
+        assert result.exit_code in (1, 2), result.output
+        lines = [line for line in result.output.splitlines() if line.strip() and not line.startswith(("Usage:", "Try "))]
+        assert len(lines) == 1 and lines[0].startswith("Error:"), result.output
+        assert set(tmp_path.iterdir()) == before  # nothing written, not even a temporary file
+        return
+    assert not re.search(r"\bnan\b", result.output, flags=re.IGNORECASE), result.output  # no NaN score printed
+    if command == "predict":
+        written = pd.read_csv(out).filter(like="proba_").to_numpy()
+        assert np.all(np.isfinite(written)) and np.allclose(written.sum(axis=1), 1.0)
+    if command.startswith("fit"):
+        assert load_model(out).predict_proba(_TABLES[table][["a", "b"]]).shape[1] >= 1
+    assert not [p for p in tmp_path.rglob(".*") if p.is_file() or p.is_dir()]

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from discrim.utils._files import atomic_output
+from discrim.utils.validation import max_feature_magnitude
 
 
 def read_csv(path):
@@ -59,6 +60,14 @@ def numeric_features(df, columns=None, *, what="features"):
         raise click.ClickException(
             f"{what} column(s) {', '.join(map(repr, incomplete))} contain missing or infinite values: "
             "impute or drop those rows first."
+        )
+    # Checked before any scaling: StandardScaler squares the values, so 1e300 becomes a silent 0.
+    limit = max_feature_magnitude(np.float64)
+    too_large = [c for c in columns if np.max(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) > limit]
+    if too_large:
+        raise click.ClickException(
+            f"{what} column(s) {', '.join(map(repr, too_large))} hold values beyond +-{limit:.0e}: change their "
+            "units (e.g. divide by a power of ten) first."
         )
     return X.astype(float)
 

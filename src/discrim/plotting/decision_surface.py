@@ -5,7 +5,7 @@ import numpy as np
 from discrim.plotting._mpl import new_axes
 
 
-def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.5, show_proba=True):
+def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.1, show_proba=True):
     """Draw the classes an estimator assigns over the plane of two features.
 
     Parameters
@@ -21,8 +21,10 @@ def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.5, 
         Axes to draw on; a new figure when None.
     resolution : int, default=300
         Grid points per axis.
-    margin : float, default=0.5
-        Extra range around the data, in the data's units.
+    margin : float, default=0.1
+        Extra range around the data on each side, as a fraction of each feature's range (so the
+        picture does not depend on the data's units; 0.1 of standardised data's range of about 5
+        is the half unit drawn before this was relative).
     show_proba : bool, default=True
         Shade each region by the posterior probability of the chosen class.
 
@@ -39,7 +41,10 @@ def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.5, 
         )
     y = np.asarray(y)
     ax = new_axes(ax)
-    lo, hi = X_arr.min(axis=0) - margin, X_arr.max(axis=0) + margin
+    lo, hi = X_arr.min(axis=0), X_arr.max(axis=0)
+    span = hi - lo
+    span = np.where(span > 0, span, np.where(lo != 0, np.abs(lo), 1.0))  # a constant feature: its size
+    lo, hi = lo - margin * span, hi + margin * span
     g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], resolution), np.linspace(lo[1], hi[1], resolution))
     grid = np.column_stack([g0.ravel(), g1.ravel()])
     if hasattr(estimator, "feature_names_in_"):
