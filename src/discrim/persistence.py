@@ -38,9 +38,9 @@ TRUSTED_OBJECT_TYPES = {
     "discrim.distributions.poisson.PoissonParams": "fitted parameters",
     "discrim.distributions.categorical.Categorical": "family",
     "discrim.distributions.categorical.CategoricalParams": "fitted parameters",
-    # The CLI saves CSV-trained models behind a StandardScaler in a Pipeline.
-    "sklearn.pipeline.Pipeline": "discrim fit --csv (scaling and model in one file)",
-    "sklearn.preprocessing._data.StandardScaler": "discrim fit --csv (the scaling step)",
+    # The CLI saves its models behind a StandardScaler in a Pipeline.
+    "sklearn.pipeline.Pipeline": "discrim fit, discrim tune (scaling and model in one file)",
+    "sklearn.preprocessing._data.StandardScaler": "discrim fit, discrim tune (the scaling step)",
     # Cross-validation splitters a PrototypeClassifierCV may keep as its ``cv`` parameter.
     "sklearn.model_selection._split.StratifiedKFold": "PrototypeClassifierCV(cv=StratifiedKFold(...))",
     "sklearn.model_selection._split.KFold": "PrototypeClassifierCV(cv=KFold(...))",
