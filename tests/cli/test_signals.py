@@ -96,13 +96,19 @@ def _start_tune(tmp_path, n_jobs):
     return process, out
 
 
+def _workers_of(process):
+    """Wait until the search has forked its worker; return the workers' process ids."""
+    _poll(lambda: _children(process.pid) or process.poll() is not None, "the search's forked worker")
+    workers = _children(process.pid)
+    assert workers and process.poll() is None, process.communicate()
+    return workers
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_signal_during_a_parallel_search_stops_the_workers_and_exits(tmp_path, signum):
     process, out = _start_tune(tmp_path, n_jobs=2)
     try:
-        _poll(lambda: _children(process.pid) or process.poll() is not None, "the search's forked worker")
-        workers = _children(process.pid)
-        assert workers and process.poll() is None, process.communicate()
+        workers = _workers_of(process)
         process.send_signal(signum)
         _, stderr = process.communicate(timeout=_DEADLINE_S)
     finally:
@@ -117,9 +123,7 @@ def test_signal_during_a_parallel_search_stops_the_workers_and_exits(tmp_path, s
 def test_workers_end_when_the_parent_is_killed_outright(tmp_path):
     process, _ = _start_tune(tmp_path, n_jobs=2)
     try:
-        _poll(lambda: _children(process.pid) or process.poll() is not None, "the search's forked worker")
-        workers = _children(process.pid)
-        assert workers and process.poll() is None, process.communicate()
+        workers = _workers_of(process)
         process.kill()  # SIGKILL: no clean-up in the parent; the kernel tells the workers
         process.wait(timeout=_DEADLINE_S)
     finally:
