@@ -6,12 +6,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.discriminant._rules import (
-    check_joint,
-    check_log_odds,
-    proba_from_joint,
-    proba_from_log_odds,
-)
+from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
@@ -20,12 +15,13 @@ from discrim.utils.validation import (
 )
 
 
-class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Classifier that allocates x by the ML rule (equal priors) or the Bayes rule.
 
     Subclasses fit class-conditional densities and implement :meth:`_log_density`; this base
-    turns them into posteriors, decisions and a scikit-learn decision function, so that every
-    discriminant rule in discrim shares one implementation of the rule.
+    adds the priors and a scikit-learn decision function, and :class:`~discrim._posterior.PosteriorMixin`
+    turns the joint log-likelihood into posteriors and decisions, the one implementation of the
+    rule that every model in discrim shares.
 
     Fitted subclasses must set ``classes_`` (n_classes,) and ``priors_`` (n_classes,).
     """
@@ -75,51 +71,6 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
             log_prior = np.log(self.priors_)
         return self._log_density(X) + log_prior
 
-    def _is_binary(self):
-        check_is_fitted(self)  # before reading classes_, so an unfitted model says so
-        return self.classes_.shape[0] == 2
-
-    def _log_odds(self, X):
-        """Two classes: ``log P(classes_[1] | x) - log P(classes_[0] | x)``, shape (n_samples,).
-
-        Subclasses override it where the log odds are cheaper than both joint log-likelihoods.
-        """
-        jll = self._joint_log_likelihood(X)
-        check_joint(jll)  # a NaN (invalid density) or a row of zero density says why
-        return jll[:, 1] - jll[:, 0]
-
-    def predict_log_proba(self, X):
-        """Posterior log-probabilities of the classes, computed in log space.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-            Columns in the order of ``classes_``.
-        """
-        if self._is_binary():
-            return proba_from_log_odds(self._log_odds(X), log=True)
-        return proba_from_joint(self._joint_log_likelihood(X), log=True)
-
-    def predict_proba(self, X):
-        """Posterior probabilities of the classes.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns in the order of ``classes_``.
-        """
-        if self._is_binary():
-            return proba_from_log_odds(self._log_odds(X))
-        return proba_from_joint(self._joint_log_likelihood(X))
-
     def decision_function(self, X):
         """Log joint likelihood ``log f_k(x) + log pi_k`` (scikit-learn's convention).
 
@@ -142,22 +93,3 @@ class BaseLikelihoodClassifier(ClassifierMixin, BaseEstimator, metaclass=ABCMeta
         jll = self._joint_log_likelihood(X)
         check_joint(jll)
         return jll
-
-    def predict(self, X):
-        """Class chosen by the ML rule (equal priors) or the Bayes rule.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        if self._is_binary():
-            odds = self._log_odds(X)
-            check_log_odds(odds)
-            return self.classes_[(odds > 0).astype(np.intp)]
-        jll = self._joint_log_likelihood(X)
-        check_joint(jll)  # never a label chosen from NaN scores
-        return self.classes_[np.argmax(jll, axis=1)]

@@ -3,7 +3,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from discrim.discriminant._rules import check_some_density, log_posterior
+from discrim._posterior import check_some_density, log_posterior
 from discrim.utils._random import as_seed_sequence, spawn_generators
 from discrim.utils.validation import (
     check_feature_magnitude,

@@ -8,7 +8,7 @@ from functools import partial
 
 import numpy as np
 
-from discrim.discriminant._rules import log_posterior
+from discrim._posterior import check_some_density, log_posterior
 from discrim.utils._threads import limit_threads
 
 __all__ = ["EMResult", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
@@ -74,22 +74,12 @@ def _blocks(n, chunk_size):
     return [slice(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
 
 
-def _check_finite_norm(log_norm, start):
-    bad = np.flatnonzero(~np.isfinite(log_norm))
-    if bad.size:
-        raise ValueError(
-            f"row {start + bad[0]} of X has zero (or non-finite) density under every component "
-            "with positive weight: check that X lies in the support of the family, or that "
-            "params_init/weights_init give every region of the data some mass."
-        )
-
-
 def _e_step_block(family, X, sample_weight, log_weights, params, with_stats, sl):
     """E-step on rows ``sl``: (stats or None, weighted log-likelihood)."""
     fam = family.rows(sl)
     Xb, wb = X[sl], sample_weight[sl]
     log_resp, log_norm = log_posterior(fam.log_prob(Xb, params), log_weights.astype(Xb.dtype))
-    _check_finite_norm(log_norm, sl.start)
+    check_some_density(log_norm, "component", first_row=sl.start)
     ll = float(wb @ log_norm.astype(np.float64))
     if not with_stats:
         return None, ll
@@ -175,6 +165,32 @@ def stats_from_resp(family, X, sample_weight, resp, chunk_size):
 def _posterior_block(family, X, log_weights, params, sl):
     log_resp, log_norm = log_posterior(family.rows(sl).log_prob(X[sl], params), log_weights.astype(X.dtype))
     return log_resp, log_norm
+
+
+def joint_log_likelihood(family, X, log_weights, params, chunk_size, n_threads=1):
+    """``log pi_k + log f_k(x_i)`` of every row and component, in blocks.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    X : ndarray of shape (n_samples, n_features)
+    log_weights : ndarray of shape (n_components,)
+    params : Params
+    chunk_size : int
+    n_threads : int, default=1
+
+    Returns
+    -------
+    jll : ndarray of shape (n_samples, n_components)
+        float64, a fresh array (the posterior rule overwrites it).
+    """
+
+    def block(sl):
+        return family.rows(sl).log_prob(X[sl], params) + log_weights.astype(X.dtype)
+
+    with block_mapper(n_threads) as mapper:
+        parts = mapper(block, _blocks(X.shape[0], chunk_size))
+    return np.concatenate(parts, axis=0).astype(np.float64, copy=False)
 
 
 def posterior(family, X, log_weights, params, chunk_size, n_threads=1):

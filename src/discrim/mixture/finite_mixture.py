@@ -8,7 +8,8 @@ from sklearn.base import BaseEstimator, DensityMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.mixture._em import default_chunk_size, posterior, run_em, stats_from_resp
+from discrim._posterior import PosteriorMixin
+from discrim.mixture._em import default_chunk_size, joint_log_likelihood, posterior, run_em, stats_from_resp
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
@@ -23,7 +24,7 @@ MAX_N_INIT = 10_000
 _MAX_SAMPLE_BYTES = 2**34
 
 
-class FiniteMixture(DensityMixin, BaseEstimator):
+class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     """Finite mixture of components from one family, fitted by expectation-maximisation.
 
     The density is ``f(x) = sum_k pi_k f(x; theta_k)``. EM alternates the E-step, which
@@ -379,51 +380,20 @@ class FiniteMixture(DensityMixin, BaseEstimator):
         w = check_sample_weight(sample_weight, ll.shape[0])
         return float(w @ ll / w.sum())
 
-    def predict_log_proba(self, X):
-        """Log responsibilities ``log P(z = k | x)``.
+    # predict, predict_proba (the responsibilities, the seed's w_ik) and predict_log_proba come
+    # from PosteriorMixin: the mixing weights are the priors, the components the labels.
+    _rule_label_kind = "component"
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
+    def _rule_labels(self):
+        return np.arange(self.weights_.shape[0])
 
-        Returns
-        -------
-        log_resp : ndarray of shape (n_samples, n_components)
-        """
-        log_resp, log_norm = self._posterior(X)
-        if not (np.all(np.isfinite(log_norm)) and np.all(~np.isnan(log_resp))):
-            bad = int(np.flatnonzero(~np.isfinite(log_norm))[0])
-            raise ValueError(
-                f"row {bad} of X has zero density under every component with positive weight, so "
-                "its responsibilities are undefined."
-            )
-        return log_resp
-
-    def predict_proba(self, X):
-        """Responsibilities ``P(z = k | x)`` (the seed's ``w_ik``).
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        resp : ndarray of shape (n_samples, n_components)
-        """
-        return np.exp(self.predict_log_proba(X))
-
-    def predict(self, X):
-        """Most responsible component of every row.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        labels : ndarray of shape (n_samples,)
-        """
-        return np.argmax(self.predict_log_proba(X), axis=1)
+    def _joint_log_likelihood(self, X):
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
+        return joint_log_likelihood(
+            self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]),
+            self.n_threads or available_cores(),
+        )
 
     # --- model size and sampling ----------------------------------------------------------
 

@@ -9,6 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from discrim._posterior import PosteriorMixin
 from discrim.backend import namespace
 from discrim.optim import NonNegElasticNet, PenalizedObjective, Restricted, SolverResult, minimize_lbfgsb
 from discrim.prototype._candidates import (
@@ -175,7 +176,7 @@ def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_fe
                         message=second.message)
 
 
-class PrototypeClassifier(ClassifierMixin, BaseEstimator):
+class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     """Prototype set classifier: a sparse kernel model of P(y | x) built from batches of prototypes.
 
     The model is
@@ -694,48 +695,13 @@ class PrototypeClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype))
         return check_feature_magnitude(X, "X")
 
-    def predict_proba(self, X):
-        """Class probabilities ``p_k(x)``.
+    def _joint_log_likelihood(self, X):
+        """``log q_k(x)``: the class scores are the joint likelihoods of the posterior rule.
 
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        proba : ndarray of shape (n_samples, n_classes)
-            Rows sum to one; columns in the order of ``classes_``.
+        ``p_k(x) = q_k(x) / sum_l q_l(x)``; PosteriorMixin gives predict, predict_proba and
+        predict_log_proba from it (in log space, with the two-class log odds).
         """
-        q = self._unscaled(self._validate_for_predict(X))
-        return q / q.sum(axis=1, keepdims=True)
-
-    def predict_log_proba(self, X):
-        """Logarithm of :meth:`predict_proba`.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        log_proba : ndarray of shape (n_samples, n_classes)
-        """
-        q = self._unscaled(self._validate_for_predict(X))
-        return np.log(q) - np.log(q.sum(axis=1, keepdims=True))
-
-    def predict(self, X):
-        """Most probable class.
-
-        Parameters
-        ----------
-        X : array-like of shape (n_samples, n_features)
-
-        Returns
-        -------
-        y_pred : ndarray of shape (n_samples,)
-        """
-        q = self._unscaled(self._validate_for_predict(X))
-        return self.classes_[np.argmax(q, axis=1)]
+        return np.log(self._unscaled(self._validate_for_predict(X)))
 
     def staged_predict_proba(self, X):
         """Class probabilities using the first ``b`` batches, for ``b = 0, ..., len(batches_)``.
