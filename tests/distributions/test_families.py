@@ -197,6 +197,51 @@ def test_n_parameters(family, expected):
     assert family.n_parameters(3, n_components=2) == expected
 
 
+# What model choice, plots and the CLI read from a family, so that none of them names one.
+@pytest.mark.parametrize(
+    "family, discrete, upper, rows",
+    [
+        (Binomial(n_trials=5), True, 5, 0),
+        (Binomial(n_trials=np.array([3, 7, 2])), True, 7, 0),
+        (Bernoulli(), True, 1, 0),
+        (Poisson(), True, None, 0),
+        (Categorical(n_categories=4), True, 3, 0),
+        (Gaussian("full"), False, None, 4),
+        (Gaussian("diag"), False, None, 2),
+        (Gaussian("tied"), False, None, 0),
+        (Gaussian("spherical"), False, None, 2),
+    ],
+    ids=repr,
+)
+def test_families_declare_support_and_rows_per_component(family, discrete, upper, rows):
+    assert family.is_discrete is discrete
+    assert family.support_upper() == upper
+    assert family.rows_per_component(3) == rows
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "diag", "spherical"])
+def test_gaussian_relative_variance_is_in_the_datas_standard_units(ctype, rng):
+    family = Gaussian(ctype)
+    X = rng.normal(size=(200, 2)) * [1.0, 100.0]
+    resp = np.ones((200, 1))
+    params = family.fit_params(X, resp, reg_covar=1e-6)
+    feature_var = X.var(axis=0)
+    rel = family.min_relative_variance(params, np.array([True]), feature_var, 1e-6)
+    # One component on all rows: its covariance is the data's, about 1 in standard units; the
+    # smallest eigenvalue of the correlation matrix of independent features is close to 1. A
+    # spherical variance, the mean over features, is measured against the largest one: about 1/2.
+    low, high = (0.4, 0.6) if ctype == "spherical" else (0.7, 1.0 + 1e-9)
+    assert low < rel <= high
+    scaled = family.min_relative_variance(
+        family.fit_params(X * 1e3, resp, reg_covar=1e-6 * 1e6), np.array([True]), feature_var * 1e6, 1e-6 * 1e6)
+    assert scaled == pytest.approx(rel, rel=1e-9)
+
+
+@pytest.mark.parametrize("family", [Binomial(n_trials=5), Bernoulli(), Poisson(), Categorical(n_categories=4)], ids=repr)
+def test_discrete_families_have_no_variance_to_collapse(family):
+    assert np.isnan(family.min_relative_variance(None, np.array([True]), np.ones(3), 1e-6))
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=repr)
 def test_param_shapes_have_a_leading_component_axis(family, rng):
     shapes = family.param_shapes(4, 3)

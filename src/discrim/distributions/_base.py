@@ -190,6 +190,59 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """Names of parameters shared by all components (no leading component axis)."""
         return ()
 
+    # --- what model choice, plots and the CLI need to know of a family -----------------------
+
+    #: Whether the family's support is a set of integers (a mass function, drawn as bars and
+    #: markers) or the real line (a density, drawn as curves and contours).
+    is_discrete = True
+
+    def support_upper(self):
+        """Largest value of the support, or None when it is unbounded (Poisson, Gaussian).
+
+        Returns
+        -------
+        upper : int or None
+        """
+        return None
+
+    def rows_per_component(self, n_features):
+        """Weighted rows a component needs for non-degenerate parameters (0: any positive weight).
+
+        With fewer, the likelihood of a fit can grow without bound as the component shrinks
+        onto its rows (a Gaussian covariance): model choice never selects such a fit.
+
+        Parameters
+        ----------
+        n_features : int
+
+        Returns
+        -------
+        n_rows : int
+        """
+        return 0
+
+    def min_relative_variance(self, params, occupied, feature_var, reg_covar):
+        """Smallest variance of a fitted component in units of the features' variances.
+
+        Families with a variance parameter that can collapse onto tied values (Gaussian)
+        return the smallest eigenvalue of a component covariance less ``reg_covar``, in the
+        standardised units of the data; the others return NaN (nothing to collapse).
+
+        Parameters
+        ----------
+        params : Params
+        occupied : ndarray of shape (n_components,) of bool
+            Components with positive mixing weight.
+        feature_var : ndarray of shape (n_features,)
+            Weighted variance of every feature of the data (zero for a constant one).
+        reg_covar : float
+
+        Returns
+        -------
+        rel : float
+        """
+        return float("nan")
+
     def fit_params(self, X, resp, sample_weight=None, reg_covar=0.0):
         """Weighted MLE from responsibilities: ``params_from_stats(suff_stats(...))``.
 

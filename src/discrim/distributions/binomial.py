@@ -96,6 +96,9 @@ class Binomial(ComponentFamily):
             return self
         return type(self)(n_trials=np.asarray(self.n_trials)[index])
 
+    def support_upper(self):
+        return int(np.max(self.n_trials))
+
     def check_data(self, X):
         n = self._trials(X.shape[0])
         high = n if np.ndim(n) == 0 else n[:, None]

@@ -76,6 +76,9 @@ class Categorical(ComponentFamily):
             )
         return int(c)
 
+    def support_upper(self):
+        return self._n_categories() - 1
+
     def check_data(self, X):
         c = self._n_categories()
         if not constraints.integer_interval(0, c - 1).check(X):

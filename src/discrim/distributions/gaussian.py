@@ -116,6 +116,28 @@ class Gaussian(ComponentFamily):
     def shared_params(self):
         return ("covariance",) if self._type() == "tied" else ()
 
+    is_discrete = False
+
+    def rows_per_component(self, n_features):
+        # A full covariance needs d + 1 points in general position, a per-feature variance two;
+        # a tied covariance is pooled over all rows.
+        return {"full": n_features + 1, "diag": 2, "spherical": 2, "tied": 0}[self._type()]
+
+    def min_relative_variance(self, params, occupied, feature_var, reg_covar):
+        ctype = self._type()
+        cov = params.covariance
+        d = feature_var.shape[0]
+        # A constant feature has no spread to compare with: it does not mark components singular.
+        scale = np.where(feature_var > 0, feature_var, np.inf)
+        if ctype in ("full", "tied"):
+            mats = cov[occupied] if ctype == "full" else cov[None]
+            inv_sd = 1.0 / np.sqrt(scale)
+            scaled = (mats - reg_covar * np.eye(d)) * inv_sd[:, None] * inv_sd[None, :]
+            return float(np.min(np.linalg.eigvalsh(scaled)))
+        if ctype == "diag":
+            return float(np.min((cov[occupied] - reg_covar) / scale))
+        return float(np.min((cov[occupied] - reg_covar) / np.max(scale[np.isfinite(scale)], initial=0.0)))
+
     def param_shapes(self, n_components, n_features):
         k, d = n_components, n_features
         cov = {"full": (k, d, d), "diag": (k, d), "tied": (d, d), "spherical": (k,)}[self._type()]

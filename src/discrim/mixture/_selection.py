@@ -166,51 +166,6 @@ def _check_range(n_components_range, n_samples, n_families):
     return [int(k) for k in ks]
 
 
-def _min_relative_variance(mixture, feature_var):
-    """Smallest eigenvalue of a component covariance less reg_covar, per unit feature variance.
-
-    Parameters
-    ----------
-    mixture : FiniteMixture
-        Fitted, with a Gaussian family (others return NaN).
-    feature_var : ndarray of shape (n_features,)
-        Weighted variance of every feature of X (zero for a constant feature).
-
-    Returns
-    -------
-    rel : float
-        The smallest over components and directions; NaN for non-Gaussian families.
-    """
-    ctype = getattr(mixture.family, "covariance_type", None)
-    cov = mixture.params_.get("covariance") if ctype is not None else None
-    if cov is None:
-        return np.nan
-    d = feature_var.shape[0]
-    # A constant feature has no spread to compare with: it does not mark components singular.
-    scale = np.where(feature_var > 0, feature_var, np.inf)
-    reg = mixture.reg_covar
-    occupied = np.asarray(mixture.weights_) > 0
-    if ctype in ("full", "tied"):
-        mats = cov[occupied] if ctype == "full" else cov[None]
-        inv_sd = 1.0 / np.sqrt(scale)
-        scaled = (mats - reg * np.eye(d)) * inv_sd[:, None] * inv_sd[None, :]
-        return float(np.min(np.linalg.eigvalsh(scaled)))
-    if ctype == "diag":
-        return float(np.min((cov[occupied] - reg) / scale))
-    return float(np.min((cov[occupied] - reg) / np.max(scale[np.isfinite(scale)], initial=0.0)))
-
-
-def _rows_for_a_covariance(family, n_features):
-    """Weighted rows a component needs for a non-singular covariance estimate (0: no covariance).
-
-    With fewer, a Gaussian component's covariance is singular but for ``reg_covar``, and its
-    likelihood grows without bound as it shrinks onto its few rows: mclust reports such fits as
-    missing, and they are never chosen here.
-    """
-    ctype = getattr(family, "covariance_type", None)
-    return {"full": n_features + 1, "diag": 2, "spherical": 2}.get(ctype, 0)
-
-
 def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
     """Fit one grid cell and score it; returns (row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
@@ -233,8 +188,11 @@ def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
     else:
         bic, aic = mixture.bic(X), mixture.aic(X)
     min_rows = float(np.min(np.asarray(mixture.weights_)) * np.sum(w))
-    rel = _min_relative_variance(mixture, feature_var)
-    if min_rows < _rows_for_a_covariance(family, X.shape[1]):
+    # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
+    # or a covariance collapsed onto tied values); mclust reports such fits as missing.
+    occupied = np.asarray(mixture.weights_) > 0
+    rel = family.min_relative_variance(mixture._params, occupied, feature_var, mixture.reg_covar)
+    if min_rows < family.rows_per_component(X.shape[1]):
         reason = "too few rows"
     elif rel < SINGULAR_RTOL:
         reason = "singular covariance"

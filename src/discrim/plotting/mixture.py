@@ -5,12 +5,6 @@ import numpy as np
 from discrim.plotting._mpl import new_axes
 
 
-def _is_continuous(mixture):
-    from discrim.distributions import Gaussian
-
-    return isinstance(mixture.family, Gaussian)
-
-
 def plot_convergence(mixture, ax=None):
     """Plot the EM log-likelihood trace of a fitted mixture.
 
@@ -83,7 +77,7 @@ def plot_mixture_density(mixture, X, ax=None, *, bins="auto", grid_size=200):
         (1, False): _pmf_1d,
         (2, True): _density_2d,
         (2, False): _pmf_2d,
-    }[(X.shape[1], _is_continuous(mixture))]
+    }[(X.shape[1], not mixture.family.is_discrete)]
     draw(mixture, X, ax, bins=bins, grid_size=grid_size)
     return ax
 
@@ -108,11 +102,9 @@ def _support(x, mixture):
     """Integer values to evaluate a discrete density on: 0 to the data's maximum, or to the
     family's largest value (``n_trials``, ``n_categories - 1``) where it has one."""
     lo, hi = int(np.floor(min(x.min(), 0))), int(np.ceil(x.max()))
-    family = mixture.family
-    if getattr(family, "n_trials", None) is not None:
-        hi = max(hi, int(np.max(family.n_trials)))
-    if getattr(family, "n_categories", None) is not None:
-        hi = max(hi, int(family.n_categories) - 1)
+    upper = mixture.family.support_upper()
+    if upper is not None:
+        hi = max(hi, int(upper))
     return np.arange(lo, hi + 1, dtype=np.float64)
 
 
