@@ -170,11 +170,26 @@ def test_float32_matches_float64(checker):
     assert b.predict_proba(X).dtype == np.float64
 
 
-def test_max_samples_subsamples_per_batch(checker):
+@pytest.mark.parametrize("max_samples", [0.5, 100, None])
+def test_max_samples_subsamples_per_batch(checker, caplog, max_samples):
+    """Each batch splits its own subsample into candidates and scoring rows: the verbose log of
+    the bins ("candidates/samples" per bin) adds up to the subsample's size."""
+    import logging
+    import re
+
     X, y = checker
-    clf = PrototypeClassifier(n_batches=2, n_candidates=60, max_samples=0.5, random_state=0).fit(X, y)
-    assert len(clf.batches_) == 2
-    np.testing.assert_allclose(clf.predict_proba(X).sum(axis=1), 1.0)
+    n_rows = X.shape[0]
+    size = {0.5: round(0.5 * n_rows), 100: 100, None: n_rows}[max_samples]
+    with caplog.at_level(logging.INFO, logger="discrim"):
+        clf = PrototypeClassifier(n_batches=2, n_candidates=60, max_samples=max_samples, verbose=1,
+                                  random_state=0).fit(X, y)
+    lines = [r.getMessage() for r in caplog.records if "candidates/samples by bin" in r.getMessage()]
+    assert len(lines) == 2 and len(clf.batches_) == 2
+    for line in lines:
+        drawn_and_rows = [tuple(map(int, m)) for m in re.findall(r": (\d+)/(\d+)", line)]
+        assert sum(rows for _, rows in drawn_and_rows) == size
+    for batch in clf.batches_:  # prototypes are rows of the training data
+        assert np.all(batch.sample_index < n_rows)
 
 
 def test_initial_solution_callback_is_used(checker):

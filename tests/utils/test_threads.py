@@ -52,8 +52,14 @@ def test_the_limit_is_restored_when_the_body_raises():
         assert available_blas_threads() == 1
 
 
-def test_available_blas_threads_is_at_least_one():
-    assert available_blas_threads() >= 1
+def test_available_blas_threads_is_the_smallest_blas_pool():
+    from threadpoolctl import threadpool_info
+
+    counts = [info["num_threads"] for info in threadpool_info() if info["user_api"] == "blas"]
+    assert available_blas_threads() == (max(1, min(counts)) if counts else 1)
+    if counts:
+        with threadpool_limits(limits=1, user_api="blas"):
+            assert available_blas_threads() == 1
 
 
 def test_available_cores_is_the_affinity_mask_size(monkeypatch):
