@@ -239,7 +239,7 @@ def _batch_objective(rng, alpha_prototype, w0):
 
 
 def test_solve_started_empty_stays_empty_when_no_weight_wants_to_grow(rng):
-    from discrim.prototype.classifier import _solve
+    from discrim.prototype._solver import solve_batch as _solve
 
     # an L1 penalty on w larger than any likelihood gradient: w = 0 is optimal, v then goes to 0
     objective, D, J = _batch_objective(rng, alpha_prototype=100.0, w0=0.0)
@@ -250,7 +250,7 @@ def test_solve_started_empty_stays_empty_when_no_weight_wants_to_grow(rng):
 
 
 def test_solve_never_returns_a_batch_worse_than_the_empty_one(rng):
-    from discrim.prototype.classifier import _solve
+    from discrim.prototype._solver import solve_batch as _solve
 
     for alpha in (1e-8, 1e-2, 1.0):
         objective, D, J = _batch_objective(rng, alpha_prototype=alpha, w0=1.0)

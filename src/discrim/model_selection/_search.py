@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import clone
 
-from discrim.prototype.classifier import START_FEATURE_WEIGHT
+from discrim.prototype._solver import START_FEATURE_WEIGHT
 
 logger = logging.getLogger(__name__)
 

@@ -1,17 +1,15 @@
 """PrototypeClassifier: the prototype set ("proset") classifier, fitted batch by batch."""
 
 import logging
-import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin
 from discrim.backend import namespace
-from discrim.optim import NonNegElasticNet, PenalizedObjective, Restricted, SolverResult, minimize_lbfgsb
+from discrim.optim import NonNegElasticNet, PenalizedObjective
 from discrim.prototype._candidates import (
     assign_bins,
     candidates_per_bin,
@@ -21,49 +19,13 @@ from discrim.prototype._candidates import (
 )
 from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
+from discrim.prototype._solver import START_FEATURE_WEIGHT, START_PROTOTYPE_WEIGHT, solve_batch
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._threads import available_blas_threads, limit_threads
 from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
 
 logger = logging.getLogger(__name__)
-
-# Start values of the seed: v_d = 10 / D, w_j = 1.
-START_FEATURE_WEIGHT = 10.0
-START_PROTOTYPE_WEIGHT = 1.0
-
-
-def _solver_scale(n_features, n_candidates):
-    """Variable scales for L-BFGS-B: the solver iterates on ``(v sqrt(J), w)``.
-
-    Every feature weight is shared by all J candidates, so the objective's curvature along
-    ``v_d`` grows with J while that along one ``w_j`` does not; scaling ``v`` by ``1 / sqrt(J)``
-    puts both on a similar footing. Measured on the benchmark cases (float64, default penalties,
-    with the feature stage of :func:`_solve`): checker about 600 -> 120 iterations, xor-6f about
-    1,800 -> 60, digits about 330 -> 55, with test log-loss within about 0.01.
-    """
-    return np.concatenate([np.full(n_features, 1.0 / np.sqrt(max(n_candidates, 1))), np.ones(n_candidates)])
-
-
-# Iterations of the first stage of the solver (feature weights only), and the share of their
-# start values below which it may not move the feature weights.
-FEATURE_STAGE_MAX_ITER = 20
-STAGE1_MIN_SHARE = 0.5
-# After this many iterations of stage 2, a batch whose objective is not below the empty batch's
-# is left empty (measured: useful batches on the benchmark cases get below it within 1-55).
-TRIVIAL_CHECK_ITER = 200
-# The relative-decrease test (``ftol``) applies from this iteration of each stage on: the first
-# L-BFGS-B steps on a new batch can lower the objective by less than a loose ``ftol`` (measured on
-# digits' second batch: 4e-7 in the first iteration, then 0.1 within 30).
-FTOL_AFTER = 4
-# A batch that starts empty (it was empty at the previous alpha of a warm-started path) is left
-# empty if its objective is not below the empty batch's after this many stage-2 iterations.
-# Measured on digits' search: with 4, 188 such probes failed and the batches stayed empty for the
-# rest of the path (lowest mean CV log-loss 0.150, test log-loss of the selected model 0.171);
-# with 6 to 15 some come back (0.145, test 0.157); 6 costs about 10% more search time there, 15
-# about 30%. iris-2f, wine, cancer, xor-3f and xor-6f select the same model with 4 and 6.
-EMPTY_PROBE_ITER = 6
-
 
 # Largest n_batches (PrototypeClassifier) and max_batches (PrototypeClassifierCV): every batch is
 # at least one L-BFGS-B solve, and a random stream per batch is spawned up front.
@@ -101,79 +63,6 @@ def centre_of(X, sample_weight):
     spread = rows.max(axis=0) - rows.min(axis=0)
     q = np.exp2(np.floor(np.log2(np.where(spread > 0, spread, 1.0))))
     return np.where(spread > 0, np.round(median / q) * q, median)
-
-
-def _solve(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_features_first=True):
-    """Minimise one batch's objective in two stages; returns a SolverResult.
-
-    ``tol`` and ``ftol`` are the stopping tests of :func:`discrim.optim.minimize_lbfgsb`. With
-    ``fit_features_first=False`` stage 1 is skipped: a warm start already brings feature weights
-    fitted together with its prototype weights.
-
-    1. L-BFGS-B on ``v`` alone, ``w`` held at its start, for at most FEATURE_STAGE_MAX_ITER
-       iterations and with ``v >= STAGE1_MIN_SHARE * v0`` (a feature at ``v_d = 0`` could never
-       come back): moves the kernels to a useful bandwidth first. Without it, the scaled joint
-       solve can shrink every ``w`` to the trivial stationary point ``w = 0`` before ``v`` has
-       moved (seen on checker's second and later batches, where ``v`` goes from 5 to about 20).
-    2. L-BFGS-B on all parameters, scaled by :func:`_solver_scale`.
-
-    ``n_iter`` and ``n_eval`` of the result count both stages.
-
-    When the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2 tends to remove
-    one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it meets), about J
-    iterations; so a batch whose objective is not below the empty batch's after
-    TRIVIAL_CHECK_ITER iterations is returned empty (``v = 0``, ``w = 0``). Fitting ``v`` and a
-    common factor of ``w`` in stage 1 instead also emptied batches that are not empty at the
-    optimum (xor-6f), so it is not used.
-    """
-    D, J = n_features, n_candidates
-    x0 = objective.x0()
-    # The trivial point v = 0, w = 0 (an empty batch) has the frozen model's loss.
-    trivial = objective.value_at_zero()
-    if not np.isfinite(trivial):
-        raise FloatingPointError(f"the frozen model's loss is {trivial}, not finite")
-    started_empty = not np.any(x0[D:] > 0)
-    if started_empty:
-        # Started empty (a warm start from an empty batch): if no prototype weight wants to grow
-        # (w-gradient >= 0 at w = 0; the v-gradient is then the penalty's alone, so v goes to 0),
-        # the empty batch satisfies the optimality conditions and is the answer.
-        _, grad = objective.value_and_grad(x0)
-        if np.all(grad[D:] >= 0):
-            return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=1,
-                                converged=True, message="empty batch")
-    # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
-    # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
-    stage1 = Restricted(objective, np.arange(D), x0, lower=STAGE1_MIN_SHARE * x0[:D])
-    if fit_features_first:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
-            first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol, ftol=ftol,
-                                    ftol_after=FTOL_AFTER)
-    else:
-        first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
-    # Useful batches beat the empty batch within a few dozen iterations; one that has not after
-    # TRIVIAL_CHECK_ITER is declared empty instead of letting L-BFGS-B remove its weights one per
-    # iteration. (The callback is only passed when it can fire: it costs a call per iteration.)
-    # A batch started empty was empty before (a warm start): a short probe decides whether it
-    # should now hold prototypes.
-    check_iter = EMPTY_PROBE_ITER if started_empty else TRIVIAL_CHECK_ITER
-    stop = None
-    if max_iter > check_iter:
-        stop = lambda n_iter, theta, value: n_iter >= check_iter and value >= trivial  # noqa: E731
-    second = minimize_lbfgsb(
-        objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
-        scale=_solver_scale(D, J), stop=stop,
-    )
-    if second.value >= trivial:
-        # Also after a loose solve (small max_iter or large ftol) that stopped before the batch got
-        # below the empty batch: the empty batch is then the better known point.
-        logger.debug("batch objective %.6g not below the empty batch's (%.6g) after %d iterations: "
-                     "the batch is left empty", second.value, trivial, second.n_iter)
-        second = SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=second.n_iter,
-                              n_eval=second.n_eval, converged=True, message="empty batch")
-    return SolverResult(theta=second.theta, value=second.value, n_iter=first.n_iter + second.n_iter,
-                        n_eval=first.n_eval + second.n_eval, converged=second.converged,
-                        message=second.message)
 
 
 class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
@@ -621,7 +510,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             np.concatenate([v0, w0]),
         )
         try:
-            result = _solve(objective, D, J, self.max_iter, self.tol, ftol=self.ftol,
+            result = solve_batch(objective, D, J, self.max_iter, self.tol, ftol=self.ftol,
                             fit_features_first=start is None)
         except FloatingPointError as exc:
             raise ValueError(
