@@ -8,8 +8,8 @@ __version__ = "0.1.0"
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 # Public names resolved lazily: the subpackages import each other plainly (no cycle), but loading
-# all of them takes about 3 s (scikit-learn, scipy, skops), which every `discrim` command would pay
-# before doing anything; `import discrim` itself takes 0.03 s.
+# all of them pulls in scikit-learn, scipy and skops, which every `discrim` command (even
+# `discrim datasets`) would otherwise pay for before doing anything.
 _EXPORTS = {
     "KnownDensityClassifier": "discrim.discriminant",
     "LinearDiscriminant": "discrim.discriminant",

@@ -10,14 +10,13 @@ import array_api_compat.numpy as _NUMPY_XP
 from array_api_compat import is_torch_namespace
 
 # Rows of reference (or scoring) data processed at once. A (rows x prototypes) chunk of about
-# CHUNK_ELEMENTS entries stays in cache while all passes of one call run over it (measured:
-# 4-5x faster than whole-matrix passes at checker size), and memory stays bounded.
+# CHUNK_ELEMENTS entries stays in cache while all passes of one call run over it (the passes
+# then read cache instead of memory), and memory stays bounded.
 CHUNK_ELEMENTS = 2**18
 # Kernel chunks of at least this many entries with at most PER_CLASS_MAX_CLASSES classes are
 # reduced class block by class block (fewest passes over the chunk); smaller problems, bound by
-# the number of array operations, and many-class ones use the class-free form (see
-# PrototypeLikelihood). Measured per call: checker 8 ms per class against 11 ms class-free;
-# digits (10 classes) 8 ms against 5 ms; iris-2f (42 x 42) 80 us against 50 us.
+# the number of array operations, and many-class ones (one GEMM per class) use the class-free
+# form (see PrototypeLikelihood).
 PER_CLASS_MIN_ELEMENTS = 2**15
 PER_CLASS_MAX_CLASSES = 3
 
@@ -165,10 +164,6 @@ class PrototypeLikelihood:
     and bound the memory; they run in ``n_threads`` threads. Only features with ``v_d > 0`` enter
     the GEMMs (the others have zero gradient). The candidates must be sorted by class.
 
-    Measured per call (value and gradient, float64, one thread, 2-core machine): checker
-    (R = 3,480, J = 1,000, D = 2) 7.4 ms CPU; xor-6f (D = 6) 7.4 ms; digits (R = 626, J = 631,
-    D = 64, 10 classes) 4.6 ms; iris-2f (R = J = 42, 3 classes) about 30 us (one row chunk, evaluated by
-    :meth:`_value_and_grad_single`).
 
     Parameters
     ----------

@@ -57,7 +57,7 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, fol
     follow-ups of one round make the next. Otherwise, on Linux, this process works on the tasks
     itself, beside ``n_jobs - 1`` forked worker processes that take the next ready task as soon
     as they are free: joblib's default loky workers start a fresh interpreter that imports numpy,
-    scipy and scikit-learn again, about 2 s on a 2-core machine, which is longer than a whole
+    scipy and scikit-learn again, which takes longer than a whole
     search on small data, whereas a forked worker starts in milliseconds with the modules already
     loaded (the original proset's search forks its workers the same way); and this process,
     instead of idling until the last result, does a worker's share. Each worker, this process

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 from threadpoolctl import ThreadpoolController
 
-_CONTROLLER = []  # one ThreadpoolController, built on first use (scanning the libraries takes ~1 ms)
+_CONTROLLER = []  # one ThreadpoolController, built on first use (it scans the loaded libraries)
 
 
 def thread_pools():
@@ -42,9 +42,8 @@ def limit_threads(n_threads, user_api=None):
     Unlike ``threadpoolctl.threadpool_limits``, a library whose count already is ``n_threads``
     is left alone. OpenBLAS's fork handler shuts its thread pool down, and the next call to its
     ``set_num_threads``, even one that keeps the count, starts a new pool whose threads
-    busy-wait for about 0.1 s before they sleep: in a process just forked for a parallel search
-    those threads took the cores from the search (measured on iris-2f with 2 workers: the first
-    task of each worker 0.15 s instead of 0.08 s).
+    busy-wait for a while before they sleep: in a process just forked for a parallel search
+    those threads take the cores from the search.
 
     Parameters
     ----------
