@@ -341,3 +341,23 @@ def test_gaussian_log_prob_in_blocks_equals_one_block(rng):
     full = fam.log_prob(X, params)  # internally in blocks
     np.testing.assert_allclose(full[:100], fam.log_prob(X[:100], params), rtol=1e-12)
     np.testing.assert_allclose(full[-100:], fam.log_prob(X[-100:], params), rtol=1e-12)
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "diag", "spherical"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_labelled_stats_are_the_hard_assignment_statistics(ctype, weighted, rng):
+    """labelled_stats (LDA/QDA's class moments) equals suff_stats with 0/1 responsibilities, and
+    merges over row blocks like it."""
+    family = Gaussian(ctype)
+    X = rng.normal(size=(300, 3)) * [1.0, 10.0, 0.1] + 5.0
+    labels = rng.integers(0, 4, size=300)
+    w = rng.uniform(0.5, 2.0, size=300) if weighted else np.ones(300)
+    stats = family.labelled_stats(X, labels, w, 4)
+    ref = family.suff_stats(X, np.eye(4)[labels], w)
+    np.testing.assert_allclose(stats.weight, ref.weight, rtol=1e-13)
+    np.testing.assert_allclose(stats.mean, ref.mean, rtol=1e-12)
+    np.testing.assert_allclose(stats.scatter, ref.scatter, rtol=1e-10, atol=1e-9)
+    halves = family.labelled_stats(X[:137], labels[:137], w[:137], 4) + family.labelled_stats(
+        X[137:], labels[137:], w[137:], 4)
+    np.testing.assert_allclose(halves.mean, stats.mean, rtol=1e-12)
+    np.testing.assert_allclose(halves.scatter, stats.scatter, rtol=1e-10, atol=1e-9)

@@ -2,7 +2,6 @@
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse
 
 # Rows per block in the O(n_samples * n_features^2) passes: a block of float64 rows stays in cache
 # and the temporaries stay small however large X is.
@@ -32,70 +31,6 @@ def fit_origin(X):
         shifted; only the reported ``means_`` add the origin back).
     """
     return X[0].copy()
-
-
-def class_means(X, y_idx, w, n_classes):
-    """Weighted class means.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-    y_idx : ndarray of shape (n_samples,) of int
-        Class index of each row.
-    w : ndarray of shape (n_samples,)
-        Non-negative sample weights (frequency semantics).
-    n_classes : int
-
-    Returns
-    -------
-    means : ndarray of shape (n_classes, n_features)
-        ``mu_hat_k = sum_{i in k} w_i x_i / sum_{i in k} w_i``.
-    totals : ndarray of shape (n_classes,)
-        Total weight of each class.
-    """
-    n = X.shape[0]
-    # A sparse (n_classes, n_samples) indicator times X: one pass over X, no per-class copies.
-    indicator = scipy.sparse.csr_array((w, (y_idx, np.arange(n))), shape=(n_classes, n))
-    totals = np.bincount(y_idx, weights=w, minlength=n_classes)
-    return np.asarray(indicator @ X) / totals[:, None], totals
-
-
-def class_scatter(X, y_idx, w, means):
-    """Weighted scatter matrix of each class about its mean.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-    y_idx : ndarray of shape (n_samples,) of int
-    w : ndarray of shape (n_samples,)
-        Non-negative weights; an integer weight counts as that many repeated rows.
-    means : ndarray of shape (n_classes, n_features)
-
-    Returns
-    -------
-    scatter : ndarray of shape (n_classes, n_features, n_features)
-        ``sum_{i in k} w_i (x_i - mu_k)(x_i - mu_k)'``. Summed over k this is the within-class
-        scatter of the pooled covariance; divided by ``n_k - 1`` it is the seed's ``S_k``.
-    """
-    n_classes, n_features = means.shape
-    unit = bool(np.all(w == 1.0))
-    scatter = np.zeros((n_classes, n_features, n_features))
-    # Stable sort of small integer codes is a radix sort: O(n), rows of each class in order.
-    codes = y_idx.astype(np.uint16) if n_classes <= 1 << 16 else y_idx
-    order = np.argsort(codes, kind="stable")
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(y_idx, minlength=n_classes))))
-    step = _block_rows(n_features)
-    for k in range(n_classes):
-        rows = order[bounds[k] : bounds[k + 1]]
-        for start in range(0, rows.shape[0], step):
-            block = rows[start : start + step]
-            xc = X[block]  # a copy of at most `step` rows
-            xc -= means[k]
-            if not unit:
-                xc *= np.sqrt(w[block])[:, None]
-            scatter[k] += xc.T @ xc  # numpy dispatches A'A to BLAS syrk
-    # syrk fills one triangle and numpy mirrors it; symmetrise against rounding all the same.
-    return 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
 
 
 def shrink(cov, reg_param):

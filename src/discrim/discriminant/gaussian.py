@@ -7,7 +7,10 @@ import numpy as np
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant import _gaussian_math as gm
 from discrim.discriminant._validation import validate_training_data
+from discrim.distributions.gaussian import Gaussian
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
+
+_FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
 
 def _show(label):
@@ -52,11 +55,13 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # Statistics about a data point (see fit_origin): translation changes nothing but the
         # reported means_, whatever the offset.
         self._origin = gm.fit_origin(X)
-        X = X - self._origin
-        self._means_c, _ = gm.class_means(X, y_idx, w, classes.shape[0])
+        # Class moments are the Gaussian family's statistics of labelled rows (one engine for
+        # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
+        stats = _FULL_GAUSSIAN.labelled_stats(X - self._origin, y_idx, w, classes.shape[0])
+        self._means_c = stats.mean
         self.means_ = self._means_c + self._origin
         rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
-        self._fit_covariance(gm.class_scatter(X, y_idx, w, self._means_c), totals, rows)
+        self._fit_covariance(stats.scatter, totals, rows)
         return self
 
     def _validate_for_predict(self, X):

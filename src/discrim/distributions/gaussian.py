@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
 
 from discrim.distributions import _constraints as constraints
 from discrim.distributions._base import ComponentFamily, Params, Stats
@@ -14,6 +15,9 @@ _COVARIANCE_TYPES = ("full", "diag", "tied", "spherical")
 _LOG_2PI = float(np.log(2 * np.pi))
 # Rows per block when log_prob is called on a large X directly (EM passes its own blocks).
 _BLOCK_ELEMENTS = 1 << 22
+# Bytes of rows per block in the scatter of labelled rows: a block stays in cache and the
+# temporaries stay small however large X is.
+_SCATTER_BLOCK_BYTES = 1 << 23
 
 
 @dataclass(frozen=True)
@@ -201,6 +205,64 @@ class Gaussian(ComponentFamily):
             scatter = np.maximum(second - weight[:, None] * mean_c**2, 0.0)
         mean = mean_c + center.astype(np.float64)
         mean[weight <= 0] = 0.0
+        return GaussianStats(weight=weight, mean=mean, scatter=scatter)
+
+    def labelled_stats(self, X, labels, sample_weight, n_components):
+        """Statistics of rows that each belong to one component (hard assignments, class labels).
+
+        The same moments as :meth:`suff_stats` with 0/1 responsibilities, in O(n d^2) instead of
+        O(n K d^2): each row enters only its own component's sums. The discriminant rules (LDA,
+        QDA) take their class means and scatter from here.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows; callers far from the origin pass them about a data point (see
+            :func:`discrim.discriminant._gaussian_math.fit_origin`).
+        labels : ndarray of shape (n_samples,) of int
+            Component (class) index of each row, in ``[0, n_components)``; every component has
+            positive total weight.
+        sample_weight : ndarray of shape (n_samples,)
+            Non-negative frequency weights: an integer weight counts as that many repeated rows.
+        n_components : int
+
+        Returns
+        -------
+        stats : GaussianStats
+            ``weight`` (K,) the total weight of each component; ``mean`` (K, d) the weighted
+            means ``sum_{i in k} w_i x_i / sum_{i in k} w_i``; ``scatter`` about them,
+            ``sum_{i in k} w_i (x_i - mean_k)(x_i - mean_k)'`` of shape (K, d, d), or its
+            diagonal (K, d) for the "diag" and "spherical" types.
+        """
+        n, d = X.shape
+        k = n_components
+        # A sparse (K, n) indicator times X: one pass over X, no per-component copies.
+        indicator = scipy.sparse.csr_array((sample_weight, (labels, np.arange(n))), shape=(k, n))
+        weight = np.bincount(labels, weights=sample_weight, minlength=k)
+        mean = np.asarray(indicator @ X) / weight[:, None]
+        full = self._type() in ("full", "tied")
+        unit = bool(np.all(sample_weight == 1.0))
+        scatter = np.zeros((k, d, d) if full else (k, d))
+        # Stable sort of small integer codes is a radix sort: O(n), rows of each component in order.
+        codes = labels.astype(np.uint16) if k <= 1 << 16 else labels
+        order = np.argsort(codes, kind="stable")
+        bounds = np.concatenate(([0], np.cumsum(np.bincount(labels, minlength=k))))
+        step = max(256, _SCATTER_BLOCK_BYTES // (8 * max(d, 1)))
+        for j in range(k):
+            rows = order[bounds[j] : bounds[j + 1]]
+            for start in range(0, rows.shape[0], step):
+                block = rows[start : start + step]
+                xc = X[block]  # a copy of at most `step` rows
+                xc -= mean[j]
+                if not unit:
+                    xc *= np.sqrt(sample_weight[block])[:, None]
+                if full:
+                    scatter[j] += xc.T @ xc  # numpy dispatches A'A to BLAS syrk
+                else:
+                    scatter[j] += np.einsum("nd,nd->d", xc, xc)
+        if full:
+            # syrk fills one triangle and numpy mirrors it; symmetrise against rounding all the same.
+            scatter = 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
         return GaussianStats(weight=weight, mean=mean, scatter=scatter)
 
     def params_from_stats(self, stats, reg_covar=0.0):
