@@ -2,6 +2,7 @@
 
 import logging
 
+import _oracles
 import numpy as np
 import pandas as pd
 import pytest
@@ -67,13 +68,7 @@ def test_probabilities_sum_to_one_and_match_the_model(fitted, checker):
     np.testing.assert_allclose(np.exp(fitted.predict_log_proba(X)), proba, rtol=1e-12)
     np.testing.assert_array_equal(fitted.predict(X), fitted.classes_[np.argmax(proba, axis=1)])
     # eq. (p_k(x)) evaluated directly from the fitted batches
-    q = np.tile(fitted.marginals_, (X.shape[0], 1))
-    for b in fitted.batches_:
-        Xa = X[:, b.feature_index]
-        K = np.exp(-0.5 * (((Xa[:, None, :] - b.prototypes[None]) * b.feature_weights) ** 2).sum(axis=2))
-        for k in range(2):
-            q[:, k] += (K * b.prototype_weights)[:, b.target == k].sum(axis=1)
-    np.testing.assert_allclose(proba, q / q.sum(axis=1, keepdims=True), rtol=1e-10)
+    np.testing.assert_allclose(proba, _oracles.posterior(_oracles.model_scores(fitted, X)), rtol=1e-10)
 
 
 def test_far_from_prototypes_probabilities_tend_to_marginals(fitted):

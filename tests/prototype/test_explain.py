@@ -4,6 +4,7 @@ import copy
 import dataclasses
 import functools
 
+import _oracles
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,7 +15,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from discrim.prototype import PrototypeClassifier
-from discrim.prototype._explain import Explanation, explain_prediction, export_model, familiarity, shrink_model
+from discrim.prototype._explain import (
+    Explanation,
+    explain_prediction,
+    export_model,
+    familiarity,
+    shrink_model,
+)
 
 NAMES = ["a", "b", "noise1", "noise2"]
 
@@ -37,8 +44,7 @@ def _kernel_oracle(model, X):
     X = np.asarray(X, dtype=np.float64)
     K, w, t = [], [], []
     for batch in model.batches_:
-        diff = X[:, None, batch.feature_index] - batch.prototypes[None, :, :]
-        K.append(np.exp(-0.5 * np.sum((batch.feature_weights * diff) ** 2, axis=2)))
+        K.append(_oracles.kernel(X[:, batch.feature_index], batch.prototypes, batch.feature_weights))
         w.append(batch.prototype_weights)
         t.append(batch.target)
     return np.concatenate(K, axis=1), np.concatenate(w), np.concatenate(t)

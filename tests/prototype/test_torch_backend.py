@@ -1,5 +1,6 @@
 """The torch backend: analytic gradient against torch.autograd, and a full fit against numpy."""
 
+import _oracles
 import numpy as np
 import pytest
 
@@ -24,15 +25,9 @@ def _torch_problem(rng, n_classes=3, R=30, J=12, D=4):
 
 
 def _value_by_autograd(theta, X, y, coef, q0, S, target):
-    """The seed's reweighted negative log-likelihood written directly in torch."""
-    D = X.shape[1]
-    v, w = theta[:D], theta[D:]
-    diff = (torch.asarray(X)[:, None, :] - torch.asarray(S)[None, :, :]) * v
-    K = torch.exp(-0.5 * (diff**2).sum(dim=2))
-    onehot = torch.nn.functional.one_hot(torch.asarray(target), q0.shape[1]).to(K.dtype)
-    q = torch.asarray(q0) + (K * w) @ onehot
-    rows = torch.arange(len(y))
-    return -(torch.asarray(coef) * torch.log(q[rows, torch.asarray(y)] / q.sum(dim=1))).sum()
+    """The seed's reweighted negative log-likelihood (the shared oracle) on torch tensors."""
+    as_t = torch.asarray
+    return _oracles.batch_objective(theta, as_t(X), y, as_t(coef), as_t(q0), as_t(S), target)
 
 
 def test_analytic_gradient_equals_autograd(rng):
