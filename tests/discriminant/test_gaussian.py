@@ -11,6 +11,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from discrim.discriminant import LinearDiscriminant, QuadraticDiscriminant
 from discrim.discriminant import _gaussian_math as gm
+from discrim.distributions._gaussian_linalg import cholesky_factors, inverse_factors
 
 ESTIMATORS = [LinearDiscriminant, QuadraticDiscriminant]
 
@@ -450,7 +451,7 @@ def test_inverse_factors_are_c_contiguous(rng):
     # The layout a loaded array has: products over them then sum in the same order.
     A = rng.normal(size=(3, 4, 4))
     cov = A @ np.swapaxes(A, 1, 2) + np.eye(4)
-    inv, _ = gm.inverse_factors(gm.cholesky_factors(cov))
+    inv, _ = inverse_factors(cholesky_factors(cov))
     assert inv.flags["C_CONTIGUOUS"]
 
 

@@ -7,6 +7,11 @@ import numpy as np
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant import _gaussian_math as gm
 from discrim.discriminant._validation import validate_training_data
+from discrim.distributions._gaussian_linalg import (
+    SingularCovarianceError,
+    cholesky_factors,
+    inverse_factors,
+)
 from discrim.distributions.gaussian import Gaussian
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 
@@ -198,8 +203,8 @@ class LinearDiscriminant(_GaussianDiscriminant):
             )
         cov = gm.shrink(scatter.sum(axis=0) / dof, self.reg_param)
         try:
-            chol = gm.cholesky_factors(cov[None])[0]
-        except gm.SingularCovarianceError as exc:
+            chol = cholesky_factors(cov[None])[0]
+        except SingularCovarianceError as exc:
             raise ValueError(
                 f"the pooled covariance is {exc}: the features are collinear (or constant), or "
                 f"there are too few samples (n - g = {dof:g} for {n_features} features). Remove "
@@ -216,7 +221,7 @@ class LinearDiscriminant(_GaussianDiscriminant):
         self._center = self._means_c.mean(axis=0)
         coef_c, intercept_c = gm.linear_coefficients(self._means_c, chol, self._center)
         self._coef_c, self._intercept_c = coef_c, intercept_c + log_prior
-        inv, log_det_2pi = gm.inverse_factors(chol[None])
+        inv, log_det_2pi = inverse_factors(chol[None])
         self._chol_inv, self._log_det_2pi = inv[0], log_det_2pi[0]
         if self.classes_.shape[0] == 2:
             self.a_ = coef_c[0] - coef_c[1]
@@ -337,8 +342,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                 )
         cov = gm.shrink(scatter / (totals - 1.0)[:, None, None], self.reg_param)
         try:
-            chol = gm.cholesky_factors(cov)
-        except gm.SingularCovarianceError as exc:
+            chol = cholesky_factors(cov)
+        except SingularCovarianceError as exc:
             k = exc.index
             raise ValueError(
                 f"the covariance of class {_show(self.classes_[k])} is {exc}: it has {rows[k]} "
@@ -347,7 +352,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                 "features."
             ) from None
         self.covariance_ = cov
-        self._chol_inv, self._log_det_2pi = gm.inverse_factors(chol)
+        self._chol_inv, self._log_det_2pi = inverse_factors(chol)
 
     def _mahalanobis(self, X):
         return gm.mahalanobis_full(X, self._means_c, self._chol_inv, self._origin)

@@ -3,11 +3,15 @@
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse
 
 from discrim.distributions import _constraints as constraints
 from discrim.distributions._base import ComponentFamily, Params, Stats
+from discrim.distributions._gaussian_linalg import (
+    SingularCovarianceError,
+    cholesky_factors,
+    inverse_factors,
+)
 
 __all__ = ["Gaussian", "GaussianParams", "GaussianStats"]
 
@@ -307,15 +311,19 @@ class Gaussian(ComponentFamily):
         return np.concatenate(blocks, axis=0)
 
 
-def _cholesky_or_raise(cov, what):
+def _inverse_factors_or_raise(cov, what):
+    """Inverse Cholesky factors ``W_k = L_k^{-1}`` of a (K, d, d) stack, or a one-line ValueError."""
     try:
-        return np.linalg.cholesky(cov)
-    except np.linalg.LinAlgError:
+        # Positive definiteness only: reg_covar keeps a collapsing component factorable, and
+        # model choice judges such fits (min_relative_variance), unlike the discriminant rules.
+        chol = cholesky_factors(cov, collinear_rtol=0.0)
+    except SingularCovarianceError:
         raise ValueError(
             f"{what} is not positive definite: a component has collapsed onto fewer distinct "
             "points than features (or the features are collinear). Increase reg_covar, reduce "
             "n_components, or remove constant/duplicate features."
         ) from None
+    return inverse_factors(chol)[0]
 
 
 def _precision_terms(ctype, params):
@@ -337,18 +345,15 @@ def _precision_terms(ctype, params):
     k, d = mean.shape
     cov = params.covariance
     if ctype == "full":
-        chol = _cholesky_or_raise(cov, "a component covariance")
-        eye = np.eye(d)
         # P_k = inv(L_k)' so that ||(x - mu_k) P_k||^2 is the Mahalanobis distance.
-        prec = np.stack([scipy.linalg.solve_triangular(c, eye, lower=True, check_finite=False).T for c in chol])
+        prec = np.swapaxes(_inverse_factors_or_raise(cov, "a component covariance"), 1, 2)
         log_det = np.log(np.diagonal(prec, axis1=1, axis2=2)).sum(axis=1)
         W = prec.transpose(1, 0, 2).reshape(d, k * d)
         b = np.einsum("kd,kde->ke", mean, prec).reshape(k * d)
         # [x, 1] @ [[W], [-b]] = (x - mu_k) P_k for every k at once: the shift rides in the GEMM
         return {"center": center, "log_det": log_det, "Wb": np.ascontiguousarray(np.vstack([W, -b]).T)}
     if ctype == "tied":
-        chol = _cholesky_or_raise(cov, "the tied covariance")
-        P = scipy.linalg.solve_triangular(chol, np.eye(d), lower=True, check_finite=False).T
+        P = _inverse_factors_or_raise(cov[None], "the tied covariance")[0].T
         return {"center": center, "log_det": np.full(k, np.log(np.diag(P)).sum()), "P": P, "mP": mean @ P}
     if not np.all(cov > 0):
         raise ValueError(

@@ -1,0 +1,85 @@
+"""Cholesky factors of Gaussian covariances and their inverses: one policy for every Gaussian model.
+
+The Gaussian component family (mixtures) and the discriminant rules (LDA, QDA) factor their
+covariances here; they differ only in how close to collinear a covariance may be.
+"""
+
+import numpy as np
+import scipy.linalg
+
+_LOG_2PI = np.log(2.0 * np.pi)
+
+
+class SingularCovarianceError(ValueError):
+    """A covariance matrix is singular or numerically so; ``index`` is its position in a stack."""
+
+    def __init__(self, index, message):
+        super().__init__(message)
+        self.index = index
+
+
+# The discriminant rules' policy: below this share of a feature's variance left unexplained by
+# the features before it, a covariance is singular (collinear features), since the rule would
+# divide by rounding noise. The mixtures pass 0: their reg_covar keeps a collapsing component
+# positive definite, and model choice judges such fits (see ComponentFamily.min_relative_variance).
+COLLINEAR_RTOL = 1e-10
+
+
+def cholesky_factors(cov, collinear_rtol=COLLINEAR_RTOL):
+    """Lower Cholesky factors of a stack of covariance matrices, rejecting singular ones.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_matrices, n_features, n_features)
+    collinear_rtol : float, default=COLLINEAR_RTOL (1e-10)
+        Smallest share of a feature's variance the features before it may leave unexplained;
+        0 checks positive definiteness only.
+
+    Returns
+    -------
+    chol : ndarray of shape (n_matrices, n_features, n_features)
+        Lower triangular ``L_k`` with ``L_k L_k' = cov_k``.
+
+    Raises
+    ------
+    SingularCovarianceError
+        For the first matrix that is not positive definite, or whose features are collinear to
+        relative precision ``collinear_rtol``. ``(L_jj)^2 / cov_jj`` is the share of feature j's variance not
+        explained by features 1..j-1, so the test does not depend on the units of the features.
+    """
+    chol = np.empty_like(cov)
+    for k in range(cov.shape[0]):
+        try:
+            chol[k] = np.linalg.cholesky(cov[k])
+        except np.linalg.LinAlgError:
+            raise SingularCovarianceError(k, "not positive definite") from None
+        diag = np.diagonal(cov[k])
+        unexplained = np.diagonal(chol[k]) ** 2 / diag
+        if not np.all(np.isfinite(unexplained)) or unexplained.min() < collinear_rtol:
+            raise SingularCovarianceError(k, "numerically singular (collinear features)")
+    return chol
+
+
+def inverse_factors(chol):
+    """Inverse Cholesky factors ``W_k = L_k^{-1}`` and ``log |2 pi Sigma_k|``.
+
+    Parameters
+    ----------
+    chol : ndarray of shape (n_matrices, n_features, n_features)
+
+    Returns
+    -------
+    inv : ndarray of shape (n_matrices, n_features, n_features)
+        Lower triangular, with ``(x - mu)' Sigma^{-1} (x - mu) = ||W (x - mu)||^2``.
+    log_det_2pi : ndarray of shape (n_matrices,)
+        ``log |2 pi Sigma_k| = n_features log(2 pi) + 2 sum_j log L_jj``.
+    """
+    n_features = chol.shape[-1]
+    eye = np.eye(n_features)
+    # C order, the layout a saved model's arrays have after loading: the products over these
+    # factors then sum in the same order in a fitted and in a loaded model (bit-identical output).
+    inv = np.ascontiguousarray(
+        np.stack([scipy.linalg.solve_triangular(L, eye, lower=True) for L in chol])
+    )
+    log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
+    return inv, n_features * _LOG_2PI + log_det
