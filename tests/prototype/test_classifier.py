@@ -199,9 +199,7 @@ def test_initial_solution_callback_is_used(checker):
     from discrim.utils.validation import check_labels
 
     classes, y_idx = check_labels(y)
-    clf.classes_, clf.marginals_ = classes, np.bincount(y_idx) / y.size
-    clf.batches_, clf.n_iter_, clf.objective_values_ = [], [], []
-    clf._fit_batches(X, y_idx, np.ones(y.size), [np.random.default_rng(0)], initial_solution=start)
+    clf._fit_validated(X, classes, y_idx, np.ones(y.size), initial_solution=start)  # the search's entry
     assert seen and seen[0][0] == 0 and len(clf.batches_) == 1
 
 

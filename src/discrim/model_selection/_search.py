@@ -78,7 +78,7 @@ def weighted_log_loss(proba, y_idx, sample_weight, classes):
 
 
 class PathWarmStart:
-    """The ``initial_solution`` callback of ``PrototypeClassifier._fit_batches`` along a penalty path.
+    """The ``initial_solution`` callback of ``PrototypeClassifier._fit_validated`` along a penalty path.
 
     Each fit of the path starts from the solution of the previous one (same training rows, a
     smaller alpha_feature). The callback records the candidates every batch draws, so that the
@@ -162,35 +162,27 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=Tru
     With ``quiet`` (the search's fits, whose iteration limit is the deliberate loose solve) their
     ConvergenceWarnings are silenced and their per-batch summaries logged at DEBUG.
 
-    The batches are added by the classifier's engine ``_fit_batches`` with the same random
-    streams ``fit`` would use (stream b for batch b), so a cold start here equals
-    ``classifier.fit``. Before them, ``fit`` with ``n_batches=0`` validates the data and sets
-    the marginal model; with ``validated`` (the search's folds: a float ndarray and class
-    indices, checked once for the whole search) only the per-fit checks of
-    ``PrototypeClassifier._start`` run.
+    The fit goes through the classifier's own fitting entry ``_fit_validated`` (the one ``fit``
+    uses, with the same random streams), so a cold start here equals ``classifier.fit``. With
+    ``validated`` (the search's folds: a float ndarray and class indices, checked once for the
+    whole search) the data are not checked again; otherwise they are checked as ``fit`` does.
     """
-    from discrim.utils._random import as_seed_sequence
-
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
 
-    n_batches = classifier.n_batches
+    sample_weight = np.asarray(sample_weight, dtype=np.float64)
     if validated:
         classes = np.unique(y)
         classifier.n_features_in_ = X.shape[1]  # as validate_data sets it for an ndarray
-        classifier._start(X, classes, np.searchsorted(classes, y), np.asarray(sample_weight, dtype=np.float64))
+        y_idx = np.searchsorted(classes, y)
     else:
-        classifier.set_params(n_batches=0).fit(X, y, sample_weight=sample_weight)
-        classifier.set_params(n_batches=n_batches)
-    y_idx = np.searchsorted(classifier.classes_, y)
-    rngs = [np.random.default_rng(s) for s in as_seed_sequence(classifier.random_state).spawn(n_batches)]
-    X = np.ascontiguousarray(X, dtype=np.dtype(classifier.dtype))
+        X, classes, y_idx, sample_weight = classifier._validate_training_data(X, y, sample_weight)
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore", ConvergenceWarning)
-        classifier._fit_batches(X, y_idx, np.asarray(sample_weight, dtype=np.float64), rngs,
-                                initial_solution=initial_solution, log_level=logging.DEBUG if quiet else logging.INFO)
+        classifier._fit_validated(X, classes, y_idx, sample_weight, initial_solution=initial_solution,
+                                  log_level=logging.DEBUG if quiet else logging.INFO)
     return classifier
 
 

@@ -305,15 +305,48 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         self : PrototypeClassifier
         """
         warm = self.warm_start and hasattr(self, "batches_")
-        X, y = validate_data(self, X, y, dtype=np.dtype(self.dtype), ensure_min_samples=2, reset=not warm)
+        X, classes, y_idx, w = self._validate_training_data(X, y, sample_weight, reset=not warm)
+        return self._fit_validated(X, classes, y_idx, w, warm=warm)
+
+    def _validate_training_data(self, X, y, sample_weight, reset=True):
+        """Checked X (in the fitted dtype), sorted classes, class indices and weights."""
+        X, y = validate_data(self, X, y, dtype=np.dtype(self.dtype), ensure_min_samples=2, reset=reset)
         check_feature_magnitude(X, "X")
         classes, y_idx = check_labels(y)
-        w = check_sample_weight(sample_weight, X.shape[0])
-        self._start(X, classes, y_idx, w, warm)
+        return X, classes, y_idx, check_sample_weight(sample_weight, X.shape[0])
+
+    def _fit_validated(self, X, classes, y_idx, sample_weight, warm=False, initial_solution=None,
+                       log_level=logging.INFO):
+        """The fit of validated data: the marginal model, then batches until there are ``n_batches``.
+
+        The one fitting entry of :meth:`fit` and of the cross-validated search (which validates
+        its data once for all its fits and warm-starts them through ``initial_solution``; see
+        :meth:`_fit_batches`). Batch ``b`` always draws from stream ``b`` of ``random_state``.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Finite, within :func:`discrim.utils.validation.max_feature_magnitude`.
+        classes : ndarray of shape (n_classes,)
+            Sorted labels.
+        y_idx : ndarray of shape (n_samples,) of int
+        sample_weight : ndarray of shape (n_samples,)
+            Validated weights.
+        warm : bool, default=False
+            Continue the fitted batches (``warm_start``).
+        initial_solution : callable or None, default=None
+        log_level : int, default=logging.INFO
+
+        Returns
+        -------
+        self : PrototypeClassifier
+        """
+        self._start(X, classes, y_idx, sample_weight, warm)
         start = len(self.batches_)
         streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
         rngs = [np.random.default_rng(s) for s in streams[start:]]
-        self._fit_batches(X, y_idx, w, rngs)
+        X = np.ascontiguousarray(X, dtype=np.dtype(self.dtype))
+        self._fit_batches(X, y_idx, sample_weight, rngs, initial_solution=initial_solution, log_level=log_level)
         return self
 
     def _start(self, X, classes, y_idx, sample_weight, warm=False):
