@@ -165,3 +165,13 @@ def test_table_invariants(seed, n, d, ks, criterion):
     usable = table[ok & ~table["degenerate"]]
     if len(usable):
         assert table[criterion].iloc[result.best_index] == usable[criterion].min()
+
+
+def test_parallel_fits_share_the_cores_instead_of_oversubscribing(three_blobs):
+    from discrim.utils._threads import available_cores
+
+    result = select_mixture(three_blobs, MCLUST, [1, 2], random_state=0, n_jobs=2)
+    assert {m.n_threads for m in result.estimators} == {max(1, available_cores() // 2)}
+    assert {m.n_threads for m in select_mixture(three_blobs, MCLUST, [1], random_state=0).estimators} == {None}
+    given = select_mixture(three_blobs, MCLUST, [1, 2], random_state=0, n_jobs=2, n_threads=3)
+    assert {m.n_threads for m in given.estimators} == {3}

@@ -8,6 +8,7 @@ from numbers import Integral
 import numpy as np
 
 from discrim.utils._random import as_seed_sequence
+from discrim.utils._threads import available_cores
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
 
 _COLUMNS = [
@@ -318,7 +319,7 @@ def select_mixture(
     {'family': 'V', 'n_components': 2}
     """
     import pandas as pd
-    from joblib import Parallel, delayed
+    from joblib import Parallel, delayed, effective_n_jobs
     from sklearn.utils import check_array
 
     if criterion not in ("bic", "aic"):
@@ -339,7 +340,13 @@ def select_mixture(
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
     seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(len(cells))]
-    out = Parallel(n_jobs=n_jobs)(
+    parallel = Parallel(n_jobs=n_jobs)
+    n_workers = min(len(cells), effective_n_jobs(n_jobs))
+    if n_workers > 1 and fit_params.get("n_threads") is None:
+        # Each parallel fit gets its share of the cores for its E-step threads: by default every
+        # fit would start one thread per core, n_workers times over (results do not depend on it).
+        fit_params = {**fit_params, "n_threads": max(1, available_cores() // n_workers)}
+    out = parallel(
         delayed(_fit_cell)(label, fam, k, X, w, sample_weight is not None, seed, fit_params, feature_var)
         for (label, fam, k), seed in zip(cells, seeds)
     )
