@@ -74,7 +74,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     # --- the interface -------------------------------------------------------------------
 
     @abstractmethod
-    def log_prob(self, X, params, xp=np):
+    def log_prob(self, X, params):
         """Log-density of every row under every component.
 
         Parameters
@@ -82,7 +82,6 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         X : array of shape (n_samples, n_features)
         params : Params
             Parameters of K components.
-        xp : namespace, default=numpy
 
         Returns
         -------

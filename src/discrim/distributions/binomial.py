@@ -114,7 +114,7 @@ class Binomial(ComponentFamily):
     def param_shapes(self, n_components, n_features):
         return {"prob": (n_components, n_features)}
 
-    def log_prob(self, X, params, xp=np):
+    def log_prob(self, X, params):
         n = self._trials(X.shape[0])
         log_p, log_q = _log_prob_and_log_complement(params.prob)
         # sum_d [x log p + (n - x) log(1 - p)] = (log p - log q) . x + n sum_d log q, computed as

@@ -102,7 +102,7 @@ class Categorical(ComponentFamily):
     def param_shapes(self, n_components, n_features):
         return {"probs": (n_components, n_features, self._n_categories())}
 
-    def log_prob(self, X, params, xp=np):
+    def log_prob(self, X, params):
         with np.errstate(divide="ignore"):
             log_probs = np.maximum(np.log(params.probs), LOG_TINY)
         onehot = self._one_hot(X)

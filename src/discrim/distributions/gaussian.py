@@ -162,7 +162,7 @@ class Gaussian(ComponentFamily):
         """Cached per parameter set: the factors log_prob needs (see :meth:`log_prob`)."""
         return params._cached("precision_cholesky", lambda: _precision_terms(self._type(), params))
 
-    def log_prob(self, X, params, xp=np):
+    def log_prob(self, X, params):
         terms = self._precision_cholesky(params)
         n = X.shape[0]
         k, d = params.mean.shape

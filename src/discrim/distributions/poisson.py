@@ -56,7 +56,7 @@ class Poisson(ComponentFamily):
     def param_shapes(self, n_components, n_features):
         return {"rate": (n_components, n_features)}
 
-    def log_prob(self, X, params, xp=np):
+    def log_prob(self, X, params):
         rate = params.rate
         with np.errstate(divide="ignore"):
             log_rate = np.maximum(np.log(rate), LOG_TINY)
