@@ -319,7 +319,6 @@ def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_b
     return model
 
 
-
 def plan_tasks(n_folds, n_alphas, n_workers):
     """Split the grid into tasks: every fold, with the alpha path cut into contiguous chunks.
 
@@ -362,6 +361,49 @@ def split_stretch(stretch, warm_start, n_pieces=PIECES_PER_STRETCH):
     if not warm_start:
         return [stretch[i : i + 1] for i in range(stretch.shape[0])]
     return [p for p in np.array_split(stretch, min(n_pieces, stretch.shape[0])) if p.size]
+
+
+def plan_chains(tasks, order, warm_start, make_job):
+    """The search's first tasks and the rule that hands each finished piece its successor.
+
+    With warm starts each stretch of a fold's path runs as a chain of pieces
+    (:func:`split_stretch`), a piece's successor starting from the path state it hands over;
+    without them every piece (one alpha) is independent and all start at once.
+
+    Parameters
+    ----------
+    tasks : list of (fold, ndarray of int)
+        From :func:`plan_tasks`: stretches as positions in increasing alpha order.
+    order : ndarray of int
+        Grid index of each position (the argsort of the alphas).
+    warm_start : bool
+    make_job : callable
+        ``make_job(fold, piece, path_state=None)``: the arguments of one :func:`fit_path` task.
+
+    Returns
+    -------
+    first_jobs : list of tuple
+        Tasks that can start at once.
+    follow_up : callable
+        ``follow_up(result) -> list of tuple``: the task that continues ``result``'s chain.
+    n_tasks : int
+        Tasks in all, the follow-ups included.
+    """
+    first_jobs, successor, n_tasks = [], {}, 0
+    for fold, stretch in tasks:
+        pieces = split_stretch(stretch, warm_start)
+        n_tasks += len(pieces)
+        if warm_start:
+            first_jobs.append(make_job(fold, pieces[0]))
+            successor.update({(fold, int(order[a[-1]])): b for a, b in zip(pieces, pieces[1:])})
+        else:
+            first_jobs.extend(make_job(fold, piece) for piece in pieces)
+
+    def follow_up(result):
+        piece = successor.get((result.fold, int(result.alpha_index[-1])))
+        return [] if piece is None else [make_job(result.fold, piece, result.path_state)]
+
+    return first_jobs, follow_up, n_tasks
 
 
 def select_one_se(mean, std, alphas):

@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.model_selection._search import fit_path, plan_tasks, refit_path, select_one_se, split_stretch
+from discrim.model_selection._search import fit_path, plan_chains, plan_tasks, refit_path, select_one_se
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
@@ -356,21 +356,7 @@ max_samples, dtype, backend
             return (search_template, splits[fold][0], splits[fold][1], fold, alphas[order[piece]], order[piece],
                     fold_seeds[fold], B, self.warm_start, path_state)
 
-        # With warm starts each stretch runs as a chain of pieces, a piece's successor starting
-        # from its path state; without them every piece (one alpha) is independent.
-        first_jobs, successor, n_tasks = [], {}, 0
-        for fold, chunk in tasks:
-            pieces = split_stretch(chunk, self.warm_start)
-            n_tasks += len(pieces)
-            if self.warm_start:
-                first_jobs.append(job(fold, pieces[0]))
-                successor.update({(fold, int(order[a[-1]])): b for a, b in zip(pieces, pieces[1:])})
-            else:
-                first_jobs.extend(job(fold, p) for p in pieces)
-
-        def follow_up(res):
-            piece = successor.get((res.fold, int(res.alpha_index[-1])))
-            return [] if piece is None else [job(res.fold, piece, res.path_state)]
+        first_jobs, follow_up, n_tasks = plan_chains(tasks, order, self.warm_start, job)
 
         start = time.perf_counter()
         results = run_unordered(fit_path, first_jobs, self.n_jobs, fork_safe=self.backend == "numpy",
