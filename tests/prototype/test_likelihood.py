@@ -7,12 +7,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import discrim.prototype._likelihood as lk
 from discrim.optim import NonNegElasticNet, PenalizedObjective
 from discrim.prototype._likelihood import PrototypeLikelihood, kernel_matrix
 
 
-def _problem(rng, n_classes, earlier_batches, weighted, R=40, J=15, D=3):
+def _problem(rng, n_classes, earlier_batches, weighted, R=40, J=15, D=3, **options):
     X = rng.normal(size=(R, D))
     y = rng.integers(0, n_classes, R)
     S = rng.normal(size=(J, D))
@@ -23,7 +22,7 @@ def _problem(rng, n_classes, earlier_batches, weighted, R=40, J=15, D=3):
         q0 = q0 + rng.uniform(0.0, 2.0, (R, n_classes))
     weight = rng.uniform(0.2, 3.0, R) if weighted else np.ones(R)
     coef = weight / weight.sum() * rng.uniform(1.0, 2.0, n_classes)[y]
-    return PrototypeLikelihood(X, y, coef, q0, S, target, n_classes, xp), (X, y, coef, q0, S, target)
+    return PrototypeLikelihood(X, y, coef, q0, S, target, n_classes, xp, **options), (X, y, coef, q0, S, target)
 
 
 def _reference_value(theta, X, y, coef, q0, S, target):
@@ -45,20 +44,11 @@ def _central_differences(f, theta, eps=1e-6):
 CASES = [(k, earlier, weighted) for k in (2, 4) for earlier in (False, True) for weighted in (False, True)]
 
 
-def _force_reduction(monkeypatch, reduction):
-    """Make every PrototypeLikelihood built afterwards use the given chunk reduction."""
-    per_class = reduction == "per_class"
-    monkeypatch.setattr(lk, "PER_CLASS_MIN_ELEMENTS", 0 if per_class else 2**62)
-    monkeypatch.setattr(lk, "PER_CLASS_MAX_CLASSES", 100 if per_class else 0)
-
-
 @pytest.mark.parametrize("n_classes, earlier_batches, weighted", CASES)
 @pytest.mark.parametrize("where", ["interior", "bounds"])
 @pytest.mark.parametrize("reduction", ["class_free", "per_class"])
-def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, reduction, rng,
-                                            monkeypatch):
-    _force_reduction(monkeypatch, reduction)
-    lik, data = _problem(rng, n_classes, earlier_batches, weighted)
+def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, reduction, rng):
+    lik, data = _problem(rng, n_classes, earlier_batches, weighted, reduction=reduction)
     D, J = data[0].shape[1], data[4].shape[0]
     for _ in range(3):
         theta = rng.uniform(0.05, 2.0, D + J)
@@ -83,20 +73,19 @@ def test_penalised_gradient_equals_finite_differences(rng):
     np.testing.assert_allclose(grad, fd, atol=1e-6)
 
 
-def test_chunked_evaluation_equals_one_chunk(rng, monkeypatch):
+def test_chunked_evaluation_equals_one_chunk(rng):
     lik, data = _problem(rng, 3, True, True, R=57)
     theta = rng.uniform(0.05, 2.0, data[0].shape[1] + data[4].shape[0])
     value, grad = lik.value_and_grad(theta)
-    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 7 * data[4].shape[0])  # chunks of 7 rows
-    small = PrototypeLikelihood(*data[:6], 3, xp)
+    assert value == pytest.approx(_reference_value(theta, *data), rel=1e-12)
+    small = PrototypeLikelihood(*data[:6], 3, xp, rows_per_chunk=7)
     value2, grad2 = small.value_and_grad(theta)
     assert value2 == pytest.approx(value, rel=1e-13)
     np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
 
 
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_both_reductions_agree(n_threads, rng, monkeypatch):
-    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 6 * 15)  # several chunks of 6 rows
+def test_both_reductions_agree(n_threads, rng):
     data = _problem(rng, 3, True, True, R=40, J=15, D=4)[1]
     D, J = 4, 15
     theta = rng.uniform(0.05, 2.0, D + J)
@@ -105,14 +94,13 @@ def test_both_reductions_agree(n_threads, rng, monkeypatch):
     theta_none[:D] = 0.0  # no active feature at all
     results = {}
     for reduction in ("class_free", "per_class"):
-        _force_reduction(monkeypatch, reduction)
-        lik = PrototypeLikelihood(*data[:6], 3, xp, n_threads=n_threads)
-        assert lik._per_class == (reduction == "per_class")
+        lik = PrototypeLikelihood(*data[:6], 3, xp, n_threads=n_threads, rows_per_chunk=6, reduction=reduction)
         try:
             results[reduction] = [lik.value_and_grad(t) for t in (theta, theta_none)]
         finally:
             lik.close()
-    for (v1, g1), (v2, g2) in zip(results["class_free"], results["per_class"]):
+    for t, (v1, g1), (v2, g2) in zip((theta, theta_none), results["class_free"], results["per_class"]):
+        assert v1 == pytest.approx(_reference_value(t, *data), rel=1e-12)
         assert v1 == pytest.approx(v2, rel=1e-12)
         np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-14)
 
@@ -132,10 +120,9 @@ def test_unsorted_candidates_are_rejected(rng):
         PrototypeLikelihood(X, np.zeros(5, int), np.ones(5), np.ones((5, 2)), X[:3], np.array([1, 0, 1]), 2, xp)
 
 
-def test_threads_give_the_same_result(rng, monkeypatch):
-    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 5 * 15)  # chunks of 5 rows
-    lik, data = _problem(rng, 3, True, True, R=43)
-    threaded = PrototypeLikelihood(*data[:6], 3, xp, n_threads=3)
+def test_threads_give_the_same_result(rng):
+    lik, data = _problem(rng, 3, True, True, R=43, rows_per_chunk=5)
+    threaded = PrototypeLikelihood(*data[:6], 3, xp, n_threads=3, rows_per_chunk=5)
     try:
         theta = rng.uniform(0.05, 2.0, data[0].shape[1] + data[4].shape[0])
         value, grad = lik.value_and_grad(theta)
@@ -162,14 +149,13 @@ def test_torch_backend_matches_numpy(rng):
     np.testing.assert_allclose(tgrad.numpy(), grad, rtol=1e-10, atol=1e-14)
 
 
-def test_value_at_zero_is_the_value_of_the_empty_batch(rng, monkeypatch):
+def test_value_at_zero_is_the_value_of_the_empty_batch(rng):
     # The empty batch's loss comes from the frozen model alone; it equals the full evaluation
     # at theta = 0, chunked or not, and PenalizedObjective adds the penalties at zero.
     from discrim.optim import NonNegElasticNet, PenalizedObjective
 
-    monkeypatch.setattr(lk, "CHUNK_ELEMENTS", 6 * 15)
     data = _problem(rng, 3, True, True, R=40, J=15, D=4)[1]
-    lik = PrototypeLikelihood(*data[:6], 3, xp)
+    lik = PrototypeLikelihood(*data[:6], 3, xp, rows_per_chunk=6)
     zero = np.zeros(4 + 15)
     assert lik.value_at_zero() == pytest.approx(lik.value_and_grad(zero)[0], rel=1e-13)
     objective = PenalizedObjective(lik, [(slice(0, 4), NonNegElasticNet(0.3, 0.5)),
@@ -249,3 +235,19 @@ def test_objective_on_centred_rows_matches_the_direct_differences_at_large_offse
     tol = 50 * np.finfo(float).eps * offset * theta[:3].max() ** 2 * np.ptp(X)
     assert abs(centred.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
     assert not abs(raw.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
+
+
+@pytest.mark.parametrize("size", ["small", "large"])  # large: chunks past PER_CLASS_MIN_ELEMENTS
+@pytest.mark.parametrize("reduction", ["auto", "class_free", "per_class"])
+@pytest.mark.parametrize("rows_per_chunk", [None, 7])
+def test_every_evaluation_path_equals_the_specification(size, reduction, rows_per_chunk, rng):
+    """Each way of evaluating the objective (one chunk or many, gathered or per-class reduction,
+    small or large chunks) gives the seed's value to 1e-12, and one gradient."""
+    R, J = (40, 15) if size == "small" else (300, 150)
+    lik, data = _problem(rng, 2, True, True, R=R, J=J, D=3, rows_per_chunk=rows_per_chunk, reduction=reduction)
+    base = PrototypeLikelihood(*data[:6], 2, xp, reduction="class_free", rows_per_chunk=R)
+    theta = rng.uniform(0.05, 2.0, 3 + J)
+    theta[3 + rng.choice(J, J // 4, replace=False)] = 0.0
+    value, grad = lik.value_and_grad(theta)
+    assert value == pytest.approx(_reference_value(theta, *data), rel=1e-12)
+    np.testing.assert_allclose(grad, base.value_and_grad(theta)[1], rtol=1e-10, atol=1e-14)

@@ -182,9 +182,16 @@ class PrototypeLikelihood:
     device : device or None
     n_threads : int, default=1
         Threads over row chunks (numpy namespace only); call :meth:`close` when done.
+    rows_per_chunk : int or None, default=None
+        Rows per chunk; None sizes chunks of about CHUNK_ELEMENTS kernel entries.
+    reduction : {"auto", "class_free", "per_class"}, default="auto"
+        How a chunk is reduced over classes; "auto" picks by chunk size and class count (see
+        PER_CLASS_MIN_ELEMENTS). Every choice computes the same value and gradient: the others
+        exist for the tests, which check each against the specification's formula.
     """
 
-    def __init__(self, X, y, coef, q0, S, target, n_classes, xp, device=None, n_threads=1):
+    def __init__(self, X, y, coef, q0, S, target, n_classes, xp, device=None, n_threads=1, rows_per_chunk=None,
+                 reduction="auto"):
         self.xp = xp
         self.device = device
         self.dtype = X.dtype
@@ -207,19 +214,23 @@ class PrototypeLikelihood:
         self.member = _asarray(member, xp, self.dtype, device)
         self.coef, self.q0 = coef, q0
         R = X.shape[0]
-        step = chunk_rows(self.n_candidates)
+        step = chunk_rows(self.n_candidates) if rows_per_chunk is None else max(1, int(rows_per_chunk))
         self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
         # numpy releases the GIL in BLAS and ufunc loops, so row chunks run in parallel threads;
         # each thread owns one (rows x J) kernel buffer that it reuses for all of its chunks.
         self.n_threads = max(1, min(int(n_threads), len(self._chunks))) if not is_torch_namespace(xp) else 1
         n_buf = min(step, R)
-        self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
+        if reduction not in ("auto", "class_free", "per_class"):
+            raise ValueError(f"reduction must be 'auto', 'class_free' or 'per_class'; got {reduction!r}.")
+        large = n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
+        self._per_class = (n_classes <= PER_CLASS_MAX_CLASSES and large) if reduction == "auto" else (
+            reduction == "per_class")
         # numpy on the host: with every feature active (the usual case) both sides of the kernel
         # GEMM are written into preallocated augmented buffers, and a small class-free chunk forms
         # G with one gathered product instead of one product per class block (fewer array
         # operations, which is what small problems are bound by)
         self._host = isinstance(X, np.ndarray)
-        self._gather_G = self._host and n_buf * self.n_candidates < PER_CLASS_MIN_ELEMENTS
+        self._gather_G = self._host and not large
         self._target = np.asarray(target)
         # per thread: the (rows x J) kernel buffer, and (on the host, see _host_subset) one for the
         # rows' side of the kernel GEMM
