@@ -195,17 +195,24 @@ def test_float32_and_pandas_input(Est, rng):
     np.testing.assert_allclose(ref.predict_proba(X.astype(np.float32)), ref.predict_proba(X), atol=1e-5)
 
 
-def test_blocks_give_the_same_result_as_one_pass(rng, monkeypatch):
-    X, y = _gaussian_classes(rng, n_per_class=(300, 400))
-    full = [Est().fit(X, y) for Est in ESTIMATORS]
-    expected = [(e.covariance_, e.log_density(X), e.mahalanobis(X)) for e in full]
-    monkeypatch.setattr(gm, "_BLOCK_BYTES", 8 * 3 * 7)  # blocks of a few rows (min 256 rows)
-    monkeypatch.setattr(gm, "_block_rows", lambda width: 7)
-    for Est, (cov, logf, dist) in zip(ESTIMATORS, expected):
-        est = Est().fit(X, y)
-        np.testing.assert_allclose(est.covariance_, cov, rtol=1e-12)
-        np.testing.assert_allclose(est.log_density(X), logf, rtol=1e-12)
-        np.testing.assert_allclose(est.mahalanobis(X), dist, rtol=1e-12)
+@pytest.mark.parametrize("block_rows", [None, 1, 7, 700])
+def test_distances_in_any_blocks_equal_scipys_mahalanobis(rng, block_rows):
+    """The blocked, centred distance kernels against scipy's definition, one row at a time."""
+    from scipy.spatial.distance import mahalanobis
+
+    X = rng.normal(size=(50, 3)) * [1.0, 3.0, 0.5] + 100.0
+    means = rng.normal(size=(3, 3)) + 100.0
+    covs = np.stack([np.cov(rng.normal(size=(40, 3)), rowvar=False) + 0.1 * np.eye(3) for _ in range(3)])
+    inv, _ = inverse_factors(cholesky_factors(covs))
+    origin = X[0]
+    full = gm.mahalanobis_full(X, means - origin, inv, origin, block_rows=block_rows)
+    tied = gm.mahalanobis_tied(X, means - origin, inv[0], origin, block_rows=block_rows)
+    for i in range(0, 50, 7):
+        for k in range(3):
+            expected_full = mahalanobis(X[i], means[k], np.linalg.inv(covs[k])) ** 2
+            expected_tied = mahalanobis(X[i], means[k], np.linalg.inv(covs[0])) ** 2
+            assert full[i, k] == pytest.approx(expected_full, rel=1e-10)
+            assert tied[i, k] == pytest.approx(expected_tied, rel=1e-10)
 
 
 # ---------------------------------------------------------------- bad input

@@ -55,7 +55,7 @@ def shrink(cov, reg_param):
     return out
 
 
-def mahalanobis_tied(X, means, inv, origin=None):
+def mahalanobis_tied(X, means, inv, origin=None, block_rows=None):
     """Squared Mahalanobis distances to every mean under one shared covariance.
 
     Parameters
@@ -67,6 +67,8 @@ def mahalanobis_tied(X, means, inv, origin=None):
         ``W = L^{-1}`` of the shared covariance.
     origin : ndarray of shape (n_features,), default=None
         Subtracted from the rows first (0 when None); see :func:`fit_origin`.
+    block_rows : int or None, default=None
+        Rows per block; None keeps a block's rows and temporaries in cache.
 
     Returns
     -------
@@ -83,7 +85,7 @@ def mahalanobis_tied(X, means, inv, origin=None):
     m_sq = np.einsum("kd,kd->k", m, m)
     m_t = np.ascontiguousarray(-2.0 * m.T)
     out = np.empty((n, means.shape[0]))
-    step = _block_rows(X.shape[1])
+    step = block_rows or _block_rows(X.shape[1])
     for start in range(0, n, step):
         xb = X[start : start + step] - (0.0 if origin is None else origin)
         xb -= center
@@ -96,7 +98,7 @@ def mahalanobis_tied(X, means, inv, origin=None):
     return out
 
 
-def mahalanobis_full(X, means, inv, origin=None):
+def mahalanobis_full(X, means, inv, origin=None, block_rows=None):
     """Squared Mahalanobis distances to every mean, each class with its own covariance.
 
     Parameters
@@ -108,6 +110,8 @@ def mahalanobis_full(X, means, inv, origin=None):
         ``W_k = L_k^{-1}`` for each class.
     origin : ndarray of shape (n_features,), default=None
         Subtracted from the rows first (0 when None); see :func:`fit_origin`.
+    block_rows : int or None, default=None
+        Rows per block; None keeps a block's rows and temporaries in cache.
 
     Returns
     -------
@@ -124,7 +128,7 @@ def mahalanobis_full(X, means, inv, origin=None):
     stacked[:n_features] = np.concatenate(list(np.swapaxes(inv, 1, 2)), axis=1)
     stacked[n_features] = -np.einsum("kij,kj->ki", inv, means - center).ravel()
     out = np.empty((n, n_classes))
-    step = _block_rows(n_classes * n_features)
+    step = block_rows or _block_rows(n_classes * n_features)
     xa = np.empty((min(step, n), n_features + 1))
     xa[:, n_features] = 1.0
     for start in range(0, n, step):
