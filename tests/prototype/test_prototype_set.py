@@ -2,6 +2,7 @@
 
 import _oracles
 import numpy as np
+import pytest
 
 from discrim.prototype import PrototypeBatch
 from discrim.prototype._prototype_set import merge_equivalent
@@ -62,19 +63,43 @@ def test_kernel_uses_active_features_only():
     np.testing.assert_allclose(batch.class_scores(X, 2), expected * [1.0, 3.0])
 
 
-def test_merge_brute_force_and_kd_tree_agree(monkeypatch):
-    # Small sets compare all pairs directly, large ones use a k-d tree: same components.
-    from discrim.prototype import _prototype_set
+def _merge_oracle(prototypes, target, weights, sample_index, tol):
+    """The merge as its docstring states it, by a graph search over all pairs."""
+    J = len(target)
+    near = [[j for j in range(J) if target[i] == target[j] and np.max(np.abs(prototypes[i] - prototypes[j])) <= tol]
+            for i in range(J)]
+    seen, merged = set(), []
+    for i in range(J):
+        if i in seen:
+            continue
+        component, stack = set(), [i]
+        while stack:
+            j = stack.pop()
+            if j not in component:
+                component.add(j)
+                stack.extend(near[j])
+        seen |= component
+        first = min(component, key=lambda j: sample_index[j])
+        merged.append((target[first], sample_index[first], first, sum(weights[j] for j in component)))
+    merged.sort()
+    rows = [m[2] for m in merged]
+    return prototypes[rows], target[rows], np.array([m[3] for m in merged]), sample_index[rows]
+
+
+@pytest.mark.parametrize("n_base", [20, 200])  # all pairs directly, then past BRUTE_FORCE_MERGE_ELEMENTS: k-d tree
+def test_merge_equals_its_definition_on_small_and_large_sets(n_base):
+    from discrim.prototype._prototype_set import BRUTE_FORCE_MERGE_ELEMENTS, MERGE_TOL
 
     rng = np.random.default_rng(3)
-    base = np.round(rng.normal(size=(40, 2)), 1)  # coarse values: many exact duplicates
+    base = np.round(rng.normal(size=(n_base, 2)), 1)  # coarse values: many exact duplicates
     protos = np.vstack([base, base[:15] + 5e-9, base[:5] + 3e-8])  # within MERGE_TOL, and not
     target = rng.integers(0, 3, protos.shape[0])
     weights = rng.uniform(0.5, 2.0, protos.shape[0])
     index = rng.permutation(protos.shape[0])
-    small = merge_equivalent(protos, target, weights, index)
-    monkeypatch.setattr(_prototype_set, "BRUTE_FORCE_MERGE_ELEMENTS", 0)
-    tree = merge_equivalent(protos, target, weights, index)
-    assert small[0].shape[0] < protos.shape[0]  # something was merged
-    for a, b in zip(small, tree):
-        np.testing.assert_array_equal(a, b)
+    J = protos.shape[0]
+    assert ((protos.shape[1] + 1) * J * J > BRUTE_FORCE_MERGE_ELEMENTS) == (n_base == 200)
+    got = merge_equivalent(protos, target, weights, index)
+    want = _merge_oracle(protos, target, weights, index, MERGE_TOL)
+    assert got[0].shape[0] < J  # something was merged
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-15)
