@@ -162,11 +162,6 @@ def stats_from_resp(family, X, sample_weight, resp, chunk_size):
     return stats
 
 
-def _posterior_block(family, X, log_weights, params, sl):
-    log_resp, log_norm = log_posterior(family.rows(sl).log_prob(X[sl], params), log_weights.astype(X.dtype))
-    return log_resp, log_norm
-
-
 def joint_log_likelihood(family, X, log_weights, params, chunk_size, n_threads=1):
     """``log pi_k + log f_k(x_i)`` of every row and component, in blocks.
 
@@ -212,12 +207,8 @@ def posterior(family, X, log_weights, params, chunk_size, n_threads=1):
     log_norm : ndarray of shape (n_samples,)
         ``log sum_k pi_k f_k(x_i)``.
     """
-    fn = partial(_posterior_block, family, X, log_weights, params)
-    with block_mapper(n_threads) as mapper:
-        parts = mapper(fn, _blocks(X.shape[0], chunk_size))
-    log_resp = np.concatenate([p[0] for p in parts], axis=0).astype(np.float64, copy=False)
-    log_norm = np.concatenate([p[1] for p in parts]).astype(np.float64, copy=False)
-    return log_resp, log_norm
+    jll = joint_log_likelihood(family, X, log_weights, params, chunk_size, n_threads)
+    return log_posterior(jll, 0.0)  # the mixing weights are in the joint already
 
 
 def _keep_empty(family, new, old, empty):
