@@ -328,12 +328,21 @@ class PrototypeLikelihood:
         else:
             wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
             feats, partial = (XX, X, va, h, sa, wm), self._partial_class_free
+        n_chunks = len(self._chunks)
         if self._pool is None:
-            sums = partial(range(len(self._chunks)), bufs[0], feats)
+            groups = [range(n_chunks)]
+            parts = [partial(groups[0], bufs[0], feats)]
         else:
-            groups = [range(i, len(self._chunks), self.n_threads) for i in range(self.n_threads)]
+            groups = [range(i, n_chunks, self.n_threads) for i in range(self.n_threads)]
             parts = list(self._pool.map(partial, groups, bufs, [feats] * self.n_threads))
-            sums = [sum(p[0] for p in parts)] + [_total([p[i] for p in parts]) for i in range(1, len(parts[0]))]
+        # Each thread returns its chunks' terms; summed in chunk order, the result does not depend
+        # on how many threads there are (the thread count follows the BLAS limits of the moment).
+        by_chunk = {i: terms for group, part in zip(groups, parts) for i, terms in zip(group, zip(*part))}
+        ordered = list(zip(*(by_chunk[i] for i in range(n_chunks))))
+        value = 0.0
+        for loss in ordered[0]:
+            value += loss
+        sums = [value] + [_total(list(terms)) if terms[0] is not None else 0.0 for terms in ordered[1:]]
         if self._per_class:
             value, cw, gx = sums
         else:
@@ -456,7 +465,7 @@ class PrototypeLikelihood:
         return -float(c @ self.xp.log(qy / T)), A
 
     def _partial_class_free(self, chunks, buf, feats):
-        """Sums over the reference rows of ``chunks``: the value and ``G^T [1, X^2, X]``.
+        """Per chunk of ``chunks``, in order: the value and ``G^T [1, X^2, X]`` (lists).
 
         ``G[n, j] = A[n, y_j] K_nj`` is formed in the kernel buffer; column 0 of the product is
         ``c_j``, and the caller turns the others into the v-gradient bracket.
@@ -464,13 +473,13 @@ class PrototypeLikelihood:
         xp = self.xp
         XX_all, X_all, va, h, sa, wm = feats
         d = va.shape[0]
-        value, M = 0.0, []
+        value, M = [], []
         for i in chunks:
             start, stop = self._chunks[i]
             XX = XX_all[start:stop]
             K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf)
             loss, A = self._loss_and_weights(i, K @ wm)
-            value += loss
+            value.append(loss)
             # K becomes G in place: G[n, j] = A[n, y_j] K_nj
             if self._gather_G:
                 np.multiply(K, A[:, self._target], out=K)
@@ -479,10 +488,11 @@ class PrototypeLikelihood:
                     if b > a:
                         _multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
             M.append(K.T @ XX)
-        return value, _total(M)
+        return value, M
 
     def _partial_per_class(self, chunks, buf, feats):
-        """Sums over the reference rows of ``chunks``: value, ``c_j`` and the v-gradient bracket.
+        """Per chunk of ``chunks``, in order: value, ``c_j`` and the v-gradient bracket (lists; the
+        bracket is None without active features).
 
         The bracket is ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (see the class docstring); the
         candidates' part ``sum_j s_jd^2 w_j c_j`` is added once by the caller. Per class block k,
@@ -492,7 +502,7 @@ class PrototypeLikelihood:
         xp = self.xp
         XX_all, X_all, va, h, sa, wS = feats
         d = va.shape[0]
-        value, cw, gx = 0.0, [], []
+        value, cw, gx = [], [], []
         for i in chunks:
             start, stop = self._chunks[i]
             X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
@@ -500,13 +510,15 @@ class PrototypeLikelihood:
             # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
             Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
             loss, A = self._loss_and_weights(i, Z[:, :, 0])
-            value += loss
+            value.append(loss)
             cw.append(xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)]))
             if d:
                 # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
                 Y = xp.einsum("nk,nkd->nd", A, Z)
                 gx.append(Y[:, 0] @ X2 - 2.0 * xp.einsum("nd,nd->d", X, Y[:, 1:]))
-        return value, _total(cw), _total(gx) if gx else 0.0
+            else:
+                gx.append(None)
+        return value, cw, gx
 
 
 def _full_gradient(gv, cw, active, v, xp):
