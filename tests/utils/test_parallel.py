@@ -138,3 +138,23 @@ def test_forked_worker_inherits_the_thread_limit_without_starting_a_blas_pool():
     assert in_worker
     assert all(blas == share for _, blas in in_worker)
     assert all(n_threads == 1 for n_threads, _ in in_worker)
+
+
+def _blas_threads_seen(_):
+    from discrim.utils._threads import available_blas_threads
+
+    return available_blas_threads()
+
+
+def test_threaded_backend_tasks_run_under_one_blas_limit():
+    """Tasks in threads share the BLAS pool: it is held at the workers' share of the cores for
+    the whole run, instead of each task setting and undoing its own limit under the others
+    (which changed the rounding, and the model the search selected, under the threading backend)."""
+    from joblib import cpu_count, parallel_config
+    from threadpoolctl import threadpool_info
+
+    if not [info for info in threadpool_info() if info["user_api"] == "blas"]:
+        pytest.skip("no BLAS library found by threadpoolctl")
+    with parallel_config(backend="threading"):
+        seen = list(run_unordered(_blas_threads_seen, [(i,) for i in range(6)], n_jobs=2))
+    assert seen == [max(1, cpu_count() // 2)] * 6

@@ -84,15 +84,21 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, fol
 
 def _run_joblib_rounds(function, ready, n_workers, shared, follow_up):
     """The ready tasks through ``joblib.Parallel``, round after round of follow-ups."""
-    from joblib import Parallel, delayed
+    from joblib import Parallel, cpu_count, delayed, effective_n_jobs
 
-    while ready:
-        batch = list(ready)
-        ready.clear()
-        parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered")
-        for result in parallel(delayed(function)(*task, **shared) for task in batch):
-            ready.extend(follow_up(result))
-            yield result
+    # The native thread pools are process-wide: tasks in threads (joblib's threading backend)
+    # share them, and one task's limit, set and undone while others run, changes the thread
+    # count under their BLAS calls (and the rounding of some of them). The share of the cores per
+    # worker is set once here, as the fork pool does before it forks; process workers (loky,
+    # Dask) limit their own pools.
+    with limit_threads(max(1, cpu_count() // max(1, effective_n_jobs(n_workers)))):
+        while ready:
+            batch = list(ready)
+            ready.clear()
+            parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered")
+            for result in parallel(delayed(function)(*task, **shared) for task in batch):
+                ready.extend(follow_up(result))
+                yield result
 
 
 def _run_forked(function, ready, n_workers, shared, follow_up):
