@@ -1,5 +1,6 @@
 """Numerical functions the array API standard lacks, one implementation per namespace family."""
 
+import array_api_compat.numpy as _NUMPY_XP
 import numpy as np
 from array_api_compat import is_torch_namespace
 
@@ -30,3 +31,50 @@ def logsumexp(a, axis, xp):
         out = np.log(np.sum(np.exp(a - top), axis=axis))
     out += np.squeeze(top, axis=axis)
     return out
+
+
+def matmul_into(a, b, out, xp):
+    """``a @ b``, written into ``out`` when given."""
+    if out is None:
+        return a @ b
+    if is_torch_namespace(xp):
+        import torch
+
+        return torch.matmul(a, b, out=out)
+    return np.matmul(a, b, out=out)
+
+
+def multiply_inplace(a, b, xp):
+    """``a * b``, written into ``a`` where the namespace allows."""
+    if is_torch_namespace(xp):
+        return a.mul_(b)
+    if isinstance(a, np.ndarray):
+        return np.multiply(a, b, out=a)
+    return a * b
+
+
+def exp_inplace(a, xp):
+    """``exp(a)``, written into ``a`` where the namespace allows."""
+    if is_torch_namespace(xp):
+        return a.exp_()
+    if isinstance(a, np.ndarray):
+        return np.exp(a, out=a)
+    return xp.exp(a)
+
+
+def asarray(a, xp, dtype, device):
+    """``xp.asarray(a, dtype, device)``; numpy's own call for numpy (the wrapper costs microseconds)."""
+    if xp is _NUMPY_XP:  # numpy's own call: array-api-compat's wrapper costs a few us per call
+        return np.asarray(a, dtype=dtype)
+    if device is None:
+        return xp.asarray(a, dtype=dtype)
+    return xp.asarray(a, dtype=dtype, device=device)
+
+
+def empty(shape, xp, dtype, device):
+    """``xp.empty(shape, dtype, device)``; numpy's own call for numpy."""
+    if xp is _NUMPY_XP:
+        return np.empty(shape, dtype=dtype)
+    if device is None:
+        return xp.empty(shape, dtype=dtype)
+    return xp.empty(shape, dtype=dtype, device=device)

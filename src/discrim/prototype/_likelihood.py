@@ -1,13 +1,14 @@
 """The batch objective of the prototype set classifier, written once against an array namespace."""
 
-# numpy by default; torch plugs in through array-api-compat. The in-place helpers below fall back
+# numpy by default; torch plugs in through array-api-compat. The in-place helpers (backend._ops) fall back
 # to allocating operations for namespaces without ``out=`` support.
 
 from typing import NamedTuple
 
 import numpy as np
-import array_api_compat.numpy as _NUMPY_XP
 from array_api_compat import is_torch_namespace
+
+from discrim.backend import _ops as ops
 
 # Rows of reference (or scoring) data processed at once. A (rows x prototypes) chunk of about
 # CHUNK_ELEMENTS entries stays in cache while all passes of one call run over it (the passes
@@ -24,33 +25,6 @@ PER_CLASS_MAX_CLASSES = 3
 def chunk_rows(n_cols):
     """Rows per chunk so that a (rows x ``n_cols``) buffer holds about CHUNK_ELEMENTS entries."""
     return max(1, CHUNK_ELEMENTS // max(int(n_cols), 1))
-
-
-def _matmul_into(a, b, out, xp):
-    if out is None:
-        return a @ b
-    if is_torch_namespace(xp):
-        import torch
-
-        return torch.matmul(a, b, out=out)
-    return np.matmul(a, b, out=out)
-
-
-def _multiply_inplace(a, b, xp):
-    """``a * b``, written into ``a`` where the namespace allows."""
-    if is_torch_namespace(xp):
-        return a.mul_(b)
-    if isinstance(a, np.ndarray):
-        return np.multiply(a, b, out=a)
-    return a * b
-
-
-def _exp_inplace(a, xp):
-    if is_torch_namespace(xp):
-        return a.exp_()
-    if isinstance(a, np.ndarray):
-        return np.exp(a, out=a)
-    return xp.exp(a)
 
 
 def _augment(Z, row_term, first, xp, ones=None):
@@ -90,7 +64,7 @@ def kernel_matrix(X, S, v, xp, out=None):
     Sv = S * v
     ua = _augment(U, -0.5 * xp.sum(U * U, axis=1), True, xp)
     sa = _augment(Sv, -0.5 * xp.sum(Sv * Sv, axis=1), False, xp)
-    return _exp_inplace(_matmul_into(ua, sa.T, out, xp), xp)
+    return ops.exp_inplace(ops.matmul_into(ua, sa.T, out, xp), xp)
 
 
 def class_blocks(target, n_classes):
@@ -203,15 +177,15 @@ class PrototypeLikelihood:
         self.S2 = S * S
         # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums;
         # columns 1..D (X^2) also serve the row side of the kernel GEMM
-        self.XX = xp.concat([_asarray(np.ones((X.shape[0], 1)), xp, self.dtype, device), X * X, X], axis=1)
-        self._column_0 = _asarray(np.zeros(1, dtype=np.int64), xp, None, device)
+        self.XX = xp.concat([ops.asarray(np.ones((X.shape[0], 1)), xp, self.dtype, device), X * X, X], axis=1)
+        self._column_0 = ops.asarray(np.zeros(1, dtype=np.int64), xp, None, device)
         onehot = np.zeros((y.shape[0], n_classes))
         onehot[np.arange(y.shape[0]), y] = 1.0
-        self.onehot = _asarray(onehot, xp, self.dtype, device)
+        self.onehot = ops.asarray(onehot, xp, self.dtype, device)
         # (J, n_classes) one-hot of the candidates' classes: Q = K @ (w * it)
         member = np.zeros((S.shape[0], n_classes))
         member[np.arange(S.shape[0]), np.asarray(target)] = 1.0
-        self.member = _asarray(member, xp, self.dtype, device)
+        self.member = ops.asarray(member, xp, self.dtype, device)
         self.coef, self.q0 = coef, q0
         R = X.shape[0]
         step = chunk_rows(self.n_candidates) if rows_per_chunk is None else max(1, int(rows_per_chunk))
@@ -234,19 +208,19 @@ class PrototypeLikelihood:
         self._target = np.asarray(target)
         # per thread: the (rows x J) kernel buffer, and (on the host, see _host_subset) one for the
         # rows' side of the kernel GEMM
-        self._kernel_bufs = [_empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
+        self._kernel_bufs = [ops.empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
         self._n_buf = n_buf
         # on the host: the arrays restricted to the active features, and the GEMM's side buffers for
         # them, built when the set of active features changes (it rarely does between evaluations)
         self._subset_key = None
         self._subset = None
         # constants of the augmented kernel GEMM and the flat position of each row's true class
-        self._ones_R = _asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
-        self._ones_J = _asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
-        self._ones_K = _asarray(np.ones(n_classes), xp, self.dtype, device)
+        self._ones_R = ops.asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
+        self._ones_J = ops.asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
+        self._ones_K = ops.asarray(np.ones(n_classes), xp, self.dtype, device)
         # per chunk, the flat positions of the rows' true classes in the chunk's (rows, n_classes) q
         true_cell = np.arange(y.shape[0]) * n_classes + np.asarray(y)
-        self._true_cells = [_asarray(true_cell[a:b] - a * n_classes, xp, None, device) for a, b in self._chunks]
+        self._true_cells = [ops.asarray(true_cell[a:b] - a * n_classes, xp, None, device) for a, b in self._chunks]
         self._pool = None
         # one row chunk on the host in one thread, reduced class-free with a gathered G: the
         # objective of small batches, evaluated by _value_and_grad_single
@@ -449,7 +423,7 @@ class PrototypeLikelihood:
             K = np.matmul(ua, sa.T, out=K_buf[:n])
             return np.exp(K, out=K)
         ua = _augment(X * va, X2 @ h, True, self.xp, ones=self._ones_R[:n])
-        return _exp_inplace(_matmul_into(ua, sa.T, K_buf[:n], self.xp), self.xp)
+        return ops.exp_inplace(ops.matmul_into(ua, sa.T, K_buf[:n], self.xp), self.xp)
 
     def _loss_and_weights(self, i, scores):
         """Chunk ``i``'s share of the value and its ``A`` (see the class docstring).
@@ -486,7 +460,7 @@ class PrototypeLikelihood:
             else:
                 for k, (a, b) in enumerate(self.blocks):
                     if b > a:
-                        _multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
+                        ops.multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
             M.append(K.T @ XX)
         return value, M
 
@@ -553,19 +527,3 @@ def _total(parts):
     for part in parts[1:]:
         total = total + part
     return total
-
-
-def _asarray(a, xp, dtype, device):
-    if xp is _NUMPY_XP:  # numpy's own call: array-api-compat's wrapper costs a few us per call
-        return np.asarray(a, dtype=dtype)
-    if device is None:
-        return xp.asarray(a, dtype=dtype)
-    return xp.asarray(a, dtype=dtype, device=device)
-
-
-def _empty(shape, xp, dtype, device):
-    if xp is _NUMPY_XP:
-        return np.empty(shape, dtype=dtype)
-    if device is None:
-        return xp.empty(shape, dtype=dtype)
-    return xp.empty(shape, dtype=dtype, device=device)
