@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import scipy.stats
+from sklearn.base import clone
 
 from discrim.distributions import (
     FAMILIES,
@@ -99,8 +100,10 @@ def test_binomial_per_row_trials_match_scipy(rng):
     got = fam.fit_params(X, resp, w).prob
     want = (resp * w[:, None]).T @ X / ((resp * w[:, None]).T @ n)[:, None]
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    # the family follows row subsets (used for blocks of rows)
-    np.testing.assert_allclose(fam.rows(slice(5, 12)).log_prob(X[5:12], p), want_rows := fam.log_prob(X, p)[5:12])
+    # per-row data are sliced with the rows (as EM does for blocks of rows)
+    rows = fam.row_data(25)
+    block = fam.log_prob(X[5:12], p, rows={"n_trials": rows["n_trials"][5:12]})
+    np.testing.assert_allclose(block, want_rows := fam.log_prob(X, p)[5:12], rtol=1e-14)
     assert want_rows.shape == (7, 2)
     with pytest.raises(ValueError, match="per-row trial counts but X has"):
         fam.log_prob(X[:3], p)
@@ -143,8 +146,14 @@ def _sample_data(family, rng, n=60, d=3, k=2):
     return rng.normal(size=(n, d)) * [1.0, 2.0, 0.5] + [100.0, -3.0, 0.0]  # far from the origin
 
 
+def _unregularised(family):
+    """The family without the Gaussian's reg_covar, whose M-step is then the plain weighted MLE."""
+    return clone(family).set_params(reg_covar=0.0) if "reg_covar" in family.get_params() else family
+
+
 @pytest.mark.parametrize("family", FAMILIES, ids=repr)
 def test_params_from_stats_is_the_weighted_mle(family, rng):
+    family = _unregularised(family)
     X = _sample_data(family, rng)
     resp = rng.dirichlet([1.0, 1.0], size=X.shape[0])
     w = rng.uniform(0.2, 3.0, size=X.shape[0])
@@ -221,25 +230,26 @@ def test_families_declare_support_and_rows_per_component(family, discrete, upper
 
 @pytest.mark.parametrize("ctype", ["full", "tied", "diag", "spherical"])
 def test_gaussian_relative_variance_is_in_the_datas_standard_units(ctype, rng):
-    family = Gaussian(ctype)
+    family = Gaussian(ctype, reg_covar=1e-6)
     X = rng.normal(size=(200, 2)) * [1.0, 100.0]
     resp = np.ones((200, 1))
-    params = family.fit_params(X, resp, reg_covar=1e-6)
+    params = family.fit_params(X, resp)
     feature_var = X.var(axis=0)
-    rel = family.min_relative_variance(params, np.array([True]), feature_var, 1e-6)
+    rel = family.min_relative_variance(params, np.array([True]), feature_var)
     # One component on all rows: its covariance is the data's, about 1 in standard units; the
     # smallest eigenvalue of the correlation matrix of independent features is close to 1. A
     # spherical variance, the mean over features, is measured against the largest one: about 1/2.
     low, high = (0.4, 0.6) if ctype == "spherical" else (0.7, 1.0 + 1e-9)
     assert low < rel <= high
-    scaled = family.min_relative_variance(
-        family.fit_params(X * 1e3, resp, reg_covar=1e-6 * 1e6), np.array([True]), feature_var * 1e6, 1e-6 * 1e6)
+    family_scaled = Gaussian(ctype, reg_covar=1e-6 * 1e6)
+    scaled = family_scaled.min_relative_variance(
+        family_scaled.fit_params(X * 1e3, resp), np.array([True]), feature_var * 1e6)
     assert scaled == pytest.approx(rel, rel=1e-9)
 
 
 @pytest.mark.parametrize("family", [Binomial(n_trials=5), Bernoulli(), Poisson(), Categorical(n_categories=4)], ids=repr)
 def test_discrete_families_have_no_variance_to_collapse(family):
-    assert np.isnan(family.min_relative_variance(None, np.array([True]), np.ones(3), 1e-6))
+    assert np.isnan(family.min_relative_variance(None, np.array([True]), np.ones(3)))
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=repr)
@@ -294,7 +304,7 @@ def test_data_outside_the_support_is_rejected(family, X, match):
 @pytest.mark.parametrize("bad", [0, -2, 2.5, [[1, 2]], [1.5, 2]])
 def test_bad_n_trials(bad):
     with pytest.raises(ValueError, match="n_trials"):
-        Binomial(n_trials=bad).check_data(np.zeros((2, 1)))
+        Binomial(n_trials=bad).check_options()
 
 
 def test_degenerate_parameters_give_finite_log_densities():
@@ -312,26 +322,27 @@ def test_degenerate_parameters_give_finite_log_densities():
 
 
 def test_collapsed_gaussian_component_raises_clearly():
-    fam = Gaussian("full")
+    fam = Gaussian("full", reg_covar=0.0)
     X = np.array([[1.0, 2.0]] * 5)
-    params = fam.fit_params(X, np.ones((5, 1)), reg_covar=0.0)
+    params = fam.fit_params(X, np.ones((5, 1)))
     with pytest.raises(ValueError, match="Increase reg_covar"):
         fam.log_prob(X, params)
-    params = fam.fit_params(X, np.ones((5, 1)), reg_covar=1e-6)
+    params = Gaussian("full", reg_covar=1e-6).fit_params(X, np.ones((5, 1)))
     assert np.all(np.isfinite(fam.log_prob(X, params)))
-    fam = Gaussian("diag")
+    fam = Gaussian("diag", reg_covar=0.0)
     with pytest.raises(ValueError, match="Increase reg_covar"):
         fam.log_prob(X, fam.fit_params(X, np.ones((5, 1))))
 
 
 def test_families_clone_and_set_params():
-    from sklearn.base import clone
 
     fam = Gaussian("diag")
-    assert clone(fam).get_params() == {"covariance_type": "diag"}
+    assert clone(fam).get_params() == {"covariance_type": "diag", "reg_covar": 1e-6}
     assert repr(Binomial(n_trials=10)) == "Binomial(n_trials=10)"
     with pytest.raises(ValueError, match="covariance_type must be one of"):
-        Gaussian("banana").param_shapes(2, 2)
+        Gaussian("banana").check_options()
+    with pytest.raises(ValueError, match="reg_covar must be a finite float >= 0"):
+        Gaussian(reg_covar=-1.0).check_options()
 
 
 def test_gaussian_log_prob_in_blocks_equals_one_block(rng):

@@ -78,3 +78,117 @@ def empty(shape, xp, dtype, device):
     if device is None:
         return xp.empty(shape, dtype=dtype)
     return xp.empty(shape, dtype=dtype, device=device)
+
+
+def like(a, ref, dtype=None):
+    """Host array ``a`` in the namespace and on the device of ``ref``, in ``ref``'s dtype.
+
+    Parameters
+    ----------
+    a : array-like
+        Usually small per-component parameters held on the host.
+    ref : array
+        numpy or torch.
+    dtype : dtype, "float64" or None, default=None
+        Of ``ref``'s namespace; None: ``ref.dtype``.
+
+    Returns
+    -------
+    out : array
+    """
+    dtype = ref.dtype if dtype is None else dtype
+    if isinstance(ref, np.ndarray):
+        return np.asarray(a, dtype=dtype)
+    import torch
+
+    dtype = torch.float64 if dtype == "float64" else dtype
+    if isinstance(a, torch.Tensor):
+        return a.to(device=ref.device, dtype=dtype)
+    return torch.as_tensor(np.asarray(a), dtype=dtype, device=ref.device)
+
+
+def lookup(table, codes):
+    """``table[codes]`` for a host table and whole-number codes (any numeric dtype).
+
+    Parameters
+    ----------
+    table : ndarray of shape (m,)
+    codes : array of any shape
+        numpy or torch; whole numbers in ``[0, m)``.
+
+    Returns
+    -------
+    out : array of the shape of ``codes``, of ``table``'s dtype, in ``codes``' namespace
+    """
+    if isinstance(codes, np.ndarray):
+        return table[codes.astype(np.intp)]
+    import torch
+
+    return torch.as_tensor(table, device=codes.device)[codes.to(torch.int64)]
+
+
+def one_hot(codes, n_categories, dtype):
+    """Indicators of category codes: (n, d) codes -> (n, d, n_categories).
+
+    Parameters
+    ----------
+    codes : array of shape (n, d)
+        numpy or torch; whole numbers in ``[0, n_categories)``.
+    n_categories : int
+    dtype : dtype of ``codes``' namespace
+
+    Returns
+    -------
+    out : array of shape (n, d, n_categories)
+    """
+    if isinstance(codes, np.ndarray):
+        n, d = codes.shape
+        out = np.zeros((n, d, n_categories), dtype=dtype)
+        np.put_along_axis(out, codes.astype(np.intp)[:, :, None], 1.0, axis=2)
+        return out
+    import torch
+
+    return torch.nn.functional.one_hot(codes.to(torch.int64), n_categories).to(dtype)
+
+
+def square_inplace(a):
+    """``a * a``, written into ``a`` (a fresh temporary of the caller's)."""
+    if isinstance(a, np.ndarray):
+        return np.square(a, out=a)
+    return a.square_()
+
+
+def as_float64(x):
+    """``x`` in float64, in its own namespace and on its device."""
+    if isinstance(x, np.ndarray):
+        return x.astype(np.float64, copy=False)
+    return x.double()
+
+
+def contiguous(a):
+    """``a`` laid out row-major (C-contiguous), copied only when it is not."""
+    if isinstance(a, np.ndarray):
+        return np.ascontiguousarray(a)
+    return a.contiguous()
+
+
+def concat_rows(blocks):
+    """Blocks of rows stacked along the first axis."""
+    if isinstance(blocks[0], np.ndarray):
+        return np.concatenate(blocks, axis=0)
+    import torch
+
+    return torch.cat(blocks, dim=0)
+
+
+def concat_ones(a):
+    """``[a, 1]``: a column of ones appended to a 2-d array (n, d) -> (n, d + 1)."""
+    n, d = a.shape
+    if isinstance(a, np.ndarray):
+        out = np.empty((n, d + 1), dtype=a.dtype)
+        out[:, :d] = a
+        out[:, d] = 1.0
+        return out
+    import torch
+
+    return torch.cat([a, torch.ones((n, 1), dtype=a.dtype, device=a.device)], dim=1)

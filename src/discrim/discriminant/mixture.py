@@ -109,8 +109,10 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         Maximum number of EM iterations per run.
     tol : float, default=1e-3
         EM stops when the mean weighted log-likelihood improves by less than ``tol``.
-    reg_covar : float, default=1e-6
-        Added to the diagonal of Gaussian covariances (ignored by other families).
+    reg_covar : float or None, default=None
+        Added to the diagonal of Gaussian covariances: a float sets the family's ``reg_covar``
+        option (ignored by families without one); None keeps the family's own (1e-6 for
+        :class:`~discrim.distributions.Gaussian`).
     random_state : int, RandomState instance or None, default=None
         Seeds the EM initialisation. Each class gets its own independent stream spawned from it.
 
@@ -198,7 +200,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "n_init": [Interval(Integral, 1, None, closed="left")],
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "reg_covar": [Interval(Real, 0, None, closed="left")],
+        "reg_covar": [Interval(Real, 0, None, closed="left"), None],
         "random_state": ["random_state"],
     }
 
@@ -212,7 +214,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         n_init=1,
         max_iter=100,
         tol=1e-3,
-        reg_covar=1e-6,
+        reg_covar=None,
         random_state=None,
     ):
         self.family = family

@@ -7,11 +7,126 @@ from typing import ClassVar
 import numpy as np
 from sklearn.base import BaseEstimator
 
-__all__ = ["ComponentFamily", "Params", "Stats"]
+from discrim.backend import ops, to_numpy
+
+__all__ = ["ComponentFamily", "Params", "Stats", "host", "mask_patterns", "slice_rows"]
 
 # Smallest log we evaluate: a probability or rate of exactly 0 gives a density that is tiny but
 # finite, so that 0 * log(0) never turns into NaN inside a matrix product.
 LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
+
+
+def slice_rows(rows, index):
+    """Per-row data of a subset of rows: every array of ``rows`` indexed along its first axis.
+
+    Parameters
+    ----------
+    rows : dict of str to array of shape (n_samples,) or None
+    index : slice or array of int
+
+    Returns
+    -------
+    rows : dict of str to array or None
+    """
+    return None if rows is None else {name: value[index] for name, value in rows.items()}
+
+
+def host(x):
+    """A statistic as a float64 numpy array on the host (a no-op for numpy float64).
+
+    Parameters
+    ----------
+    x : array
+        numpy or torch.
+
+    Returns
+    -------
+    x : ndarray of float64
+    """
+    if isinstance(x, np.ndarray):
+        return x.astype(np.float64, copy=False)
+    return np.asarray(to_numpy(x), dtype=np.float64)
+
+
+def _add_optional(a, b):
+    # Optional statistics (the per-feature totals of masked data) are None on both sides or neither.
+    return None if a is None else a + b
+
+
+def observed_entries(X, mask):
+    """X with its unobserved entries set to 0 (X itself without a mask).
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+    mask : array of shape (n_samples, n_features) of bool or None
+
+    Returns
+    -------
+    X : array of shape (n_samples, n_features)
+    """
+    if mask is None:
+        return X
+    return X * ops.like(mask, X)
+
+
+def weighted_resp_t(resp, sample_weight):
+    """Responsibilities times row weights, transposed: (n_components, n_samples).
+
+    Components along rows and samples along columns: the statistics are then products with
+    long contiguous rows.
+
+    Parameters
+    ----------
+    resp : array of shape (n_samples, n_components)
+    sample_weight : array of shape (n_samples,) or None
+
+    Returns
+    -------
+    wr_t : array of shape (n_components, n_samples)
+    """
+    if sample_weight is None:
+        return resp.T
+    return resp.T * ops.like(sample_weight, resp)
+
+
+def component_totals(wr_t):
+    """Row sums of ``wr_t`` accumulated in float64, on the host: (n_components,)."""
+    if isinstance(wr_t, np.ndarray):
+        return wr_t.sum(axis=1, dtype=np.float64)
+    import torch
+
+    return host(wr_t.sum(1, dtype=torch.float64))
+
+
+def mask_patterns(mask):
+    """The distinct patterns of observed features and the rows that have each.
+
+    Parameters
+    ----------
+    mask : array of shape (n_samples, n_features) of bool
+        numpy or torch.
+
+    Yields
+    ------
+    observed : ndarray of shape (n_features,) of bool
+    index : ndarray of int
+        The rows with that pattern, in order.
+    """
+    host_mask = np.asarray(to_numpy(mask), dtype=bool)
+    patterns, inverse = np.unique(host_mask, axis=0, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    for p, observed in enumerate(patterns):
+        yield observed, np.flatnonzero(inverse == p)
+
+
+def per_feature_weight(stats):
+    """Weighted total of the rows behind each (component, feature) statistic: (K, d) or (K, 1).
+
+    With a mask it is the total over the rows that observed the feature (``stats.observed``),
+    otherwise the component total, broadcast over the features.
+    """
+    return stats.weight[:, None] if stats.observed is None else stats.observed
 
 
 @dataclass(frozen=True)
@@ -40,6 +155,7 @@ class Stats:
 
     Every family's statistics have a field ``weight`` of shape (n_components,): the total
     (sample-weighted) responsibility of each component, from which EM takes the mixing weights.
+    A field that is None (e.g. the per-feature totals that only masked data need) stays None.
 
     The default ``__add__`` adds field by field, which is right for plain sums. Families whose
     statistics are centred moments override it with the exact merge rule.
@@ -48,7 +164,7 @@ class Stats:
     def __add__(self, other):
         if isinstance(other, int) and other == 0:  # lets sum() start from 0
             return self
-        return type(self)(**{f.name: getattr(self, f.name) + getattr(other, f.name) for f in fields(self)})
+        return type(self)(**{f.name: _add_optional(getattr(self, f.name), getattr(other, f.name)) for f in fields(self)})
 
     def __radd__(self, other):
         return self.__add__(other)
@@ -57,7 +173,7 @@ class Stats:
 class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     """A parametric family of component densities, evaluated for all K components at once.
 
-    A family object holds only structural options (such as ``covariance_type`` or ``n_trials``);
+    A family object holds only structural options (such as ``covariance_type``);
     parameters and statistics are dataclasses of arrays with a leading component axis. Families
     derive from scikit-learn's ``BaseEstimator`` only for ``get_params``/``set_params``, ``clone``
     and a readable ``repr``, so that ``FiniteMixture(family=...)`` clones and grid-searches like
@@ -65,56 +181,93 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
     Subclasses define ``arg_constraints`` (parameter name -> constraint), ``params_class``,
     ``support`` (the constraint rows of X must satisfy) and implement the abstract methods.
+
+    Notes
+    -----
+    One interface serves every data path (numpy, torch, row blocks on threads or Dask) and
+    incomplete data:
+
+    - **Array namespace.** The row-wise work (:meth:`log_prob`, :meth:`suff_stats`) runs in the
+      namespace and on the device of X (numpy or torch, through array-api-compat). Parameters
+      and statistics are per-component arrays of size K d^2 at most: they live on the host in
+      float64, and :meth:`params_from_stats` works there.
+    - **Row blocks.** Statistics are additive: the statistics of stacked row blocks are the sum
+      of the blocks' statistics, wherever the blocks were computed.
+    - **Observed-value mask.** ``mask`` (n_samples, n_features) of bool, True where an entry
+      was observed; the density of a row is then the marginal density of its observed entries,
+      and the statistics count only observed entries. None means every entry was observed.
+    - **Per-row data.** Data that belong to rows rather than to the family (Binomial's trial
+      counts) come as ``rows``, a dict of arrays with a leading row axis, sliced with X:
+      :meth:`row_data` builds it from the family's options once per data set.
+    - **Options** are validated once, by :meth:`check_options`, before a fit or a scoring
+      pass; the other methods assume valid options.
+    - **The M-step** receives the current parameters, which a numerical M-step starts from.
     """
 
     arg_constraints: ClassVar[dict] = {}
     params_class: ClassVar[type] = Params
     support = None
+    #: Options that tune the M-step rather than define the model (the Gaussian's reg_covar):
+    #: model-choice tables name a family without them unless they differ from their defaults.
+    fit_options: ClassVar[tuple] = ()
 
     # --- the interface -------------------------------------------------------------------
 
     @abstractmethod
-    def log_prob(self, X, params):
+    def log_prob(self, X, params, *, mask=None, rows=None):
         """Log-density of every row under every component.
 
         Parameters
         ----------
         X : array of shape (n_samples, n_features)
+            numpy or torch; unobserved entries hold any value in the support (e.g. 0).
         params : Params
             Parameters of K components.
+        mask : array of shape (n_samples, n_features) of bool or None, default=None
+            True where an entry was observed; None: all observed.
+        rows : dict of str to array of shape (n_samples,) or None, default=None
+            Per-row data from :meth:`row_data`, sliced like X.
 
         Returns
         -------
         log_prob : array of shape (n_samples, n_components)
+            In the namespace, device and floating dtype of X.
         """
 
     @abstractmethod
-    def suff_stats(self, X, resp, sample_weight=None):
+    def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
         """Sufficient statistics of X under weighted responsibilities.
 
         Parameters
         ----------
         X : array of shape (n_samples, n_features)
         resp : array of shape (n_samples, n_components)
-            Responsibilities (soft assignments), rows summing to one.
+            Responsibilities (soft assignments), rows summing to one; same namespace as X.
         sample_weight : array of shape (n_samples,) or None
+        mask : array of shape (n_samples, n_features) of bool or None, default=None
+        rows : dict of str to array of shape (n_samples,) or None, default=None
+        params : Params or None, default=None
+            The parameters that gave ``resp``. Families whose statistics of unobserved entries
+            are conditional expectations given the observed ones (a Gaussian with a full or tied
+            covariance) need them with a mask.
 
         Returns
         -------
         stats : Stats
-            Additive over row blocks: ``suff_stats(X1, ...) + suff_stats(X2, ...)`` equals the
-            statistics of the stacked rows.
+            float64 numpy arrays, additive over row blocks: ``suff_stats(X1, ...) +
+            suff_stats(X2, ...)`` equals the statistics of the stacked rows.
         """
 
     @abstractmethod
-    def params_from_stats(self, stats, reg_covar=0.0):
+    def params_from_stats(self, stats, current=None):
         """Weighted maximum-likelihood parameters from sufficient statistics (the M-step).
 
         Parameters
         ----------
         stats : Stats
-        reg_covar : float, default=0.0
-            Non-negative floor added to variances (used by continuous families only).
+        current : Params or None, default=None
+            The parameters of the E-step that produced ``stats``; a numerical M-step starts
+            from them. The closed-form M-steps ignore them.
 
         Returns
         -------
@@ -166,6 +319,28 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         -------
         shapes : dict of str to tuple of int
         """
+
+    def check_options(self):
+        """Validate the structural options; raise ``ValueError`` naming the option and the fix.
+
+        Returns
+        -------
+        self : ComponentFamily
+        """
+        return self
+
+    def row_data(self, n_samples):
+        """Per-row data for ``n_samples`` rows, or None when the family has none.
+
+        Parameters
+        ----------
+        n_samples : int
+
+        Returns
+        -------
+        rows : dict of str to ndarray of shape (n_samples,) or None
+        """
+        return None
 
     # --- shared behaviour ----------------------------------------------------------------
 
@@ -220,12 +395,12 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return 0
 
-    def min_relative_variance(self, params, occupied, feature_var, reg_covar):
+    def min_relative_variance(self, params, occupied, feature_var):
         """Smallest variance of a fitted component in units of the features' variances.
 
         Families with a variance parameter that can collapse onto tied values (Gaussian)
-        return the smallest eigenvalue of a component covariance less ``reg_covar``, in the
-        standardised units of the data; the others return NaN (nothing to collapse).
+        return the smallest eigenvalue of a component covariance less their regularisation,
+        in the standardised units of the data; the others return NaN (nothing to collapse).
 
         Parameters
         ----------
@@ -234,7 +409,6 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
             Components with positive mixing weight.
         feature_var : ndarray of shape (n_features,)
             Weighted variance of every feature of the data (zero for a constant one).
-        reg_covar : float
 
         Returns
         -------
@@ -242,7 +416,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return float("nan")
 
-    def fit_params(self, X, resp, sample_weight=None, reg_covar=0.0):
+    def fit_params(self, X, resp, sample_weight=None, *, mask=None, rows=None):
         """Weighted MLE from responsibilities: ``params_from_stats(suff_stats(...))``.
 
         Parameters
@@ -250,33 +424,23 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         X : array of shape (n_samples, n_features)
         resp : array of shape (n_samples, n_components)
         sample_weight : array of shape (n_samples,) or None
-        reg_covar : float, default=0.0
+        mask : array of shape (n_samples, n_features) of bool or None, default=None
+        rows : dict of str to array of shape (n_samples,) or None, default=None
 
         Returns
         -------
         params : Params
         """
-        return self.params_from_stats(self.suff_stats(X, resp, sample_weight), reg_covar=reg_covar)
+        return self.params_from_stats(self.suff_stats(X, resp, sample_weight, mask=mask, rows=rows))
 
-    def rows(self, index):
-        """The family for a subset of rows (only per-row structural options change).
-
-        Parameters
-        ----------
-        index : slice or array of int
-
-        Returns
-        -------
-        family : ComponentFamily
-        """
-        return self
-
-    def check_data(self, X):
+    def check_data(self, X, rows=None):
         """Raise ``ValueError`` if some row of X is outside the support of the family.
 
         Parameters
         ----------
         X : ndarray of shape (n_samples, n_features)
+        rows : dict of str to ndarray of shape (n_samples,) or None, default=None
+            Per-row data from :meth:`row_data`.
 
         Returns
         -------
@@ -310,6 +474,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
             Naming the parameter, for a missing or unknown name, a wrong shape, or a value
             outside the parameter's constraint.
         """
+        self.check_options()
         if isinstance(params, Params):
             params = params.as_dict()
         if not isinstance(params, dict):

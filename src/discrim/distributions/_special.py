@@ -3,6 +3,8 @@
 import numpy as np
 import scipy.special
 
+from discrim.backend import ops
+
 __all__ = ["log_binomial_coefficient_rows", "log_factorial_rows"]
 
 # Up to this count a lookup table replaces gammaln, which costs tens of nanoseconds per entry.
@@ -13,22 +15,27 @@ def _log_factorial_table(m):
     return scipy.special.gammaln(np.arange(m + 1, dtype=np.float64) + 1.0)
 
 
+def _gammaln(x):
+    """``log Gamma(x)`` in the namespace of x (numpy or torch)."""
+    return scipy.special.gammaln(x) if isinstance(x, np.ndarray) else x.lgamma()
+
+
 def log_factorial_rows(X):
     """``sum_d log(x_d!)`` of every row of whole-number data.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-        Non-negative whole numbers (any numeric dtype).
+    X : array of shape (n_samples, n_features)
+        numpy or torch; non-negative whole numbers (any numeric dtype).
 
     Returns
     -------
-    out : ndarray of shape (n_samples,) of float64
+    out : array of shape (n_samples,) of float64, in X's namespace
     """
-    top = float(X.max()) if X.size else 0.0
+    top = float(X.max()) if X.shape[0] * X.shape[1] else 0.0
     if top <= _TABLE_MAX:
-        return _log_factorial_table(int(top))[X.astype(np.intp)].sum(axis=1)
-    return scipy.special.gammaln(X.astype(np.float64) + 1.0).sum(axis=1)
+        return ops.lookup(_log_factorial_table(int(top)), X).sum(1)
+    return _gammaln(ops.as_float64(X) + 1.0).sum(1)
 
 
 def log_binomial_coefficient_rows(n_trials, X):
@@ -36,20 +43,23 @@ def log_binomial_coefficient_rows(n_trials, X):
 
     Parameters
     ----------
-    n_trials : float or ndarray of shape (n_samples,)
-        Trial count of every row.
-    X : ndarray of shape (n_samples, n_features)
-        Whole numbers in ``[0, n_trials]``.
+    n_trials : float or array of shape (n_samples,)
+        Trial count of every row (an array in X's namespace).
+    X : array of shape (n_samples, n_features)
+        numpy or torch; whole numbers in ``[0, n_trials]``.
 
     Returns
     -------
-    out : ndarray of shape (n_samples,) of float64
+    out : array of shape (n_samples,) of float64, in X's namespace
     """
     if np.ndim(n_trials) == 0 and n_trials <= _TABLE_MAX:
         n = int(n_trials)
         lf = _log_factorial_table(n)
         table = lf[n] - lf - lf[::-1]  # log C(n, x) for x = 0..n
-        return table[X.astype(np.intp)].sum(axis=1)
-    n = np.asarray(n_trials, dtype=np.float64)
-    n_col = n if n.ndim == 0 else n[:, None]
-    return X.shape[1] * scipy.special.gammaln(n + 1.0) - log_factorial_rows(X) - log_factorial_rows(n_col - X)
+        return ops.lookup(table, X).sum(1)
+    if np.ndim(n_trials) == 0:
+        return X.shape[1] * float(scipy.special.gammaln(n_trials + 1.0)) - log_factorial_rows(X) - log_factorial_rows(
+            n_trials - X
+        )
+    n = ops.as_float64(n_trials)
+    return X.shape[1] * _gammaln(n + 1.0) - log_factorial_rows(X) - log_factorial_rows(n[:, None] - X)

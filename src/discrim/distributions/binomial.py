@@ -6,7 +6,17 @@ from numbers import Integral
 import numpy as np
 
 from discrim.distributions import _constraints as constraints
-from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+from discrim.backend import ops
+from discrim.distributions._base import (
+    LOG_TINY,
+    ComponentFamily,
+    Params,
+    Stats,
+    component_totals,
+    host,
+    observed_entries,
+    weighted_resp_t,
+)
 from discrim.distributions._special import log_binomial_coefficient_rows
 
 __all__ = ["Bernoulli", "BinomialParams", "BinomialStats", "Binomial"]
@@ -21,11 +31,19 @@ class BinomialParams(Params):
 
 @dataclass(frozen=True)
 class BinomialStats(Stats):
-    """Weighted responsibility totals (K,), weighted successes (K, d), weighted trials (K,)."""
+    """Weighted responsibility totals (K,), weighted successes (K, d), weighted trials (K,).
+
+    With a mask, ``trials`` counts the observed entries only and has shape (K, d).
+    """
 
     weight: np.ndarray
     successes: np.ndarray
     trials: np.ndarray
+
+
+def _column(n):
+    """Trial counts as a column to broadcast over features: a float stays a float."""
+    return n if np.ndim(n) == 0 else n[:, None]
 
 
 def _log_prob_and_log_complement(prob):
@@ -69,38 +87,47 @@ class Binomial(ComponentFamily):
     def __init__(self, n_trials=1):
         self.n_trials = n_trials
 
-    # structural option ---------------------------------------------------------------
+    # options and per-row data --------------------------------------------------------
 
-    def _trials(self, n_samples=None):
-        """The trial count: a float, or a float array of shape (n_samples,)."""
+    def check_options(self):
         n = self.n_trials
         if isinstance(n, Integral) and not isinstance(n, bool):
             if n < 1:
                 raise ValueError(f"n_trials must be a positive integer; got {n}.")
-            return float(n)
+            return self
         arr = np.asarray(n)
         if arr.ndim != 1 or arr.dtype.kind not in "iuf" or not constraints.nonnegative_integer.check(arr):
             raise ValueError(
                 "n_trials must be a positive int or a 1-d array of non-negative whole numbers "
                 f"(one trial count per row of X); got {n!r}."
             )
-        if n_samples is not None and arr.shape[0] != n_samples:
+        return self
+
+    def row_data(self, n_samples):
+        if np.ndim(self.n_trials) == 0:
+            return None
+        n = np.asarray(self.n_trials, dtype=np.float64)
+        if n.shape[0] != n_samples:
             raise ValueError(
-                f"n_trials has {arr.shape[0]} per-row trial counts but X has {n_samples} rows: "
+                f"n_trials has {n.shape[0]} per-row trial counts but X has {n_samples} rows: "
                 "give one count per row, or set family__n_trials to the counts of the new rows."
             )
-        return arr.astype(np.float64)
+        return {"n_trials": n}
 
-    def rows(self, index):
+    def _trials(self, X, rows):
+        """Trial counts: a float, or an array of shape (n_samples,) in X's namespace."""
         if np.ndim(self.n_trials) == 0:
-            return self
-        return type(self)(n_trials=np.asarray(self.n_trials)[index])
+            return float(self.n_trials)
+        if rows is None:  # called directly, outside EM: the option holds the rows' counts
+            rows = self.check_options().row_data(X.shape[0])
+        n = rows["n_trials"]
+        return ops.like(n, X, dtype="float64")
 
     def support_upper(self):
         return int(np.max(self.n_trials))
 
-    def check_data(self, X):
-        n = self._trials(X.shape[0])
+    def check_data(self, X, rows=None):
+        n = self._trials(X, rows)
         high = n if np.ndim(n) == 0 else n[:, None]
         if not constraints.integer_interval(0, high).check(X):
             raise ValueError(
@@ -114,25 +141,36 @@ class Binomial(ComponentFamily):
     def param_shapes(self, n_components, n_features):
         return {"prob": (n_components, n_features)}
 
-    def log_prob(self, X, params):
-        n = self._trials(X.shape[0])
+    def log_prob(self, X, params, *, mask=None, rows=None):
+        n = self._trials(X, rows)
         log_p, log_q = _log_prob_and_log_complement(params.prob)
+        Xo = observed_entries(X, mask)
         # sum_d [x log p + (n - x) log(1 - p)] = (log p - log q) . x + n sum_d log q, computed as
         # (K, n_samples) so that the posterior and the statistics run over contiguous rows.
-        out = (log_p - log_q).astype(X.dtype, copy=False) @ X.T
-        out += np.multiply.outer(log_q.sum(axis=1), np.broadcast_to(n, X.shape[:1])).astype(X.dtype, copy=False)
-        out += log_binomial_coefficient_rows(n, X).astype(X.dtype, copy=False)
+        out = ops.like(log_p - log_q, X) @ Xo.T
+        if mask is not None:
+            out += ops.like(log_q, X) @ (ops.like(mask, X) * ops.like(_column(n), X)).T
+        elif np.ndim(n) == 0:
+            out += ops.like(log_q.sum(axis=1) * n, X)[:, None]
+        else:
+            out += ops.like(log_q.sum(axis=1), X)[:, None] * ops.like(n, X)[None, :]
+        out += ops.like(log_binomial_coefficient_rows(n, Xo), X)
         return out.T
 
-    def suff_stats(self, X, resp, sample_weight=None):
-        n = self._trials(X.shape[0])
-        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
-        weight = wr_t.sum(axis=1, dtype=np.float64)
-        trials = weight * n if np.ndim(n) == 0 else wr_t.astype(np.float64) @ n
-        return BinomialStats(weight=weight, successes=(wr_t @ X).astype(np.float64), trials=trials)
+    def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
+        n = self._trials(X, rows)
+        wr_t = weighted_resp_t(resp, sample_weight)
+        weight = component_totals(wr_t)
+        if mask is not None:  # trials of the observed entries only: (K, d)
+            trials = host(wr_t @ (ops.like(mask, X) * ops.like(_column(n), X)))
+        elif np.ndim(n) == 0:
+            trials = weight * n
+        else:
+            trials = host(ops.as_float64(wr_t) @ n)
+        return BinomialStats(weight=weight, successes=host(wr_t @ observed_entries(X, mask)), trials=trials)
 
-    def params_from_stats(self, stats, reg_covar=0.0):
-        trials = stats.trials[:, None]
+    def params_from_stats(self, stats, current=None):
+        trials = stats.trials[:, None] if stats.trials.ndim == 1 else stats.trials
         prob = np.where(trials > 0, stats.successes / np.where(trials > 0, trials, 1.0), 0.5)
         return BinomialParams(prob=np.clip(prob, 0.0, 1.0))
 
@@ -172,5 +210,5 @@ class Bernoulli(Binomial):
     def n_trials(self):
         return 1
 
-    def rows(self, index):
+    def check_options(self):
         return self

@@ -6,7 +6,16 @@ from numbers import Integral
 import numpy as np
 
 from discrim.distributions import _constraints as constraints
-from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+from discrim.backend import ops
+from discrim.distributions._base import (
+    LOG_TINY,
+    ComponentFamily,
+    Params,
+    Stats,
+    component_totals,
+    host,
+    weighted_resp_t,
+)
 
 __all__ = ["Categorical", "CategoricalParams", "CategoricalStats", "MAX_CATEGORIES"]
 
@@ -64,7 +73,7 @@ class Categorical(ComponentFamily):
     def __init__(self, n_categories=2):
         self.n_categories = n_categories
 
-    def _n_categories(self):
+    def check_options(self):
         c = self.n_categories
         if not isinstance(c, Integral) or isinstance(c, bool) or c < 2:
             raise ValueError(f"n_categories must be an int >= 2; got {c!r}.")
@@ -74,13 +83,13 @@ class Categorical(ComponentFamily):
                 "(identifiers or counts?); re-encode them as 0..C-1 (sklearn.preprocessing.OrdinalEncoder) "
                 "or model them with another family (e.g. Poisson)."
             )
-        return int(c)
+        return self
 
     def support_upper(self):
-        return self._n_categories() - 1
+        return self.n_categories - 1
 
-    def check_data(self, X):
-        c = self._n_categories()
+    def check_data(self, X, rows=None):
+        c = self.n_categories
         if not constraints.integer_interval(0, c - 1).check(X):
             raise ValueError(
                 f"X must hold category codes for {self!r}: whole numbers between 0 and {c - 1} "
@@ -88,38 +97,40 @@ class Categorical(ComponentFamily):
             )
         return X
 
-    def _one_hot(self, X):
-        """(n, d) codes -> (n, d * C) indicators, in X's float dtype."""
-        c = self._n_categories()
+    def _one_hot(self, X, mask):
+        """(n, d) codes -> (n, d * C) indicators in X's float dtype; unobserved entries all zero."""
         n, d = X.shape
-        out = np.zeros((n, d, c), dtype=X.dtype if X.dtype.kind == "f" else np.float64)
-        np.put_along_axis(out, X.astype(np.intp)[:, :, None], 1.0, axis=2)
-        return out.reshape(n, d * c)
+        dtype = X.dtype if not isinstance(X, np.ndarray) or X.dtype.kind == "f" else np.float64
+        out = ops.one_hot(X, self.n_categories, dtype)
+        if mask is not None:
+            out = out * ops.like(mask, out)[:, :, None]
+        return out.reshape(n, d * self.n_categories)
 
     def row_footprint(self, n_components, n_features):
-        return n_components + n_features * self._n_categories()
+        return n_components + n_features * self.n_categories
 
     def param_shapes(self, n_components, n_features):
-        return {"probs": (n_components, n_features, self._n_categories())}
+        return {"probs": (n_components, n_features, self.n_categories)}
 
-    def log_prob(self, X, params):
+    def log_prob(self, X, params, *, mask=None, rows=None):
         with np.errstate(divide="ignore"):
             log_probs = np.maximum(np.log(params.probs), LOG_TINY)
-        onehot = self._one_hot(X)
+        onehot = self._one_hot(X, mask)
         # (K, n_samples), returned transposed: the posterior then runs over contiguous rows
-        return (log_probs.reshape(log_probs.shape[0], -1).astype(onehot.dtype, copy=False) @ onehot.T).T
+        return (ops.like(log_probs.reshape(log_probs.shape[0], -1), onehot) @ onehot.T).T
 
-    def suff_stats(self, X, resp, sample_weight=None):
-        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
-        counts = (wr_t @ self._one_hot(X)).astype(np.float64)
+    def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
+        wr_t = weighted_resp_t(resp, sample_weight)
+        counts = host(wr_t @ self._one_hot(X, mask))
         return CategoricalStats(
-            weight=wr_t.sum(axis=1, dtype=np.float64),
-            counts=counts.reshape(resp.shape[1], X.shape[1], self._n_categories()),
+            weight=component_totals(wr_t),
+            counts=counts.reshape(resp.shape[1], X.shape[1], self.n_categories),
         )
 
-    def params_from_stats(self, stats, reg_covar=0.0):
-        w = stats.weight[:, None, None]
-        c = self._n_categories()
+    def params_from_stats(self, stats, current=None):
+        # The counts of a (component, feature) sum to the weight of the rows that observed it.
+        w = stats.counts.sum(axis=2, keepdims=True)
+        c = self.n_categories
         return CategoricalParams(probs=np.where(w > 0, stats.counts / np.where(w > 0, w, 1.0), 1.0 / c))
 
     def sample(self, params, n_per_component, rng):
@@ -131,4 +142,4 @@ class Categorical(ComponentFamily):
         return np.concatenate(blocks, axis=0).astype(np.float64)
 
     def n_parameters(self, n_features, n_components=1):
-        return n_components * n_features * (self._n_categories() - 1)
+        return n_components * n_features * (self.n_categories - 1)

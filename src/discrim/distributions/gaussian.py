@@ -1,12 +1,23 @@
 """Gaussian components with full, diagonal, tied or spherical covariances."""
 
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import scipy.sparse
 
 from discrim.distributions import _constraints as constraints
-from discrim.distributions._base import ComponentFamily, Params, Stats
+from discrim.backend import ops
+from discrim.distributions._base import (
+    ComponentFamily,
+    Params,
+    Stats,
+    component_totals,
+    host,
+    mask_patterns,
+    per_feature_weight,
+    weighted_resp_t,
+)
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
     cholesky_factors,
@@ -45,27 +56,33 @@ class GaussianStats(Stats):
     "full" and "tied" types, and its diagonal (K, d) for "diag" and "spherical". Centred moments
     keep the covariance exact for data far from the origin; ``+`` merges two blocks with the
     exact pooled-moment rule (Chan, Golub and LeVeque), so the statistics stay additive over row
-    blocks.
+    blocks. With a mask, "diag" and "spherical" keep ``observed`` (K, d), the weighted total of
+    the rows that observed each feature, and ``mean`` and ``scatter`` are over those rows; "full"
+    and "tied" complete the unobserved entries by their conditional expectations instead.
     """
 
     weight: np.ndarray
     mean: np.ndarray
     scatter: np.ndarray
+    observed: np.ndarray = None
 
     def __add__(self, other):
         if isinstance(other, int) and other == 0:
             return self
-        na, nb = self.weight, other.weight
+        # per-feature totals with a mask, else the component totals broadcast over features
+        na, nb = per_feature_weight(self), per_feature_weight(other)
         n = na + nb
         safe = np.where(n > 0, n, 1.0)
         delta = other.mean - self.mean
-        mean = self.mean + delta * (nb / safe)[:, None]
+        mean = self.mean + delta * (nb / safe)
         coef = na * nb / safe
         if self.scatter.ndim == 3:
-            extra = coef[:, None, None] * delta[:, :, None] * delta[:, None, :]
+            extra = coef[:, :, None] * delta[:, :, None] * delta[:, None, :]
         else:
-            extra = coef[:, None] * delta**2
-        return GaussianStats(weight=n, mean=mean, scatter=self.scatter + other.scatter + extra)
+            extra = coef * delta**2
+        observed = None if self.observed is None else n
+        return GaussianStats(weight=self.weight + other.weight, mean=mean, scatter=self.scatter + other.scatter + extra,
+                             observed=observed)
 
 
 class Gaussian(ComponentFamily):
@@ -77,6 +94,9 @@ class Gaussian(ComponentFamily):
         "full": one general covariance per component; "diag": one diagonal covariance per
         component; "tied": one general covariance shared by all components; "spherical": one
         variance per component.
+    reg_covar : float, default=1e-6
+        Non-negative amount added to the diagonal of every covariance by the M-step
+        (:meth:`params_from_stats`). ``FiniteMixture(reg_covar=...)`` sets it for a fit.
 
     Notes
     -----
@@ -86,7 +106,10 @@ class Gaussian(ComponentFamily):
     (n_features, n_components * n_features) matrix, so the Mahalanobis terms of every component
     come from a single matrix product. The weighted MLE adds ``reg_covar`` to the diagonal of
     every covariance, which keeps a component that collapses onto a few points positive
-    definite.
+    definite. With a mask of observed entries, a row's density is the marginal density of its
+    observed entries; the statistics of "full" and "tied" components complete the unobserved
+    entries by their conditional expectations under the E-step's parameters (the EM of
+    Little and Rubin, Statistical Analysis with Missing Data, section 11.2).
 
     Examples
     --------
@@ -99,40 +122,46 @@ class Gaussian(ComponentFamily):
     """
 
     params_class = GaussianParams
+    fit_options = ("reg_covar",)
 
-    def __init__(self, covariance_type="full"):
+    def __init__(self, covariance_type="full", reg_covar=1e-6):
         self.covariance_type = covariance_type
+        self.reg_covar = reg_covar
 
-    def _type(self):
+    def check_options(self):
         if self.covariance_type not in _COVARIANCE_TYPES:
             raise ValueError(
                 f"covariance_type must be one of {_COVARIANCE_TYPES}; got {self.covariance_type!r}."
             )
-        return self.covariance_type
+        reg = self.reg_covar
+        if isinstance(reg, bool) or not isinstance(reg, Real) or not (np.isfinite(reg) and reg >= 0):
+            raise ValueError(f"reg_covar must be a finite float >= 0; got {reg!r}.")
+        return self
 
     @property
     def arg_constraints(self):
-        cov = constraints.positive_definite if self._type() in ("full", "tied") else constraints.positive
+        cov = constraints.positive_definite if self.covariance_type in ("full", "tied") else constraints.positive
         return {"mean": constraints.real, "covariance": cov}
 
     def row_footprint(self, n_components, n_features):
         # "full" holds (x - mu_k) P_k for every k: K * d floats per row
-        if self._type() == "full":
+        if self.covariance_type == "full":
             return n_components * n_features
         return n_components + 2 * n_features
 
     def shared_params(self):
-        return ("covariance",) if self._type() == "tied" else ()
+        return ("covariance",) if self.covariance_type == "tied" else ()
 
     is_discrete = False
 
     def rows_per_component(self, n_features):
         # A full covariance needs d + 1 points in general position, a per-feature variance two;
         # a tied covariance is pooled over all rows.
-        return {"full": n_features + 1, "diag": 2, "spherical": 2, "tied": 0}[self._type()]
+        return {"full": n_features + 1, "diag": 2, "spherical": 2, "tied": 0}[self.covariance_type]
 
-    def min_relative_variance(self, params, occupied, feature_var, reg_covar):
-        ctype = self._type()
+    def min_relative_variance(self, params, occupied, feature_var):
+        ctype = self.covariance_type
+        reg_covar = self.reg_covar
         cov = params.covariance
         d = feature_var.shape[0]
         # A constant feature has no spread to compare with: it does not mark components singular.
@@ -148,68 +177,167 @@ class Gaussian(ComponentFamily):
 
     def param_shapes(self, n_components, n_features):
         k, d = n_components, n_features
-        cov = {"full": (k, d, d), "diag": (k, d), "tied": (d, d), "spherical": (k,)}[self._type()]
+        cov = {"full": (k, d, d), "diag": (k, d), "tied": (d, d), "spherical": (k,)}[self.covariance_type]
         return {"mean": (k, d), "covariance": cov}
 
     def n_parameters(self, n_features, n_components=1):
         k, d = n_components, n_features
         cov = {"full": k * d * (d + 1) // 2, "diag": k * d, "tied": d * (d + 1) // 2, "spherical": k}
-        return k * d + cov[self._type()]
+        return k * d + cov[self.covariance_type]
 
     # log-density -----------------------------------------------------------------------
 
     def _precision_cholesky(self, params):
         """Cached per parameter set: the factors log_prob needs (see :meth:`log_prob`)."""
-        return params._cached("precision_cholesky", lambda: _precision_terms(self._type(), params))
+        return params._cached("precision_cholesky", lambda: _precision_terms(self.covariance_type, params))
 
-    def log_prob(self, X, params):
+    def log_prob(self, X, params, *, mask=None, rows=None):
+        if mask is not None:
+            return self._masked_log_prob(X, params, mask)
         terms = self._precision_cholesky(params)
         n = X.shape[0]
         k, d = params.mean.shape
         step = max(4096, _BLOCK_ELEMENTS // max(1, k * d))
         if n <= step:
-            return _log_prob_block(self._type(), X, terms, d).T
-        out = np.empty((k, n), dtype=X.dtype)
-        for start in range(0, n, step):
-            out[:, start : start + step] = _log_prob_block(self._type(), X[start : start + step], terms, d)
-        return out.T
+            return _log_prob_block(self.covariance_type, X, terms, d).T
+        return ops.concat_rows([_log_prob_block(self.covariance_type, X[s : s + step], terms, d).T
+                                for s in range(0, n, step)])
+
+    def _masked_log_prob(self, X, params, mask):
+        """Marginal log-densities of the observed entries of every row (see :meth:`log_prob`)."""
+        if self.covariance_type in ("diag", "spherical"):
+            # independent features: the marginal density is the sum over the observed ones
+            var = params.covariance if params.covariance.ndim == 2 else params.covariance[:, None]
+            prec = 1.0 / np.broadcast_to(var, params.mean.shape)
+            M = ops.like(mask, X)
+            Xc = (X - ops.like(params.mean.mean(axis=0), X)) * M
+            m = params.mean - params.mean.mean(axis=0)
+            maha = ops.like(prec, X) @ ops.square_inplace(Xc * 1.0).T
+            maha -= 2.0 * (ops.like(m * prec, X) @ Xc.T)
+            maha += ops.like(m**2 * prec, X) @ M.T
+            out = -0.5 * maha
+            out += ops.like(0.5 * (np.log(prec) - _LOG_2PI), X) @ M.T
+            return out.T
+        # full or tied: one marginal Gaussian per pattern of observed features
+        out = None
+        for observed, index in mask_patterns(mask):
+            sub = self._marginal(params, observed)
+            block = type(self)("full").log_prob(X[index][:, observed], sub) if observed.any() else None
+            if out is None:
+                out = ops.like(np.zeros((X.shape[0], params.mean.shape[0])), X)
+            if block is not None:
+                out[index] = block
+        return out
+
+    def _marginal(self, params, observed):
+        """Full-covariance parameters of the features ``observed`` (bool (d,)), cached per pattern."""
+
+        def compute():
+            cov = params.covariance if self.covariance_type == "full" else params.covariance[None]
+            cov = cov[:, observed][:, :, observed]
+            k = params.mean.shape[0]
+            return GaussianParams(mean=params.mean[:, observed], covariance=np.broadcast_to(cov, (k,) + cov.shape[1:]))
+
+        return params._cached(("marginal", observed.tobytes()), compute)
 
     # M-step ----------------------------------------------------------------------------
 
-    def suff_stats(self, X, resp, sample_weight=None):
+    def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
+        wr_t = weighted_resp_t(resp, sample_weight)
+        if mask is None:
+            return self._moments(X, wr_t)
+        if self.covariance_type in ("diag", "spherical"):
+            return self._observed_moments(X, wr_t, mask)
+        if params is None:
+            raise ValueError(
+                f"suff_stats of a {self.covariance_type!r} Gaussian with a mask needs params (the "
+                "E-step's parameters): unobserved entries are completed by their conditional expectations."
+            )
+        stats = 0
+        for observed, index in mask_patterns(mask):
+            stats = stats + self._completed_moments(X[index], wr_t[:, index], observed, params)
+        return stats
+
+    def _moments(self, X, wr_t):
+        """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n)."""
         # Work with components and features along rows and samples along columns: every
         # elementwise step then runs over long contiguous rows (log_prob returns its output in
         # that layout, so resp.T is usually contiguous already).
-        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
-        wr_t = np.ascontiguousarray(wr_t, dtype=X.dtype)
-        weight = wr_t.sum(axis=1, dtype=np.float64)
+        wr_t = ops.contiguous(ops.like(wr_t, X))
+        weight = component_totals(wr_t)
         safe = np.where(weight > 0, weight, 1.0)
         # Moments about the block mean, then centred per component: exact for data far from the
         # origin, and still one GEMM for the second moments.
         n, d = X.shape
         k = wr_t.shape[0]
-        center = np.ones(n, dtype=X.dtype) @ X / n  # a GEMV: much faster than mean(axis=0)
-        xc_t = np.empty((d, n), dtype=X.dtype)
-        np.subtract(X.T, center[:, None], out=xc_t)
-        mean_c = (wr_t @ xc_t.T).astype(np.float64) / safe[:, None]
-        if self._type() in ("full", "tied"):
+        center = ops.like(np.ones(n), X) @ X / n  # a GEMV: much faster than mean(axis=0)
+        xc_t = X.T - center[:, None]
+        mean_c = host(wr_t @ xc_t.T) / safe[:, None]
+        if self.covariance_type in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
             # symmetric rank update (half the flops of a GEMM), so a loop over components does
             # half the work of one stacked GEMM of all of them.
-            root = np.sqrt(wr_t)
+            root = wr_t**0.5
             second = np.empty((k, d, d))
             for j in range(k):
                 z = xc_t * root[j]
-                second[j] = z @ z.T
+                second[j] = host(z @ z.T)
             scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
             scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
         else:
-            np.square(xc_t, out=xc_t)
-            second = (wr_t @ xc_t.T).astype(np.float64)
+            second = host(wr_t @ ops.square_inplace(xc_t).T)
             scatter = np.maximum(second - weight[:, None] * mean_c**2, 0.0)
-        mean = mean_c + center.astype(np.float64)
+        mean = mean_c + host(center)
         mean[weight <= 0] = 0.0
         return GaussianStats(weight=weight, mean=mean, scatter=scatter)
+
+    def _observed_moments(self, X, wr_t, mask):
+        """Per-feature statistics of the observed entries ("diag", "spherical")."""
+        M = ops.like(mask, X)
+        wr_t = ops.like(wr_t, X)
+        weight = component_totals(wr_t)
+        observed = host(wr_t @ M)
+        safe = np.where(observed > 0, observed, 1.0)
+        n = X.shape[0]
+        # centre about the mean of the observed entries of each feature, as _moments does
+        count = host(ops.like(np.ones(n), X) @ M)
+        center = host(ops.like(np.ones(n), X) @ (X * M)) / np.where(count > 0, count, 1.0)
+        Xc = (X - ops.like(center, X)) * M
+        mean_c = host(wr_t @ Xc) / safe
+        second = host(wr_t @ ops.square_inplace(Xc * 1.0))
+        scatter = np.maximum(second - observed * mean_c**2, 0.0)
+        mean = np.where(observed > 0, mean_c + center, 0.0)
+        return GaussianStats(weight=weight, mean=mean, scatter=scatter, observed=observed)
+
+    def _completed_moments(self, X, wr_t, observed, params):
+        """Statistics of rows sharing one pattern of ``observed`` features ("full", "tied").
+
+        Under component k the unobserved entries m of a row are replaced by their conditional
+        mean ``mu_m + S_mo S_oo^-1 (x_o - mu_o)``, and the conditional covariance
+        ``S_mm - S_mo S_oo^-1 S_om`` (the same for every row of the pattern) is added to the
+        scatter, weighted by the component's total responsibility for the rows.
+        """
+        k, d = params.mean.shape
+        cov = params.covariance if self.covariance_type == "full" else np.broadcast_to(params.covariance, (k, d, d))
+        o, m = observed, ~observed
+        parts = []
+        for j in range(k):
+            S = cov[j]
+            completed = X * 1.0
+            cond_cov = np.zeros((d, d))
+            if m.any():
+                gain = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T  # S_mo S_oo^-1: (|m|, |o|)
+                shift = params.mean[j, m] - gain @ params.mean[j, o]
+                completed[:, m] = ops.like(shift, X) + X[:, o] @ ops.like(gain.T, X)
+                cond_cov[np.ix_(m, m)] = S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)]
+            stats = self._moments(completed, wr_t[j : j + 1])
+            parts.append(GaussianStats(weight=stats.weight, mean=stats.mean,
+                                       scatter=stats.scatter + stats.weight[:, None, None] * cond_cov))
+        return GaussianStats(
+            weight=np.concatenate([p.weight for p in parts]),
+            mean=np.concatenate([p.mean for p in parts]),
+            scatter=np.concatenate([p.scatter for p in parts]),
+        )
 
     def labelled_stats(self, X, labels, sample_weight, n_components):
         """Statistics of rows that each belong to one component (hard assignments, class labels).
@@ -244,7 +372,7 @@ class Gaussian(ComponentFamily):
         indicator = scipy.sparse.csr_array((sample_weight, (labels, np.arange(n))), shape=(k, n))
         weight = np.bincount(labels, weights=sample_weight, minlength=k)
         mean = np.asarray(indicator @ X) / weight[:, None]
-        full = self._type() in ("full", "tied")
+        full = self.covariance_type in ("full", "tied")
         unit = bool(np.all(sample_weight == 1.0))
         scatter = np.zeros((k, d, d) if full else (k, d))
         # Stable sort of small integer codes is a radix sort: O(n), rows of each component in order.
@@ -269,8 +397,9 @@ class Gaussian(ComponentFamily):
             scatter = 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
         return GaussianStats(weight=weight, mean=mean, scatter=scatter)
 
-    def params_from_stats(self, stats, reg_covar=0.0):
-        ctype = self._type()
+    def params_from_stats(self, stats, current=None):
+        ctype = self.covariance_type
+        reg_covar = self.reg_covar
         weight = stats.weight
         k, d = stats.mean.shape
         empty = weight <= 0
@@ -281,12 +410,16 @@ class Gaussian(ComponentFamily):
             cov = cov + reg_covar * np.eye(d)
         elif ctype == "tied":
             cov = stats.scatter.sum(axis=0) / weight.sum() + reg_covar * np.eye(d)
-        elif ctype == "diag":
-            cov = stats.scatter / safe[:, None]
-            cov[empty] = 1.0
-            cov = cov + reg_covar
         else:
-            cov = (stats.scatter / safe[:, None]).mean(axis=1)
+            w = per_feature_weight(stats)
+            var = stats.scatter / np.where(w > 0, w, 1.0)
+            if ctype == "spherical" and stats.observed is None:
+                cov = var.mean(axis=1)
+            elif ctype == "spherical":  # pooled over the observed entries of the component's rows
+                total = stats.observed.sum(axis=1)
+                cov = stats.scatter.sum(axis=1) / np.where(total > 0, total, 1.0)
+            else:
+                cov = np.where(w > 0, var, 1.0)
             cov[empty] = 1.0
             cov = cov + reg_covar
         return GaussianParams(mean=stats.mean.copy(), covariance=cov)
@@ -294,7 +427,7 @@ class Gaussian(ComponentFamily):
     # sampling ---------------------------------------------------------------------------
 
     def sample(self, params, n_per_component, rng):
-        ctype = self._type()
+        ctype = self.covariance_type
         k, d = params.mean.shape
         blocks = []
         for j, m in enumerate(n_per_component):
@@ -374,34 +507,29 @@ def _log_prob_block(ctype, X, terms, d):
     The transposed layout keeps the samples along contiguous rows, so the squares, the sums over
     features and the later exp run over long vectors instead of short rows of length d or K.
     """
-    dt = X.dtype
-    center = terms["center"].astype(dt, copy=False)
+    center = ops.like(terms["center"], X)
     if ctype == "full":
-        n = X.shape[0]
-        Xa = np.empty((n, d + 1), dtype=dt)
-        np.subtract(X, center, out=Xa[:, :d])
-        Xa[:, d] = 1.0
-        Y = terms["Wb"].astype(dt, copy=False) @ Xa.T  # (K*d, n): rows (x - mu_k) P_k
-        np.square(Y, out=Y)
-        maha = Y.reshape(-1, d, X.shape[0]).sum(axis=1)
+        Xa = ops.concat_ones(X - center)  # (n, d + 1)
+        Y = ops.like(terms["Wb"], X) @ Xa.T  # (K*d, n): rows (x - mu_k) P_k
+        maha = ops.square_inplace(Y).reshape(-1, d, X.shape[0]).sum(1)
     elif ctype == "tied":
-        Z = terms["P"].T.astype(dt, copy=False) @ (X - center).T  # (d, n)
-        mP = terms["mP"].astype(dt, copy=False)
+        Z = ops.like(terms["P"].T, X) @ (X - center).T  # (d, n)
+        mP = ops.like(terms["mP"], X)
         maha = mP @ Z
         maha *= -2.0
-        maha += (Z * Z).sum(axis=0)
-        maha += (mP * mP).sum(axis=1)[:, None]
+        maha += (Z * Z).sum(0)
+        maha += (mP * mP).sum(1)[:, None]
     else:
         XT = (X - center).T
-        prec = terms["prec"].astype(dt, copy=False)
-        maha = terms["mp"].astype(dt, copy=False) @ XT
+        prec = ops.like(terms["prec"], X)
+        maha = ops.like(terms["mp"], X) @ XT
         maha *= -2.0
-        np.square(XT, out=XT)  # the centred copy is ours: square it in place
+        XT = ops.square_inplace(XT)  # the centred copy is ours: square it in place
         if ctype == "diag":
             maha += prec @ XT
         else:
-            maha += prec[:, None] * XT.sum(axis=0)
-        maha += terms["c"].astype(dt)[:, None]
+            maha += prec[:, None] * XT.sum(0)
+        maha += ops.like(terms["c"], X)[:, None]
     maha *= -0.5
-    maha += (terms["log_det"] - 0.5 * d * _LOG_2PI).astype(dt)[:, None]
+    maha += ops.like(terms["log_det"] - 0.5 * d * _LOG_2PI, X)[:, None]
     return maha

@@ -5,7 +5,18 @@ from dataclasses import dataclass
 import numpy as np
 
 from discrim.distributions import _constraints as constraints
-from discrim.distributions._base import LOG_TINY, ComponentFamily, Params, Stats
+from discrim.backend import ops
+from discrim.distributions._base import (
+    LOG_TINY,
+    ComponentFamily,
+    Params,
+    Stats,
+    component_totals,
+    host,
+    observed_entries,
+    per_feature_weight,
+    weighted_resp_t,
+)
 from discrim.distributions._special import log_factorial_rows
 
 __all__ = ["Poisson", "PoissonParams", "PoissonStats"]
@@ -20,10 +31,12 @@ class PoissonParams(Params):
 
 @dataclass(frozen=True)
 class PoissonStats(Stats):
-    """Weighted responsibility totals (K,) and weighted sums of X (K, d)."""
+    """Weighted responsibility totals (K,), weighted sums of the observed entries of X (K, d),
+    and, with a mask, the weighted totals of the rows observed in each feature (K, d)."""
 
     weight: np.ndarray
     weighted_sum: np.ndarray
+    observed: np.ndarray = None
 
 
 class Poisson(ComponentFamily):
@@ -56,22 +69,29 @@ class Poisson(ComponentFamily):
     def param_shapes(self, n_components, n_features):
         return {"rate": (n_components, n_features)}
 
-    def log_prob(self, X, params):
+    def log_prob(self, X, params, *, mask=None, rows=None):
         rate = params.rate
         with np.errstate(divide="ignore"):
             log_rate = np.maximum(np.log(rate), LOG_TINY)
+        Xo = observed_entries(X, mask)
         # computed as (K, n_samples): the posterior and the statistics then run over contiguous rows
-        out = log_rate.astype(X.dtype, copy=False) @ X.T
-        out -= rate.sum(axis=1).astype(X.dtype, copy=False)[:, None]
-        out -= log_factorial_rows(X).astype(X.dtype, copy=False)
+        out = ops.like(log_rate, X) @ Xo.T
+        if mask is None:
+            out -= ops.like(rate.sum(axis=1), X)[:, None]
+        else:
+            out -= ops.like(rate, X) @ ops.like(mask, X).T
+        out -= ops.like(log_factorial_rows(Xo), X)
         return out.T
 
-    def suff_stats(self, X, resp, sample_weight=None):
-        wr_t = resp.T if sample_weight is None else resp.T * sample_weight.astype(resp.dtype, copy=False)
-        return PoissonStats(weight=wr_t.sum(axis=1, dtype=np.float64), weighted_sum=(wr_t @ X).astype(np.float64))
+    def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
+        wr_t = weighted_resp_t(resp, sample_weight)
+        observed = None if mask is None else host(wr_t @ ops.like(mask, X))
+        return PoissonStats(
+            weight=component_totals(wr_t), weighted_sum=host(wr_t @ observed_entries(X, mask)), observed=observed
+        )
 
-    def params_from_stats(self, stats, reg_covar=0.0):
-        w = stats.weight[:, None]
+    def params_from_stats(self, stats, current=None):
+        w = per_feature_weight(stats)
         return PoissonParams(rate=np.where(w > 0, stats.weighted_sum / np.where(w > 0, w, 1.0), 1.0))
 
     def sample(self, params, n_per_component, rng):

@@ -9,9 +9,10 @@ from functools import partial
 import numpy as np
 
 from discrim._posterior import check_some_density, log_posterior
+from discrim.distributions._base import slice_rows
 from discrim.utils._threads import limit_threads
 
-__all__ = ["EMResult", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "RowBlocks", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -70,21 +71,50 @@ def default_chunk_size(n_components, n_features, family=None):
     return int(np.clip(_CHUNK_ELEMENTS // max(1, footprint), 2048, 65536))
 
 
-def _blocks(n, chunk_size):
-    return [slice(s, min(s + chunk_size, n)) for s in range(0, n, chunk_size)]
+@dataclass(frozen=True)
+class RowBlocks:
+    """The rows EM runs over, cut into blocks: X with its per-row companions.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    sample_weight : ndarray of shape (n_samples,)
+        In X's dtype.
+    chunk_size : int
+        Rows per block.
+    mask : ndarray of shape (n_samples, n_features) of bool or None, default=None
+        True where an entry was observed.
+    rows : dict of str to ndarray of shape (n_samples,) or None, default=None
+        The family's per-row data (:meth:`ComponentFamily.row_data`).
+    """
+
+    X: np.ndarray
+    sample_weight: np.ndarray
+    chunk_size: int
+    mask: np.ndarray = None
+    rows: dict = None
+
+    def slices(self):
+        """The row slices of the blocks, in order."""
+        n = self.X.shape[0]
+        return [slice(s, min(s + self.chunk_size, n)) for s in range(0, n, self.chunk_size)]
+
+    def block(self, sl):
+        """``(X, sample_weight, data)`` of the rows ``sl``; ``data`` holds mask= and rows= for the family."""
+        data = {"mask": None if self.mask is None else self.mask[sl], "rows": slice_rows(self.rows, sl)}
+        return self.X[sl], self.sample_weight[sl], data
 
 
-def _e_step_block(family, X, sample_weight, log_weights, params, with_stats, sl):
+def _e_step_block(family, blocks, log_weights, params, with_stats, sl):
     """E-step on rows ``sl``: (stats or None, weighted log-likelihood)."""
-    fam = family.rows(sl)
-    Xb, wb = X[sl], sample_weight[sl]
-    log_resp, log_norm = log_posterior(fam.log_prob(Xb, params), log_weights.astype(Xb.dtype))
+    Xb, wb, data = blocks.block(sl)
+    log_resp, log_norm = log_posterior(family.log_prob(Xb, params, **data), log_weights.astype(Xb.dtype))
     check_some_density(log_norm, "component", first_row=sl.start)
     ll = float(wb @ log_norm.astype(np.float64))
     if not with_stats:
         return None, ll
     np.exp(log_resp, out=log_resp)
-    return fam.suff_stats(Xb, log_resp, wb), ll
+    return family.suff_stats(Xb, log_resp, wb, params=params, **data), ll
 
 
 @contextmanager
@@ -105,19 +135,16 @@ def block_mapper(n_threads):
             yield lambda fn, blocks: list(pool.map(fn, blocks)) if len(blocks) > 1 else [fn(blocks[0])]
 
 
-def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats=True, mapper=None):
+def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
     """One pass over the rows: responsibilities, their sufficient statistics and the log-likelihood.
 
     Parameters
     ----------
     family : ComponentFamily
-    X : ndarray of shape (n_samples, n_features)
-    sample_weight : ndarray of shape (n_samples,)
+    blocks : RowBlocks
     log_weights : ndarray of shape (n_components,)
         Log mixing weights (``-inf`` for a weight of zero).
     params : Params
-    chunk_size : int
-        Rows per block.
     with_stats : bool, default=True
     mapper : callable, default=None
         From :func:`block_mapper`; None runs the blocks one after another.
@@ -129,9 +156,9 @@ def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats
     total_log_likelihood : float
         ``sum_i w_i log sum_k pi_k f_k(x_i)``.
     """
-    fn = partial(_e_step_block, family, X, sample_weight, log_weights, params, with_stats)
-    blocks = _blocks(X.shape[0], chunk_size)
-    results = mapper(fn, blocks) if mapper is not None else [fn(b) for b in blocks]
+    fn = partial(_e_step_block, family, blocks, log_weights, params, with_stats)
+    slices = blocks.slices()
+    results = mapper(fn, slices) if mapper is not None else [fn(sl) for sl in slices]
     stats = 0
     total = 0.0
     for block_stats, ll in results:
@@ -141,37 +168,35 @@ def e_step(family, X, sample_weight, log_weights, params, chunk_size, with_stats
     return (stats if with_stats else None), total
 
 
-def stats_from_resp(family, X, sample_weight, resp, chunk_size):
+def stats_from_resp(family, blocks, resp):
     """``family.suff_stats`` of given responsibilities, accumulated over row blocks.
 
     Parameters
     ----------
     family : ComponentFamily
-    X : ndarray of shape (n_samples, n_features)
-    sample_weight : ndarray of shape (n_samples,)
+    blocks : RowBlocks
     resp : ndarray of shape (n_samples, n_components)
-    chunk_size : int
 
     Returns
     -------
     stats : Stats
     """
     stats = 0
-    for sl in _blocks(X.shape[0], chunk_size):
-        stats = stats + family.rows(sl).suff_stats(X[sl], resp[sl], sample_weight[sl])
+    for sl in blocks.slices():
+        Xb, wb, data = blocks.block(sl)
+        stats = stats + family.suff_stats(Xb, resp[sl], wb, **data)
     return stats
 
 
-def joint_log_likelihood(family, X, log_weights, params, chunk_size, n_threads=1):
+def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
     """``log pi_k + log f_k(x_i)`` of every row and component, in blocks.
 
     Parameters
     ----------
     family : ComponentFamily
-    X : ndarray of shape (n_samples, n_features)
+    blocks : RowBlocks
     log_weights : ndarray of shape (n_components,)
     params : Params
-    chunk_size : int
     n_threads : int, default=1
 
     Returns
@@ -181,23 +206,23 @@ def joint_log_likelihood(family, X, log_weights, params, chunk_size, n_threads=1
     """
 
     def block(sl):
-        return family.rows(sl).log_prob(X[sl], params) + log_weights.astype(X.dtype)
+        Xb, _, data = blocks.block(sl)
+        return family.log_prob(Xb, params, **data) + log_weights.astype(Xb.dtype)
 
     with block_mapper(n_threads) as mapper:
-        parts = mapper(block, _blocks(X.shape[0], chunk_size))
+        parts = mapper(block, blocks.slices())
     return np.concatenate(parts, axis=0).astype(np.float64, copy=False)
 
 
-def posterior(family, X, log_weights, params, chunk_size, n_threads=1):
+def posterior(family, blocks, log_weights, params, n_threads=1):
     """Log responsibilities and log mixture densities of every row, in blocks.
 
     Parameters
     ----------
     family : ComponentFamily
-    X : ndarray of shape (n_samples, n_features)
+    blocks : RowBlocks
     log_weights : ndarray of shape (n_components,)
     params : Params
-    chunk_size : int
     n_threads : int, default=1
 
     Returns
@@ -207,7 +232,7 @@ def posterior(family, X, log_weights, params, chunk_size, n_threads=1):
     log_norm : ndarray of shape (n_samples,)
         ``log sum_k pi_k f_k(x_i)``.
     """
-    jll = joint_log_likelihood(family, X, log_weights, params, chunk_size, n_threads)
+    jll = joint_log_likelihood(family, blocks, log_weights, params, n_threads)
     return log_posterior(jll, 0.0)  # the mixing weights are in the joint already
 
 
@@ -229,17 +254,14 @@ def _snapshot(weights, params):
 
 def run_em(
     family,
-    X,
-    sample_weight,
+    blocks,
     weights0,
     params0,
     *,
     tol,
     max_iter,
     fix_weights=False,
-    reg_covar=0.0,
     keep_history=False,
-    chunk_size=None,
     n_threads=1,
 ):
     """Run EM from given starting parameters until the mean log-likelihood stops improving.
@@ -252,8 +274,9 @@ def run_em(
     Parameters
     ----------
     family : ComponentFamily
-    X : ndarray of shape (n_samples, n_features)
-    sample_weight : ndarray of shape (n_samples,)
+        With its options checked (:meth:`ComponentFamily.check_options`).
+    blocks : RowBlocks
+        The rows, their weights, mask and per-row data.
     weights0 : ndarray of shape (n_components,)
     params0 : Params
     tol : float
@@ -262,10 +285,7 @@ def run_em(
     max_iter : int
     fix_weights : bool, default=False
         Keep the mixing weights at ``weights0``.
-    reg_covar : float, default=0.0
     keep_history : bool, default=False
-    chunk_size : int or None, default=None
-        Rows per block; None chooses one from the number of components and features.
     n_threads : int, default=1
         Threads over row blocks (see :func:`block_mapper`).
 
@@ -274,9 +294,7 @@ def run_em(
     result : EMResult
     """
     n_components = weights0.shape[0]
-    if chunk_size is None:
-        chunk_size = default_chunk_size(n_components, X.shape[1], family)
-    total_weight = float(sample_weight.sum())
+    total_weight = float(blocks.sample_weight.sum())
     weights, params = np.asarray(weights0, dtype=np.float64), params0
     empty_ever = np.zeros(n_components, dtype=bool)
     history = [_snapshot(weights, params)] if keep_history else None
@@ -287,13 +305,13 @@ def run_em(
         def expectation(weights, params):
             with np.errstate(divide="ignore"):  # a weight of 0 has log-weight -inf
                 log_weights = np.log(weights)
-            stats, ll = e_step(family, X, sample_weight, log_weights, params, chunk_size, mapper=mapper)
+            stats, ll = e_step(family, blocks, log_weights, params, mapper=mapper)
             return stats, ll / total_weight
 
         stats, mean_ll = expectation(weights, params)
         lower_bounds = [mean_ll]
         for n_iter in range(1, max_iter + 1):
-            new_params = family.params_from_stats(stats, reg_covar=reg_covar)
+            new_params = family.params_from_stats(stats, current=params)
             empty = stats.weight <= 1e-12 * total_weight
             if empty.any():
                 empty_ever |= empty

@@ -105,8 +105,14 @@ class MixtureSelection:
 
 
 def _family_label(family):
-    """``Gaussian(covariance_type='full')``: every structural option shown, defaults included."""
+    """``Gaussian(covariance_type='full')``: every structural option shown, defaults included.
+
+    Options of the fit (``family.fit_options``, e.g. reg_covar) are shown only when they differ
+    from their defaults.
+    """
     params = family.get_params(deep=False) if hasattr(family, "get_params") else {}
+    defaults = type(family)().get_params(deep=False) if getattr(family, "fit_options", ()) else {}
+    params = {k: v for k, v in params.items() if k not in family.fit_options or v != defaults.get(k)} if defaults else params
     return f"{type(family).__name__}({', '.join(f'{k}={v!r}' for k, v in sorted(params.items()))})"
 
 
@@ -192,7 +198,7 @@ def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
     occupied = np.asarray(mixture.weights_) > 0
-    rel = family.min_relative_variance(mixture._params, occupied, feature_var, mixture.reg_covar)
+    rel = mixture._family().min_relative_variance(mixture._params, occupied, feature_var)
     if min_rows < family.rows_per_component(X.shape[1]):
         reason = "too few rows"
     elif rel < SINGULAR_RTOL:

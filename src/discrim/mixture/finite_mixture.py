@@ -1,15 +1,23 @@
 """FiniteMixture: a mixture of K components of any family, fitted by EM."""
 
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, DensityMixin
+from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin
-from discrim.mixture._em import default_chunk_size, joint_log_likelihood, posterior, run_em, stats_from_resp
+from discrim.mixture._em import (
+    RowBlocks,
+    default_chunk_size,
+    joint_log_likelihood,
+    posterior,
+    run_em,
+    stats_from_resp,
+)
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
@@ -63,10 +71,12 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     tol : float, default=1e-3
         Convergence threshold on the change of the mean weighted log-likelihood between
         iterations; ``tol=0`` runs exactly ``max_iter`` iterations (and does not warn).
-    reg_covar : float, default=1e-6
-        Added to the diagonal of Gaussian covariances (ignored by discrete families). It is an
-        absolute variance, in the squared units of X: the fit is invariant to translations of X,
-        and to a rescaling of X by ``s`` when ``reg_covar`` is rescaled by ``s**2`` too.
+    reg_covar : float or None, default=None
+        Added to the diagonal of Gaussian covariances: a float sets the ``reg_covar`` option of
+        the family for this mixture (ignored by families without one, the discrete ones); None
+        keeps the family's own (``Gaussian(reg_covar=1e-6)`` by default). It is an absolute
+        variance, in the squared units of X: the fit is invariant to translations of X, and to a
+        rescaling of X by ``s`` when ``reg_covar`` is rescaled by ``s**2`` too.
     keep_history : bool, default=False
         Store the weights and parameters of every iteration in ``history_``.
     random_state : int, RandomState instance or None, default=None
@@ -139,7 +149,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     """
 
     _parameter_constraints = {
-        "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats"])],
+        "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats", "check_options"])],
         "n_components": [Interval(Integral, 1, None, closed="left")],
         "weights_init": ["array-like", None],
         "fix_weights": ["boolean"],
@@ -148,7 +158,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "n_init": [Interval(Integral, 1, MAX_N_INIT, closed="both")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
-        "reg_covar": [Interval(Real, 0, None, closed="left")],
+        "reg_covar": [Interval(Real, 0, None, closed="left"), None],
         "keep_history": ["boolean"],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
@@ -169,7 +179,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         n_init=1,
         max_iter=100,
         tol=1e-3,
-        reg_covar=1e-6,
+        reg_covar=None,
         keep_history=False,
         random_state=None,
         warm_start=False,
@@ -196,11 +206,21 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     # --- validation -----------------------------------------------------------------------
 
-    def _check_X(self, X, reset):
+    def _family(self):
+        """The family with its options checked and the mixture's ``reg_covar`` applied."""
+        family = self.family
+        if self.reg_covar is not None and "reg_covar" in family.get_params(deep=False):
+            family = clone(family).set_params(reg_covar=self.reg_covar)
+        return family.check_options()
+
+    def _rows(self, X, family, reset):
+        """Validated rows of X as :class:`RowBlocks`, with unit sample weights."""
         X = validate_data(self, X, reset=reset, dtype=np.dtype(self.dtype))
         check_feature_magnitude(X)
-        self.family.check_data(X)
-        return X
+        rows = family.row_data(X.shape[0])
+        family.check_data(X, rows)
+        chunk = self.chunk_size or default_chunk_size(self.n_components, X.shape[1], family)
+        return RowBlocks(X, np.ones(X.shape[0], dtype=X.dtype), chunk, rows=rows)
 
     def _check_weights_init(self):
         k = self.n_components
@@ -213,23 +233,21 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             raise ValueError("weights_init must be non-negative and sum to one.")
         return w / w.sum()
 
-    def _chunk(self, n_features):
-        return self.chunk_size or default_chunk_size(self.n_components, n_features, self.family)
-
     # --- fitting --------------------------------------------------------------------------
 
-    def _initial(self, X, w, rng):
-        """Starting (weights, params) for one initialisation."""
+    def _initial(self, family, blocks, w, rng):
+        """Starting (weights, params) for one initialisation; ``w`` the float64 row weights."""
+        X = blocks.X
         k, d = self.n_components, X.shape[1]
         weights0 = self._check_weights_init()
         if self.params_init is not None:
-            params0 = self.family.make_params(self.params_init, k, d)
+            params0 = family.make_params(self.params_init, k, d)
             if weights0 is None:
                 weights0 = np.full(k, 1.0 / k)
             return weights0, params0
         resp = initial_resp(X, w, k, self.init_params, rng).astype(X.dtype)
-        stats = stats_from_resp(self.family, X, w.astype(X.dtype, copy=False), resp, self._chunk(d))
-        params0 = self.family.params_from_stats(stats, reg_covar=self.reg_covar)
+        stats = stats_from_resp(family, blocks, resp)
+        params0 = family.params_from_stats(stats)
         if weights0 is None:
             weights0 = np.full(k, 1.0 / k) if self.fix_weights else stats.weight / stats.weight.sum()
         return weights0, params0
@@ -251,7 +269,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         self : FiniteMixture
         """
         warm = self.warm_start and hasattr(self, "weights_")
-        X = self._check_X(X, reset=not warm)
+        family = self._family()
+        blocks = self._rows(X, family, reset=not warm)
+        X = blocks.X
         if self.n_components > X.shape[0]:
             raise ValueError(
                 f"n_components={self.n_components} exceeds n_samples={X.shape[0]}: a mixture needs at least "
@@ -260,7 +280,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         # Only the ratios of the weights matter; a power-of-two rescale keeps the sums in range.
         w = rescale_weights(check_sample_weight(sample_weight, X.shape[0]))
         check_enough_distinct_rows(X, w, self.n_components)
-        wX = w.astype(X.dtype, copy=False)
+        blocks = replace(blocks, sample_weight=w.astype(X.dtype, copy=False))
         if warm:
             starts = [(self.weights_, self._params)]
             rngs = [None]
@@ -271,19 +291,16 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             starts = [None] * n_init
         best = None
         for start, rng in zip(starts, rngs):
-            weights0, params0 = start if start is not None else self._initial(X, w, rng)
+            weights0, params0 = start if start is not None else self._initial(family, blocks, w, rng)
             result = run_em(
-                self.family,
-                X,
-                wX,
+                family,
+                blocks,
                 weights0,
                 params0,
                 tol=self.tol,
                 max_iter=self.max_iter,
                 fix_weights=self.fix_weights,
-                reg_covar=self.reg_covar,
                 keep_history=self.keep_history,
-                chunk_size=self._chunk(X.shape[1]),
                 n_threads=self.n_threads or available_cores(),
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
@@ -291,7 +308,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         if not np.isfinite(best.lower_bounds[-1]):
             raise ValueError(
                 f"EM reached a log-likelihood of {best.lower_bounds[-1]} on X: the data are outside what "
-                f"{self.family!r} can represent (e.g. extreme counts or values); rescale X or choose another family."
+                f"{family!r} can represent (e.g. extreme counts or values); rescale X or choose another family."
             )
         if not best.converged and self.tol > 0 and self.max_iter > 0:
             warnings.warn(
@@ -339,11 +356,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     def _posterior(self, X):
         """(log responsibilities, log mixture density) of validated rows of X."""
         check_is_fitted(self)
-        X = self._check_X(X, reset=False)
-        return posterior(
-            self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]),
-            self.n_threads or available_cores(),
-        )
+        family = self._family()
+        blocks = self._rows(X, family, reset=False)
+        return posterior(family, blocks, self._log_weights(), self._params, self.n_threads or available_cores())
 
     def score_samples(self, X):
         """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
@@ -389,16 +404,15 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def _joint_log_likelihood(self, X):
         check_is_fitted(self)
-        X = self._check_X(X, reset=False)
-        return joint_log_likelihood(
-            self.family, X, self._log_weights(), self._params, self._chunk(X.shape[1]),
-            self.n_threads or available_cores(),
-        )
+        family = self._family()
+        blocks = self._rows(X, family, reset=False)
+        return joint_log_likelihood(family, blocks, self._log_weights(), self._params,
+                                    self.n_threads or available_cores())
 
     # --- model size and sampling ----------------------------------------------------------
 
     def _n_parameters(self):
-        n = self.family.n_parameters(self.n_features_in_, self.n_components)
+        n = self._family().n_parameters(self.n_features_in_, self.n_components)
         return n + (0 if self.fix_weights else self.n_components - 1)
 
     def _log_likelihood_and_size(self, X, sample_weight):
@@ -462,5 +476,5 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             )
         rng = np.random.default_rng(as_seed_sequence(self.random_state))
         counts = rng.multinomial(n_samples, self.weights_)
-        X = self.family.sample(self._params, counts, rng)
+        X = self._family().sample(self._params, counts, rng)
         return X, np.repeat(np.arange(self.n_components), counts)
