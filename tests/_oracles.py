@@ -4,10 +4,12 @@ Each function transcribes an equation of the seeds (the prototype set classifier
 scores and batch objective, the posterior rule) directly, with no expanded squares, chunks, GEMMs
 or class blocks: the library's fast paths are tested against these, not against each other.
 They take numpy or torch arrays (through array-api-compat), so torch's autograd can
-differentiate the same text.
+differentiate the same text. The component families' oracle table (scipy.stats densities,
+marginal over unobserved entries) is at the end.
 """
 
 import numpy as np
+import scipy.stats
 from array_api_compat import array_namespace
 
 
@@ -107,3 +109,82 @@ def posterior(scores):
     """``p_k(x) = q_k(x) / sum_l q_l(x)``, rows of positive scores normalised."""
     scores = np.asarray(scores, dtype=np.float64)
     return scores / scores.sum(axis=1, keepdims=True)
+
+
+# --- component families: scipy's densities, one row and one component at a time --------------
+
+
+def _independent(dist_of):
+    """Marginal log-density of the observed entries of a row: the sum of scipy log-pmfs/pdfs."""
+    return lambda params, k, x, observed: sum(
+        dist_of(params, k, d, x[d]) for d in range(x.shape[0]) if observed[d]
+    )
+
+
+def _gaussian(cov_of):
+    """Marginal log-density of the observed entries: the normal of the observed sub-vector."""
+
+    def logpdf(params, k, x, observed):
+        if not observed.any():
+            return 0.0
+        mean = np.asarray(params["mean"][k])[observed]
+        cov = np.asarray(cov_of(params, k))[np.ix_(observed, observed)]
+        return scipy.stats.multivariate_normal(mean, cov).logpdf(x[observed])
+
+    return logpdf
+
+
+_COV_FULL = np.array([[[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]], [[1.0, 0.0, 0.0], [0.0, 3.0, 0.9], [0.0, 0.9, 1.0]]])
+_MEAN = np.array([[0.0, 1.0, -1.0], [2.0, -0.5, 0.3]])
+
+
+def _family_oracles():
+    from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson
+
+    return [
+        (
+            Binomial(n_trials=10),
+            {"prob": [[0.3, 0.9], [0.55, 0.05]]},
+            _independent(lambda p, k, d, x: scipy.stats.binom(10, p["prob"][k][d]).logpmf(x)),
+        ),
+        (
+            Bernoulli(),
+            {"prob": [[0.3, 0.9], [0.55, 0.05]]},
+            _independent(lambda p, k, d, x: scipy.stats.bernoulli(p["prob"][k][d]).logpmf(x)),
+        ),
+        (
+            Poisson(),
+            {"rate": [[0.7, 4.0], [2.5, 0.2]]},
+            _independent(lambda p, k, d, x: scipy.stats.poisson(p["rate"][k][d]).logpmf(x)),
+        ),
+        (
+            Categorical(n_categories=3),
+            {"probs": [[[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], [[0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]]},
+            _independent(lambda p, k, d, x: scipy.stats.multinomial(1, p["probs"][k][d]).logpmf(np.eye(3)[int(x)])),
+        ),
+        (
+            Gaussian("full"),
+            {"mean": _MEAN, "covariance": _COV_FULL},
+            _gaussian(lambda p, k: p["covariance"][k]),
+        ),
+        (
+            Gaussian("diag"),
+            {"mean": _MEAN, "covariance": [[2.0, 1.0, 0.5], [0.1, 3.0, 1.0]]},
+            _gaussian(lambda p, k: np.diag(p["covariance"][k])),
+        ),
+        (
+            Gaussian("tied"),
+            {"mean": _MEAN, "covariance": _COV_FULL[0]},
+            _gaussian(lambda p, k: p["covariance"]),
+        ),
+        (
+            Gaussian("spherical"),
+            {"mean": _MEAN, "covariance": [0.7, 2.0]},
+            _gaussian(lambda p, k: p["covariance"][k] * np.eye(3)),
+        ),
+    ]
+
+
+#: (family, params, logpdf(params, k, x, observed)): the marginal log-density of the observed
+#: entries of row x under component k, from scipy.stats.
+FAMILY_ORACLES = _family_oracles()

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 import scipy.stats
+from _oracles import FAMILY_ORACLES
 from sklearn.base import clone
 
 from discrim.distributions import (
@@ -12,61 +13,9 @@ from discrim.distributions import (
     Poisson,
 )
 
-# --- oracle table: (family, params, per-component scipy log-density of one row) --------------
+# --- the oracle table (tests/_oracles.py): one row per family ----------------------------------
 
-_COV_FULL = np.array([[[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]], [[1.0, 0.0, 0.0], [0.0, 3.0, 0.9], [0.0, 0.9, 1.0]]])
-_MEAN = np.array([[0.0, 1.0, -1.0], [2.0, -0.5, 0.3]])
-
-
-def _independent(dist_of):
-    """Log-density of a row as the sum over features of scipy log-pmfs/pdfs."""
-    return lambda params, k, x: sum(dist_of(params, k, d, x[d]) for d in range(x.shape[0]))
-
-
-ORACLES = [
-    (
-        Binomial(n_trials=10),
-        {"prob": [[0.3, 0.9], [0.55, 0.05]]},
-        _independent(lambda p, k, d, x: scipy.stats.binom(10, p["prob"][k][d]).logpmf(x)),
-    ),
-    (
-        Bernoulli(),
-        {"prob": [[0.3, 0.9], [0.55, 0.05]]},
-        _independent(lambda p, k, d, x: scipy.stats.bernoulli(p["prob"][k][d]).logpmf(x)),
-    ),
-    (
-        Poisson(),
-        {"rate": [[0.7, 4.0], [2.5, 0.2]]},
-        _independent(lambda p, k, d, x: scipy.stats.poisson(p["rate"][k][d]).logpmf(x)),
-    ),
-    (
-        Categorical(n_categories=3),
-        {"probs": [[[0.2, 0.3, 0.5], [0.6, 0.3, 0.1]], [[0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]]]},
-        _independent(
-            lambda p, k, d, x: scipy.stats.multinomial(1, p["probs"][k][d]).logpmf(np.eye(3)[int(x)])
-        ),
-    ),
-    (
-        Gaussian("full"),
-        {"mean": _MEAN, "covariance": _COV_FULL},
-        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], p["covariance"][k]).logpdf(x),
-    ),
-    (
-        Gaussian("diag"),
-        {"mean": _MEAN, "covariance": [[2.0, 1.0, 0.5], [0.1, 3.0, 1.0]]},
-        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], np.diag(p["covariance"][k])).logpdf(x),
-    ),
-    (
-        Gaussian("tied"),
-        {"mean": _MEAN, "covariance": _COV_FULL[0]},
-        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], p["covariance"]).logpdf(x),
-    ),
-    (
-        Gaussian("spherical"),
-        {"mean": _MEAN, "covariance": [0.7, 2.0]},
-        lambda p, k, x: scipy.stats.multivariate_normal(p["mean"][k], p["covariance"][k] * np.eye(3)).logpdf(x),
-    ),
-]
+ORACLES = FAMILY_ORACLES
 
 
 def _data_for(family, params, n, rng):
@@ -80,7 +29,7 @@ def test_log_prob_matches_scipy(family, params, oracle, dtype, rng):
     X = _data_for(family, p, 30, rng)
     got = family.log_prob(X.astype(dtype), p)
     assert got.shape == (30, 2)
-    want = np.array([[oracle(params, k, x) for k in range(2)] for x in X])
+    want = np.array([[oracle(params, k, x, np.ones(x.shape, bool)) for k in range(2)] for x in X])
     tol = 1e-10 if dtype == np.float64 else 2e-4
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
