@@ -7,17 +7,13 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.cli._io import check_output, numeric_features, read_csv
+from discrim.distributions import FAMILY_CLASSES
 
-FAMILIES = (
-    "gaussian",
-    "gaussian-diag",
-    "gaussian-tied",
-    "gaussian-spherical",
-    "poisson",
-    "binomial",
-    "bernoulli",
-    "categorical",
-)
+#: ``--family`` name -> (family class, the options the name stands for), from the classes.
+FAMILY_NAMES = {name: (cls, options) for cls in FAMILY_CLASSES for name, options in cls.cli_names.items()}
+FAMILIES = tuple(FAMILY_NAMES)
+# Options of a family set from command-line flags rather than from its name.
+_FLAG_OPTIONS = {"n_trials": "--n-trials", "n_categories": "--n-categories"}
 
 
 def make_family(name, n_trials=None, n_categories=None):
@@ -28,26 +24,25 @@ def make_family(name, n_trials=None, n_categories=None):
     name : str
         One of :data:`FAMILIES`.
     n_trials : int or None
-        Number of trials, required by ``"binomial"`` (ignored by the others).
+        Number of trials, required by families with an ``n_trials`` option (binomial).
     n_categories : int or None
-        Number of category codes, used by ``"categorical"`` (ignored by the others).
+        Number of category codes, for families with an ``n_categories`` option (categorical).
 
     Returns
     -------
     family : ComponentFamily
     """
-    from discrim import distributions as d
+    cls, options = FAMILY_NAMES[name]
+    accepted = cls().get_params(deep=False)
+    flags = {"n_trials": n_trials, "n_categories": n_categories}
+    if "n_trials" in accepted and n_trials is None:
+        raise click.UsageError(f"--family {name} needs --n-trials (the number of trials per row).")
+    return cls(**options, **{k: v for k, v in flags.items() if k in accepted and v is not None})
 
-    if name == "binomial" and n_trials is None:
-        raise click.UsageError("--family binomial needs --n-trials (the number of trials per row).")
-    if name.startswith("gaussian"):
-        covariance_type = {"gaussian": "full"}.get(name, name.partition("-")[2])
-        return d.Gaussian(covariance_type=covariance_type)
-    if name == "binomial":
-        return d.Binomial(n_trials=n_trials)
-    if name == "categorical":
-        return d.Categorical(n_categories=n_categories)
-    return {"poisson": d.Poisson, "bernoulli": d.Bernoulli}[name]()
+
+def family_takes(name, option):
+    """Whether the family named ``name`` has the option ``option`` (e.g. "n_trials")."""
+    return option in FAMILY_NAMES[name][0]().get_params(deep=False)
 
 
 def read_columns(csv, columns):
@@ -289,14 +284,14 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
 
     ks = parse_components(components)
     families = list(dict.fromkeys(families))  # repeated names once, in order
-    if n_trials is not None and "binomial" not in families:
-        raise click.UsageError("--n-trials applies to --family binomial only.")
-    if n_categories is not None and "categorical" not in families:
-        raise click.UsageError("--n-categories applies to --family categorical only.")
+    for option, value in (("n_trials", n_trials), ("n_categories", n_categories)):
+        takers = [name for name in FAMILIES if family_takes(name, option)]
+        if value is not None and not any(name in takers for name in families):
+            raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to --family {' or '.join(takers)} only.")
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
     X, names = read_columns(csv, columns)
-    if "categorical" in families and n_categories is None:
+    if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
         n_categories = max(2, int(np.max(X)) + 1)
     options = {name: make_family(name, n_trials, n_categories) for name in families}
     em = dict(n_init=n_init, max_iter=max_iter, tol=tol)

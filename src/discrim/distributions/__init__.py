@@ -7,6 +7,9 @@ from discrim.distributions.categorical import Categorical, CategoricalParams, Ca
 from discrim.distributions.gaussian import Gaussian, GaussianParams, GaussianStats
 from discrim.distributions.poisson import Poisson, PoissonParams, PoissonStats
 
+#: Every family class: the command line offers their ``cli_names``.
+FAMILY_CLASSES = (Gaussian, Poisson, Binomial, Bernoulli, Categorical)
+
 #: One instance of every family (and every Gaussian covariance type); tests parametrize over it.
 FAMILIES = [
     Binomial(n_trials=10),
@@ -21,6 +24,7 @@ FAMILIES = [
 
 __all__ = [
     "FAMILIES",
+    "FAMILY_CLASSES",
     "Bernoulli",
     "Binomial",
     "BinomialParams",

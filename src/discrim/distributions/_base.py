@@ -210,6 +210,9 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     #: Options that tune the M-step rather than define the model (the Gaussian's reg_covar):
     #: model-choice tables name a family without them unless they differ from their defaults.
     fit_options: ClassVar[tuple] = ()
+    #: Names of the family on the command line (``discrim mixture --family NAME``), each with
+    #: the options it stands for.
+    cli_names: ClassVar[dict] = {}
 
     # --- the interface -------------------------------------------------------------------
 

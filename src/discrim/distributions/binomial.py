@@ -83,6 +83,7 @@ class Binomial(ComponentFamily):
 
     arg_constraints = {"prob": constraints.unit_interval}
     params_class = BinomialParams
+    cli_names = {"binomial": {}}
 
     def __init__(self, n_trials=1):
         self.n_trials = n_trials
@@ -202,6 +203,8 @@ class Bernoulli(Binomial):
     >>> float(np.exp(fam.log_prob(np.array([[1.0, 1.0]]), params))[0, 0])  # doctest: +ELLIPSIS
     0.18...
     """
+
+    cli_names = {"bernoulli": {}}
 
     def __init__(self):
         pass

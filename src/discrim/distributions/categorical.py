@@ -69,6 +69,7 @@ class Categorical(ComponentFamily):
 
     arg_constraints = {"probs": constraints.simplex}
     params_class = CategoricalParams
+    cli_names = {"categorical": {}}
 
     def __init__(self, n_categories=2):
         self.n_categories = n_categories

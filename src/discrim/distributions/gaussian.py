@@ -123,6 +123,8 @@ class Gaussian(ComponentFamily):
 
     params_class = GaussianParams
     fit_options = ("reg_covar",)
+    cli_names = {"gaussian": {"covariance_type": "full"}, "gaussian-diag": {"covariance_type": "diag"},
+                 "gaussian-tied": {"covariance_type": "tied"}, "gaussian-spherical": {"covariance_type": "spherical"}}
 
     def __init__(self, covariance_type="full", reg_covar=1e-6):
         self.covariance_type = covariance_type

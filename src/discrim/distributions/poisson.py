@@ -62,6 +62,7 @@ class Poisson(ComponentFamily):
     arg_constraints = {"rate": constraints.nonnegative}
     params_class = PoissonParams
     support = constraints.nonnegative_integer
+    cli_names = {"poisson": {}}
 
     def __init__(self):
         pass
