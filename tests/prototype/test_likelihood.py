@@ -1,4 +1,4 @@
-"""The batch objective: analytic gradient against finite differences, kernel, chunking."""
+"""The batch objective: the fused path against the reference, gradients against finite differences."""
 
 import _oracles
 import array_api_compat.numpy as xp
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from discrim.optim import NonNegElasticNet, PenalizedObjective
-from discrim.prototype._likelihood import PrototypeLikelihood, kernel_matrix
+from discrim.prototype._likelihood import PrototypeLikelihood, kernel_matrix, reference_value_and_grad
 
 
 def _problem(rng, n_classes, earlier_batches, weighted, R=40, J=15, D=3, **options):
@@ -44,11 +44,24 @@ def _central_differences(f, theta, eps=1e-6):
 CASES = [(k, earlier, weighted) for k in (2, 4) for earlier in (False, True) for weighted in (False, True)]
 
 
+class _Reference:
+    """The reference path (numpy namespace) behind the objective's interface."""
+
+    def __init__(self, lik):
+        self.lik = lik
+
+    def value_and_grad(self, theta):
+        lik = self.lik
+        return reference_value_and_grad(theta, lik.X, lik.onehot, lik.coef, lik.q0, lik.S, lik.member,
+                                        lik._target, xp, rows_per_chunk=7)
+
+
 @pytest.mark.parametrize("n_classes, earlier_batches, weighted", CASES)
 @pytest.mark.parametrize("where", ["interior", "bounds"])
-@pytest.mark.parametrize("reduction", ["class_free", "per_class"])
-def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, reduction, rng):
-    lik, data = _problem(rng, n_classes, earlier_batches, weighted, reduction=reduction)
+@pytest.mark.parametrize("path", ["fused", "reference"])
+def test_gradient_equals_finite_differences(n_classes, earlier_batches, weighted, where, path, rng):
+    lik, data = _problem(rng, n_classes, earlier_batches, weighted)
+    lik = lik if path == "fused" else _Reference(lik)
     D, J = data[0].shape[1], data[4].shape[0]
     for _ in range(3):
         theta = rng.uniform(0.05, 2.0, D + J)
@@ -84,25 +97,35 @@ def test_chunked_evaluation_equals_one_chunk(rng):
     np.testing.assert_allclose(grad2, grad, rtol=1e-12, atol=1e-15)
 
 
+# Sizes that lead the fused path through each of its reductions: small chunks (class-free), large
+# chunks with few classes (per class block), large chunks with many classes (class-free).
+SIZES = {"small": dict(n_classes=3, R=40, J=15), "large-2-classes": dict(n_classes=2, R=300, J=150),
+         "large-5-classes": dict(n_classes=5, R=300, J=150)}
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+@pytest.mark.parametrize("rows_per_chunk", [None, 7])
 @pytest.mark.parametrize("n_threads", [1, 2])
-def test_both_reductions_agree(n_threads, rng):
-    data = _problem(rng, 3, True, True, R=40, J=15, D=4)[1]
-    D, J = 4, 15
-    theta = rng.uniform(0.05, 2.0, D + J)
-    theta[[1, 3]] = 0.0  # inactive features
+def test_fused_path_equals_the_reference(size, rows_per_chunk, n_threads, rng):
+    """The fused numpy path gives the reference's value and gradient to 1e-12, with inactive
+    features, zero weights, no active feature at all, one chunk or many, one thread or two."""
+    n_classes, R, J = SIZES[size]["n_classes"], SIZES[size]["R"], SIZES[size]["J"]
+    data = _problem(rng, n_classes, True, True, R=R, J=J, D=4)[1]
+    lik = PrototypeLikelihood(*data[:6], n_classes, xp, n_threads=n_threads, rows_per_chunk=rows_per_chunk)
+    theta = rng.uniform(0.05, 2.0, 4 + J)
+    theta[[1, 3]] = 0.0
+    theta[4 + rng.choice(J, J // 4, replace=False)] = 0.0
     theta_none = theta.copy()
-    theta_none[:D] = 0.0  # no active feature at all
-    results = {}
-    for reduction in ("class_free", "per_class"):
-        lik = PrototypeLikelihood(*data[:6], 3, xp, n_threads=n_threads, rows_per_chunk=6, reduction=reduction)
-        try:
-            results[reduction] = [lik.value_and_grad(t) for t in (theta, theta_none)]
-        finally:
-            lik.close()
-    for t, (v1, g1), (v2, g2) in zip((theta, theta_none), results["class_free"], results["per_class"]):
-        assert v1 == pytest.approx(_reference_value(t, *data), rel=1e-12)
-        assert v1 == pytest.approx(v2, rel=1e-12)
-        np.testing.assert_allclose(g1, g2, rtol=1e-10, atol=1e-14)
+    theta_none[:4] = 0.0
+    try:
+        for t in (theta, theta_none):
+            value, grad = lik.value_and_grad(t)
+            ref_value, ref_grad = _Reference(lik).value_and_grad(t)
+            assert value == pytest.approx(ref_value, rel=1e-12)
+            assert value == pytest.approx(_reference_value(t, *data), rel=1e-12)
+            np.testing.assert_allclose(grad, ref_grad, rtol=1e-12, atol=1e-12 * np.abs(ref_grad).max())
+    finally:
+        lik.close()
 
 
 def test_kernel_matrix_matches_definition(rng):
@@ -120,17 +143,19 @@ def test_unsorted_candidates_are_rejected(rng):
         PrototypeLikelihood(X, np.zeros(5, int), np.ones(5), np.ones((5, 2)), X[:3], np.array([1, 0, 1]), 2, xp)
 
 
-@pytest.mark.parametrize("reduction", ["class_free", "per_class"])
-def test_threads_give_bit_identical_results(rng, reduction):
+@pytest.mark.parametrize("size", list(SIZES))
+def test_threads_give_bit_identical_results(rng, size):
     """Chunks are summed in chunk order whatever the thread count: a parallel search whose
     threads see different BLAS limits (joblib's threading backend, Dask threads) fits the same
     models as a serial one. Summing per thread first made them differ in the last bits, which the
     loose solves of the search turned into another selected model on xor-4f."""
-    lik, data = _problem(rng, 3, True, True, R=43, rows_per_chunk=5, reduction=reduction)
+    k = SIZES[size]["n_classes"]
+    R = SIZES[size]["R"]
+    lik, data = _problem(rng, k, True, True, R=R, J=SIZES[size]["J"], rows_per_chunk=R // 6)
     theta = rng.uniform(0.05, 2.0, data[0].shape[1] + data[4].shape[0])
     value, grad = lik.value_and_grad(theta)
     for n_threads in (2, 3, 4):
-        threaded = PrototypeLikelihood(*data[:6], 3, xp, n_threads=n_threads, rows_per_chunk=5, reduction=reduction)
+        threaded = PrototypeLikelihood(*data[:6], k, xp, n_threads=n_threads, rows_per_chunk=R // 6)
         try:
             value_t, grad_t = threaded.value_and_grad(theta)
         finally:
@@ -187,27 +212,6 @@ def test_reused_objective_follows_changing_active_features(masks):
         assert value == pytest.approx(_reference_value(theta, *data), rel=1e-10)
 
 
-@given(n_classes=st.integers(2, 5), mask=st.lists(st.booleans(), min_size=4, max_size=4),
-       seed=st.integers(0, 2**16))
-@settings(max_examples=40, deadline=None)
-def test_single_chunk_path_equals_the_general_path_exactly(n_classes, mask, seed):
-    # A small problem (one row chunk, one thread) is evaluated by _value_and_grad_single, which
-    # must repeat the general path's operations in the same order: the search's results may not
-    # depend on which of the two ran.
-    rng = np.random.default_rng(seed)
-    data = _problem(rng, n_classes, True, True, R=25, J=11, D=4)[1]
-    theta = rng.uniform(0.05, 2.0, 4 + 11)
-    theta[:4][~np.array(mask)] = 0.0
-    theta[4 + rng.choice(11, 3, replace=False)] = 0.0
-    lik = PrototypeLikelihood(*data[:6], n_classes, xp)
-    assert lik._single
-    value, grad = lik.value_and_grad(theta)
-    lik._single = False
-    general_value, general_grad = lik.value_and_grad(theta)
-    assert value == general_value
-    np.testing.assert_array_equal(grad, general_grad)
-
-
 @settings(max_examples=25, deadline=None)
 @given(log2_scale=st.lists(st.integers(-30, 30), min_size=3, max_size=3), seed=st.integers(0, 2**16))
 def test_unpenalised_objective_is_invariant_under_feature_scaling(log2_scale, seed):
@@ -241,19 +245,3 @@ def test_objective_on_centred_rows_matches_the_direct_differences_at_large_offse
     tol = 50 * np.finfo(float).eps * offset * theta[:3].max() ** 2 * np.ptp(X)
     assert abs(centred.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
     assert not abs(raw.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
-
-
-@pytest.mark.parametrize("size", ["small", "large"])  # large: chunks past PER_CLASS_MIN_ELEMENTS
-@pytest.mark.parametrize("reduction", ["auto", "class_free", "per_class"])
-@pytest.mark.parametrize("rows_per_chunk", [None, 7])
-def test_every_evaluation_path_equals_the_specification(size, reduction, rows_per_chunk, rng):
-    """Each way of evaluating the objective (one chunk or many, gathered or per-class reduction,
-    small or large chunks) gives the seed's value to 1e-12, and one gradient."""
-    R, J = (40, 15) if size == "small" else (300, 150)
-    lik, data = _problem(rng, 2, True, True, R=R, J=J, D=3, rows_per_chunk=rows_per_chunk, reduction=reduction)
-    base = PrototypeLikelihood(*data[:6], 2, xp, reduction="class_free", rows_per_chunk=R)
-    theta = rng.uniform(0.05, 2.0, 3 + J)
-    theta[3 + rng.choice(J, J // 4, replace=False)] = 0.0
-    value, grad = lik.value_and_grad(theta)
-    assert value == pytest.approx(_reference_value(theta, *data), rel=1e-12)
-    np.testing.assert_allclose(grad, base.value_and_grad(theta)[1], rtol=1e-10, atol=1e-14)

@@ -1,12 +1,14 @@
-"""The batch objective of the prototype set classifier, written once against an array namespace."""
+"""The batch objective of the prototype set classifier: the seed's formula once, and one fused CPU path.
 
-# numpy by default; torch plugs in through array-api-compat. The in-place helpers (backend._ops) fall back
-# to allocating operations for namespaces without ``out=`` support.
+:func:`reference_value_and_grad` writes the value and gradient as the seed states them, against an
+array namespace: it is the path for torch (and its devices) and what the fused numpy path of
+:class:`PrototypeLikelihood` is tested against. The fused path computes the same quantities with
+preallocated buffers, cached feature subsets and a reduction over classes chosen by problem size.
+"""
 
 from typing import NamedTuple
 
 import numpy as np
-from array_api_compat import is_torch_namespace
 
 from discrim.backend import _ops as ops
 
@@ -14,6 +16,9 @@ from discrim.backend import _ops as ops
 # CHUNK_ELEMENTS entries stays in cache while all passes of one call run over it (the passes
 # then read cache instead of memory), and memory stays bounded.
 CHUNK_ELEMENTS = 2**18
+# On a device (torch) the reference path takes larger chunks: each array operation is a kernel
+# launch, and device memory holds them.
+DEVICE_CHUNK_ELEMENTS = 2**24
 # Kernel chunks of at least this many entries with at most PER_CLASS_MAX_CLASSES classes are
 # reduced class block by class block (fewest passes over the chunk); smaller problems, bound by
 # the number of array operations, and many-class ones (one GEMM per class) use the class-free
@@ -22,19 +27,18 @@ PER_CLASS_MIN_ELEMENTS = 2**15
 PER_CLASS_MAX_CLASSES = 3
 
 
-def chunk_rows(n_cols):
-    """Rows per chunk so that a (rows x ``n_cols``) buffer holds about CHUNK_ELEMENTS entries."""
-    return max(1, CHUNK_ELEMENTS // max(int(n_cols), 1))
+def chunk_rows(n_cols, elements=CHUNK_ELEMENTS):
+    """Rows per chunk so that a (rows x ``n_cols``) buffer holds about ``elements`` entries."""
+    return max(1, elements // max(int(n_cols), 1))
 
 
-def _augment(Z, row_term, first, xp, ones=None):
+def _augment(Z, row_term, first, xp):
     """Append a column of ones and ``row_term``, in the order that makes one GEMM give the exponent.
 
     ``first=True`` gives the rows' side ``[Z, row_term, 1]``, False the candidates' side
-    ``[Z, 1, row_term]``; ``ones`` is an optional precomputed (len(Z), 1) column of ones.
+    ``[Z, 1, row_term]``.
     """
-    if ones is None:
-        ones = xp.ones_like(row_term)[:, None]
+    ones = xp.ones_like(row_term)[:, None]
     cols = [Z, row_term[:, None], ones] if first else [Z, ones, row_term[:, None]]
     return xp.concat(cols, axis=1)
 
@@ -92,7 +96,8 @@ class _FeatureSubset(NamedTuple):
     ``active`` is None when every feature is active (the arrays are then the full ones);
     ``XX`` is ``[1, X^2, X]`` over the active features; ``sa`` of shape (J, d + 2) holds the
     candidates' side of the augmented kernel GEMM, and ``bufs`` per thread its kernel buffer and a
-    (chunk rows, d + 2) buffer for the rows' side, the ones columns already in place.
+    (chunk rows, d + 2) buffer for the rows' side, the ones columns already in place. ``rows``
+    holds per row chunk the views ``(X, XX, X^2)`` of its rows.
     """
 
     active: object
@@ -103,6 +108,61 @@ class _FeatureSubset(NamedTuple):
     two_S: np.ndarray
     sa: np.ndarray
     bufs: list
+    rows: list
+
+
+def reference_value_and_grad(theta, X, onehot, coef, q0, S, member, target, xp, rows_per_chunk):
+    """Value and gradient of the unpenalised batch objective, as the seed writes them.
+
+    ``l(v, w) = -sum_n c_n log(q_{n,y_n} / T_n)`` with ``q_{n,k} = q0_{n,k} + sum_{j: y_j = k}
+    w_j K_v(x_n - s_j)`` and ``T_n = sum_k q_{n,k}``. With ``A[n, k] = c_n (1{k = y_n} / q_{n,y_n}
+    - 1 / T_n)`` and ``G[n, j] = A[n, y_j] K_nj``:
+    ``dl/dw_j = -sum_n G_nj`` and ``dl/dv_d = v_d sum_{n,j} G_nj w_j (x_nd - s_jd)^2``.
+
+    Parameters
+    ----------
+    theta : array of shape (n_features + J,)
+        ``[v, w]``.
+    X : array of shape (R, n_features)
+    onehot : array of shape (R, n_classes)
+        The rows' classes, one-hot.
+    coef : array of shape (R,)
+    q0 : array of shape (R, n_classes)
+    S : array of shape (J, n_features)
+    member : array of shape (J, n_classes)
+        The candidates' classes, one-hot.
+    target : array of shape (J,) of int
+        The candidates' classes.
+    xp : namespace
+    rows_per_chunk : int
+        Rows of X per chunk: the (rows x J) kernel chunk bounds the memory.
+
+    Returns
+    -------
+    value : float
+    grad : array of shape (n_features + J,)
+    """
+    D = X.shape[1]
+    v, w = theta[:D], theta[D:]
+    value = 0.0
+    cw = xp.zeros_like(w)  # sum_n G_nj = -dl/dw_j
+    bracket = xp.zeros_like(v)  # sum_{n,j} G_nj w_j (x_nd - s_jd)^2
+    for start in range(0, X.shape[0], rows_per_chunk):
+        rows = slice(start, start + rows_per_chunk)
+        Xc, c = X[rows], coef[rows]
+        K = kernel_matrix(Xc, S, v, xp)  # (n, J)
+        q = q0[rows] + K @ (member * w[:, None])  # (n, C)
+        T = xp.sum(q, axis=1)
+        qy = xp.sum(q * onehot[rows], axis=1)
+        value -= float(c @ xp.log(qy / T))
+        A = onehot[rows] * (c / qy)[:, None] - (c / T)[:, None]
+        G = K * xp.take(A, target, axis=1)
+        Gw = G * w
+        cw = cw + xp.sum(G, axis=0)
+        # sum_{n,j} Gw_nj (x_nd - s_jd)^2 expanded over n and j
+        bracket = bracket + (xp.sum(Gw, axis=1) @ (Xc * Xc) - 2.0 * xp.sum(Xc * (Gw @ S), axis=0)
+                             + xp.sum(Gw, axis=0) @ (S * S))
+    return value, xp.concat([v * bracket, -cw])
 
 
 class PrototypeLikelihood:
@@ -112,32 +172,29 @@ class PrototypeLikelihood:
     ``p_k = q_k / sum_l q_l`` and ``q_k(x) = q0_k(x) + sum_{j: y_j = k} w_j K_v(x - s_j)``, where
     ``q0`` holds the marginals plus the frozen earlier batches (precomputed once per batch) and
     ``c_n = weight_n / W * N_k / (N_k - J_k)`` for ``k = y_n`` is the seed's reweighting with
-    sample weights.
+    sample weights. The parameter vector is ``theta = [v (n_features), w (J)]``.
 
-    The parameter vector is ``theta = [v (n_features), w (J)]``. The gradient is analytic:
-    with ``A[n, k] = c_n (1{k = y_n} / q_{n,y_n} - 1 / T_n)``, ``T_n = sum_k q_{n,k}`` and
-    ``G[n, j] = A[n, y_j] K_nj``,
+    Arrays of another namespace than numpy (torch, on any device) are evaluated by
+    :func:`reference_value_and_grad`. numpy arrays take the fused path, which computes the same
+    value and analytic gradient (see the reference for the formulas) with fewer passes over
+    memory: with ``g_n = sum_j G_nj w_j`` and ``P = G @ (w S)``, the bracket of ``dl/dv_d`` is
+    ``sum_n x_nd^2 g_n + sum_j s_jd^2 w_j c_j - 2 sum_n x_nd P_nd``.
 
-    - ``dl/dw_j = -sum_n G_nj``;
-    - ``dl/dv_d = v_d [sum_n x_nd^2 g_n + sum_j s_jd^2 w_j c_j - 2 sum_n x_nd P_nd]`` with
-      ``g_n = sum_j G_nj w_j``, ``c_j = -dl/dw_j`` and ``P = G @ (w S)``, i.e. the expansion of
-      ``sum_{n,j} G_nj w_j (x_nd - s_jd)^2``.
-
-    Per call and row chunk: one GEMM for the kernel and one in-place ``exp``, then one of two
-    equivalent reductions, fixed at construction:
+    Per call and row chunk, the fused path runs one GEMM for the kernel and one in-place
+    ``exp``, then one of two equivalent reductions over classes, fixed at construction:
 
     - class-free (small chunks, or more than PER_CLASS_MAX_CLASSES classes): one thin GEMM for the
-      class sums ``Q = K @ (w one-hot)``, ``G`` formed in the kernel buffer (one gathered product
-      for small chunks, one broadcast product per class block otherwise), and one GEMM
-      ``G^T [1, X^2, X]`` for ``c_j`` and both sums of the ``v``-gradient bracket. A fixed number
-      of array operations whatever the number of classes: small problems are bound by their count.
+      class sums ``Q = K @ (w one-hot)``, ``G`` formed in the kernel buffer by one gathered
+      product, and one GEMM ``G^T [1, X^2, X]`` for ``c_j`` and both sums of the bracket. A fixed
+      number of array operations whatever the number of classes: small problems are bound by
+      their count.
     - per class (large chunks, few classes): one GEMM ``K_k @ [w, w S]_k`` per class block for
       ``[Q_k, P_k]`` and one GEMV per class block for ``c_j``: the fewest passes over the chunk.
 
     Row chunks of about CHUNK_ELEMENTS kernel entries stay in cache through all of these passes
-    and bound the memory; they run in ``n_threads`` threads. Only features with ``v_d > 0`` enter
-    the GEMMs (the others have zero gradient). The candidates must be sorted by class.
-
+    and bound the memory; they run in ``n_threads`` threads, and their terms are summed in chunk
+    order, so the result does not depend on the thread count. Only features with ``v_d > 0``
+    enter the GEMMs (the others have zero gradient). The candidates must be sorted by class.
 
     Parameters
     ----------
@@ -155,17 +212,13 @@ class PrototypeLikelihood:
     xp : namespace
     device : device or None
     n_threads : int, default=1
-        Threads over row chunks (numpy namespace only); call :meth:`close` when done.
+        Threads over row chunks (numpy only); call :meth:`close` when done.
     rows_per_chunk : int or None, default=None
-        Rows per chunk; None sizes chunks of about CHUNK_ELEMENTS kernel entries.
-    reduction : {"auto", "class_free", "per_class"}, default="auto"
-        How a chunk is reduced over classes; "auto" picks by chunk size and class count (see
-        PER_CLASS_MIN_ELEMENTS). Every choice computes the same value and gradient: the others
-        exist for the tests, which check each against the specification's formula.
+        Rows per chunk; None sizes chunks of about CHUNK_ELEMENTS kernel entries (numpy) or
+        DEVICE_CHUNK_ELEMENTS (other namespaces).
     """
 
-    def __init__(self, X, y, coef, q0, S, target, n_classes, xp, device=None, n_threads=1, rows_per_chunk=None,
-                 reduction="auto"):
+    def __init__(self, X, y, coef, q0, S, target, n_classes, xp, device=None, n_threads=1, rows_per_chunk=None):
         self.xp = xp
         self.device = device
         self.dtype = X.dtype
@@ -175,10 +228,8 @@ class PrototypeLikelihood:
         self.blocks = class_blocks(target, n_classes)
         self.X, self.S = X, S
         self.S2 = S * S
-        # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums;
-        # columns 1..D (X^2) also serve the row side of the kernel GEMM
-        self.XX = xp.concat([ops.asarray(np.ones((X.shape[0], 1)), xp, self.dtype, device), X * X, X], axis=1)
-        self._column_0 = ops.asarray(np.zeros(1, dtype=np.int64), xp, None, device)
+        self.coef, self.q0 = coef, q0
+        self._fused = isinstance(X, np.ndarray)
         onehot = np.zeros((y.shape[0], n_classes))
         onehot[np.arange(y.shape[0]), y] = 1.0
         self.onehot = ops.asarray(onehot, xp, self.dtype, device)
@@ -186,45 +237,39 @@ class PrototypeLikelihood:
         member = np.zeros((S.shape[0], n_classes))
         member[np.arange(S.shape[0]), np.asarray(target)] = 1.0
         self.member = ops.asarray(member, xp, self.dtype, device)
-        self.coef, self.q0 = coef, q0
-        R = X.shape[0]
-        step = chunk_rows(self.n_candidates) if rows_per_chunk is None else max(1, int(rows_per_chunk))
-        self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
-        # numpy releases the GIL in BLAS and ufunc loops, so row chunks run in parallel threads;
-        # each thread owns one (rows x J) kernel buffer that it reuses for all of its chunks.
-        self.n_threads = max(1, min(int(n_threads), len(self._chunks))) if not is_torch_namespace(xp) else 1
-        n_buf = min(step, R)
-        if reduction not in ("auto", "class_free", "per_class"):
-            raise ValueError(f"reduction must be 'auto', 'class_free' or 'per_class'; got {reduction!r}.")
-        large = n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
-        self._per_class = (n_classes <= PER_CLASS_MAX_CLASSES and large) if reduction == "auto" else (
-            reduction == "per_class")
-        # numpy on the host: with every feature active (the usual case) both sides of the kernel
-        # GEMM are written into preallocated augmented buffers, and a small class-free chunk forms
-        # G with one gathered product instead of one product per class block (fewer array
-        # operations, which is what small problems are bound by)
-        self._host = isinstance(X, np.ndarray)
-        self._gather_G = self._host and not large
         self._target = np.asarray(target)
-        # per thread: the (rows x J) kernel buffer, and (on the host, see _host_subset) one for the
-        # rows' side of the kernel GEMM
-        self._kernel_bufs = [ops.empty((n_buf, self.n_candidates), xp, self.dtype, device) for _ in range(self.n_threads)]
-        self._n_buf = n_buf
-        # on the host: the arrays restricted to the active features, and the GEMM's side buffers for
-        # them, built when the set of active features changes (it rarely does between evaluations)
-        self._subset_key = None
-        self._subset = None
-        # constants of the augmented kernel GEMM and the flat position of each row's true class
-        self._ones_R = ops.asarray(np.ones((n_buf, 1)), xp, self.dtype, device)
-        self._ones_J = ops.asarray(np.ones((self.n_candidates, 1)), xp, self.dtype, device)
+        R = X.shape[0]
+        elements = CHUNK_ELEMENTS if self._fused else DEVICE_CHUNK_ELEMENTS
+        step = chunk_rows(self.n_candidates, elements) if rows_per_chunk is None else max(1, int(rows_per_chunk))
+        self._step = step
+        self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
         self._ones_K = ops.asarray(np.ones(n_classes), xp, self.dtype, device)
         # per chunk, the flat positions of the rows' true classes in the chunk's (rows, n_classes) q
         true_cell = np.arange(y.shape[0]) * n_classes + np.asarray(y)
         self._true_cells = [ops.asarray(true_cell[a:b] - a * n_classes, xp, None, device) for a, b in self._chunks]
         self._pool = None
-        # one row chunk on the host in one thread, reduced class-free with a gathered G: the
-        # objective of small batches, evaluated by _value_and_grad_single
-        self._single = self._gather_G and not self._per_class and len(self._chunks) == 1 and self.n_threads == 1
+        self.n_threads = 1
+        if not self._fused:
+            self._target_xp = ops.asarray(self._target, xp, None, device)
+            return
+        # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums;
+        # columns 1..D (X^2) also serve the row side of the kernel GEMM
+        self.XX = np.concatenate([np.ones((R, 1), dtype=self.dtype), X * X, X], axis=1)
+        # numpy releases the GIL in BLAS and ufunc loops, so row chunks run in parallel threads;
+        # each thread owns one (rows x J) kernel buffer that it reuses for all of its chunks.
+        self.n_threads = max(1, min(int(n_threads), len(self._chunks)))
+        # per chunk, the views of its rows that every evaluation reads
+        self._chunk_rows = [(q0[a:b], self.onehot[a:b], coef[a:b], cells)
+                            for (a, b), cells in zip(self._chunks, self._true_cells)]
+        n_buf = min(step, R)
+        large = n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
+        self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and large
+        self._kernel_bufs = [np.empty((n_buf, self.n_candidates), dtype=self.dtype) for _ in range(self.n_threads)]
+        self._n_buf = n_buf
+        # the arrays restricted to the active features, and the GEMM's side buffers for them, built
+        # when the set of active features changes (it rarely does between evaluations)
+        self._subset_key = None
+        self._subset = None
         if self.n_threads > 1:
             from concurrent.futures import ThreadPoolExecutor
 
@@ -264,103 +309,67 @@ class PrototypeLikelihood:
         value : float
         grad : array of shape (n_features + J,)
         """
-        if self._single:
-            return self._value_and_grad_single(theta)
-        xp = self.xp
+        if not self._fused:
+            return reference_value_and_grad(theta, self.X, self.onehot, self.coef, self.q0, self.S, self.member,
+                                            self._target_xp, self.xp, self._step)
         D = self.n_features
         v, w = theta[:D], theta[D:]
         # Features at v_d = 0 do not enter the kernel and have zero gradient (K depends on v_d^2):
         # the GEMMs run over the features that are still active.
-        positive = v > 0
-        if self._host:
-            sub = self._subset_for(positive)
-            active, X, S, S2, XX = sub.active, sub.X, sub.S, sub.S2, sub.XX
-            n_active = X.shape[1]
-            va = v if active is None else v[active]
-            h = va * va * -0.5
-            # the candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], in its buffer
-            sa = sub.sa
-            np.multiply(S, va, out=sa[:, :n_active])
-            np.matmul(S2, h, out=sa[:, n_active + 1])
-            bufs = sub.bufs
-        else:
-            active = xp.nonzero(positive)[0]
-            n_active = int(active.shape[0])
-            if n_active < D:
-                X, S, S2, va = xp.take(self.X, active, axis=1), xp.take(self.S, active, axis=1), \
-                    xp.take(self.S2, active, axis=1), xp.take(v, active)
-                XX = xp.take(self.XX, xp.concat([self._column_0, active + 1, active + 1 + D]), axis=1)
-            else:
-                X, S, S2, va, XX = self.X, self.S, self.S2, v, self.XX
-                active = None
-            h = va * va * -0.5
-            sa = _augment(S * va, S2 @ h, False, xp, ones=self._ones_J)
-            bufs = [(K_buf, None) for K_buf in self._kernel_bufs]
-        if self._per_class:
-            wS = xp.concat([w[:, None], w[:, None] * S], axis=1)  # (J, n_active + 1)
-            feats, partial = (XX, X, va, h, sa, wS), self._partial_per_class
-        else:
-            wm = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
-            feats, partial = (XX, X, va, h, sa, wm), self._partial_class_free
-        n_chunks = len(self._chunks)
-        if self._pool is None:
-            groups = [range(n_chunks)]
-            parts = [partial(groups[0], bufs[0], feats)]
-        else:
-            groups = [range(i, n_chunks, self.n_threads) for i in range(self.n_threads)]
-            parts = list(self._pool.map(partial, groups, bufs, [feats] * self.n_threads))
-        # Each thread returns its chunks' terms; summed in chunk order, the result does not depend
-        # on how many threads there are (the thread count follows the BLAS limits of the moment).
-        by_chunk = {i: terms for group, part in zip(groups, parts) for i, terms in zip(group, zip(*part))}
-        ordered = list(zip(*(by_chunk[i] for i in range(n_chunks))))
-        value = 0.0
-        for loss in ordered[0]:
-            value += loss
-        sums = [value] + [_total(list(terms)) if terms[0] is not None else 0.0 for terms in ordered[1:]]
-        if self._per_class:
-            value, cw, gx = sums
-        else:
-            value, M = sums
-            cw = M[:, 0]
-            # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
-            gx = w @ (M[:, 1 : n_active + 1] - (sub.two_S if self._host else 2.0 * S) * M[:, n_active + 1 :])
-        return value, _full_gradient(va * (gx + (w * cw) @ S2), cw, active, v, xp)
-
-    def _value_and_grad_single(self, theta):
-        """:meth:`value_and_grad` of a small problem on the host: one row chunk, one thread.
-
-        The same array operations in the same order as the general path with the class-free
-        reduction and the gathered ``G`` (so the same rounding), without its per-chunk calls and
-        bookkeeping: small problems are bound by the count of operations, and the search over a
-        prototype set's penalties evaluates them tens of thousands of times.
-        """
-        D = self.n_features
-        v, w = theta[:D], theta[D:]
         sub = self._subset_for(v > 0)
-        active, X, S2, XX = sub.active, sub.X, sub.S2, sub.XX
-        d = X.shape[1]
+        active, S2 = sub.active, sub.S2
+        d = sub.X.shape[1]
         va = v if active is None else v[active]
         h = va * va * -0.5
-        # the kernel GEMM's candidates' side [v s, 1, -|v s|^2 / 2] and rows' side [v x, -|v x|^2 / 2, 1]
+        # the candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], in its buffer
         sa = sub.sa
         np.multiply(sub.S, va, out=sa[:, :d])
         np.matmul(S2, h, out=sa[:, d + 1])
-        K_buf, ua = sub.bufs[0]
-        np.multiply(X, va, out=ua[:, :d])
-        np.matmul(XX[:, 1 : d + 1], h, out=ua[:, d])
-        K = np.matmul(ua, sa.T, out=K_buf)
-        np.exp(K, out=K)
-        q = self.q0 + K @ (self.member * w[:, None])
-        T = q @ self._ones_K
-        qy = q.reshape(-1)[self._true_cells[0]]
-        c = self.coef
-        A = self.onehot * (c / qy)[:, None] - (c / T)[:, None]
-        value = -float(c @ np.log(qy / T))
-        np.multiply(K, A[:, self._target], out=K)  # G
-        M = K.T @ XX
-        cw = M[:, 0]
-        gv = va * (w @ (M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 :]) + (w * cw) @ S2)
-        return value, _full_gradient(gv, cw, active, v, self.xp)
+        if self._per_class:
+            mixing = np.concatenate([w[:, None], w[:, None] * sub.S], axis=1)  # [w, w S]: (J, d + 1)
+        else:
+            mixing = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
+        context = (sub, va, h, w, mixing)
+        n_chunks = len(self._chunks)
+        if n_chunks == 1:
+            terms = [self._chunk_terms(0, sub.bufs[0], context)]
+        elif self._pool is None:
+            terms = [self._chunk_terms(i, sub.bufs[0], context) for i in range(n_chunks)]
+        else:
+            groups = [range(i, n_chunks, self.n_threads) for i in range(self.n_threads)]
+            parts = self._pool.map(lambda g, buf: [self._chunk_terms(i, buf, context) for i in g], groups, sub.bufs)
+            by_chunk = {i: t for group, part in zip(groups, parts) for i, t in zip(group, part)}
+            terms = [by_chunk[i] for i in range(n_chunks)]
+        # summed in chunk order: the result does not depend on the number of threads
+        value, cw, gx = terms[0]
+        for loss, cw_i, gx_i in terms[1:]:
+            value += loss
+            cw = cw + cw_i
+            gx = gx + gx_i
+        return value, _full_gradient(va * (gx + (w * cw) @ S2), cw, active, v, self.xp)
+
+    def _chunk_terms(self, i, buf, context):
+        """Chunk ``i``'s value, ``c_j`` (J,) and bracket ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (d,).
+
+        The candidates' part of the bracket, ``sum_j s_jd^2 w_j c_j``, is added once by the caller.
+        """
+        sub, va, h, w, mixing = context
+        d = va.shape[0]
+        X, XX, X2 = sub.rows[i]
+        K = self._kernel(X, X2, va, h, sub.sa, buf)
+        if not self._per_class:
+            loss, A = self._loss_and_weights(i, K @ mixing)
+            np.multiply(K, A[:, self._target], out=K)  # K becomes G: G[n, j] = A[n, y_j] K_nj
+            M = K.T @ XX  # [c_j, (G^T X^2)_j, (G^T X)_j]
+            # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
+            return loss, M[:, 0], w @ (M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 :])
+        # per class block k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, d + 1)
+        Z = np.stack([K[:, a:b] @ mixing[a:b] for a, b in self.blocks], axis=1)
+        loss, A = self._loss_and_weights(i, Z[:, :, 0])
+        cw = np.concatenate([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)])
+        # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
+        Y = np.einsum("nk,nkd->nd", A, Z)
+        return loss, cw, Y[:, 0] @ X2 - 2.0 * np.einsum("nd,nd->d", X, Y[:, 1:])
 
     def _subset_for(self, positive):
         """The cached :class:`_FeatureSubset` of the active features, rebuilt when they change.
@@ -403,96 +412,36 @@ class PrototypeLikelihood:
         # the ones column of each side of the augmented GEMM is written here once
         sa = np.ones((self.n_candidates, d + 2), dtype=self.dtype)
         bufs = [(K_buf, np.ones((self._n_buf, d + 2), dtype=self.dtype)) for K_buf in self._kernel_bufs]
-        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs)
+        rows = [(X[a:b], XX[a:b], XX[a:b, 1 : d + 1]) for a, b in self._chunks]
+        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs, rows)
 
     def _kernel(self, X, X2, va, h, sa, buf):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
         (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. ``buf`` is
-        the thread's (kernel buffer, rows' side buffer); on the host (numpy) the rows' side is
-        written into the latter, elsewhere it is None and the rows' side is built.
+        the thread's (kernel buffer, rows' side buffer); the rows' side is written into the latter.
         """
-        n = X.shape[0]
-        K_buf, ua_buf = buf
-        if ua_buf is not None:
-            d = X.shape[1]
-            ua = ua_buf[:n]
-            np.multiply(X, va, out=ua[:, :d])
-            np.matmul(X2, h, out=ua[:, d])
-            K = np.matmul(ua, sa.T, out=K_buf[:n])
-            return np.exp(K, out=K)
-        ua = _augment(X * va, X2 @ h, True, self.xp, ones=self._ones_R[:n])
-        return ops.exp_inplace(ops.matmul_into(ua, sa.T, K_buf[:n], self.xp), self.xp)
+        n, d = X.shape
+        K_buf, ua = buf
+        if n < ua.shape[0]:  # the last chunk
+            K_buf, ua = K_buf[:n], ua[:n]
+        np.multiply(X, va, out=ua[:, :d])
+        np.matmul(X2, h, out=ua[:, d])
+        K = np.matmul(ua, sa.T, out=K_buf)
+        return np.exp(K, out=K)
 
     def _loss_and_weights(self, i, scores):
         """Chunk ``i``'s share of the value and its ``A`` (see the class docstring).
 
         ``scores`` of shape (rows, n_classes) holds the batch's class sums ``Q``.
         """
-        start, stop = self._chunks[i]
-        q = self.q0[start:stop] + scores
+        q0, onehot, c, true_cells = self._chunk_rows[i]
+        q = q0 + scores
         T = q @ self._ones_K
-        qy = q.reshape(-1)[self._true_cells[i]]
-        c = self.coef[start:stop]
-        A = self.onehot[start:stop] * (c / qy)[:, None] - (c / T)[:, None]
-        return -float(c @ self.xp.log(qy / T)), A
-
-    def _partial_class_free(self, chunks, buf, feats):
-        """Per chunk of ``chunks``, in order: the value and ``G^T [1, X^2, X]`` (lists).
-
-        ``G[n, j] = A[n, y_j] K_nj`` is formed in the kernel buffer; column 0 of the product is
-        ``c_j``, and the caller turns the others into the v-gradient bracket.
-        """
-        xp = self.xp
-        XX_all, X_all, va, h, sa, wm = feats
-        d = va.shape[0]
-        value, M = [], []
-        for i in chunks:
-            start, stop = self._chunks[i]
-            XX = XX_all[start:stop]
-            K = self._kernel(X_all[start:stop], XX[:, 1 : d + 1], va, h, sa, buf)
-            loss, A = self._loss_and_weights(i, K @ wm)
-            value.append(loss)
-            # K becomes G in place: G[n, j] = A[n, y_j] K_nj
-            if self._gather_G:
-                np.multiply(K, A[:, self._target], out=K)
-            else:
-                for k, (a, b) in enumerate(self.blocks):
-                    if b > a:
-                        ops.multiply_inplace(K[:, a:b], A[:, k : k + 1], xp)
-            M.append(K.T @ XX)
-        return value, M
-
-    def _partial_per_class(self, chunks, buf, feats):
-        """Per chunk of ``chunks``, in order: value, ``c_j`` and the v-gradient bracket (lists; the
-        bracket is None without active features).
-
-        The bracket is ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (see the class docstring); the
-        candidates' part ``sum_j s_jd^2 w_j c_j`` is added once by the caller. Per class block k,
-        one GEMM ``K_k @ (w S)_k`` gives ``[Q_k, K_k (w S)_k]`` and one GEMV ``A_k @ K_k`` gives
-        ``c_j``: two reads of the kernel chunk after the ``exp``.
-        """
-        xp = self.xp
-        XX_all, X_all, va, h, sa, wS = feats
-        d = va.shape[0]
-        value, cw, gx = [], [], []
-        for i in chunks:
-            start, stop = self._chunks[i]
-            X, X2 = X_all[start:stop], XX_all[start:stop, 1 : d + 1]
-            K = self._kernel(X, X2, va, h, sa, buf)
-            # per class k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, n_active + 1)
-            Z = xp.stack([K[:, a:b] @ wS[a:b] for a, b in self.blocks], axis=1)
-            loss, A = self._loss_and_weights(i, Z[:, :, 0])
-            value.append(loss)
-            cw.append(xp.concat([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)]))
-            if d:
-                # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
-                Y = xp.einsum("nk,nkd->nd", A, Z)
-                gx.append(Y[:, 0] @ X2 - 2.0 * xp.einsum("nd,nd->d", X, Y[:, 1:]))
-            else:
-                gx.append(None)
-        return value, cw, gx
+        qy = q.reshape(-1)[true_cells]
+        A = onehot * (c / qy)[:, None] - (c / T)[:, None]
+        return -float(c @ np.log(qy / T)), A
 
 
 def _full_gradient(gv, cw, active, v, xp):
@@ -519,11 +468,3 @@ def _full_gradient(gv, cw, active, v, xp):
         full[active] = gv
         gv = full
     return xp.concat([gv, -cw])
-
-
-def _total(parts):
-    """Sum of a non-empty list of arrays (per-chunk partial sums)."""
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return total
