@@ -187,10 +187,9 @@ class _BoundRosenbrock:
     dict(ftol=1e-4),
     dict(tol=1e-2, m=3, maxls=5),
 ])
-def test_minimize_lbfgsb_compiled_driver_equals_scipy_minimize(options, monkeypatch):
+def test_minimize_lbfgsb_compiled_driver_equals_scipy_minimize(options):
     # The direct driver of scipy's compiled routine must take exactly scipy.optimize.minimize's
     # path: same iterates, counts and messages.
-    from discrim.optim import _lbfgsb
     from discrim.optim._setulb import compiled_setulb
 
     if compiled_setulb() is None:
@@ -198,9 +197,8 @@ def test_minimize_lbfgsb_compiled_driver_equals_scipy_minimize(options, monkeypa
     objective = _BoundRosenbrock(12)
     with pytest.warns(ConvergenceWarning) if "max_iter" in options else _no_warning():
         fast = minimize_lbfgsb(objective, **options)
-    monkeypatch.setattr(_lbfgsb, "compiled_setulb", lambda: None)
     with pytest.warns(ConvergenceWarning) if "max_iter" in options else _no_warning():
-        reference = minimize_lbfgsb(objective, **options)
+        reference = minimize_lbfgsb(objective, driver="scipy", **options)
     np.testing.assert_array_equal(fast.theta, reference.theta)
     assert (fast.value, fast.n_iter, fast.n_eval, fast.converged, fast.message) == \
         (reference.value, reference.n_iter, reference.n_eval, reference.converged, reference.message)
@@ -208,22 +206,16 @@ def test_minimize_lbfgsb_compiled_driver_equals_scipy_minimize(options, monkeypa
     assert np.all(fast.theta >= lower) and np.all(fast.theta <= upper)
 
 
-@pytest.mark.parametrize("use_compiled", [True, False])
-def test_minimize_lbfgsb_paths_agree_with_stop_scale_and_late_ftol(use_compiled, monkeypatch, rng):
-    from discrim.optim import _lbfgsb
-    from discrim.optim._setulb import compiled_setulb
-
-    if use_compiled and compiled_setulb() is None:
-        pytest.skip("this scipy's compiled L-BFGS-B interface is not the one the driver knows")
-    if not use_compiled:
-        monkeypatch.setattr(_lbfgsb, "compiled_setulb", lambda: None)
+@pytest.mark.parametrize("driver", ["auto", "scipy"])
+def test_minimize_lbfgsb_paths_agree_with_stop_scale_and_late_ftol(driver, rng):
     objective = _BoundRosenbrock(9)
     scale = rng.uniform(0.5, 2.0, 9)
     seen = []
-    stopped = minimize_lbfgsb(objective, scale=scale, stop=lambda n, theta, value: seen.append(theta) or n >= 4)
+    stopped = minimize_lbfgsb(objective, scale=scale, stop=lambda n, theta, value: seen.append(theta) or n >= 4,
+                              driver=driver)
     assert stopped.n_iter == 4 and stopped.message == "stopped by the stop callback"
     np.testing.assert_allclose(seen[-1], stopped.theta)  # the callback sees theta, not the scaled u
-    late = minimize_lbfgsb(objective, scale=scale, ftol=1e-3, ftol_after=5)
+    late = minimize_lbfgsb(objective, scale=scale, ftol=1e-3, ftol_after=5, driver=driver)
     assert late.converged and late.n_iter >= 5
 
 
@@ -280,16 +272,14 @@ class _PoisonedQuadratic(_Quadratic):
         return value, grad
 
 
-@pytest.mark.parametrize("use_compiled", [True, False])
+@pytest.mark.parametrize("driver", ["auto", "scipy"])
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
 @pytest.mark.parametrize("where", ["value", "gradient"])
-def test_minimize_lbfgsb_refuses_a_non_finite_evaluation(use_compiled, bad, where, monkeypatch):
+def test_minimize_lbfgsb_refuses_a_non_finite_evaluation(driver, bad, where):
     # the minimiser is at 0; the objective turns non-finite on the way there
-    if not use_compiled:
-        monkeypatch.setattr("discrim.optim._lbfgsb.compiled_setulb", lambda: None)
     obj = PenalizedObjective(_PoisonedQuadratic(np.zeros(3), 0.5, bad, where), [], np.ones(3))
     with pytest.raises(FloatingPointError, match=f"objective's {where}.*not finite"):
-        minimize_lbfgsb(obj, tol=1e-12)
+        minimize_lbfgsb(obj, tol=1e-12, driver=driver)
 
 
 class _Linear:

@@ -88,7 +88,7 @@ def check_finite_evaluation(value, grad, zeros=None):
 
 
 def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_after=0, m=10, maxls=20,
-                    scale=None, stop=None):
+                    scale=None, stop=None, driver="auto"):
     """Minimise an :class:`~discrim.optim.Objective` subject to its bounds with L-BFGS-B.
 
     Parameters
@@ -119,6 +119,11 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
     stop : callable or None, default=None
         ``stop(n_iter, theta, value) -> bool`` called after every iteration; True ends the solve
         (``converged=False``, message "stopped by the stop callback").
+    driver : {"auto", "scipy"}, default="auto"
+        "auto" drives scipy's compiled routine directly when this scipy is one the driver was
+        tested with (see :func:`discrim.optim._setulb.compiled_setulb`), else uses
+        ``scipy.optimize.minimize``; "scipy" always uses ``scipy.optimize.minimize``. Both take
+        the same iterates.
 
     Returns
     -------
@@ -131,10 +136,12 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
 
     Notes
     -----
-    With scipy 1.15 or later the compiled routine is driven directly (:mod:`._setulb`: the same
-    iterates as ``scipy.optimize.minimize``, without its per-evaluation overhead); otherwise
-    through ``scipy.optimize.minimize``.
+    With a tested scipy (1.15 to 1.17) the compiled routine is driven directly (:mod:`._setulb`:
+    the same iterates as ``scipy.optimize.minimize``, without its per-evaluation overhead);
+    otherwise through ``scipy.optimize.minimize``.
     """
+    if driver not in ("auto", "scipy"):
+        raise ValueError(f"driver must be 'auto' or 'scipy'; got {driver!r}.")
     bounds = objective.bounds()
     if scale is None:
         scale = np.ones(objective.n_params)
@@ -158,7 +165,7 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
             return True
         return False
 
-    solve = _solve_compiled if compiled_setulb() is not None else _solve_scipy
+    solve = _solve_compiled if driver == "auto" and compiled_setulb() is not None else _solve_scipy
     u, value, n_iter, n_eval, success, message = solve(
         _Scaled(objective, scale).value_and_grad, objective.x0() / scale,
         np.broadcast_to(bounds.lb, scale.shape) / scale, np.broadcast_to(bounds.ub, scale.shape) / scale,
