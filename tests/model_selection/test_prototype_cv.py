@@ -114,10 +114,11 @@ def test_same_random_state_same_search(iris, fitted):
     assert again.best_params_ == fitted.best_params_
 
 
-@pytest.mark.parametrize("backend", [None, "threading"])
+@pytest.mark.parametrize("backend", [None, "threading", "loky"])
 def test_parallel_equals_sequential(iris, backend):
     # The path of each fold is cut into pieces that hand their warm start over, possibly to
     # another process: the fits, and so every score, are exactly those of one sequential task.
+    # None is the fork pool on Linux; loky is joblib's default, the fork pool's fallback elsewhere.
     X, _, y, _ = iris
     params = dict(SMALL, alpha_feature_grid=[1e-4, 1e-3, 1e-2, 3e-2], random_state=0)
     sequential = PrototypeClassifierCV(**params, n_jobs=1).fit(X, y)

@@ -1,8 +1,6 @@
 """The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
 
 import warnings
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 
@@ -10,9 +8,9 @@ import numpy as np
 
 from discrim._posterior import check_some_density, log_posterior
 from discrim.distributions._base import slice_rows
-from discrim.utils._threads import limit_threads
+from discrim.utils._threads import BlockMapper, single_threaded_blas
 
-__all__ = ["EMResult", "RowBlocks", "block_mapper", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "RowBlocks", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -117,24 +115,6 @@ def _e_step_block(family, blocks, log_weights, params, with_stats, sl):
     return family.suff_stats(Xb, log_resp, wb, params=params, **data), ll
 
 
-@contextmanager
-def block_mapper(n_threads):
-    """Yield ``map(fn, blocks) -> list`` running blocks on ``n_threads`` threads.
-
-    numpy releases the GIL in its kernels, so row blocks run truly in parallel. BLAS is held to
-    one thread meanwhile: the per-block matrix products are small, and a multi-threaded BLAS
-    spends more time synchronising its threads on them than computing (several times slower on a
-    busy machine), besides oversubscribing the cores. Results come back in block order, so sums over blocks are identical for any
-    ``n_threads``.
-    """
-    with limit_threads(1, user_api="blas"):
-        if n_threads <= 1:
-            yield lambda fn, blocks: [fn(b) for b in blocks]
-            return
-        with ThreadPoolExecutor(n_threads) as pool:
-            yield lambda fn, blocks: list(pool.map(fn, blocks)) if len(blocks) > 1 else [fn(blocks[0])]
-
-
 def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
     """One pass over the rows: responsibilities, their sufficient statistics and the log-likelihood.
 
@@ -146,8 +126,8 @@ def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
         Log mixing weights (``-inf`` for a weight of zero).
     params : Params
     with_stats : bool, default=True
-    mapper : callable, default=None
-        From :func:`block_mapper`; None runs the blocks one after another.
+    mapper : BlockMapper or None, default=None
+        Runs the blocks in threads; None runs them one after another.
 
     Returns
     -------
@@ -209,7 +189,7 @@ def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
         Xb, _, data = blocks.block(sl)
         return family.log_prob(Xb, params, **data) + log_weights.astype(Xb.dtype)
 
-    with block_mapper(n_threads) as mapper:
+    with single_threaded_blas(), BlockMapper(n_threads) as mapper:
         parts = mapper(block, blocks.slices())
     return np.concatenate(parts, axis=0).astype(np.float64, copy=False)
 
@@ -287,7 +267,7 @@ def run_em(
         Keep the mixing weights at ``weights0``.
     keep_history : bool, default=False
     n_threads : int, default=1
-        Threads over row blocks (see :func:`block_mapper`).
+        Threads over row blocks (:class:`~discrim.utils._threads.BlockMapper`).
 
     Returns
     -------
@@ -300,7 +280,7 @@ def run_em(
     history = [_snapshot(weights, params)] if keep_history else None
     converged = False
     n_iter = 0
-    with block_mapper(n_threads) as mapper:
+    with single_threaded_blas(), BlockMapper(n_threads) as mapper:
 
         def expectation(weights, params):
             with np.errstate(divide="ignore"):  # a weight of 0 has log-weight -inf

@@ -8,7 +8,7 @@ from numbers import Integral
 import numpy as np
 
 from discrim.utils._random import as_seed_sequence
-from discrim.utils._threads import available_cores
+from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
 
 _COLUMNS = [
@@ -173,8 +173,8 @@ def _check_range(n_components_range, n_samples, n_families):
     return [int(k) for k in ks]
 
 
-def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
-    """Fit one grid cell and score it; returns (row dict, fitted mixture or None)."""
+def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var):
+    """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
 
     row = dict.fromkeys(_COLUMNS, np.nan)
@@ -184,7 +184,7 @@ def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
         mixture.fit(X, sample_weight=w)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"
-        return row, None
+        return index, row, None
     log_lik = float(np.sum(w * mixture.score_samples(X)))
     free_weights = 0 if fit_params.get("fix_weights", False) else k - 1
     n_params = int(family.n_parameters(X.shape[1], k)) + free_weights
@@ -217,7 +217,7 @@ def _fit_cell(label, family, k, X, w, weighted, seed, fit_params, feature_var):
         converged=bool(mixture.converged_),
         n_iter=int(mixture.n_iter_),
     )
-    return row, mixture
+    return index, row, mixture
 
 
 def select_mixture(
@@ -325,7 +325,6 @@ def select_mixture(
     {'family': 'V', 'n_components': 2}
     """
     import pandas as pd
-    from joblib import Parallel, delayed, effective_n_jobs
     from sklearn.utils import check_array
 
     if criterion not in ("bic", "aic"):
@@ -346,18 +345,13 @@ def select_mixture(
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
     seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(len(cells))]
-    parallel = Parallel(n_jobs=n_jobs)
-    n_workers = min(len(cells), effective_n_jobs(n_jobs))
-    if n_workers > 1 and fit_params.get("n_threads") is None:
-        # Each parallel fit gets its share of the cores for its E-step threads: by default every
-        # fit would start one thread per core, n_workers times over (results do not depend on it).
-        fit_params = {**fit_params, "n_threads": max(1, available_cores() // n_workers)}
-    out = parallel(
-        delayed(_fit_cell)(label, fam, k, X, w, sample_weight is not None, seed, fit_params, feature_var)
-        for (label, fam, k), seed in zip(cells, seeds)
-    )
-    rows = [row for row, _ in out]
-    estimators = [m for _, m in out]
+    # The cells through discrim's parallel layer: in a worker, each fit's E-step threads follow
+    # the worker's share of the cores (FiniteMixture's n_threads=None), so nothing oversubscribes.
+    shared = dict(X=X, w=w, weighted=sample_weight is not None, fit_params=fit_params, feature_var=feature_var)
+    tasks = [(i, label, fam, k, seed) for i, ((label, fam, k), seed) in enumerate(zip(cells, seeds))]
+    out = sorted(run_unordered(_fit_cell, tasks, n_jobs, shared=shared), key=lambda result: result[0])
+    rows = [row for _, row, _ in out]
+    estimators = [m for _, _, m in out]
     for row in rows:
         if row["error"]:
             warnings.warn(

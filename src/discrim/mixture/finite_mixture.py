@@ -21,7 +21,7 @@ from discrim.mixture._em import (
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
-from discrim.utils._threads import available_cores
+from discrim.utils._threads import row_threads
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight, rescale_weights
 
 __all__ = ["FiniteMixture", "MAX_N_INIT"]
@@ -91,8 +91,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         cache.
     n_threads : int, default=None
         Threads that run row blocks of the E-step in parallel (BLAS is held to one thread per
-        block meanwhile). None uses every core available to the process. Results do not depend
-        on it.
+        block meanwhile). None uses the BLAS thread budget of the context: every core at the top
+        level, a worker's share of them inside a parallel search. Results do not depend on it.
 
     Attributes
     ----------
@@ -301,7 +301,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 max_iter=self.max_iter,
                 fix_weights=self.fix_weights,
                 keep_history=self.keep_history,
-                n_threads=self.n_threads or available_cores(),
+                n_threads=row_threads(self.n_threads),
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
                 best = result
@@ -358,7 +358,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         family = self._family()
         blocks = self._rows(X, family, reset=False)
-        return posterior(family, blocks, self._log_weights(), self._params, self.n_threads or available_cores())
+        return posterior(family, blocks, self._log_weights(), self._params, row_threads(self.n_threads))
 
     def score_samples(self, X):
         """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
@@ -406,8 +406,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         family = self._family()
         blocks = self._rows(X, family, reset=False)
-        return joint_log_likelihood(family, blocks, self._log_weights(), self._params,
-                                    self.n_threads or available_cores())
+        return joint_log_likelihood(family, blocks, self._log_weights(), self._params, row_threads(self.n_threads))
 
     # --- model size and sampling ----------------------------------------------------------
 

@@ -11,6 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from discrim.backend import _ops as ops
+from discrim.utils._threads import BlockMapper
 
 # Rows of reference (or scoring) data processed at once. A (rows x prototypes) chunk of about
 # CHUNK_ELEMENTS entries stays in cache while all passes of one call run over it (the passes
@@ -271,9 +272,7 @@ class PrototypeLikelihood:
         self._subset_key = None
         self._subset = None
         if self.n_threads > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            self._pool = ThreadPoolExecutor(max_workers=self.n_threads)
+            self._pool = BlockMapper(self.n_threads)
 
     def value_at_zero(self):
         """The value at ``theta = 0`` (an empty batch): the frozen model's loss, from ``q0`` alone.
@@ -294,7 +293,7 @@ class PrototypeLikelihood:
     def close(self):
         """Release the worker threads (if any)."""
         if self._pool is not None:
-            self._pool.shutdown()
+            self._pool.close()
             self._pool = None
 
     def value_and_grad(self, theta):
@@ -337,7 +336,8 @@ class PrototypeLikelihood:
             terms = [self._chunk_terms(i, sub.bufs[0], context) for i in range(n_chunks)]
         else:
             groups = [range(i, n_chunks, self.n_threads) for i in range(self.n_threads)]
-            parts = self._pool.map(lambda g, buf: [self._chunk_terms(i, buf, context) for i in g], groups, sub.bufs)
+            parts = self._pool(lambda item: [self._chunk_terms(i, item[1], context) for i in item[0]],
+                               list(zip(groups, sub.bufs)))
             by_chunk = {i: t for group, part in zip(groups, parts) for i, t in zip(group, part)}
             terms = [by_chunk[i] for i in range(n_chunks)]
         # summed in chunk order: the result does not depend on the number of threads

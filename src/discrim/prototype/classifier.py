@@ -22,7 +22,7 @@ from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores
 from discrim.prototype._solver import START_FEATURE_WEIGHT, START_PROTOTYPE_WEIGHT, solve_batch
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
-from discrim.utils._threads import available_blas_threads, limit_threads
+from discrim.utils._threads import row_threads, single_threaded_blas
 from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
 
 logger = logging.getLogger(__name__)
@@ -444,8 +444,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         # for the whole fit: the objective is many small GEMMs on cache-sized row chunks run in
         # parallel threads, where a multi-threaded BLAS only adds synchronisation (and on a busy
         # machine its spinning threads slow it 10-50x).
-        n_threads = available_blas_threads()
-        with limit_threads(1, user_api="blas"):
+        n_threads = row_threads()
+        with single_threaded_blas():
             for rng in rngs:
                 self._add_batch(X, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
                                 log_level)

@@ -69,3 +69,76 @@ def limit_threads(n_threads, user_api=None):
     finally:
         for library, previous in reversed(changed):
             library.set_num_threads(previous)
+
+
+def row_threads(n_threads=None):
+    """Threads for row blocks: ``n_threads``, or the BLAS thread budget of the calling context.
+
+    The budget is what the BLAS may use here: every core at the top level, and a worker's share
+    inside discrim's parallel layer (:func:`discrim.utils._parallel.run_unordered`) and joblib's
+    process workers, which limit their BLAS. Read it before :func:`single_threaded_blas`.
+
+    Parameters
+    ----------
+    n_threads : int or None, default=None
+
+    Returns
+    -------
+    n_threads : int
+    """
+    return int(n_threads) if n_threads is not None else available_blas_threads()
+
+
+@contextmanager
+def single_threaded_blas():
+    """Hold the BLAS at one thread while row blocks run in threads (:class:`BlockMapper`).
+
+    The per-block matrix products are small: a multi-threaded BLAS spends more time
+    synchronising its threads on them than computing (several times slower on a busy machine),
+    besides oversubscribing the cores the block threads already use.
+
+    Yields
+    ------
+    None
+    """
+    with limit_threads(1, user_api="blas"):
+        yield
+
+
+class BlockMapper:
+    """``mapper(fn, items) -> list``: ``fn`` over items (row blocks) in ``n_threads`` threads.
+
+    The one way discrim spreads row blocks over threads (EM's E-step, the prototype objective's
+    row chunks). numpy releases the GIL in its kernels, so the blocks run truly in parallel.
+    Results come back in item order, so sums over blocks are identical for any ``n_threads``.
+    Use it as a context manager, or call :meth:`close`.
+
+    Parameters
+    ----------
+    n_threads : int
+    """
+
+    def __init__(self, n_threads):
+        self.n_threads = max(1, int(n_threads))
+        self._pool = None
+        if self.n_threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._pool = ThreadPoolExecutor(self.n_threads)
+
+    def __call__(self, fn, items):
+        if self._pool is None or len(items) <= 1:
+            return [fn(item) for item in items]
+        return list(self._pool.map(fn, items))
+
+    def close(self):
+        """Stop the threads (if any)."""
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
