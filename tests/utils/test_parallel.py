@@ -2,6 +2,7 @@
 
 import contextlib
 import os
+import sys
 import time
 
 import joblib
@@ -28,6 +29,27 @@ def test_serial_runs_in_order_in_this_process():
     results = list(run_unordered(_square_and_pid, TASKS, n_jobs=1))
     assert [r for r, _ in results] == [x * x + 1 for x in range(7)]
     assert {pid for _, pid in results} == {os.getpid()}
+
+
+def _instant(x):
+    return x
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_tasks_that_finish_before_they_are_watched_do_not_deadlock():
+    # A child's future that is already done when its callback is attached runs the callback at
+    # once in the submitting thread; that callback takes the pool's lock, so it must not be
+    # attached while the lock is held (it was, and instant tasks hung the pool).
+    # A stress test of a timing-dependent race (it hung a loaded test run once): a tiny switch
+    # interval makes the submitting thread yield the GIL often, so that a child's result can come
+    # back between a submit and the attaching of its callback.
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for _ in range(5):
+            assert sorted(run_unordered(_instant, [(i,) for i in range(300)], n_jobs=2)) == list(range(300))
+    finally:
+        sys.setswitchinterval(interval)
 
 
 def _slow_square_and_pid(x, offset):

@@ -181,14 +181,27 @@ def concat_rows(blocks):
     return torch.cat(blocks, dim=0)
 
 
-def concat_ones(a):
-    """``[a, 1]``: a column of ones appended to a 2-d array (n, d) -> (n, d + 1)."""
+def centred_with_ones(a, center):
+    """``[a - center, 1]``: the centred rows with a column of ones appended, (n, d) -> (n, d + 1)."""
     n, d = a.shape
     if isinstance(a, np.ndarray):
         out = np.empty((n, d + 1), dtype=a.dtype)
-        out[:, :d] = a
+        np.subtract(a, center, out=out[:, :d])  # one pass, straight into the result
         out[:, d] = 1.0
         return out
     import torch
 
-    return torch.cat([a, torch.ones((n, 1), dtype=a.dtype, device=a.device)], dim=1)
+    return torch.cat([a - center, torch.ones((n, 1), dtype=a.dtype, device=a.device)], dim=1)
+
+
+def centred_transpose(a, center):
+    """``(a - center).T`` laid out row-major: (n, d) -> (d, n), C-contiguous.
+
+    The rows of the result (one feature over all samples) are then contiguous, which the
+    per-feature products that follow need to run at memory speed.
+    """
+    if isinstance(a, np.ndarray):
+        out = np.empty(a.shape[::-1], dtype=a.dtype)
+        np.subtract(a.T, center[:, None], out=out)
+        return out
+    return (a - center).T.contiguous()

@@ -273,7 +273,7 @@ class Gaussian(ComponentFamily):
         n, d = X.shape
         k = wr_t.shape[0]
         center = ops.like(np.ones(n), X) @ X / n  # a GEMV: much faster than mean(axis=0)
-        xc_t = X.T - center[:, None]
+        xc_t = ops.centred_transpose(X, center)
         mean_c = host(wr_t @ xc_t.T) / safe[:, None]
         if self.covariance_type in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
@@ -511,7 +511,7 @@ def _log_prob_block(ctype, X, terms, d):
     """
     center = ops.like(terms["center"], X)
     if ctype == "full":
-        Xa = ops.concat_ones(X - center)  # (n, d + 1)
+        Xa = ops.centred_with_ones(X, center)  # (n, d + 1)
         Y = ops.like(terms["Wb"], X) @ Xa.T  # (K*d, n): rows (x - mu_k) P_k
         maha = ops.square_inplace(Y).reshape(-1, d, X.shape[0]).sum(1)
     elif ctype == "tied":

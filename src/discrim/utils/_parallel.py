@@ -118,10 +118,21 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
     executor = None
     completed = False
 
-    def feed():  # with the lock held
+    def feed():
+        """Submit ready tasks to the free children (with the lock held); returns their futures."""
+        futures = []
         while state["in_children"] < n_children and ready and not state["closing"]:
-            future = executor.submit(_call_inherited, pool_id, function, ready.popleft())
+            futures.append(executor.submit(_call_inherited, pool_id, function, ready.popleft()))
             state["in_children"] += 1
+        return futures
+
+    def watch(futures):
+        """Have ``on_done`` called when each future finishes (without the lock held).
+
+        A future that has finished already runs ``on_done`` at once in this thread, which takes
+        the lock: attaching it while holding the lock would deadlock.
+        """
+        for future in futures:
             future.add_done_callback(on_done)
 
     def on_done(future):
@@ -133,8 +144,9 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
             state["in_children"] -= 1
             if error is None:
                 ready.extend(follow_up(result))
-            feed()
+            submitted = feed()
             finished.put((result, error))
+        watch(submitted)
 
     # Objects that exist before the fork are moved out of the garbage collector's reach: a
     # collection in a worker would otherwise write to every one of them and make the worker
@@ -153,7 +165,8 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
                 executor = ProcessPoolExecutor(n_children, mp_context=multiprocessing.get_context("fork"),
                                                initializer=_worker_follows_parent, initargs=(os.getpid(),))
                 with lock:  # the workers fork on the first submit, after _INHERITED holds the arguments
-                    feed()
+                    submitted = feed()
+                watch(submitted)
             while True:
                 with lock:
                     task = ready.popleft() if ready else None
@@ -165,7 +178,8 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
                     result = function(*task, **shared)
                     with lock:
                         ready.extend(follow_up(result))
-                        feed()
+                        submitted = feed()
+                    watch(submitted)
                 else:
                     result = _unpack(finished.get())  # wait for a child
                 yield result
