@@ -202,7 +202,7 @@ def main():
     lines += [
         "# Before and after: discrim at a revision against the working tree",
         "",
-        f"Produced by `python benchmarks/regression.py {' '.join(sys.argv[1:])}`. {__doc__.splitlines()[2].strip()} "
+        f"Produced by `python benchmarks/regression.py {' '.join(sys.argv[1:])}`. {' '.join(__doc__.split(chr(10) * 2)[1].split())} "
         "Each case runs in a fresh subprocess per side and repeat; the sides alternate; a case's time is the "
         "fastest of its repeats (seconds, wall clock, around the fit or search only).",
         "",
