@@ -123,6 +123,9 @@ class Gaussian(ComponentFamily):
 
     params_class = GaussianParams
     fit_options = ("reg_covar",)
+    # The default for objects restored from files written before reg_covar was an option of the
+    # family (their mixtures carried it and still pass it to the family).
+    reg_covar = 1e-6
     cli_names = {"gaussian": {"covariance_type": "full"}, "gaussian-diag": {"covariance_type": "diag"},
                  "gaussian-tied": {"covariance_type": "tied"}, "gaussian-spherical": {"covariance_type": "spherical"}}
 
