@@ -25,7 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-SEARCH_CASES = ["iris-2f", "wine", "cancer", "digits", "xor-3f", "xor-4f", "xor-5f", "xor-6f", "checker"]
+SEARCH_CASES = ["iris-2f", "wine", "cancer", "digits", "xor-3f", "xor-4f", "xor-5f", "xor-6f", "xor-6+6f", "checker",
+                "checker-rot"]
 FIT_CASES = ["cancer", "digits", "xor-6f"]
 EM_CASES = ["gaussian-full", "gaussian-diag", "gaussian-full-f32", "poisson", "binomial-rows", "categorical"]
 OTHER_CASES = ["select-mixture", "lda", "qda"]
