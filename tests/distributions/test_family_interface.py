@@ -114,10 +114,13 @@ def _observed_data_mle(X, mask):
         L[np.diag_indices(d)] = np.exp(np.diag(L))
         return theta[:d], L @ L.T
 
+    patterns = [(m, np.all(mask == m, axis=1)) for m in np.unique(mask, axis=0) if m.any()]
+
     def nll(theta):
         mean, cov = unpack(theta)
         return -sum(
-            scipy.stats.multivariate_normal(mean[m], cov[np.ix_(m, m)]).logpdf(x[m]) for x, m in zip(X, mask) if m.any()
+            np.sum(scipy.stats.multivariate_normal(mean[m], cov[np.ix_(m, m)]).logpdf(X[rows][:, m]))
+            for m, rows in patterns
         )
 
     theta0 = np.concatenate([np.nanmean(np.where(mask, X, np.nan), axis=0), np.zeros(d * (d + 1) // 2)])

@@ -10,7 +10,7 @@ from discrim._posterior import check_some_density, log_posterior
 from discrim.distributions._base import slice_rows
 from discrim.utils._threads import BlockMapper, single_threaded_blas
 
-__all__ = ["EMResult", "RowBlocks", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "DaskRowBlocks", "RowBlocks", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -102,12 +102,77 @@ class RowBlocks:
         data = {"mask": None if self.mask is None else self.mask[sl], "rows": slice_rows(self.rows, sl)}
         return self.X[sl], self.sample_weight[sl], data
 
+    def map(self, fn, mapper=None):
+        """``fn(X, sample_weight, data, first_row)`` of every block, in block order.
 
-def _e_step_block(family, blocks, log_weights, params, with_stats, sl):
-    """E-step on rows ``sl``: (stats or None, weighted log-likelihood)."""
-    Xb, wb, data = blocks.block(sl)
+        Parameters
+        ----------
+        fn : callable
+        mapper : BlockMapper or None, default=None
+            Runs the blocks in threads; None runs them one after another.
+
+        Returns
+        -------
+        results : list
+        """
+        def run(sl):
+            return fn(*self.block(sl), sl.start)
+
+        slices = self.slices()
+        return mapper(run, slices) if mapper is not None else [run(sl) for sl in slices]
+
+
+@dataclass(frozen=True)
+class DaskRowBlocks:
+    """The rows of a dask array: EM's blocks are its row chunks, computed where they live.
+
+    The same interface as :class:`RowBlocks` for :func:`e_step`: each chunk's E-step and
+    statistics run on the Dask workers (the family's code, unchanged), and only the statistics,
+    of size K d^2 at most, come back to the client for the M-step.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Chunked along rows only (use ``X.rechunk({1: -1})``).
+    sample_weight : dask.array.Array of shape (n_samples,)
+        Chunked like the rows of X.
+    mask : dask.array.Array of shape (n_samples, n_features) of bool or None, default=None
+    rows : dict of str to dask.array.Array of shape (n_samples,) or None, default=None
+    """
+
+    X: object
+    sample_weight: object
+    mask: object = None
+    rows: dict = None
+
+    def map(self, fn, mapper=None):
+        """``fn(X, sample_weight, data, first_row)`` of every row chunk, computed by Dask, in order.
+
+        ``mapper`` is ignored: Dask's scheduler runs the chunks.
+        """
+        import dask
+
+        if len(self.X.chunks[1]) != 1:
+            raise ValueError("X must be chunked along rows only: pass X.rechunk({1: -1}).")
+        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]]).astype(int)
+
+        def chunks(a):
+            return None if a is None else list(a.rechunk({0: self.X.chunks[0]}).to_delayed().ravel())
+
+        X, w, mask = chunks(self.X), chunks(self.sample_weight), chunks(self.mask)
+        rows = {name: chunks(value) for name, value in (self.rows or {}).items()}
+        tasks = []
+        for i, start in enumerate(starts):
+            data = {"mask": None if mask is None else mask[i],
+                    "rows": {name: value[i] for name, value in rows.items()} or None}
+            tasks.append(dask.delayed(fn)(X[i], w[i], data, int(start)))
+        return list(dask.compute(*tasks))
+
+
+def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_row):
+    """E-step on one block of rows: (stats or None, weighted log-likelihood)."""
     log_resp, log_norm = log_posterior(family.log_prob(Xb, params, **data), log_weights.astype(Xb.dtype))
-    check_some_density(log_norm, "component", first_row=sl.start)
+    check_some_density(log_norm, "component", first_row=first_row)
     ll = float(wb @ log_norm.astype(np.float64))
     if not with_stats:
         return None, ll
@@ -121,7 +186,7 @@ def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
     Parameters
     ----------
     family : ComponentFamily
-    blocks : RowBlocks
+    blocks : RowBlocks or DaskRowBlocks
     log_weights : ndarray of shape (n_components,)
         Log mixing weights (``-inf`` for a weight of zero).
     params : Params
@@ -136,9 +201,7 @@ def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
     total_log_likelihood : float
         ``sum_i w_i log sum_k pi_k f_k(x_i)``.
     """
-    fn = partial(_e_step_block, family, blocks, log_weights, params, with_stats)
-    slices = blocks.slices()
-    results = mapper(fn, slices) if mapper is not None else [fn(sl) for sl in slices]
+    results = blocks.map(partial(_e_step_block, family, log_weights, params, with_stats), mapper)
     stats = 0
     total = 0.0
     for block_stats, ll in results:
@@ -255,7 +318,7 @@ def run_em(
     ----------
     family : ComponentFamily
         With its options checked (:meth:`ComponentFamily.check_options`).
-    blocks : RowBlocks
+    blocks : RowBlocks or DaskRowBlocks
         The rows, their weights, mask and per-row data.
     weights0 : ndarray of shape (n_components,)
     params0 : Params
