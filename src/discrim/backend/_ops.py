@@ -44,15 +44,6 @@ def matmul_into(a, b, out, xp):
     return np.matmul(a, b, out=out)
 
 
-def multiply_inplace(a, b, xp):
-    """``a * b``, written into ``a`` where the namespace allows."""
-    if is_torch_namespace(xp):
-        return a.mul_(b)
-    if isinstance(a, np.ndarray):
-        return np.multiply(a, b, out=a)
-    return a * b
-
-
 def exp_inplace(a, xp):
     """``exp(a)``, written into ``a`` where the namespace allows."""
     if is_torch_namespace(xp):
@@ -69,15 +60,6 @@ def asarray(a, xp, dtype, device):
     if device is None:
         return xp.asarray(a, dtype=dtype)
     return xp.asarray(a, dtype=dtype, device=device)
-
-
-def empty(shape, xp, dtype, device):
-    """``xp.empty(shape, dtype, device)``; numpy's own call for numpy."""
-    if xp is _NUMPY_XP:
-        return np.empty(shape, dtype=dtype)
-    if device is None:
-        return xp.empty(shape, dtype=dtype)
-    return xp.empty(shape, dtype=dtype, device=device)
 
 
 def like(a, ref, dtype=None):

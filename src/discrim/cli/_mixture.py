@@ -12,6 +12,8 @@ from discrim.distributions import FAMILY_CLASSES
 #: ``--family`` name -> (family class, the options the name stands for), from the classes.
 FAMILY_NAMES = {name: (cls, options) for cls in FAMILY_CLASSES for name, options in cls.cli_names.items()}
 FAMILIES = tuple(FAMILY_NAMES)
+# ``--family`` name -> the options its class takes (what the flags below may set).
+_ACCEPTED = {name: set(cls().get_params(deep=False)) for name, (cls, _) in FAMILY_NAMES.items()}
 # Options of a family set from command-line flags rather than from its name.
 _FLAG_OPTIONS = {"n_trials": "--n-trials", "n_categories": "--n-categories"}
 
@@ -33,7 +35,7 @@ def make_family(name, n_trials=None, n_categories=None):
     family : ComponentFamily
     """
     cls, options = FAMILY_NAMES[name]
-    accepted = cls().get_params(deep=False)
+    accepted = _ACCEPTED[name]
     flags = {"n_trials": n_trials, "n_categories": n_categories}
     if "n_trials" in accepted and n_trials is None:
         raise click.UsageError(f"--family {name} needs --n-trials (the number of trials per row).")
@@ -42,7 +44,7 @@ def make_family(name, n_trials=None, n_categories=None):
 
 def family_takes(name, option):
     """Whether the family named ``name`` has the option ``option`` (e.g. "n_trials")."""
-    return option in FAMILY_NAMES[name][0]().get_params(deep=False)
+    return option in _ACCEPTED[name]
 
 
 def read_columns(csv, columns):

@@ -211,27 +211,27 @@ class Gaussian(ComponentFamily):
     def _masked_log_prob(self, X, params, mask):
         """Marginal log-densities of the observed entries of every row (see :meth:`log_prob`)."""
         if self.covariance_type in ("diag", "spherical"):
-            # independent features: the marginal density is the sum over the observed ones
-            var = params.covariance if params.covariance.ndim == 2 else params.covariance[:, None]
-            prec = 1.0 / np.broadcast_to(var, params.mean.shape)
+            # independent features: the marginal density is the sum over the observed ones, from
+            # the same centred terms as the complete rows' (see _precision_terms)
+            terms = self._precision_cholesky(params)
+            prec = np.broadcast_to(terms["prec"] if terms["prec"].ndim == 2 else terms["prec"][:, None],
+                                   params.mean.shape)
+            m = params.mean - terms["center"]
             M = ops.like(mask, X)
-            Xc = (X - ops.like(params.mean.mean(axis=0), X)) * M
-            m = params.mean - params.mean.mean(axis=0)
+            Xc = (X - ops.like(terms["center"], X)) * M
             maha = ops.like(prec, X) @ ops.square_inplace(Xc * 1.0).T
-            maha -= 2.0 * (ops.like(m * prec, X) @ Xc.T)
-            maha += ops.like(m**2 * prec, X) @ M.T
+            maha -= 2.0 * (ops.like(terms["mp"], X) @ Xc.T)
+            maha += ops.like(m * terms["mp"], X) @ M.T
             out = -0.5 * maha
             out += ops.like(0.5 * (np.log(prec) - _LOG_2PI), X) @ M.T
             return out.T
-        # full or tied: one marginal Gaussian per pattern of observed features
-        out = None
+        # full or tied: one marginal Gaussian per pattern of observed features; a row with no
+        # observed entry has density 1
+        out = ops.like(np.zeros((X.shape[0], params.mean.shape[0])), X)
+        full = type(self)("full")
         for observed, index in mask_patterns(mask):
-            sub = self._marginal(params, observed)
-            block = type(self)("full").log_prob(X[index][:, observed], sub) if observed.any() else None
-            if out is None:
-                out = ops.like(np.zeros((X.shape[0], params.mean.shape[0])), X)
-            if block is not None:
-                out[index] = block
+            if observed.any():
+                out[index] = full.log_prob(X[index][:, observed], self._marginal(params, observed))
         return out
 
     def _marginal(self, params, observed):
@@ -303,10 +303,10 @@ class Gaussian(ComponentFamily):
         weight = component_totals(wr_t)
         observed = host(wr_t @ M)
         safe = np.where(observed > 0, observed, 1.0)
-        n = X.shape[0]
+        ones = ops.like(np.ones(X.shape[0]), X)
         # centre about the mean of the observed entries of each feature, as _moments does
-        count = host(ops.like(np.ones(n), X) @ M)
-        center = host(ops.like(np.ones(n), X) @ (X * M)) / np.where(count > 0, count, 1.0)
+        count = host(ones @ M)
+        center = host(ones @ (X * M)) / np.where(count > 0, count, 1.0)
         Xc = (X - ops.like(center, X)) * M
         mean_c = host(wr_t @ Xc) / safe
         second = host(wr_t @ ops.square_inplace(Xc * 1.0))

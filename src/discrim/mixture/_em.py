@@ -10,7 +10,7 @@ from discrim._posterior import check_some_density, log_posterior
 from discrim.distributions._base import slice_rows
 from discrim.utils._threads import BlockMapper, single_threaded_blas
 
-__all__ = ["EMResult", "DaskRowBlocks", "RowBlocks", "default_chunk_size", "e_step", "posterior", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "DaskRowBlocks", "RowBlocks", "default_chunk_size", "e_step", "joint_log_likelihood", "run_em", "stats_from_resp"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -224,11 +224,10 @@ def stats_from_resp(family, blocks, resp):
     -------
     stats : Stats
     """
-    stats = 0
-    for sl in blocks.slices():
-        Xb, wb, data = blocks.block(sl)
-        stats = stats + family.suff_stats(Xb, resp[sl], wb, **data)
-    return stats
+    def block(Xb, wb, data, first_row):
+        return family.suff_stats(Xb, resp[first_row : first_row + Xb.shape[0]], wb, **data)
+
+    return sum(blocks.map(block))
 
 
 def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
@@ -248,35 +247,12 @@ def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
         float64, a fresh array (the posterior rule overwrites it).
     """
 
-    def block(sl):
-        Xb, _, data = blocks.block(sl)
+    def block(Xb, wb, data, first_row):
         return family.log_prob(Xb, params, **data) + log_weights.astype(Xb.dtype)
 
     with single_threaded_blas(), BlockMapper(n_threads) as mapper:
-        parts = mapper(block, blocks.slices())
+        parts = blocks.map(block, mapper)
     return np.concatenate(parts, axis=0).astype(np.float64, copy=False)
-
-
-def posterior(family, blocks, log_weights, params, n_threads=1):
-    """Log responsibilities and log mixture densities of every row, in blocks.
-
-    Parameters
-    ----------
-    family : ComponentFamily
-    blocks : RowBlocks
-    log_weights : ndarray of shape (n_components,)
-    params : Params
-    n_threads : int, default=1
-
-    Returns
-    -------
-    log_resp : ndarray of shape (n_samples, n_components)
-        ``log P(z_i = k | x_i)``.
-    log_norm : ndarray of shape (n_samples,)
-        ``log sum_k pi_k f_k(x_i)``.
-    """
-    jll = joint_log_likelihood(family, blocks, log_weights, params, n_threads)
-    return log_posterior(jll, 0.0)  # the mixing weights are in the joint already
 
 
 def _keep_empty(family, new, old, empty):

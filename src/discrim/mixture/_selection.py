@@ -111,8 +111,10 @@ def _family_label(family):
     from their defaults.
     """
     params = family.get_params(deep=False) if hasattr(family, "get_params") else {}
-    defaults = type(family)().get_params(deep=False) if getattr(family, "fit_options", ()) else {}
-    params = {k: v for k, v in params.items() if k not in family.fit_options or v != defaults.get(k)} if defaults else params
+    fit_options = getattr(family, "fit_options", ())
+    if fit_options:
+        defaults = type(family)().get_params(deep=False)
+        params = {k: v for k, v in params.items() if k not in fit_options or v != defaults[k]}
     return f"{type(family).__name__}({', '.join(f'{k}={v!r}' for k, v in sorted(params.items()))})"
 
 

@@ -9,12 +9,11 @@ from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._posterior import PosteriorMixin
+from discrim._posterior import PosteriorMixin, log_posterior
 from discrim.mixture._em import (
     RowBlocks,
     default_chunk_size,
     joint_log_likelihood,
-    posterior,
     run_em,
     stats_from_resp,
 )
@@ -355,10 +354,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def _posterior(self, X):
         """(log responsibilities, log mixture density) of validated rows of X."""
-        check_is_fitted(self)
-        family = self._family()
-        blocks = self._rows(X, family, reset=False)
-        return posterior(family, blocks, self._log_weights(), self._params, row_threads(self.n_threads))
+        return log_posterior(self._joint_log_likelihood(X), 0.0)  # the weights are in the joint
 
     def score_samples(self, X):
         """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
