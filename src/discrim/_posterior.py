@@ -5,7 +5,8 @@ The discriminant classifiers (class densities and priors), :class:`~discrim.mixt
 (the unnormalised class scores ``q_k(x)``) all reduce to a joint log-likelihood ``log pi_k f_k(x)``
 per row and label, known up to a term common to the row. :class:`PosteriorMixin` turns it into
 ``predict``, ``predict_proba`` and ``predict_log_proba``, with the checks that keep NaN away from
-every decision. This module is a leaf: it imports nothing else from discrim but the array ops.
+every decision. This module is a leaf: it imports nothing else from discrim but the array ops and the
+Dask data path (a dask X gives a dask array, computed chunk by chunk).
 """
 
 import numpy as np
@@ -13,6 +14,7 @@ from scipy.special import expit, log_expit
 from sklearn.utils.validation import check_is_fitted
 
 from discrim.backend import _ops as ops
+from discrim.utils._dask import blockwise
 
 
 def log_posterior(log_dens, log_prior, xp=np):
@@ -221,6 +223,7 @@ class PosteriorMixin:
         check_joint(jll, self._rule_label_kind)  # a NaN (invalid density) or a row of zero density says why
         return jll[:, 1] - jll[:, 0]
 
+    @blockwise
     def predict_log_proba(self, X):
         """Posterior log-probabilities of the labels, computed in log space.
 
@@ -238,6 +241,7 @@ class PosteriorMixin:
             return proba_from_log_odds(self._log_odds(X), log=True, labels=kind)
         return proba_from_joint(self._joint_log_likelihood(X), log=True, labels=kind)
 
+    @blockwise
     def predict_proba(self, X):
         """Posterior probabilities of the labels (a mixture: the responsibilities).
 
@@ -255,6 +259,7 @@ class PosteriorMixin:
             return proba_from_log_odds(self._log_odds(X), labels=kind)
         return proba_from_joint(self._joint_log_likelihood(X), labels=kind)
 
+    @blockwise
     def predict(self, X):
         """The label of largest posterior probability (the ML rule with equal priors, else Bayes).
 

@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
+from discrim.utils._dask import blockwise
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
@@ -52,6 +53,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
     def _resolve_priors(self, totals):
         return check_priors(self.priors, totals)
 
+    @blockwise
     def log_density(self, X):
         """Log-density of each row under each class, ``log f_k(x)``.
 
@@ -71,6 +73,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             log_prior = np.log(self.priors_)
         return self._log_density(X) + log_prior
 
+    @blockwise
     def decision_function(self, X):
         """Log joint likelihood ``log f_k(x) + log pi_k`` (scikit-learn's convention).
 

@@ -35,7 +35,7 @@ def test_em_over_dask_chunks_equals_the_in_memory_fit(name, chunk, rng):
     rows = family.row_data(X.shape[0])
     in_memory = run_em(family, RowBlocks(X, w, 128, rows=rows), np.full(2, 0.5), params, tol=0.0, max_iter=8)
     dask_rows = None if rows is None else {k: da.from_array(v, chunks=chunk) for k, v in rows.items()}
-    blocks = DaskRowBlocks(da.from_array(X, chunks=(chunk, -1)), da.from_array(w, chunks=chunk), rows=dask_rows)
+    blocks = DaskRowBlocks(da.from_array(X, chunks=(chunk, -1)), da.from_array(w, chunks=chunk), 16, rows=dask_rows)
     on_dask = run_em(family, blocks, np.full(2, 0.5), params, tol=0.0, max_iter=8)
     np.testing.assert_allclose(on_dask.lower_bounds, in_memory.lower_bounds, rtol=1e-10)
     for key, value in in_memory.params.as_dict().items():
@@ -49,7 +49,7 @@ def test_dask_blocks_with_a_mask_equal_the_in_memory_fit(rng):
     Xm = np.where(mask, X, 0.0)
     w = np.ones(X.shape[0])
     in_memory = run_em(family, RowBlocks(Xm, w, 100, mask=mask), np.full(2, 0.5), params, tol=0.0, max_iter=5)
-    blocks = DaskRowBlocks(da.from_array(Xm, chunks=(70, -1)), da.from_array(w, chunks=70),
+    blocks = DaskRowBlocks(da.from_array(Xm, chunks=(70, -1)), da.from_array(w, chunks=70), 32,
                            mask=da.from_array(mask, chunks=(70, -1)))
     on_dask = run_em(family, blocks, np.full(2, 0.5), params, tol=0.0, max_iter=5)
     np.testing.assert_allclose(on_dask.lower_bounds, in_memory.lower_bounds, rtol=1e-10)
@@ -57,9 +57,8 @@ def test_dask_blocks_with_a_mask_equal_the_in_memory_fit(rng):
 
 def test_dask_blocks_need_row_chunks_only(rng):
     X, family, params = _case("poisson", rng)
-    blocks = DaskRowBlocks(da.from_array(X, chunks=(100, 1)), da.ones(X.shape[0], chunks=100))
     with pytest.raises(ValueError, match="chunked along rows only"):
-        run_em(family, blocks, np.full(2, 0.5), params, tol=0.0, max_iter=1)
+        DaskRowBlocks(da.from_array(X, chunks=(100, 1)), da.ones(X.shape[0], chunks=100), 64)
 
 
 class _Truncated(Poisson):
@@ -75,6 +74,6 @@ def test_a_row_without_density_names_its_global_index(rng):
     # the error names the row's index in the whole array, not in its chunk
     X, _, params = _case("poisson", rng, n=300)
     X[250] = [500.0, 1.0]
-    blocks = DaskRowBlocks(da.from_array(X, chunks=(100, -1)), da.ones(300, chunks=100))
+    blocks = DaskRowBlocks(da.from_array(X, chunks=(100, -1)), da.ones(300, chunks=100), 32)
     with pytest.raises(ValueError, match="250"):
         run_em(_Truncated(), blocks, np.full(2, 0.5), params, tol=0.0, max_iter=1)

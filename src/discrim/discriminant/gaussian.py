@@ -4,6 +4,7 @@ from numbers import Real
 
 import numpy as np
 
+from discrim.utils._dask import blockwise
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant import _gaussian_math as gm
 from discrim.discriminant._validation import validate_training_data
@@ -79,6 +80,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             )
         return X
 
+    @blockwise
     def mahalanobis(self, X):
         """Squared Mahalanobis distance of each row to each class mean.
 
@@ -253,6 +255,7 @@ class LinearDiscriminant(_GaussianDiscriminant):
         odds += self._odds_intercept
         return odds
 
+    @blockwise
     def decision_function(self, X):
         """Linear discriminant scores (scikit-learn's convention).
 

@@ -1,5 +1,7 @@
 """The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
 
+import functools
+import operator
 import warnings
 from dataclasses import dataclass
 from functools import partial
@@ -8,9 +10,10 @@ import numpy as np
 
 from discrim._posterior import check_some_density, log_posterior
 from discrim.distributions._base import slice_rows
+from discrim.utils._dask import map_row_chunks
 from discrim.utils._threads import BlockMapper, single_threaded_blas
 
-__all__ = ["EMResult", "DaskRowBlocks", "RowBlocks", "default_chunk_size", "e_step", "joint_log_likelihood", "run_em", "stats_from_resp"]
+__all__ = ["EMResult", "DaskRowBlocks", "RowBlocks", "default_chunk_size", "e_step", "joint_log_likelihood", "run_em", "stats_from_assignment"]
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -92,6 +95,14 @@ class RowBlocks:
     mask: np.ndarray = None
     rows: dict = None
 
+    @property
+    def n_rows(self):
+        return self.X.shape[0]
+
+    @property
+    def total_weight(self):
+        return float(self.sample_weight.sum())
+
     def slices(self):
         """The row slices of the blocks, in order."""
         n = self.X.shape[0]
@@ -102,7 +113,7 @@ class RowBlocks:
         data = {"mask": None if self.mask is None else self.mask[sl], "rows": slice_rows(self.rows, sl)}
         return self.X[sl], self.sample_weight[sl], data
 
-    def map(self, fn, mapper=None):
+    def map(self, fn, mapper=None, first_row=0):
         """``fn(X, sample_weight, data, first_row)`` of every block, in block order.
 
         Parameters
@@ -110,63 +121,76 @@ class RowBlocks:
         fn : callable
         mapper : BlockMapper or None, default=None
             Runs the blocks in threads; None runs them one after another.
+        first_row : int, default=0
+            Index of X's first row in the whole data (when X is itself a chunk of them).
 
         Returns
         -------
         results : list
         """
         def run(sl):
-            return fn(*self.block(sl), sl.start)
+            return fn(*self.block(sl), first_row + sl.start)
 
         slices = self.slices()
         return mapper(run, slices) if mapper is not None else [run(sl) for sl in slices]
 
+    def map_reduce(self, fn, reduce, mapper=None, first_row=0):
+        """``fn`` of every block (as :meth:`map`), merged in block order by ``reduce(a, b)``."""
+        return functools.reduce(reduce, self.map(fn, mapper, first_row))
+
 
 @dataclass(frozen=True)
 class DaskRowBlocks:
-    """The rows of a dask array: EM's blocks are its row chunks, computed where they live.
+    """The rows of a dask array: each row chunk is processed where it lives, in cache-sized blocks.
 
-    The same interface as :class:`RowBlocks` for :func:`e_step`: each chunk's E-step and
-    statistics run on the Dask workers (the family's code, unchanged), and only the statistics,
-    of size K d^2 at most, come back to the client for the M-step.
+    The same interface as :class:`RowBlocks`: :meth:`map_reduce` runs ``fn`` over the blocks of
+    every chunk on the Dask workers (the family's code, unchanged), merges each chunk's results
+    there and then the chunks' in a tree; only the merged result (EM's statistics, of size
+    K d^2 at most) comes back to the client for the M-step.
 
     Parameters
     ----------
     X : dask.array.Array of shape (n_samples, n_features)
-        Chunked along rows only (use ``X.rechunk({1: -1})``).
+        Chunked along rows only (:func:`discrim.utils._dask.row_chunked`).
     sample_weight : dask.array.Array of shape (n_samples,)
-        Chunked like the rows of X.
+        Chunked like the rows of X, in X's dtype.
+    chunk_size : int
+        Rows per block inside a chunk.
     mask : dask.array.Array of shape (n_samples, n_features) of bool or None, default=None
     rows : dict of str to dask.array.Array of shape (n_samples,) or None, default=None
+    total_weight : float or None, default=None
+        ``sample_weight.sum()`` when already known (it is computed otherwise).
     """
 
     X: object
     sample_weight: object
+    chunk_size: int
     mask: object = None
     rows: dict = None
+    total_weight: float = None
 
-    def map(self, fn, mapper=None):
-        """``fn(X, sample_weight, data, first_row)`` of every row chunk, computed by Dask, in order.
+    def __post_init__(self):
+        if len(self.X.chunks[1]) != 1:
+            raise ValueError("X must be chunked along rows only: pass X.rechunk({1: -1}).")
+        if self.total_weight is None:
+            object.__setattr__(self, "total_weight", float(self.sample_weight.sum().compute()))
+
+    @property
+    def n_rows(self):
+        return self.X.shape[0]
+
+    def map_reduce(self, fn, reduce, mapper=None):
+        """``fn(X, sample_weight, data, first_row)`` of every block of every chunk, merged by ``reduce``.
 
         ``mapper`` is ignored: Dask's scheduler runs the chunks.
         """
-        import dask
+        chunk_size = self.chunk_size
 
-        if len(self.X.chunks[1]) != 1:
-            raise ValueError("X must be chunked along rows only: pass X.rechunk({1: -1}).")
-        starts = np.concatenate([[0], np.cumsum(self.X.chunks[0])[:-1]]).astype(int)
+        def chunk(Xc, wc, mask, rows, first_row):
+            local = RowBlocks(Xc, wc, chunk_size, mask=mask, rows=rows or None)
+            return local.map_reduce(fn, reduce, first_row=first_row)
 
-        def chunks(a):
-            return None if a is None else list(a.rechunk({0: self.X.chunks[0]}).to_delayed().ravel())
-
-        X, w, mask = chunks(self.X), chunks(self.sample_weight), chunks(self.mask)
-        rows = {name: chunks(value) for name, value in (self.rows or {}).items()}
-        tasks = []
-        for i, start in enumerate(starts):
-            data = {"mask": None if mask is None else mask[i],
-                    "rows": {name: value[i] for name, value in rows.items()} or None}
-            tasks.append(dask.delayed(fn)(X[i], w[i], data, int(start)))
-        return list(dask.compute(*tasks))
+        return map_row_chunks(chunk, self.X, self.sample_weight, self.mask, self.rows or {}, reduce=reduce)
 
 
 def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_row):
@@ -201,33 +225,35 @@ def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
     total_log_likelihood : float
         ``sum_i w_i log sum_k pi_k f_k(x_i)``.
     """
-    results = blocks.map(partial(_e_step_block, family, log_weights, params, with_stats), mapper)
-    stats = 0
-    total = 0.0
-    for block_stats, ll in results:
-        total += ll
-        if with_stats:
-            stats = stats + block_stats
-    return (stats if with_stats else None), total
+    block = partial(_e_step_block, family, log_weights, params, with_stats)
+    return blocks.map_reduce(block, _add_e_steps, mapper)
 
 
-def stats_from_resp(family, blocks, resp):
-    """``family.suff_stats`` of given responsibilities, accumulated over row blocks.
+def _add_e_steps(a, b):
+    """Merge the (stats or None, log-likelihood) of two blocks."""
+    return (None if a[0] is None else a[0] + b[0]), a[1] + b[1]
+
+
+def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
+    return family.suff_stats(Xb, assign(Xb, first_row).astype(Xb.dtype, copy=False), wb, **data)
+
+
+def stats_from_assignment(family, blocks, assign):
+    """``family.suff_stats`` of responsibilities computed block by block, accumulated over blocks.
 
     Parameters
     ----------
     family : ComponentFamily
-    blocks : RowBlocks
-    resp : ndarray of shape (n_samples, n_components)
+    blocks : RowBlocks or DaskRowBlocks
+    assign : callable
+        ``assign(X_block, first_row)``: the responsibilities (n_block, n_components) of a block
+        of rows that starts at row ``first_row`` (e.g. :class:`~discrim.mixture._init.InitialAssignment`).
 
     Returns
     -------
     stats : Stats
     """
-    def block(Xb, wb, data, first_row):
-        return family.suff_stats(Xb, resp[first_row : first_row + Xb.shape[0]], wb, **data)
-
-    return sum(blocks.map(block))
+    return blocks.map_reduce(partial(_assigned_stats_block, family, assign), operator.add)
 
 
 def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
@@ -313,7 +339,7 @@ def run_em(
     result : EMResult
     """
     n_components = weights0.shape[0]
-    total_weight = float(blocks.sample_weight.sum())
+    total_weight = blocks.total_weight
     weights, params = np.asarray(weights0, dtype=np.float64), params0
     empty_ever = np.zeros(n_components, dtype=bool)
     history = [_snapshot(weights, params)] if keep_history else None

@@ -1,9 +1,11 @@
 """Starting responsibilities for EM: k-means++ seeding, random soft assignments, random rows."""
 
+from dataclasses import dataclass
+
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
-__all__ = ["INIT_METHODS", "check_enough_distinct_rows", "initial_resp"]
+__all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "initial_assignment"]
 
 INIT_METHODS = ("kmeans++", "random", "random_from_data")
 
@@ -48,13 +50,40 @@ def _hard(labels, n_components, dtype):
     return resp
 
 
-def initial_resp(X, sample_weight, n_components, method, rng):
-    """Starting responsibilities from which the first M-step gives the initial parameters.
+@dataclass(frozen=True)
+class InitialAssignment:
+    """The starting responsibilities of any block of rows, from which the first M-step starts EM.
+
+    Either a hard assignment of each row to its nearest center (``centers``, about ``offset``),
+    or random soft assignments: the rows of ``resp`` when they were drawn for all rows at once,
+    else a stream seeded by ``seed`` and the block's first row.
+    """
+
+    n_components: int
+    offset: np.ndarray = None
+    centers: np.ndarray = None
+    resp: np.ndarray = None
+    seed: int = None
+
+    def __call__(self, X, first_row=0):
+        """Responsibilities (n_block, n_components), float64, of the rows ``X`` starting at ``first_row``."""
+        if self.centers is not None:
+            return _hard(_nearest(np.asarray(X, dtype=np.float64) - self.offset, self.centers), self.n_components,
+                         np.float64)
+        if self.resp is not None:
+            return self.resp[first_row : first_row + X.shape[0]]
+        resp = np.random.default_rng([self.seed, first_row]).uniform(size=(X.shape[0], self.n_components))
+        return resp / resp.sum(axis=1, keepdims=True)
+
+
+def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=None):
+    """How EM's starting responsibilities are drawn: centers from (a sample of) the rows.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
-    sample_weight : ndarray of shape (n_samples,)
+    X : ndarray of shape (n_sample, n_features)
+        All the rows, or a sample of them (data that do not fit in memory).
+    sample_weight : ndarray of shape (n_sample,)
     n_components : int
     method : {"kmeans++", "random", "random_from_data"}
         "kmeans++": centers by k-means++ seeding (weighted), each row assigned to its nearest
@@ -62,20 +91,26 @@ def initial_resp(X, sample_weight, n_components, method, rng):
         ``n_components`` distinct rows of positive weight drawn uniformly as centers, each row
         assigned to its nearest center.
     rng : numpy.random.Generator
+    n_rows : int or None, default=None
+        Number of rows of the whole data; None (or ``n_sample``) when X holds them all. "random"
+        draws all rows' responsibilities at once then; from a sample it seeds a stream per block.
 
     Returns
     -------
-    resp : ndarray of shape (n_samples, n_components)
+    assign : InitialAssignment
     """
     n = X.shape[0]
     if method == "random":
-        resp = rng.uniform(size=(n, n_components))
-        return resp / resp.sum(axis=1, keepdims=True)
+        if n_rows is None or n_rows == n:
+            resp = rng.uniform(size=(n, n_components))
+            return InitialAssignment(n_components, resp=resp / resp.sum(axis=1, keepdims=True))
+        return InitialAssignment(n_components, seed=int(rng.integers(0, 2**63 - 1)))
     # Distances below are expanded squares (|x|^2 - 2 x'c + |c|^2, also inside kmeans_plusplus):
     # about a data row they involve the data's spread, not its offset from the origin, so the
     # seeding and the assignment do not change when the data are translated.
     Xf = np.asarray(X, dtype=np.float64)
-    Xf = Xf - Xf[np.argmax(sample_weight > 0)]
+    offset = Xf[np.argmax(sample_weight > 0)].copy()
+    Xf = Xf - offset
     if method == "kmeans++":
         seed = int(rng.integers(0, 2**31 - 1))
         _, idx = kmeans_plusplus(Xf, n_components, sample_weight=sample_weight, random_state=seed)
@@ -87,7 +122,7 @@ def initial_resp(X, sample_weight, n_components, method, rng):
     if np.unique(centers, axis=0).shape[0] < n_components:
         # k-means++ picks duplicates only when it has run out of distinct rows of positive weight.
         centers = Xf[_distinct_rows(Xf, sample_weight, n_components, rng)]
-    return _hard(_nearest(Xf, centers), n_components, np.float64)
+    return InitialAssignment(n_components, offset=offset, centers=centers)
 
 
 def _distinct_rows(X, sample_weight, n_components, rng):

@@ -10,16 +10,27 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin, log_posterior
+from discrim.distributions._base import slice_rows
 from discrim.mixture._em import (
+    DaskRowBlocks,
     RowBlocks,
     default_chunk_size,
     joint_log_likelihood,
     run_em,
-    stats_from_resp,
+    stats_from_assignment,
 )
-from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_resp
+from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_assignment
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, spawn_generators
+from discrim.utils._dask import (
+    align_rows,
+    blockwise,
+    gather_sample,
+    is_dask,
+    row_chunked,
+    validated_rows,
+    weighted_total,
+)
 from discrim.utils._threads import row_threads
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight, rescale_weights
 
@@ -29,6 +40,9 @@ __all__ = ["FiniteMixture", "MAX_N_INIT"]
 MAX_N_INIT = 10_000
 # FiniteMixture.sample refuses draws whose rows alone would take more memory than this.
 _MAX_SAMPLE_BYTES = 2**34
+# Rows of a dask X that the initialisation (k-means++ seeding) sees on the client: all of them up
+# to this many (the fit then starts exactly as in memory), else a uniform sample of this size.
+_INIT_SAMPLE_ROWS = 1 << 17
 
 
 class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
@@ -218,8 +232,46 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         check_feature_magnitude(X)
         rows = family.row_data(X.shape[0])
         family.check_data(X, rows)
-        chunk = self.chunk_size or default_chunk_size(self.n_components, X.shape[1], family)
-        return RowBlocks(X, np.ones(X.shape[0], dtype=X.dtype), chunk, rows=rows)
+        return RowBlocks(X, np.ones(X.shape[0], dtype=X.dtype), self._chunk_size(family, X.shape[1]), rows=rows)
+
+    def _chunk_size(self, family, n_features):
+        return self.chunk_size or default_chunk_size(self.n_components, n_features, family)
+
+    def _training_rows(self, X, family, sample_weight, reset):
+        """The rows EM runs over, and the rows (all, or a sample) that the initialisation sees.
+
+        Returns
+        -------
+        blocks : RowBlocks or DaskRowBlocks
+            With the sample weights rescaled by a power of two, in X's dtype.
+        sample : tuple of (ndarray, ndarray)
+            Rows and float64 weights in memory: all rows of in-memory X; of a dask X, all rows
+            when they number at most ``_INIT_SAMPLE_ROWS``, else a uniform sample of about that
+            many, gathered to the client.
+        """
+        if not is_dask(X):
+            blocks = self._rows(X, family, reset=reset)
+            # Only the ratios of the weights matter; a power-of-two rescale keeps the sums in range.
+            w = rescale_weights(check_sample_weight(sample_weight, blocks.n_rows))
+            return replace(blocks, sample_weight=w.astype(blocks.X.dtype, copy=False)), (blocks.X, w)
+        dtype = np.dtype(self.dtype)
+        n_rows = row_chunked(X).shape[0]
+        rows = family.row_data(n_rows)
+
+        def check(Xb, first_row):
+            family.check_data(Xb, slice_rows(rows, slice(first_row, first_row + Xb.shape[0])))
+
+        X, w, total, largest = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, reset=reset,
+                                              check=check)
+        scale = rescale_weights(np.array([largest]))[0] / largest  # the same power of two as in memory
+        w = w * scale
+        dask_rows = {name: align_rows(value, X, name=f"family.{name}") for name, value in (rows or {}).items()}
+        blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), rows=dask_rows or None,
+                               total_weight=total * scale)
+        # A stream of its own: the initialisations' streams are the seed's children.
+        rng = np.random.default_rng([*as_seed_sequence(self.random_state).generate_state(2), 1])
+        sample_X, sample_w = gather_sample(X, w, _INIT_SAMPLE_ROWS, rng)
+        return blocks, (sample_X, sample_w)
 
     def _check_weights_init(self):
         k = self.n_components
@@ -234,18 +286,17 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     # --- fitting --------------------------------------------------------------------------
 
-    def _initial(self, family, blocks, w, rng):
-        """Starting (weights, params) for one initialisation; ``w`` the float64 row weights."""
-        X = blocks.X
-        k, d = self.n_components, X.shape[1]
+    def _initial(self, family, blocks, sample, rng):
+        """Starting (weights, params) for one initialisation; ``sample`` the rows the seeding sees."""
+        k, d = self.n_components, blocks.X.shape[1]
         weights0 = self._check_weights_init()
         if self.params_init is not None:
             params0 = family.make_params(self.params_init, k, d)
             if weights0 is None:
                 weights0 = np.full(k, 1.0 / k)
             return weights0, params0
-        resp = initial_resp(X, w, k, self.init_params, rng).astype(X.dtype)
-        stats = stats_from_resp(family, blocks, resp)
+        assign = initial_assignment(*sample, k, self.init_params, rng, n_rows=blocks.n_rows)
+        stats = stats_from_assignment(family, blocks, assign)
         params0 = family.params_from_stats(stats)
         if weights0 is None:
             weights0 = np.full(k, 1.0 / k) if self.fix_weights else stats.weight / stats.weight.sum()
@@ -269,17 +320,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         """
         warm = self.warm_start and hasattr(self, "weights_")
         family = self._family()
-        blocks = self._rows(X, family, reset=not warm)
-        X = blocks.X
-        if self.n_components > X.shape[0]:
+        blocks, sample = self._training_rows(X, family, sample_weight, reset=not warm)
+        if self.n_components > blocks.n_rows:
             raise ValueError(
-                f"n_components={self.n_components} exceeds n_samples={X.shape[0]}: a mixture needs at least "
+                f"n_components={self.n_components} exceeds n_samples={blocks.n_rows}: a mixture needs at least "
                 "one row per component. Reduce n_components."
             )
-        # Only the ratios of the weights matter; a power-of-two rescale keeps the sums in range.
-        w = rescale_weights(check_sample_weight(sample_weight, X.shape[0]))
-        check_enough_distinct_rows(X, w, self.n_components)
-        blocks = replace(blocks, sample_weight=w.astype(X.dtype, copy=False))
+        check_enough_distinct_rows(*sample, self.n_components)
         if warm:
             starts = [(self.weights_, self._params)]
             rngs = [None]
@@ -290,7 +337,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             starts = [None] * n_init
         best = None
         for start, rng in zip(starts, rngs):
-            weights0, params0 = start if start is not None else self._initial(family, blocks, w, rng)
+            weights0, params0 = start if start is not None else self._initial(family, blocks, sample, rng)
             result = run_em(
                 family,
                 blocks,
@@ -356,6 +403,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         """(log responsibilities, log mixture density) of validated rows of X."""
         return log_posterior(self._joint_log_likelihood(X), 0.0)  # the weights are in the joint
 
+    @blockwise
     def score_samples(self, X):
         """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
 
@@ -387,9 +435,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         -------
         score : float
         """
-        ll = self.score_samples(X)
-        w = check_sample_weight(sample_weight, ll.shape[0])
-        return float(w @ ll / w.sum())
+        total, size = self._log_likelihood_and_size(X, sample_weight)
+        return total / size
 
     # predict, predict_proba (the responsibilities, the seed's w_ik) and predict_log_proba come
     # from PosteriorMixin: the mixing weights are the priors, the components the labels.
@@ -411,9 +458,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return n + (0 if self.fix_weights else self.n_components - 1)
 
     def _log_likelihood_and_size(self, X, sample_weight):
-        ll = self.score_samples(X)
-        w = check_sample_weight(sample_weight, ll.shape[0])
-        return float(w @ ll), float(w.sum())
+        return weighted_total(self.score_samples(X), sample_weight)
 
     def bic(self, X, sample_weight=None):
         """Bayesian information criterion ``-2 log L + p log n`` on X (lower is better).

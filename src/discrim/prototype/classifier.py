@@ -7,6 +7,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from discrim.utils._dask import blockwise
 from discrim._posterior import PosteriorMixin
 from discrim.backend import namespace
 from discrim.optim import NonNegElasticNet, PenalizedObjective
@@ -694,6 +695,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
         return shrink_model(self)
 
+    @blockwise
     def familiarity(self, X):
         """How well the prototypes cover each row (see :func:`discrim.prototype._explain.familiarity`).
 

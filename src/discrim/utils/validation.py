@@ -36,12 +36,22 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
             f"sample_weight has shape {w.shape} but X has {n_samples} samples: "
             "pass one weight per row of X."
         )
+    check_weight_entries(w)
+    with np.errstate(over="ignore"):  # an overflowing sum is reported by check_weight_total
+        check_weight_total(w.sum())
+    return w
+
+
+def check_weight_entries(w):
+    """Raise unless every weight is finite and non-negative (the checks that hold block by block)."""
     if not np.all(np.isfinite(w)):
         raise ValueError("sample_weight contains NaN or infinity: pass finite weights.")
     if np.any(w < 0):
         raise ValueError("sample_weight contains negative values: weights must be >= 0.")
-    with np.errstate(over="ignore"):  # an overflowing sum is reported below
-        total = w.sum()
+
+
+def check_weight_total(total):
+    """Raise unless the weights' total is positive and finite (checked once all blocks are summed)."""
     if not total > 0:
         raise ValueError("sample_weight sums to zero: at least one row needs a positive weight.")
     if not np.isfinite(total):
@@ -49,7 +59,6 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
             "sample_weight sums to infinity: divide the weights by a common factor (only their "
             "ratios matter)."
         )
-    return w
 
 
 def rescale_weights(sample_weight):

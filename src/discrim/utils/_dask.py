@@ -1,0 +1,388 @@
+"""The Dask data path: row-chunked dask arrays in, one pass per statistic, dask arrays out.
+
+Every estimator keeps one implementation of its formulas, written for an in-memory block of rows.
+This module lets the same code run over data that do not fit in memory: a dask array (or dask
+DataFrame) is cut along its rows only, :func:`map_row_chunks` runs a function on every row chunk
+where the chunk lives and brings back only its small result (tree-reduced when asked), and
+:func:`blockwise` turns a prediction method into one that returns a dask array computed chunk by
+chunk. dask is an optional dependency: nothing here imports it until a dask collection is seen.
+"""
+
+import functools
+
+import numpy as np
+
+__all__ = [
+    "align_rows",
+    "blockwise",
+    "is_dask",
+    "map_row_chunks",
+    "row_chunked",
+    "row_starts",
+    "check_feature_names",
+    "gather_sample",
+    "validated_rows",
+    "weighted_total",
+]
+
+# Results merged per task of the tree reduction: deep enough that the client receives few
+# objects, shallow enough that one task's merge stays small.
+_TREE_WIDTH = 8
+
+
+def is_dask(X):
+    """Whether X is a dask collection (array, DataFrame or Series); False without importing dask."""
+    if not type(X).__module__.startswith("dask"):
+        return False
+    from dask import is_dask_collection
+
+    return is_dask_collection(X)
+
+
+def _meta(X):
+    """The empty pandas object that describes a dask DataFrame or Series (its columns, dtypes)."""
+    return getattr(X, "_meta", None)
+
+
+def check_feature_names(estimator, X, *, reset):
+    """``n_features_in_`` and ``feature_names_in_`` from a dask collection, as scikit-learn sets them.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    X : dask.array.Array or dask.dataframe.DataFrame
+    reset : bool
+        True at fit (set the attributes), False at predict (check against them).
+    """
+    from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+    meta = _meta(X)
+    if meta is not None and hasattr(meta, "columns"):
+        _check_feature_names(estimator, meta, reset=reset)
+    elif not reset and getattr(estimator, "feature_names_in_", None) is not None:
+        # As scikit-learn does for an unnamed array given to a model fitted with names.
+        _check_feature_names(estimator, np.empty((0, X.shape[1])), reset=False)
+    _check_n_features(estimator, np.empty((0, X.shape[1])), reset=reset)
+
+
+def row_chunked(X, *, name="X", ndim=2):
+    """A dask collection as a dask array chunked along rows only, with known chunk sizes.
+
+    Parameters
+    ----------
+    X : dask.array.Array, dask.dataframe.DataFrame or dask.dataframe.Series
+    name : str, default="X"
+        The parameter's name, for error messages.
+    ndim : {1, 2}, default=2
+        Dimensions the result must have (a one-column 2-d array is accepted for ``ndim=1``).
+
+    Returns
+    -------
+    X : dask.array.Array
+        One chunk across the columns; the row chunks of a DataFrame are its partitions (their
+        lengths are computed when they are unknown).
+    """
+    import dask.array as da
+
+    if hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
+    if not isinstance(X, da.Array):
+        raise TypeError(f"{name} must be a dask array or a dask DataFrame/Series; got {type(X).__name__}.")
+    if ndim == 1 and X.ndim == 2 and X.shape[1] == 1:
+        X = X[:, 0]
+    if X.ndim != ndim:
+        shape = "(n_samples, n_features)" if ndim == 2 else "(n_samples,)"
+        raise ValueError(f"{name} must have shape {shape}; the dask array has {X.ndim} dimension(s).")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        X = X.compute_chunk_sizes()
+    if ndim == 2 and len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def align_rows(a, X, *, name, dtype=None):
+    """A per-row companion of X (weights, labels) as a dask array chunked like X's rows.
+
+    Parameters
+    ----------
+    a : array-like or dask collection of shape (n_samples,), or None
+    X : dask.array.Array of shape (n_samples, ...)
+        Chunked along rows (:func:`row_chunked`).
+    name : str
+        The parameter's name, for error messages.
+    dtype : dtype or None, default=None
+
+    Returns
+    -------
+    a : dask.array.Array of shape (n_samples,) or None
+    """
+    import dask.array as da
+
+    if a is None:
+        return None
+    if is_dask(a):
+        a = row_chunked(a, name=name, ndim=1)
+    else:
+        a = np.asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"{name} must have shape (n_samples,); got {a.shape}.")
+        a = da.from_array(a, chunks=(a.shape[0],))
+    if a.shape[0] != X.shape[0]:
+        raise ValueError(
+            f"{name} has {a.shape[0]} rows but X has {X.shape[0]}: pass one entry per row of X."
+        )
+    if dtype is not None:
+        a = a.astype(dtype)
+    return a.rechunk({0: X.chunks[0]})
+
+
+def row_starts(X):
+    """Index of the first row of every row chunk of a dask array, shape (n_chunks,)."""
+    return np.concatenate([[0], np.cumsum(X.chunks[0])[:-1]]).astype(np.int64)
+
+
+def _merge(reduce, *parts):
+    return functools.reduce(reduce, parts)
+
+
+def map_row_chunks(fn, X, *others, reduce=None):
+    """``fn(X_chunk, *other_chunks, first_row)`` of every row chunk, computed where the chunks live.
+
+    Parameters
+    ----------
+    fn : callable
+        Runs on numpy blocks; ``first_row`` is the index of the chunk's first row in X, for
+        messages about a row. Its exceptions reach the caller unchanged.
+    X : dask.array.Array
+        Chunked along rows (:func:`row_chunked`).
+    *others : dask.array.Array or None
+        Per-row companions chunked like X's rows (:func:`align_rows`), or dicts of them
+        (passed as dicts of blocks); None is passed as None.
+    reduce : callable or None, default=None
+        An associative merge ``reduce(a, b)`` of two chunks' results: the results are merged in a
+        tree on the workers, in row order, and one result comes back. None returns the list.
+
+    Returns
+    -------
+    result : list (one entry per chunk, in order) or the merged result
+    """
+    import dask
+
+    def chunks(a):
+        if a is None:
+            return [None] * len(X.chunks[0])
+        if isinstance(a, dict):
+            parts = {key: chunks(value) for key, value in a.items()}
+            return [{key: value[i] for key, value in parts.items()} for i in range(len(X.chunks[0]))]
+        return list(a.to_delayed().ravel())
+
+    columns = [chunks(X)] + [chunks(a) for a in others]
+    tasks = [dask.delayed(fn)(*parts, int(start)) for *parts, start in zip(*columns, row_starts(X))]
+    if reduce is None:
+        return list(dask.compute(*tasks))
+    while len(tasks) > 1:
+        tasks = [dask.delayed(_merge)(reduce, *tasks[i : i + _TREE_WIDTH]) for i in range(0, len(tasks), _TREE_WIDTH)]
+    return dask.compute(tasks[0])[0]
+
+
+def _probe(method, estimator, n_features, dtype):
+    """The shape after the row axis and the dtype of ``method``'s output, from one zero row."""
+    out = np.asarray(method(estimator, np.zeros((1, n_features), dtype=dtype)))
+    return out.shape[1:], out.dtype
+
+
+def blockwise(method):
+    """Decorate a method ``method(self, X)`` of rows in, rows out so that a dask X gives a dask array.
+
+    For a dask array or DataFrame, the method runs on every row chunk (as a numpy array, or as a
+    pandas DataFrame with the fitted feature names) where the chunk lives; the result is a dask
+    array with X's row chunks, computed lazily. Any other X goes to ``method`` unchanged. An error
+    in a chunk names the chunk's first row, since the method's own row indices count from it.
+    """
+
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        if not is_dask(X):
+            return method(self, X, *args, **kwargs)
+        from sklearn.utils.validation import check_is_fitted
+
+        check_is_fitted(self)
+        check_feature_names(self, X, reset=False)
+        X = row_chunked(X)
+        names = getattr(self, "feature_names_in_", None)
+        shape, dtype = _probe(method, self, X.shape[1], X.dtype)
+
+        def run(block, block_info=None):
+            if names is not None:
+                import pandas as pd
+
+                block = pd.DataFrame(block, columns=names)
+            try:
+                return method(self, block, *args, **kwargs)
+            except ValueError as exc:
+                first = block_info[0]["array-location"][0][0] if block_info else 0
+                raise ValueError(f"{exc} (row indices count from row {first} of X, the first of its chunk)") from exc
+
+        if shape:
+            chunks = (X.chunks[0],) + tuple((size,) for size in shape)
+            return X.map_blocks(run, dtype=dtype, chunks=chunks, meta=np.empty((0,) + shape, dtype))
+        return X.map_blocks(run, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
+
+    return wrapper
+
+
+def _check_chunk(estimator_name, dtype, check, Xb, wb, first_row):
+    """Validate one row chunk as fit validates in-memory X; returns (n_rows, weight total, max weight)."""
+    from sklearn.utils import check_array
+
+    from discrim.utils.validation import check_feature_magnitude, check_weight_entries
+
+    Xb = check_array(Xb, dtype=dtype, ensure_min_samples=0, estimator=estimator_name)
+    check_feature_magnitude(Xb)
+    if check is not None:
+        check(Xb, first_row)
+    check_weight_entries(wb)
+    return np.array([Xb.shape[0], wb.sum(dtype=np.float64), wb.max(initial=0.0)])
+
+
+def _add_summaries(a, b):
+    return np.array([a[0] + b[0], a[1] + b[1], max(a[2], b[2])])
+
+
+def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check=None, min_samples=1):
+    """Validate a dask X (and its weights) for fit in one pass over the chunks.
+
+    Every chunk gets the checks in-memory X gets (scikit-learn's ``check_array``: finite values,
+    numeric; :func:`~discrim.utils.validation.check_feature_magnitude`; ``check``), with the same
+    messages; the weights are checked entry by entry and their total once.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Receives ``n_features_in_`` and ``feature_names_in_`` when ``reset``.
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+    dtype : dtype
+        The floating type of the returned X.
+    sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
+    reset : bool, default=True
+    check : callable or None, default=None
+        ``check(X_chunk, first_row)`` raises on a chunk the model cannot take (e.g. outside a
+        family's support).
+    min_samples : int, default=1
+
+    Returns
+    -------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Row-chunked, in ``dtype``.
+    sample_weight : dask.array.Array of shape (n_samples,)
+        float64, chunked like X (ones when None).
+    total_weight : float
+    max_weight : float
+    """
+    import dask.array as da
+
+    from discrim.utils.validation import check_weight_total
+
+    if reset:
+        _check_dataframe_dtypes(X)
+    check_feature_names(estimator, X, reset=reset)
+    X = row_chunked(X)
+    if X.shape[0] < min_samples:
+        raise ValueError(f"X has {X.shape[0]} sample(s); {type(estimator).__name__} needs at least {min_samples}.")
+    if sample_weight is None:
+        w = da.ones(X.shape[0], chunks=(X.chunks[0],), dtype=np.float64)
+    else:
+        w = align_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
+    run = functools.partial(_check_chunk, type(estimator).__name__, dtype, check)
+    _, total, largest = map_row_chunks(run, X, w, reduce=_add_summaries)
+    with np.errstate(over="ignore"):
+        check_weight_total(total)
+    return X.astype(dtype), w, float(total), float(largest)
+
+
+def _check_dataframe_dtypes(X):
+    """Refuse non-numeric columns of a dask DataFrame before any chunk is read."""
+    meta = _meta(X)
+    if meta is None or not hasattr(meta, "dtypes") or not hasattr(meta, "columns"):
+        return
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [str(c) for c, dt in meta.dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+    if bad:
+        raise ValueError(
+            f"X has non-numeric column(s) {bad}: encode them as numbers first (for example with "
+            "sklearn.preprocessing.OneHotEncoder) or drop them."
+        )
+
+
+def _sample_chunk(seed, fraction, Xb, wb, first_row):
+    rng = np.random.default_rng([seed, first_row])
+    keep = rng.random(Xb.shape[0]) < fraction
+    return np.asarray(Xb)[keep], np.asarray(wb)[keep]
+
+
+def gather_sample(X, sample_weight, max_rows, rng):
+    """Rows of a dask array brought to the client: all of them, or a uniform sample of about ``max_rows``.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+    sample_weight : dask.array.Array of shape (n_samples,)
+    max_rows : int
+    rng : numpy.random.Generator
+        Seeds the sample (one stream per chunk, so it does not depend on the scheduler).
+
+    Returns
+    -------
+    X_sample : ndarray of shape (n_sample, n_features)
+        All rows in order when ``n_samples <= max_rows``; otherwise each row kept with
+        probability ``max_rows / n_samples``, in order.
+    sample_weight_sample : ndarray of shape (n_sample,)
+    """
+    import dask
+
+    if X.shape[0] <= max_rows:
+        return tuple(np.asarray(a) for a in dask.compute(X, sample_weight))
+    seed = int(rng.integers(0, 2**63 - 1))
+    parts = map_row_chunks(functools.partial(_sample_chunk, seed, max_rows / X.shape[0]), X, sample_weight)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+
+
+def weighted_total(values, sample_weight=None):
+    """``sum_i w_i v_i`` and ``sum_i w_i`` of per-row values, in memory or computed by Dask.
+
+    Parameters
+    ----------
+    values : ndarray or dask.array.Array of shape (n_samples,)
+    sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
+        Validated as ``fit`` validates it; None gives unit weights.
+
+    Returns
+    -------
+    total : float
+    size : float
+    """
+    from discrim.utils.validation import check_sample_weight
+
+    if not is_dask(values):
+        w = check_sample_weight(sample_weight, values.shape[0])
+        return float(w @ values), float(w.sum())
+    import dask
+
+    if sample_weight is None:
+        total, size = dask.compute(values.sum(dtype=np.float64), values.shape[0])
+    else:
+        w = align_rows(sample_weight, values[:, None], name="sample_weight", dtype=np.float64)
+        entries = w.map_blocks(_checked_weights, dtype=np.float64)
+        total, size = dask.compute((entries * values).sum(), entries.sum())
+    from discrim.utils.validation import check_weight_total
+
+    check_weight_total(size)
+    return float(total), float(size)
+
+
+def _checked_weights(w):
+    from discrim.utils.validation import check_weight_entries
+
+    check_weight_entries(w)
+    return w
