@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.utils._dask import blockwise
 from discrim.utils.validation import (
+    check_class_totals,
     check_feature_magnitude,
     check_labels,
     check_priors,
@@ -42,12 +43,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         classes, y_idx = check_labels(y)
         w = check_sample_weight(sample_weight, n_samples)
         totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
-        empty = classes[totals <= 0]
-        if empty.size:
-            raise ValueError(
-                f"class {empty[0]!r} has zero total sample_weight: give it positive weight or "
-                "remove its rows."
-            )
+        check_class_totals(classes, totals)
         return classes, y_idx, w, totals
 
     def _resolve_priors(self, totals):

@@ -4,7 +4,6 @@ from numbers import Real
 
 import numpy as np
 
-from discrim.utils._dask import blockwise
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant import _gaussian_math as gm
 from discrim.discriminant._validation import validate_training_data
@@ -14,7 +13,9 @@ from discrim.distributions._gaussian_linalg import (
     inverse_factors,
 )
 from discrim.distributions.gaussian import Gaussian
+from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
+from discrim.utils.validation import check_class_totals, check_labels
 
 _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
@@ -54,19 +55,40 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         -------
         self : estimator
         """
+        if is_dask(X):
+            return self._fit_dask(X, y, sample_weight)
         X, y = validate_training_data(self, X, y)
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
-        self.classes_ = classes
-        self.priors_ = self._resolve_priors(totals)
         # Statistics about a data point (see fit_origin): translation changes nothing but the
         # reported means_, whatever the offset.
-        self._origin = gm.fit_origin(X)
+        origin = gm.fit_origin(X)
         # Class moments are the Gaussian family's statistics of labelled rows (one engine for
         # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
-        stats = _FULL_GAUSSIAN.labelled_stats(X - self._origin, y_idx, w, classes.shape[0])
+        stats = _FULL_GAUSSIAN.labelled_stats(X - origin, y_idx, w, classes.shape[0])
+        rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
+        return self._set_moments(classes, totals, origin, stats, rows)
+
+    def _fit_dask(self, X, y, sample_weight):
+        """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.)."""
+        X, w, _, _ = validated_rows(self, X, dtype=np.float64, sample_weight=sample_weight, min_samples=2)
+        y = align_rows(y, X, name="y")
+        origin = gm.fit_origin(np.asarray(X[:1].compute()))
+
+        def class_moments(Xb, index, wb, n_labels):
+            return _FULL_GAUSSIAN.labelled_stats(Xb - origin, index, wb, n_labels)
+
+        classes, stats, rows = labelled_statistics(X, y, w, class_moments)
+        check_labels(classes)
+        check_class_totals(classes, stats.weight)
+        return self._set_moments(classes, stats.weight, origin, stats, rows)
+
+    def _set_moments(self, classes, totals, origin, stats, rows):
+        """Fitted attributes from the class moments about ``origin``."""
+        self.classes_ = classes
+        self.priors_ = self._resolve_priors(totals)
+        self._origin = origin
         self._means_c = stats.mean
         self.means_ = self._means_c + self._origin
-        rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
         self._fit_covariance(stats.scatter, totals, rows)
         return self
 

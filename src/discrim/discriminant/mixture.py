@@ -7,8 +7,20 @@ import numpy as np
 from sklearn.utils.validation import validate_data
 
 from discrim.base import BaseLikelihoodClassifier
+from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS
+from discrim.utils._dask import (
+    align_rows,
+    class_rows,
+    gather_sample,
+    is_dask,
+    label_counts_per_chunk,
+    labelled_statistics,
+    validated_rows,
+    weight_totals,
+)
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
+from discrim.utils.validation import check_class_totals, check_labels
 
 
 def _as_counts(value, name):
@@ -244,9 +256,13 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         """
         from discrim.mixture import FiniteMixture, select_mixture  # lazy: keeps the import cheap
 
-        X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
-        classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
-        candidates = self._check_n_components(X, classes, y_idx, w)
+        if is_dask(X):
+            classes, totals, class_data = self._dask_classes(X, y, sample_weight)
+        else:
+            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+            classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
+            class_data = [(X[y_idx == k], w[y_idx == k]) for k in range(classes.shape[0])]
+        candidates = self._check_n_components(classes, class_data)
         priors = self._resolve_priors(totals)
 
         # One independent stream per class; FiniteMixture takes an int seed.
@@ -254,15 +270,14 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         em = dict(init_params=self.init_params, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
                   reg_covar=self.reg_covar)
         mixtures, selections = [], []
-        for k in range(classes.shape[0]):
-            rows = y_idx == k
+        for k, (X_k, w_k) in enumerate(class_data):
             if len(candidates[k]) == 1:
                 mixture = FiniteMixture(self.family, n_components=candidates[k][0], random_state=seeds[k], **em)
-                mixtures.append(mixture.fit(X[rows], sample_weight=w[rows]))
+                mixtures.append(mixture.fit(X_k, sample_weight=w_k))
                 selections.append(None)
             else:  # mclust's MclustDA: each class's number of components chosen by BIC
-                selection = select_mixture(X[rows], {"family": self.family}, candidates[k],
-                                           sample_weight=w[rows] if sample_weight is not None else None,
+                selection = select_mixture(X_k, {"family": self.family}, candidates[k],
+                                           sample_weight=w_k if sample_weight is not None else None,
                                            random_state=seeds[k], **em)
                 mixtures.append(selection.best_estimator)
                 selections.append(selection)
@@ -283,7 +298,23 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         # skops saves (see _selection_state); an unfitted model raises AttributeError.
         return [None if s is None else _selection_from_state(s) for s in self._selections]
 
-    def _check_n_components(self, X, classes, y_idx, w):
+    def _dask_classes(self, X, y, sample_weight):
+        """Classes, their total weights and (rows, weights) of each class of a dask X, kept lazy.
+
+        One pass validates X and finds the classes and their weights; another counts each
+        class's rows per chunk, so that each class's rows form a dask array of known chunks.
+        """
+        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+        X, w, _, _ = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, min_samples=2)
+        y = align_rows(y, X, name="y")
+        classes, stats, _ = labelled_statistics(X, y, w, weight_totals)
+        check_labels(classes)
+        check_class_totals(classes, stats.weight)
+        counts = label_counts_per_chunk(y, classes)
+        class_data = [(class_rows(X, y, c, counts[k]), class_rows(w, y, c, counts[k])) for k, c in enumerate(classes)]
+        return classes, stats.weight, class_data
+
+    def _check_n_components(self, classes, class_data):
         """Candidate component counts of every class; errors name the class and the fix.
 
         Returns a list (one entry per class) of sorted lists of ints; counts above the number of
@@ -304,7 +335,10 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         out = []
         for k, (name, value) in enumerate(per_class):
             counts = _as_counts(value, name)
-            n_rows = _n_distinct_rows(X[(y_idx == k) & (w > 0)], needed=counts[-1])
+            X_k, w_k = class_data[k]
+            if is_dask(X_k):  # distinct rows among those the initialisation would see
+                X_k, w_k = gather_sample(X_k, w_k, _INIT_SAMPLE_ROWS, np.random.default_rng(0))
+            n_rows = _n_distinct_rows(X_k[w_k > 0], needed=counts[-1])
             fitting = [r for r in counts if r <= n_rows]
             if not fitting:
                 raise ValueError(

@@ -170,6 +170,13 @@ class Stats:
         return self.__add__(other)
 
 
+@dataclass(frozen=True)
+class LabelWeights(Stats):
+    """Only the total weight of every label (component or class), shape (n_labels,)."""
+
+    weight: np.ndarray
+
+
 class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     """A parametric family of component densities, evaluated for all K components at once.
 

@@ -376,7 +376,8 @@ class Gaussian(ComponentFamily):
         # A sparse (K, n) indicator times X: one pass over X, no per-component copies.
         indicator = scipy.sparse.csr_array((sample_weight, (labels, np.arange(n))), shape=(k, n))
         weight = np.bincount(labels, weights=sample_weight, minlength=k)
-        mean = np.asarray(indicator @ X) / weight[:, None]
+        # a label of zero weight (absent from a chunk of rows) has mean 0 and merges as empty
+        mean = np.asarray(indicator @ X) / np.where(weight > 0, weight, 1.0)[:, None]
         full = self.covariance_type in ("full", "tied")
         unit = bool(np.all(sample_weight == 1.0))
         scatter = np.zeros((k, d, d) if full else (k, d))

@@ -7,6 +7,7 @@ from numbers import Integral
 
 import numpy as np
 
+from discrim.utils._dask import align_rows, is_dask, row_chunked, weighted_total
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
@@ -175,6 +176,24 @@ def _check_range(n_components_range, n_samples, n_families):
     return [int(k) for k in ks]
 
 
+def _dask_rows_and_variance(X, sample_weight):
+    """A dask X row-chunked, its float64 weights and the weighted variance of every feature."""
+    import dask
+    import dask.array as da
+
+    X = row_chunked(X)
+    if sample_weight is None:
+        w = None
+        weights = da.ones(X.shape[0], chunks=(X.chunks[0],))
+    else:
+        w = weights = align_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
+    Xf = X.astype(np.float64)
+    total, weighted_sum = dask.compute(weights.sum(), weights @ Xf)
+    mean = weighted_sum / total
+    feature_var = (weights @ (Xf - mean) ** 2).compute() / total
+    return X, w, feature_var
+
+
 def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var):
     """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
@@ -183,20 +202,17 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
     row.update(family=label, n_components=k, converged=False, degenerate=False, degenerate_reason="", error="")
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
-        mixture.fit(X, sample_weight=w)
+        mixture.fit(X, sample_weight=w if weighted else None)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"
         return index, row, None
-    log_lik = float(np.sum(w * mixture.score_samples(X)))
+    log_lik, total_weight = weighted_total(mixture.score_samples(X), w)
     free_weights = 0 if fit_params.get("fix_weights", False) else k - 1
     n_params = int(family.n_parameters(X.shape[1], k)) + free_weights
-    if weighted:
-        # n is the total weight, so that integer weights score like repeated rows.
-        bic = -2.0 * log_lik + n_params * np.log(np.sum(w))
-        aic = -2.0 * log_lik + 2.0 * n_params
-    else:
-        bic, aic = mixture.bic(X), mixture.aic(X)
-    min_rows = float(np.min(np.asarray(mixture.weights_)) * np.sum(w))
+    # n is the total weight, so that integer weights score like repeated rows.
+    bic = -2.0 * log_lik + n_params * np.log(total_weight if weighted else X.shape[0])
+    aic = -2.0 * log_lik + 2.0 * n_params
+    min_rows = float(np.min(np.asarray(mixture.weights_)) * total_weight)
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
     occupied = np.asarray(mixture.weights_) > 0
@@ -338,12 +354,17 @@ def select_mixture(
             "component counts in n_components_range."
         )
     families = _check_family_options(family_options)
-    X = check_feature_magnitude(check_array(X, dtype=[np.float64, np.float32]))
+    if is_dask(X):
+        # Each fit's E-steps run on the cluster already: the cells go one after another.
+        X, w, feature_var = _dask_rows_and_variance(X, sample_weight)
+        n_jobs = 1
+    else:
+        X = check_feature_magnitude(check_array(X, dtype=[np.float64, np.float32]))
+        w = check_sample_weight(sample_weight, X.shape[0])
+        Xf = X.astype(np.float64)
+        mean = np.average(Xf, axis=0, weights=w)
+        feature_var = np.average((Xf - mean) ** 2, axis=0, weights=w)
     ks = _check_range(n_components_range, X.shape[0], len(families))
-    w = check_sample_weight(sample_weight, X.shape[0])
-    Xf = X.astype(np.float64)
-    mean = np.average(Xf, axis=0, weights=w)
-    feature_var = np.average((Xf - mean) ** 2, axis=0, weights=w)
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
     seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(len(cells))]

@@ -7,7 +7,6 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim.utils._dask import blockwise
 from discrim._posterior import PosteriorMixin
 from discrim.backend import namespace
 from discrim.optim import NonNegElasticNet, PenalizedObjective
@@ -21,6 +20,7 @@ from discrim.prototype._candidates import (
 from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
 from discrim.prototype._solver import START_FEATURE_WEIGHT, START_PROTOTYPE_WEIGHT, solve_batch
+from discrim.utils._dask import blockwise
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._threads import row_threads, single_threaded_blas

@@ -8,6 +8,7 @@ where the chunk lives and brings back only its small result (tree-reduced when a
 chunk. dask is an optional dependency: nothing here imports it until a dask collection is seen.
 """
 
+import dataclasses
 import functools
 
 import numpy as np
@@ -20,8 +21,12 @@ __all__ = [
     "row_chunked",
     "row_starts",
     "check_feature_names",
+    "class_rows",
     "gather_sample",
+    "label_counts_per_chunk",
+    "labelled_statistics",
     "validated_rows",
+    "weight_totals",
     "weighted_total",
 ]
 
@@ -213,6 +218,8 @@ def blockwise(method):
         shape, dtype = _probe(method, self, X.shape[1], X.dtype)
 
         def run(block, block_info=None):
+            if block.shape[0] == 0:
+                return np.empty((0,) + shape, dtype=dtype)
             if names is not None:
                 import pandas as pd
 
@@ -386,3 +393,115 @@ def _checked_weights(w):
 
     check_weight_entries(w)
     return w
+
+
+def _expand(stats, where, n_labels):
+    """Statistics of some labels placed at rows ``where`` of statistics of ``n_labels`` (zeros elsewhere)."""
+    fields = {}
+    for field in dataclasses.fields(stats):
+        value = getattr(stats, field.name)
+        if value is not None:
+            out = np.zeros((n_labels,) + value.shape[1:])
+            out[where] = value
+            value = out
+        fields[field.name] = value
+    return type(stats)(**fields)
+
+
+def _merge_labelled(a, b):
+    """Merge the (labels, stats, rows) of two chunks over the union of their labels."""
+    if a is None or b is None:
+        return b if a is None else a
+    labels = np.union1d(a[0], b[0])
+    where_a, where_b = np.searchsorted(labels, a[0]), np.searchsorted(labels, b[0])
+    n = labels.shape[0]
+    rows = np.zeros(n, dtype=np.int64)
+    np.add.at(rows, where_a, a[2])
+    np.add.at(rows, where_b, b[2])
+    stats = None
+    if a[1] is not None:
+        stats = _expand(a[1], where_a, n) + _expand(b[1], where_b, n)
+    return labels, stats, rows
+
+
+def _labelled_chunk(stats_fn, Xb, yb, wb, first_row):
+    if yb.shape[0] == 0:
+        return None
+    labels, index = np.unique(np.asarray(yb), return_inverse=True)
+    index = index.ravel()
+    rows = np.bincount(index, weights=(np.asarray(wb) > 0), minlength=labels.shape[0]).astype(np.int64)
+    stats = None if stats_fn is None else stats_fn(np.asarray(Xb), index, np.asarray(wb), labels.shape[0])
+    return labels, stats, rows
+
+
+def labelled_statistics(X, y, sample_weight, stats_fn=None):
+    """The classes of y and, per class, statistics of its rows, in one pass over the chunks.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Row-chunked.
+    y : dask.array.Array of shape (n_samples,)
+        Chunked like X's rows; a chunk may lack some classes.
+    sample_weight : dask.array.Array of shape (n_samples,)
+    stats_fn : callable or None, default=None
+        ``stats_fn(X_chunk, index, w_chunk, n_labels)``: a :class:`~discrim.distributions._base.Stats`
+        with a leading label axis (e.g. ``Gaussian.labelled_stats``); merged over chunks by its
+        ``+``, which must accept labels of zero weight.
+
+    Returns
+    -------
+    classes : ndarray of shape (n_classes,)
+        Sorted labels.
+    stats : Stats or None
+    rows : ndarray of shape (n_classes,) of int
+        Rows of positive weight in each class.
+    """
+    result = map_row_chunks(functools.partial(_labelled_chunk, stats_fn), X, y, sample_weight,
+                            reduce=_merge_labelled)
+    if result is None:
+        raise ValueError("X has no rows: a classifier needs labelled training data.")
+    return result
+
+
+def class_rows(X, y, label, rows_per_chunk):
+    """The rows of X (or of a 1-d companion) whose label is ``label``, as a dask array of known chunks.
+
+    Parameters
+    ----------
+    X : dask.array.Array of shape (n_samples, ...)
+        Row-chunked.
+    y : dask.array.Array of shape (n_samples,)
+        Chunked like X's rows.
+    label : scalar
+    rows_per_chunk : sequence of int
+        How many rows of each chunk carry ``label``.
+
+    Returns
+    -------
+    X_label : dask.array.Array of shape (n_label, ...)
+    """
+    labels = y if X.ndim == 1 else y[:, None]
+    chunks = (tuple(int(c) for c in rows_per_chunk),) + X.chunks[1:]
+    return X.map_blocks(_select_rows, labels, label, chunks=chunks, dtype=X.dtype, meta=np.empty((0,) * X.ndim, X.dtype))
+
+
+def _select_rows(block, labels, label):
+    return block[labels.reshape(-1) == label]
+
+
+def label_counts_per_chunk(y, classes):
+    """Rows of every class in every chunk of y: an array of shape (n_classes, n_chunks)."""
+    parts = map_row_chunks(functools.partial(_count_labels, classes), y)
+    return np.stack(parts, axis=1) if parts else np.zeros((len(classes), 0), dtype=np.int64)
+
+
+def _count_labels(classes, yb, first_row):
+    return np.array([(np.asarray(yb) == c).sum() for c in classes], dtype=np.int64)
+
+
+def weight_totals(X, index, sample_weight, n_labels):
+    """The total weight of every label: the statistics :func:`labelled_statistics` needs for priors."""
+    from discrim.distributions._base import LabelWeights
+
+    return LabelWeights(weight=np.bincount(index, weights=sample_weight, minlength=n_labels))

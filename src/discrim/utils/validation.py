@@ -154,6 +154,22 @@ def check_labels(y):
     return classes, y_idx.ravel()
 
 
+def check_class_totals(classes, totals):
+    """Raise if some class has zero total sample weight (its density could not be estimated).
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+    totals : ndarray of shape (n_classes,)
+    """
+    empty = classes[totals <= 0]
+    if empty.size:
+        raise ValueError(
+            f"class {empty[0]!r} has zero total sample_weight: give it positive weight or "
+            "remove its rows."
+        )
+
+
 def check_priors(priors, class_weight_totals):
     """Resolve the ``priors`` parameter of a discriminant rule.
 
