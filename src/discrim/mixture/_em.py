@@ -1,6 +1,7 @@
 """The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
 
 import functools
+import logging
 import operator
 import warnings
 from dataclasses import dataclass
@@ -14,6 +15,8 @@ from discrim.utils._dask import map_row_chunks
 from discrim.utils._threads import BlockMapper, single_threaded_blas
 
 __all__ = ["EMResult", "DaskRowBlocks", "RowBlocks", "default_chunk_size", "e_step", "joint_log_likelihood", "run_em", "stats_from_assignment"]
+
+logger = logging.getLogger(__name__)
 
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
@@ -376,6 +379,9 @@ def run_em(
                 weights = stats.weight / stats.weight.sum()
             stats, mean_ll = expectation(weights, params)
             lower_bounds.append(mean_ll)
+            # progress for those who listen (the CLI's progress bar, benchmarks' iteration times)
+            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, mean_ll,
+                         extra={"em_iteration": n_iter, "em_max_iter": max_iter})
             if keep_history:
                 history.append(_snapshot(weights, params))
             if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:

@@ -18,6 +18,7 @@ __all__ = [
     "blockwise",
     "is_dask",
     "map_row_chunks",
+    "persist_if_it_fits",
     "row_chunked",
     "row_starts",
     "check_feature_names",
@@ -293,7 +294,7 @@ def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check
     if reset:
         _check_dataframe_dtypes(X)
     check_feature_names(estimator, X, reset=reset)
-    X = row_chunked(X)
+    X = persist_if_it_fits(row_chunked(X).astype(dtype))
     if X.shape[0] < min_samples:
         raise ValueError(f"X has {X.shape[0]} sample(s); {type(estimator).__name__} needs at least {min_samples}.")
     if sample_weight is None:
@@ -304,7 +305,42 @@ def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check
     _, total, largest = map_row_chunks(run, X, w, reduce=_add_summaries)
     with np.errstate(over="ignore"):
         check_weight_total(total)
-    return X.astype(dtype), w, float(total), float(largest)
+    return X, w, float(total), float(largest)
+
+
+# Share of the cluster's worker memory that a persisted X may take: the rest is for the chunks'
+# temporaries and what Dask itself holds.
+PERSIST_MEMORY_FRACTION = 0.4
+
+
+def persist_if_it_fits(X):
+    """X persisted in the memory of a dask.distributed cluster when it fits, else X unchanged.
+
+    Fits that pass over the rows many times (EM) then read each chunk once from its source (Parquet,
+    Zarr) and the other passes from the workers' memory, as Spark caches its input; data larger
+    than ``PERSIST_MEMORY_FRACTION`` of the workers' memory limits, or without a distributed
+    client, are streamed from the source at every pass.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+
+    Returns
+    -------
+    X : dask.array.Array
+    """
+    try:
+        from distributed import get_client, wait
+
+        client = get_client()
+    except (ImportError, ValueError):
+        return X
+    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    if not limits or 0 in limits or X.nbytes > PERSIST_MEMORY_FRACTION * sum(limits):
+        return X
+    X = X.persist()
+    wait(X)
+    return X
 
 
 def _check_dataframe_dtypes(X):
