@@ -208,14 +208,57 @@ def draw_candidates(bins, n_bins, h, rng):
     index : ndarray of int
         Positions (into ``bins``) of the drawn samples, sorted ascending.
     """
-    chosen = []
-    for b in range(n_bins):
-        members = np.flatnonzero(bins == b)
-        if h[b] > 0 and members.size:
-            chosen.append(rng.choice(members, size=min(int(h[b]), members.size), replace=False))
+    ranks = ranks_per_group(np.bincount(bins, minlength=n_bins), h, rng)
+    chosen = [np.flatnonzero(bins == b)[r] for b, r in enumerate(ranks) if r.size]
     if not chosen:
         return np.zeros(0, dtype=np.int64)
     return np.sort(np.concatenate(chosen))
+
+
+def ranks_per_group(group_sizes, take, rng):
+    """Draw ``take[g]`` members without replacement from each group ``g``, as ranks within it.
+
+    A member's rank is its position among its group's members in row order, so the same draw
+    selects the same rows whether the rows are in one array or spread over chunks (Dask).
+
+    Parameters
+    ----------
+    group_sizes : ndarray of shape (n_groups,) of int
+    take : ndarray of shape (n_groups,) of int
+        At most the group's size is drawn.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    ranks : list of ndarray of int
+        One (unsorted) array per group, empty where nothing is drawn.
+    """
+    ranks = []
+    for size, count in zip(group_sizes, take):
+        if count > 0 and size > 0:
+            ranks.append(rng.choice(int(size), size=min(int(count), int(size)), replace=False))
+        else:
+            ranks.append(np.zeros(0, dtype=np.int64))
+    return ranks
+
+
+def stratified_take(class_counts, size):
+    """Rows each class gives to a class-stratified subsample of ``size`` rows, or None for all rows.
+
+    Parameters
+    ----------
+    class_counts : ndarray of shape (n_classes,) of int
+    size : int
+        Target subsample size; each class gets ``round(size * N_k / N)`` rows (at least one).
+
+    Returns
+    -------
+    take : ndarray of shape (n_classes,) of int or None
+    """
+    n = int(class_counts.sum())
+    if size >= n:
+        return None
+    return np.minimum(class_counts, np.maximum(round_half_up(size * class_counts / n), 1))
 
 
 def stratified_subsample(y_idx, n_classes, size, rng):
@@ -233,11 +276,9 @@ def stratified_subsample(y_idx, n_classes, size, rng):
     -------
     index : ndarray of int, sorted ascending
     """
-    n = y_idx.shape[0]
-    if size >= n:
-        return np.arange(n)
     counts = np.bincount(y_idx, minlength=n_classes)
-    take = np.minimum(counts, np.maximum(round_half_up(size * counts / n), 1))
-    parts = [rng.choice(np.flatnonzero(y_idx == k), size=take[k], replace=False)
-             for k in range(n_classes) if take[k] > 0]
-    return np.sort(np.concatenate(parts))
+    take = stratified_take(counts, size)
+    if take is None:
+        return np.arange(y_idx.shape[0])
+    ranks = ranks_per_group(counts, take, rng)
+    return np.sort(np.concatenate([np.flatnonzero(y_idx == k)[r] for k, r in enumerate(ranks) if r.size]))

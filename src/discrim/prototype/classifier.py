@@ -20,7 +20,15 @@ from discrim.prototype._candidates import (
 from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
 from discrim.prototype._solver import START_FEATURE_WEIGHT, START_PROTOTYPE_WEIGHT, solve_batch
-from discrim.utils._dask import blockwise
+from discrim.utils._dask import (
+    align_rows,
+    blockwise,
+    gather_sample,
+    is_dask,
+    labelled_statistics,
+    validated_rows,
+    weight_totals,
+)
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._threads import row_threads, single_threaded_blas
@@ -306,8 +314,56 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         self : PrototypeClassifier
         """
         warm = self.warm_start and hasattr(self, "batches_")
+        if is_dask(X):
+            return self._fit_dask(X, y, sample_weight, warm)
         X, classes, y_idx, w = self._validate_training_data(X, y, sample_weight, reset=not warm)
         return self._fit_validated(X, classes, y_idx, w, warm=warm)
+
+    def _fit_dask(self, X, y, sample_weight, warm):
+        """Fit from a dask X: the rows stay on the workers (see :mod:`discrim.prototype._distributed`).
+
+        The same batches as the in-memory fit of the same rows: the same draws, and objectives that
+        differ only by the order of their sums. ``center_`` is computed from all rows when they
+        number at most 2^17, else from a uniform sample of that many (it only moves the origin of
+        the kernel's arithmetic).
+        """
+        from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS
+        from discrim.prototype._distributed import DaskTrainingRows
+
+        dtype = np.dtype(self.dtype)
+        X, w, _, _ = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, reset=not warm, min_samples=2)
+        y = align_rows(y, X, name="y")
+        classes, stats, counts = labelled_statistics(X, y, w, weight_totals)
+        check_labels(classes)
+        y_idx = y.map_blocks(lambda block: np.searchsorted(classes, np.asarray(block)).astype(np.int64),
+                             dtype=np.int64)
+        rng = np.random.default_rng([*as_seed_sequence(self.random_state).generate_state(2), 1])
+        self._start_from(classes, stats.weight, counts, lambda: centre_of(*gather_sample(X, w, _INIT_SAMPLE_ROWS, rng)),
+                         warm)
+        rows = DaskTrainingRows(X, y_idx, w, classes.shape[0])
+        rows.set_scores(self)
+        streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
+        with single_threaded_blas():
+            for b in range(len(self.batches_), self.n_batches):
+                self._record_batch(b, *self._fit_one_dask_batch(rows, np.random.default_rng(streams[b]), b),
+                                   logging.INFO)
+                rows.add_batch(self, self.batches_[-1])
+        return self
+
+    def _fit_one_dask_batch(self, rows, rng, b):
+        """Batch ``b`` of a fit over :class:`~discrim.prototype._distributed.DaskTrainingRows`."""
+        n_classes = self.classes_.shape[0]
+        ranks, n_drawn = rows.draw(self, rng, b)
+        if n_drawn == 0:
+            logger.warning("batch %d: no candidates were drawn (n_candidates=%d); the batch is empty.",
+                           b + 1, self.n_candidates)
+            return self._empty_batch(rows.X.shape[1]), 0, float("nan")
+        X_cand, y_cand, cand, class_total, ref_total = rows.candidates(ranks)
+        factor = np.divide(class_total, ref_total, out=np.zeros(n_classes), where=ref_total > 0)
+        center = self._center()
+        S = np.ascontiguousarray(X_cand if center is None else X_cand - center, dtype=np.dtype(self.dtype))
+        datafit = rows.likelihood(self, ranks, class_total.sum(), factor, S, y_cand)
+        return self._solve_batch(datafit, X_cand, y_cand, cand, b, None)
 
     def _validate_training_data(self, X, y, sample_weight, reset=True):
         """Checked X (in the fitted dtype), sorted classes, class indices and weights."""
@@ -369,6 +425,14 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         w = sample_weight
         totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
+        counts = np.bincount(y_idx[w > 0], minlength=classes.shape[0])
+        self._start_from(classes, totals, counts, lambda: centre_of(X, w), warm)
+
+    def _start_from(self, classes, totals, counts, center, warm=False):
+        """:meth:`_start` from the classes' total weights and row counts (any data path).
+
+        ``counts`` are the rows of positive weight per class; ``center()`` computes ``center_``.
+        """
         if np.any(totals <= 0):
             label = classes[np.argmax(totals <= 0)]
             label = label.item() if isinstance(label, np.generic) else label
@@ -386,7 +450,6 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
                 "span more than the float64 range cannot be fitted; bound their ratio, e.g. by "
                 "clipping to a narrower range."
             )
-        counts = np.bincount(y_idx[w > 0], minlength=classes.shape[0])
         check_min_cases(counts, self.max_fraction, classes)
         if warm:
             if not np.array_equal(classes, self.classes_):
@@ -402,7 +465,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         else:
             self.classes_ = classes
             self.marginals_ = marginals
-            self.center_ = centre_of(X, w)
+            self.center_ = center()
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
 
     def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None, log_level=logging.INFO):
@@ -460,11 +523,15 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         batch, n_iter, value = self._fit_one_batch(
             X, Xc, y_idx, sample_weight, rows, q_all, rng, b, initial_solution, n_threads
         )
+        self._record_batch(b, batch, n_iter, value, log_level)
+        if batch.n_prototypes:
+            q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0], self._center())
+
+    def _record_batch(self, b, batch, n_iter, value, log_level):
+        """Append batch ``b`` and its solve's figures, and log them."""
         self.batches_.append(batch)
         self.n_iter_.append(n_iter)
         self.objective_values_.append(value)
-        if batch.n_prototypes:
-            q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0], self._center())
         logger.log(
             log_level, "batch %d: %d L-BFGS-B iterations, objective %.6g, %d active features, %d prototypes",
             b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
@@ -480,9 +547,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         n_classes = self.classes_.shape[0]
         pos = np.arange(rows.shape[0])  # positions into rows / q_all
         if self.max_samples is not None:
-            size = self.max_samples if isinstance(self.max_samples, Integral) else \
-                max(1, int(round(self.max_samples * rows.shape[0])))
-            pos = stratified_subsample(y_idx[rows], n_classes, size, rng)
+            pos = stratified_subsample(y_idx[rows], n_classes, self._subsample_size(rows.shape[0]), rng)
             counts = np.bincount(y_idx[rows[pos]], minlength=n_classes)
             check_min_cases(counts, self.max_fraction, self.classes_,
                             what=f"subsample of max_samples={self.max_samples} rows")
@@ -491,17 +556,27 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         g = np.bincount(bins, minlength=2 * n_classes)
         h = candidates_per_bin(g, self.n_candidates, self.max_fraction)
         drawn = draw_candidates(bins, 2 * n_classes, h, rng)
-        if self.verbose > 0:
-            logger.info(
-                "batch %d candidates/samples by bin (class, correctly classified): %s",
-                b + 1,
-                ", ".join(f"({self.classes_[i // 2]!r}, {bool(i % 2)}): {h[i]}/{g[i]}" for i in range(2 * n_classes)),
-            )
+        self._log_bins(b, g, h)
         is_cand = np.zeros(sub.shape[0], dtype=bool)
         is_cand[drawn] = True
         cand = sub[is_cand]
         cand = cand[np.lexsort((cand, y_idx[cand]))]  # grouped by class, then training order
         return sub, cand, pos[~is_cand]
+
+    def _subsample_size(self, n_rows):
+        """Rows of the class-stratified subsample that ``max_samples`` asks for, of ``n_rows``."""
+        if isinstance(self.max_samples, Integral):
+            return self.max_samples
+        return max(1, int(round(self.max_samples * n_rows)))
+
+    def _log_bins(self, b, g, h):
+        """With ``verbose``: the candidates and rows of every bin of batch ``b``."""
+        if self.verbose > 0:
+            logger.info(
+                "batch %d candidates/samples by bin (class, correctly classified): %s",
+                b + 1,
+                ", ".join(f"({self.classes_[i // 2]!r}, {bool(i % 2)}): {h[i]}/{g[i]}" for i in range(len(g))),
+            )
 
     def _fit_one_batch(self, X, Xc, y_idx, weight, rows, q_all, rng, b, initial_solution, n_threads):
         n_classes = self.classes_.shape[0]
@@ -529,6 +604,30 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             as_xp(Xc[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(Xc[cand]),
             y_idx[cand], n_classes, xp, n_threads=n_threads,
         )
+        return self._solve_batch(datafit, X[cand], y_idx[cand], cand, b, initial_solution)
+
+    def _solve_batch(self, datafit, X_cand, y_cand, cand, b, initial_solution):
+        """Solve batch ``b``'s penalised objective and build the batch from its candidates.
+
+        Parameters
+        ----------
+        datafit : PrototypeLikelihood or any object with its interface
+            The batch's data term over its scoring rows; closed here.
+        X_cand : ndarray of shape (J, n_features)
+            The candidates' rows (uncentred), grouped by class then row.
+        y_cand : ndarray of shape (J,) of int
+        cand : ndarray of shape (J,) of int
+            The candidates' row indices in X.
+        b : int
+        initial_solution : callable or None
+
+        Returns
+        -------
+        batch : PrototypeBatch
+        n_iter : int
+        value : float
+        """
+        D = X_cand.shape[1]
         J = cand.shape[0]
         start = initial_solution(b, cand.copy()) if initial_solution is not None else None
         if start is None:
@@ -559,7 +658,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         active = np.flatnonzero(v > 0)
         keep = w > 0
         protos, target, weights, index = merge_equivalent(
-            X[cand][keep][:, active].astype(np.float64), y_idx[cand][keep], w[keep], cand[keep]
+            X_cand[keep][:, active].astype(np.float64), y_cand[keep], w[keep], cand[keep]
         )
         batch = PrototypeBatch(
             prototypes=protos,
