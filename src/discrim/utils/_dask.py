@@ -191,9 +191,18 @@ def map_row_chunks(fn, X, *others, reduce=None):
     return dask.compute(tasks[0])[0]
 
 
-def _probe(method, estimator, n_features, dtype):
+def _with_names(block, names):
+    """A block of rows as the model saw them at fit: a DataFrame with its feature names, if it had them."""
+    if names is None:
+        return block
+    import pandas as pd
+
+    return pd.DataFrame(block, columns=names)
+
+
+def _probe(method, estimator, n_features, dtype, names):
     """The shape after the row axis and the dtype of ``method``'s output, from one zero row."""
-    out = np.asarray(method(estimator, np.zeros((1, n_features), dtype=dtype)))
+    out = np.asarray(method(estimator, _with_names(np.zeros((1, n_features), dtype=dtype), names)))
     return out.shape[1:], out.dtype
 
 
@@ -216,15 +225,12 @@ def blockwise(method):
         check_feature_names(self, X, reset=False)
         X = row_chunked(X)
         names = getattr(self, "feature_names_in_", None)
-        shape, dtype = _probe(method, self, X.shape[1], X.dtype)
+        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names)
 
         def run(block, block_info=None):
             if block.shape[0] == 0:
                 return np.empty((0,) + shape, dtype=dtype)
-            if names is not None:
-                import pandas as pd
-
-                block = pd.DataFrame(block, columns=names)
+            block = _with_names(block, names)
             try:
                 return method(self, block, *args, **kwargs)
             except ValueError as exc:
@@ -245,7 +251,7 @@ def _check_chunk(estimator_name, dtype, check, Xb, wb, first_row):
 
     from discrim.utils.validation import check_feature_magnitude, check_weight_entries
 
-    Xb = check_array(Xb, dtype=dtype, ensure_min_samples=0, estimator=estimator_name)
+    Xb = check_array(Xb, dtype=dtype, ensure_min_samples=0, estimator=estimator_name, input_name="X")
     check_feature_magnitude(Xb)
     if check is not None:
         check(Xb, first_row)

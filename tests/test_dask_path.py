@@ -1,0 +1,303 @@
+"""Every estimator on Dask, through a dask.distributed cluster: the in-memory fit, for any chunking.
+
+The oracle is the in-memory fit of the same rows from the same start: EM starts identically (all
+rows seed k-means++ when they number at most 2^17), the class moments are merged exactly, and the
+prototype fit draws the same candidates; only the order of sums differs.
+"""
+
+import threading
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+from sklearn.preprocessing import StandardScaler
+
+from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant
+from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.mixture import FiniteMixture, select_mixture
+from discrim.prototype import PrototypeClassifier
+
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+
+pytestmark = [pytest.mark.dask, pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")]
+
+
+@pytest.fixture(scope="module")
+def client():
+    """Two in-process workers of one thread: a real scheduler, without processes to start."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as c:
+        yield c
+
+
+def _rel(a, b):
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    return float(np.max(np.abs(a - b) / np.maximum(np.abs(b), 1e-300)))
+
+
+def _family_data(name, rng):
+    n = 240
+    if name.startswith("gaussian"):
+        X = np.concatenate([rng.normal(size=(n // 2, 3)), rng.normal(size=(n // 2, 3)) * 2 + 4]) + 50
+        return Gaussian(name.split("-")[1]), X
+    if name == "poisson":
+        return Poisson(), rng.poisson([[1.0, 6.0]], size=(n, 2)).astype(float)
+    if name == "binomial":
+        return Binomial(n_trials=12), rng.binomial(12, [0.3, 0.7], size=(n, 2)).astype(float)
+    if name == "bernoulli":
+        return Bernoulli(), (rng.random((n, 4)) < [0.2, 0.5, 0.7, 0.9]).astype(float)
+    return Categorical(n_categories=3), rng.integers(0, 3, (n, 2)).astype(float)
+
+
+FAMILIES = ["gaussian-full", "gaussian-diag", "gaussian-tied", "gaussian-spherical", "poisson", "binomial",
+            "bernoulli", "categorical"]
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+@pytest.mark.parametrize("chunk", [1, 37, 240])
+def test_finite_mixture_on_dask_equals_the_in_memory_fit(client, name, chunk, rng):
+    family, X = _family_data(name, rng)
+    if chunk == 1:
+        X = X[:40]  # chunks of one row: fewer rows
+    w = rng.uniform(0.5, 2.0, X.shape[0])
+    options = dict(n_components=2, random_state=3, tol=0.0, max_iter=6)
+    in_memory = FiniteMixture(family, **options).fit(X, sample_weight=w)
+    on_dask = FiniteMixture(family, **options).fit(da.from_array(X, chunks=(chunk, -1)),
+                                                   sample_weight=da.from_array(w, chunks=chunk))
+    assert _rel(on_dask.lower_bounds_, in_memory.lower_bounds_) < 1e-10
+    np.testing.assert_allclose(on_dask.weights_, in_memory.weights_, rtol=1e-9)
+    proba = on_dask.predict_proba(da.from_array(X, chunks=(chunk, -1)))
+    assert isinstance(proba, da.Array)
+    np.testing.assert_allclose(proba.compute(), in_memory.predict_proba(X), atol=1e-9)
+    np.testing.assert_allclose(on_dask.score_samples(da.from_array(X, chunks=(chunk, -1))).compute(),
+                               in_memory.score_samples(X), rtol=1e-10)
+    assert on_dask.score(da.from_array(X, chunks=(chunk, -1))) == pytest.approx(in_memory.score(X), rel=1e-12)
+
+
+def test_finite_mixture_from_a_dask_dataframe_keeps_the_feature_names(client, rng):
+    import pandas as pd
+
+    X = pd.DataFrame(rng.normal(size=(300, 2)) + [[0, 5]], columns=["height", "width"])
+    frame = dd.from_pandas(X, npartitions=4)
+    fm = FiniteMixture(Gaussian("diag"), 2, random_state=0, tol=0.0, max_iter=4).fit(frame)
+    reference = FiniteMixture(Gaussian("diag"), 2, random_state=0, tol=0.0, max_iter=4).fit(X)
+    assert list(fm.feature_names_in_) == ["height", "width"]
+    assert _rel(fm.lower_bounds_, reference.lower_bounds_) < 1e-10
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X does not have valid feature names" from the chunks
+        labels = fm.predict(frame)
+        assert isinstance(labels, da.Array)
+        np.testing.assert_array_equal(labels.compute(), reference.predict(X))
+
+
+def test_a_large_dask_x_is_seeded_from_a_sample_and_fits_as_well(client, rng, monkeypatch):
+    import discrim.mixture.finite_mixture as fm_module
+
+    monkeypatch.setattr(fm_module, "_INIT_SAMPLE_ROWS", 200)  # fewer rows than X: seeding from a sample
+    X = np.concatenate([rng.normal(size=(600, 2)), rng.normal(size=(600, 2)) + 6])
+    fm = FiniteMixture(Gaussian(), 2, random_state=0, tol=1e-8).fit(da.from_array(X, chunks=(250, -1)))
+    reference = FiniteMixture(Gaussian(), 2, random_state=0, tol=1e-8).fit(X)
+    assert fm.lower_bound_ == pytest.approx(reference.lower_bound_, rel=1e-6)  # the same optimum
+    np.testing.assert_allclose(np.sort(fm.params_["mean"][:, 0]), np.sort(reference.params_["mean"][:, 0]), atol=1e-5)
+
+
+def test_select_mixture_on_dask_gives_the_in_memory_table(client, rng):
+    X = np.concatenate([rng.normal(size=(150, 2)), rng.normal(size=(150, 2)) * 0.5 + 4])
+    families = {"VVV": Gaussian("full"), "VII": Gaussian("spherical")}
+    in_memory = select_mixture(X, families, range(1, 4), random_state=0)
+    on_dask = select_mixture(da.from_array(X, chunks=(70, -1)), families, range(1, 4), random_state=0)
+    assert on_dask.best_params == in_memory.best_params
+    for column in ("log_likelihood", "bic", "aic"):
+        assert _rel(on_dask.table[column], in_memory.table[column]) < 1e-10
+
+
+def _sorted_wine():
+    X, y = load_wine(return_X_y=True)
+    order = np.argsort(y, kind="stable")  # sorted by class: most chunks miss some class
+    return StandardScaler().fit_transform(X)[order] + 10, y[order]
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+@pytest.mark.parametrize("chunk", [1, 25, 178])
+def test_gaussian_rules_on_dask_merge_the_class_moments_exactly(client, cls, chunk, rng):
+    X, y = _sorted_wine()
+    w = rng.uniform(0.5, 2.0, X.shape[0])
+    in_memory = cls(priors="empirical").fit(X, y, sample_weight=w)
+    on_dask = cls(priors="empirical").fit(da.from_array(X, chunks=(chunk, -1)), da.from_array(y, chunks=chunk),
+                                          sample_weight=da.from_array(w, chunks=chunk))
+    np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-12)
+    np.testing.assert_allclose(on_dask.covariance_, in_memory.covariance_, rtol=1e-10, atol=1e-13)
+    np.testing.assert_allclose(on_dask.priors_, in_memory.priors_, rtol=1e-12)
+    dX = da.from_array(X, chunks=(chunk, -1))
+    for method in ("predict_proba", "predict_log_proba", "decision_function", "log_density"):
+        out = getattr(on_dask, method)(dX)
+        assert isinstance(out, da.Array), method
+        np.testing.assert_allclose(out.compute(), getattr(in_memory, method)(X), rtol=1e-8, atol=1e-10, err_msg=method)
+    np.testing.assert_array_equal(on_dask.predict(dX).compute(), in_memory.predict(X))
+
+
+@pytest.mark.parametrize("n_components", [2, [1, 2]])
+def test_mixture_discriminant_on_dask_with_classes_missing_from_chunks(client, n_components):
+    X, y = _sorted_wine()
+    options = dict(family=Gaussian("diag"), n_components=n_components, random_state=0, tol=0.0, max_iter=5)
+    in_memory = MixtureDiscriminant(**options).fit(X, y)
+    on_dask = MixtureDiscriminant(**options).fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
+    for a, b in zip(on_dask.mixtures_, in_memory.mixtures_):
+        assert _rel(a.lower_bounds_, b.lower_bounds_) < 1e-10
+    np.testing.assert_allclose(on_dask.predict_proba(da.from_array(X, chunks=(40, -1))).compute(),
+                               in_memory.predict_proba(X), atol=1e-9)
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X[:, :8]), y  # few features: fewer solver evaluations
+
+
+@pytest.mark.parametrize("max_samples", [None, 300])
+def test_prototype_batches_on_dask_draw_the_in_memory_candidates(client, cancer, max_samples):
+    from discrim.prototype._distributed import DaskTrainingRows
+
+    X, y = cancer
+    model = PrototypeClassifier(n_batches=1, max_samples=max_samples, random_state=0)
+    model._start(X, np.array([0, 1]), y, np.ones(X.shape[0]))
+    rows = np.arange(X.shape[0])
+    sub, cand, ref_pos = model._split(y, rows, model._unscaled(X), np.random.default_rng(5), 0)
+    dask_rows = DaskTrainingRows(da.from_array(X, chunks=(100, -1)), da.from_array(y, chunks=100),
+                                 da.ones(X.shape[0], chunks=100), 2)
+    dask_rows.set_scores(model)
+    ranks, _ = dask_rows.draw(model, np.random.default_rng(5), 0)
+    X_cand, y_cand, dask_cand, class_total, ref_total = dask_rows.candidates(ranks)
+    np.testing.assert_array_equal(dask_cand, cand)  # the same rows, in the same order
+    np.testing.assert_array_equal(X_cand, X[cand])
+    np.testing.assert_allclose(class_total, np.bincount(y[sub], minlength=2))
+    np.testing.assert_allclose(ref_total, np.bincount(y[rows[ref_pos]], minlength=2))
+
+
+@pytest.mark.parametrize("max_samples", [None, 300])
+def test_prototype_classifier_on_dask_fits_as_in_memory(client, cancer, max_samples):
+    from sklearn.metrics import log_loss
+
+    X, y = cancer
+    options = dict(max_samples=max_samples, random_state=0)
+    in_memory = PrototypeClassifier(n_batches=1, **options).fit(X, y)
+    on_dask = PrototypeClassifier(n_batches=1, **options).fit(da.from_array(X, chunks=(150, -1)),
+                                                              da.from_array(y, chunks=150))
+    np.testing.assert_allclose(on_dask.center_, in_memory.center_)
+    # The same objective from the same start over the same candidates (above): the solves stop,
+    # within their tolerance, at points that move only with the rounding of the sums.
+    # (scipy's default ftol, 2.2e-9 of relative decrease per step, leaves about 1e-5 of play)
+    assert on_dask.objective_values_[0] == pytest.approx(in_memory.objective_values_[0], rel=1e-5)
+    proba = on_dask.predict_proba(da.from_array(X, chunks=(150, -1)))
+    assert isinstance(proba, da.Array)
+    np.testing.assert_allclose(proba.compute(), in_memory.predict_proba(X), atol=1e-3)
+    familiarity = on_dask.familiarity(da.from_array(X, chunks=(150, -1)))
+    assert isinstance(familiarity, da.Array) and familiarity.shape == (X.shape[0],)
+    # Later batches draw from the bins of the new scores, where a row on the decision boundary
+    # may change bin with that rounding: the models stay as good, not identical.
+    two = [PrototypeClassifier(n_batches=2, **options).fit(data, labels)
+           for data, labels in [(X, y), (da.from_array(X, chunks=(150, -1)), da.from_array(y, chunks=150))]]
+    losses = [log_loss(y, model.predict_proba(X)) for model in two]
+    assert losses[1] == pytest.approx(losses[0], rel=0.05)
+
+
+def test_the_distributed_objective_is_the_in_memory_objective(client, cancer, rng):
+    """At any theta, the sum of the chunks' objectives is the objective of all scoring rows."""
+    from discrim.prototype._distributed import DaskTrainingRows
+    from discrim.prototype._likelihood import PrototypeLikelihood
+
+    X, y = cancer
+    model = PrototypeClassifier(n_batches=1, random_state=0)
+    model._start(X, np.array([0, 1]), y, np.ones(X.shape[0]))
+    rows = DaskTrainingRows(da.from_array(X, chunks=(100, -1)), da.from_array(y, chunks=100),
+                            da.ones(X.shape[0], chunks=100), 2)
+    rows.set_scores(model)
+    ranks, _ = rows.draw(model, np.random.default_rng(0), 0)
+    X_cand, y_cand, cand, class_total, ref_total = rows.candidates(ranks)
+    factor = class_total / ref_total
+    S = X_cand - model.center_
+    distributed_fit = rows.likelihood(model, ranks, class_total.sum(), factor, S, y_cand)
+    ref = np.setdiff1d(np.arange(X.shape[0]), cand)
+    coef = np.ones(ref.shape[0]) / X.shape[0] * factor[y[ref]]
+    whole = PrototypeLikelihood(X[ref] - model.center_, y[ref], coef, model._unscaled(X[ref]), S, y_cand, 2, np)
+    for _ in range(3):
+        theta = rng.uniform(0, 0.5, X.shape[1] + cand.shape[0])
+        value, grad = distributed_fit.value_and_grad(theta)
+        expected_value, expected_grad = whole.value_and_grad(theta)
+        assert value == pytest.approx(expected_value, rel=1e-12)
+        np.testing.assert_allclose(grad, expected_grad, rtol=1e-10, atol=1e-14)
+    assert distributed_fit.value_at_zero() == pytest.approx(whole.value_at_zero(), rel=1e-12)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: FiniteMixture(Gaussian(), 2),
+    lambda: LinearDiscriminant(),
+    lambda: QuadraticDiscriminant(),
+    lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1),
+    lambda: PrototypeClassifier(n_batches=1),
+])
+def test_nan_in_one_chunk_gives_the_in_memory_error(client, make):
+    X, y = load_iris(return_X_y=True)
+    X = X.copy()
+    X[77, 2] = np.nan
+    with pytest.raises(ValueError) as in_memory:
+        make().fit(X, y)
+    with pytest.raises(ValueError) as on_dask:
+        make().fit(da.from_array(X, chunks=(30, -1)), da.from_array(y, chunks=30))
+    assert "NaN" in str(in_memory.value)
+    assert str(on_dask.value) == str(in_memory.value)
+
+
+def test_bad_weights_and_lengths_name_the_parameter(client, rng):
+    X = da.from_array(rng.normal(size=(50, 2)), chunks=(20, -1))
+    with pytest.raises(ValueError, match="sample_weight contains negative"):
+        FiniteMixture(Gaussian(), 2).fit(X, sample_weight=da.from_array(-np.ones(50), chunks=20))
+    with pytest.raises(ValueError, match="sample_weight has 40 rows but X has 50"):
+        FiniteMixture(Gaussian(), 2).fit(X, sample_weight=np.ones(40))
+    with pytest.raises(ValueError, match="y has 49 rows but X has 50"):
+        LinearDiscriminant().fit(X, np.arange(49) % 2)
+
+
+def test_a_lost_worker_is_recomputed_or_reported_never_a_wrong_model(rng):
+    """A worker process killed mid-fit: Dask recomputes its chunks from the graph; the fit is the in-memory one."""
+    X = np.concatenate([rng.normal(size=(2000, 3)), rng.normal(size=(2000, 3)) + 3])
+    options = dict(n_components=2, random_state=0, tol=0.0, max_iter=12)
+    reference = FiniteMixture(Gaussian(), **options).fit(X)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        killed = threading.Event()
+
+        class KillOnce:
+            """Kills one worker process when EM logs its third iteration."""
+
+            level = 0
+
+            def handle(self, record):
+                if getattr(record, "em_iteration", None) == 3 and not killed.is_set():
+                    killed.set()
+                    worker = next(iter(cluster.workers.values()))
+                    worker.process.process.kill()  # the worker's process dies without a goodbye
+                return True
+
+        import logging
+
+        logger = logging.getLogger("discrim.mixture._em")
+        handler = logging.Handler()
+        handler.handle = KillOnce().handle
+        logger.addHandler(handler)
+        old_level = logger.level
+        logger.setLevel(logging.DEBUG)
+        try:
+            fit = FiniteMixture(Gaussian(), **options).fit(da.from_array(X, chunks=(500, -1)))
+        except Exception as exc:  # a clear error is acceptable; a wrong model is not
+            assert "worker" in str(exc).lower() or "killed" in str(exc).lower(), exc
+            return
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+        assert killed.is_set()
+        assert _rel(fit.lower_bounds_, reference.lower_bounds_) < 1e-10
+        assert client.status == "running"
