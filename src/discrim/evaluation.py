@@ -36,3 +36,49 @@ def score_probabilities(y_true, proba, classes):
     except ValueError:
         scores["roc_auc"] = float("nan")
     return scores
+
+
+def _score_chunk(classes, proba, y_true):
+    """Sums over one chunk: log-loss, rows, and per class its rows and its correct predictions."""
+    proba = np.asarray(proba, dtype=np.float64)
+    index = np.searchsorted(classes, np.asarray(y_true))
+    index = np.minimum(index, classes.shape[0] - 1)
+    known = classes[index] == np.asarray(y_true)
+    p_true = np.where(known, proba[np.arange(proba.shape[0]), index], 0.0)
+    eps = np.finfo(np.float64).eps
+    correct = known & (np.argmax(proba, axis=1) == index)
+    n = classes.shape[0]
+    return np.concatenate([[-np.log(np.clip(p_true, eps, 1.0)).sum(), proba.shape[0]],
+                           np.bincount(index[known], minlength=n), np.bincount(index[correct], minlength=n)])
+
+
+def score_probabilities_lazy(y_true, proba, classes):
+    """:func:`score_probabilities` of dask arrays, in one pass over their chunks (no ROC-AUC).
+
+    Parameters
+    ----------
+    y_true : dask.array.Array of shape (n_samples,)
+        Chunked like the rows of ``proba``.
+    proba : dask.array.Array of shape (n_samples, n_classes)
+    classes : ndarray of shape (n_classes,)
+        Sorted.
+
+    Returns
+    -------
+    scores : dict of str to float
+        ``log_loss`` (probabilities clipped at machine epsilon, as scikit-learn does), ``accuracy``,
+        ``balanced_accuracy`` and ``roc_auc`` (NaN: it needs all rows sorted by score).
+    """
+    from discrim.utils._dask import map_row_chunks
+
+    classes = np.asarray(classes)
+    totals = map_row_chunks(lambda p, y, first: _score_chunk(classes, p, y), proba, y_true, reduce=np.add)
+    n = classes.shape[0]
+    loss, rows, per_class, correct = totals[0], totals[1], totals[2 : 2 + n], totals[2 + n :]
+    present = per_class > 0
+    return {
+        "log_loss": float(loss / rows),
+        "accuracy": float(correct.sum() / rows),
+        "balanced_accuracy": float(np.mean(correct[present] / per_class[present])),
+        "roc_auc": float("nan"),
+    }

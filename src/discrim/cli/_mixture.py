@@ -1,12 +1,14 @@
 """The ``discrim mixture`` command: fit a finite mixture to CSV columns and report it."""
 
 import warnings
+from contextlib import ExitStack
 
 import click
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.cli._io import check_output, numeric_features, read_csv
+from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, lazy_options, read_lazy
 from discrim.distributions import FAMILY_CLASSES
 
 #: ``--family`` name -> (family class, the options the name stands for), from the classes.
@@ -190,6 +192,17 @@ def _write_plot(mixture, X, names, path, selection=None):
     save_figure_atomic(fig, path)
 
 
+def _in_memory_sample(X, max_rows=100_000):
+    """X itself in memory, or (a dask array) a uniform sample of about ``max_rows`` of its rows to draw."""
+    from discrim.utils._dask import gather_sample, is_dask
+
+    if not is_dask(X):
+        return X
+    import dask.array as da
+
+    return gather_sample(X, da.ones(X.shape[0], chunks=(X.chunks[0],)), max_rows, np.random.default_rng(0))[0]
+
+
 def parse_components(text):
     """Parse ``--components``: ``"3"``, a range ``"1-6"`` or a list ``"2,4,8"``.
 
@@ -243,7 +256,7 @@ def _selection_table(result):
 
 
 @click.command("mixture")
-@click.option("--csv", "csv", required=True, type=click.Path(dir_okay=False),
+@click.option("--csv", "csv", type=click.Path(dir_okay=False),
               help="CSV file with a header row.")
 @click.option("--columns", multiple=True, metavar="NAMES",
               help="Columns to fit, comma-separated or repeated (default: every numeric column).")
@@ -271,19 +284,17 @@ def _selection_table(result):
                    "when choosing a model, BIC against K) to this image file (format from the "
                    "suffix, e.g. .png, .pdf, .svg).")
 @click.option("--overwrite", is_flag=True, help="Replace the --plot file if it exists.")
+@click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
+@lazy_options
 def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
-            random_state, plot_path, overwrite):
-    """Fit a finite mixture by EM to columns of a CSV file.
+            random_state, plot_path, overwrite, quiet, parquet, zarr, scheduler):
+    """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
     Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC. With
     several --family options or component counts, every combination is fitted and the one
-    with the lowest BIC (or AIC) is reported, after the table of all of them.
+    with the lowest BIC (or AIC) is reported, after the table of all of them. With --parquet
+    or --zarr the columns are read lazily by Dask and every E-step runs chunk by chunk.
     """
-    from rich.console import Console
-
-    from discrim.mixture import FiniteMixture, select_mixture
-    from discrim.mixture._selection import FitFailedWarning
-
     ks = parse_components(components)
     families = list(dict.fromkeys(families))  # repeated names once, in order
     for option, value in (("n_trials", n_trials), ("n_categories", n_categories)):
@@ -292,15 +303,42 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
             raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to --family {' or '.join(takers)} only.")
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
-    X, names = read_columns(csv, columns)
+    if sum(x is not None for x in (csv, parquet, zarr)) != 1:
+        raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
+    with ExitStack() as stack:
+        if csv is None:
+            stack.enter_context(dask_cluster(scheduler, input_bytes(parquet, zarr)))
+            X, names = read_lazy_columns(parquet, zarr, columns)
+        else:
+            X, names = read_columns(csv, columns)
+        _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
+                        random_state, plot_path, progress=not quiet)
+
+
+def read_lazy_columns(parquet, zarr, columns):
+    """Numeric columns of a Parquet or Zarr table as a row-chunked dask array, nothing read yet."""
+    from discrim.utils._dask import row_chunked
+
+    frame = lazy_features(read_lazy(parquet, zarr), columns or None)
+    return row_chunked(frame), [str(c) for c in frame.columns]
+
+
+def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
+                    plot_path, progress=True):
+    """Fit the mixture (or choose among several) and print the report; X in memory or a dask array."""
+    from rich.console import Console
+
+    from discrim.mixture import FiniteMixture, select_mixture
+    from discrim.mixture._selection import FitFailedWarning
+
     if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
-        n_categories = max(2, int(np.max(X)) + 1)
+        n_categories = max(2, int(X.max()) + 1)
     options = {name: make_family(name, n_trials, n_categories) for name in families}
     em = dict(n_init=n_init, max_iter=max_iter, tol=tol)
 
     selection = None
     try:
-        with warnings.catch_warnings():  # reported below as one line (or a table row) instead
+        with warnings.catch_warnings(), em_progress(progress):  # warnings: reported below in one line
             warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.simplefilter("ignore", FitFailedWarning)
             if len(options) * len(ks) == 1:
@@ -325,7 +363,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
     if plot_path is not None:
         try:
-            _write_plot(model, X, names, plot_path, selection)
+            _write_plot(model, _in_memory_sample(X), names, plot_path, selection)
         except (ValueError, OSError) as exc:
             raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
         console.print(f"plot written to {plot_path}")

@@ -5,6 +5,7 @@ import importlib.util
 import logging
 import os
 import time
+from pathlib import Path
 
 import click
 import numpy as np
@@ -24,6 +25,7 @@ from discrim.cli._io import (
     split_target,
     write_csv_atomic,
 )
+from discrim.cli._lazy import lazy_options
 
 console = Console()
 
@@ -166,6 +168,7 @@ def _show_progress_logs():
     logger = logging.getLogger("discrim")
     if not any(isinstance(h, RichHandler) for h in logger.handlers):
         handler = RichHandler(console=Console(stderr=True), show_path=False, show_time=True)
+        handler.setLevel(logging.INFO)  # EM's per-iteration DEBUG records feed a progress bar instead
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
     logger.setLevel(logging.INFO)
@@ -185,8 +188,14 @@ def _show_progress_logs():
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw the decision regions (two-feature data) here.")
 @_OVERWRITE
 @click.option("--quiet", is_flag=True, help="Do not show progress of long fits.")
-def fit(dataset, csv, target, model_name, params, test_size, random_state, scale, output, plot, overwrite, quiet):
-    """Train a model, evaluate it on a stratified hold-out and print the scores."""
+@lazy_options
+def fit(dataset, csv, target, model_name, params, test_size, random_state, scale, output, plot, overwrite, quiet,
+        parquet, zarr, scheduler):
+    """Train a model, evaluate it on a stratified hold-out and print the scores.
+
+    With --parquet or --zarr the table is read lazily by Dask: the hold-out is a random split,
+    the scaling and the model are fitted chunk by chunk, and the scores are computed the same way.
+    """
     from sklearn.base import clone
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -200,6 +209,13 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     check_output(output, "--output", overwrite=overwrite, inputs=[csv])
     check_output(plot, "--plot", overwrite=overwrite, inputs=[csv])
     check_distinct_outputs(**{"--output": output, "--plot": plot})
+    if parquet is not None or zarr is not None:
+        if sum(x is not None for x in (dataset, csv, parquet, zarr)) != 1:
+            raise click.UsageError("give exactly one of --dataset, --csv, --parquet or --zarr.")
+        if plot is not None:
+            raise click.UsageError("--plot draws in-memory data; it does not take --parquet or --zarr.")
+        return _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale,
+                         output, quiet)
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
     if plot is not None and X_train.shape[1] != 2:
         raise click.ClickException(
@@ -240,13 +256,25 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
 
 @cli.command()
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Model file from `discrim fit --output`.")
-@click.option("--csv", required=True, type=click.Path(dir_okay=False), help="CSV file with the model's feature columns.")
-@click.option("--output", type=click.Path(dir_okay=False), help="Write predictions here (CSV); standard output otherwise.")
+@click.option("--csv", type=click.Path(dir_okay=False), help="CSV file with the model's feature columns.")
+@click.option("--output", type=click.Path(), help="Write predictions here (CSV; a Parquet folder for --parquet "
+              "or --zarr); standard output otherwise (CSV input only).")
 @_OVERWRITE
-def predict(model_path, csv, output, overwrite):
+@lazy_options
+def predict(model_path, csv, output, overwrite, parquet, zarr, scheduler):
     """Write the predicted class and the class probabilities of every row."""
     from discrim.persistence import load_model
 
+    if sum(x is not None for x in (csv, parquet, zarr)) != 1:
+        raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
+    if csv is None:
+        if output is None:
+            raise click.UsageError("--parquet and --zarr need --output FOLDER (the predictions, as Parquet).")
+        if Path(output).exists() and not overwrite:
+            raise click.ClickException(f"--output: {output!r} exists; give --overwrite to replace it.")
+        model = load_model(model_path)
+        check_classifier(model, model_path)
+        return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite)
     check_output(output, "--output", overwrite=overwrite, inputs=[model_path, csv])
     model = load_model(model_path)
     check_classifier(model, model_path)
@@ -264,6 +292,108 @@ def predict(model_path, csv, output, overwrite):
     else:
         write_csv_atomic(result, output)
         console.print(f"{len(result)} predictions written to {output}")
+
+
+def _fitted_scaler(X):
+    """A StandardScaler fitted to a dask DataFrame by two reductions (scikit-learn's would load it)."""
+    import dask
+    from sklearn.preprocessing import StandardScaler
+
+    mean, var, n = dask.compute(X.mean(), X.var(ddof=0), X.shape[0])
+    scaler = StandardScaler()
+    scaler.mean_ = mean.to_numpy(dtype=np.float64)
+    scaler.var_ = var.to_numpy(dtype=np.float64)
+    scaler.scale_ = np.where(scaler.var_ > 0, np.sqrt(scaler.var_), 1.0)
+    scaler.n_samples_seen_ = int(n)
+    scaler.n_features_in_ = X.shape[1]
+    scaler.feature_names_in_ = np.asarray(X.columns, dtype=object)
+    return scaler
+
+
+def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale, output, quiet):
+    """``discrim fit`` on a table read lazily: Dask computes every pass over the rows."""
+    from sklearn.pipeline import Pipeline
+
+    from discrim._registry import make_model
+    from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, read_lazy
+    from discrim.evaluation import score_probabilities_lazy
+    from discrim.persistence import save_model
+    from discrim.utils._dask import align_rows, row_chunked
+
+    if model_name == "proset-cv":
+        raise click.ClickException("proset-cv searches in memory; fit --model proset on lazy data, or use --csv.")
+    if target is None:
+        raise click.UsageError("--parquet and --zarr need --target COLUMN.")
+    frame = read_lazy(parquet, zarr)
+    if target not in frame.columns:
+        raise click.ClickException(f"target column {target!r} not in the table; it has: {', '.join(map(str, frame.columns))}.")
+    kwargs = parse_params(params)
+    estimator = make_model(model_name, **kwargs)
+    if "random_state" in estimator.get_params() and "random_state" not in kwargs:
+        estimator.set_params(random_state=random_state)
+    with dask_cluster(scheduler, input_bytes(parquet, zarr)) as where:
+        train, test = frame.random_split([1 - test_size, test_size], random_state=random_state)
+        X_train, X_test = lazy_features(train, exclude=[target]), lazy_features(test, exclude=[target])
+        steps = []
+        if scale:
+            scaler = _fitted_scaler(X_train)
+            X_train = (X_train - scaler.mean_) / scaler.scale_
+            X_test = (X_test - scaler.mean_) / scaler.scale_
+            steps.append(("standardscaler", scaler))
+        # Plain arrays, as the scaler of an in-memory pipeline hands them on: the model is fitted
+        # without feature names (the scaler keeps them), like every model `discrim fit` saves.
+        X_train, X_test = row_chunked(X_train), row_chunked(X_test)
+        if not quiet:
+            _show_progress_logs()
+        start = time.perf_counter()
+        with em_progress(not quiet):
+            estimator.fit(X_train, train[target])
+        fit_seconds = time.perf_counter() - start
+        proba = estimator.predict_proba(X_test)
+        y_test = align_rows(test[target], X_test, name="y")
+        scores = score_probabilities_lazy(y_test, proba, estimator.classes_)
+        n_train, n_test = int(train.shape[0].compute()), int(y_test.shape[0])
+    model = Pipeline([*steps, (type(estimator).__name__.lower(), estimator)])
+    console.print(f"{model_name} on {parquet or zarr} ({where}): {n_train} training rows, {n_test} test rows")
+    table = Table("metric", "value")
+    for label, key in [("log-loss", "log_loss"), ("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy")]:
+        table.add_row(label, f"{scores[key]:.4f}")
+    table.add_row("ROC-AUC", "not computed (it sorts all rows)")
+    table.add_row("fit time", f"{fit_seconds:.3f} s")
+    console.print(table)
+    if output is not None:
+        save_model(model, output)
+        console.print(f"model saved to {output}")
+
+
+def _prediction_frame(part, model, classes):
+    """Predicted class and class probabilities of one partition, as a DataFrame."""
+    proba = np.asarray(model.predict_proba(part), dtype=float)
+    check_finite_probabilities(proba)
+    result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]}, index=part.index)
+    for j, label in enumerate(classes):
+        result[f"proba_{label}"] = proba[:, j]
+    return result
+
+
+def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite):
+    """``discrim predict`` on a table read lazily: the predictions are written partition by partition."""
+    from discrim.cli._lazy import dask_cluster, input_bytes, lazy_features, read_lazy, write_parquet_atomic
+
+    frame = read_lazy(parquet, zarr)
+    names = getattr(model, "feature_names_in_", None)
+    with damaged_model_errors(model_path):
+        classes = np.asarray(model.classes_)
+        X = lazy_features(frame, None if names is None else list(names))
+        if names is None and X.shape[1] != model.n_features_in_:
+            raise click.ClickException(
+                f"the model takes {model.n_features_in_} features but the table has {X.shape[1]} numeric columns."
+            )
+        meta = _prediction_frame(X._meta.iloc[:0].astype(float).reindex([0]).fillna(0.0), model, classes).iloc[:0]
+        predictions = X.map_partitions(_prediction_frame, model, classes, meta=meta)
+        with dask_cluster(scheduler, input_bytes(parquet, zarr)) as where:
+            write_parquet_atomic(predictions, output, overwrite=overwrite)
+    console.print(f"predictions written to {output} (Parquet, computed by {where})")
 
 
 def main(argv=None):

@@ -341,9 +341,14 @@ def persist_if_it_fits(X):
         client = get_client()
     except (ImportError, ValueError):
         return X
-    limits = [w.get("memory_limit") or 0 for w in client.scheduler_info()["workers"].values()]
+    workers = client.scheduler_info()["workers"].values()
+    limits = [w.get("memory_limit") or 0 for w in workers]
     if not limits or 0 in limits or X.nbytes > PERSIST_MEMORY_FRACTION * sum(limits):
         return X
+    # at least two chunks per worker thread, so that every thread has rows to work on
+    threads = sum(w.get("nthreads", 1) for w in workers)
+    if len(X.chunks[0]) < 2 * threads and X.shape[0] >= 2 * threads * 1024:
+        X = X.rechunk({0: -(-X.shape[0] // (2 * threads))})
     X = X.persist()
     wait(X)
     return X

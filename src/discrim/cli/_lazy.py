@@ -1,0 +1,258 @@
+"""Data larger than memory on the command line: Parquet and Zarr read by Dask, the cluster, progress.
+
+``--parquet PATH_OR_GLOB`` and ``--zarr PATH`` give a dask DataFrame that nothing reads until a
+pass over the rows needs it; :func:`dask_cluster` connects to ``--scheduler ADDRESS`` or, for
+inputs larger than the memory budget, starts a LocalCluster with one single-threaded worker per
+core; :func:`em_progress` shows EM's iterations as a progress bar; :func:`write_parquet_atomic`
+writes a dask DataFrame as a Parquet folder that appears only when complete.
+"""
+
+import glob
+import logging
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+import numpy as np
+
+__all__ = ["LAZY_OPTIONS", "dask_cluster", "em_progress", "input_bytes", "read_lazy", "write_parquet_atomic"]
+
+
+def _need_dask():
+    try:
+        import dask.dataframe  # noqa: F401
+    except ImportError:
+        raise click.ClickException(
+            "--parquet and --zarr need Dask: pip install 'discrim[dask]' (dask, distributed, pyarrow)."
+        ) from None
+
+
+def _parquet_files(path):
+    path = str(path)
+    if any(ch in path for ch in "*?["):
+        files = sorted(glob.glob(path))
+    elif Path(path).is_dir():
+        files = sorted(str(p) for p in Path(path).rglob("*.parquet"))
+    else:
+        files = [path] if Path(path).is_file() else []
+    if not files:
+        raise click.ClickException(f"no Parquet file found at {path!r}: give a file, a folder of .parquet files or a glob.")
+    return files
+
+
+def read_lazy(parquet=None, zarr=None):
+    """The table named by ``--parquet`` or ``--zarr`` as a dask DataFrame, nothing read yet.
+
+    Parameters
+    ----------
+    parquet : str or None
+        A Parquet file, a folder of ``.parquet`` files, or a glob.
+    zarr : str or None
+        A Zarr store holding a 2-D array (columns named by its ``columns`` attribute, else
+        ``x0, x1, ...``) or a group of equally long 1-D arrays (one per column).
+
+    Returns
+    -------
+    frame : dask.dataframe.DataFrame
+    """
+    _need_dask()
+    import dask.array as da
+    import dask.dataframe as dd
+
+    if parquet is not None:
+        try:
+            return dd.read_parquet(_parquet_files(parquet))
+        except (OSError, ValueError) as exc:
+            raise click.ClickException(f"cannot read Parquet {parquet!r}: {exc}".splitlines()[0]) from None
+    try:
+        import zarr as zarr_module
+    except ImportError:
+        raise click.ClickException("--zarr needs the zarr package: pip install zarr.") from None
+    try:
+        store = zarr_module.open(zarr, mode="r")
+    except Exception as exc:  # zarr raises several types for a missing or broken store
+        raise click.ClickException(f"cannot open Zarr store {zarr!r}: {exc}".splitlines()[0]) from None
+    if hasattr(store, "shape"):
+        if len(store.shape) != 2:
+            raise click.ClickException(f"Zarr array {zarr!r} has shape {store.shape}; a table needs 2 dimensions.")
+        names = list(store.attrs.get("columns", [f"x{j}" for j in range(store.shape[1])]))
+        return dd.from_dask_array(da.from_zarr(store).rechunk({1: -1}), columns=names)
+    arrays = {name: da.from_zarr(store[name]) for name in sorted(store.array_keys())}
+    lengths = {a.shape[0] for a in arrays.values()} | {-1 if any(a.ndim != 1 for a in arrays.values()) else 0}
+    if not arrays or len(lengths - {0}) != 1 or -1 in lengths:
+        raise click.ClickException(f"Zarr group {zarr!r} must hold 1-D arrays of one length, one per column.")
+    first = next(iter(arrays.values()))
+    columns = [dd.from_dask_array(a.rechunk(first.chunks), columns=name) for name, a in arrays.items()]
+    return dd.concat(columns, axis=1)
+
+
+def input_bytes(parquet=None, zarr=None):
+    """Bytes the input takes on disk: the measure of 'larger than memory' for :func:`dask_cluster`."""
+    if parquet is not None:
+        return sum(os.path.getsize(f) for f in _parquet_files(parquet))
+    return sum(p.stat().st_size for p in Path(zarr).rglob("*") if p.is_file())
+
+
+def _default_budget():
+    try:
+        import psutil
+
+        return psutil.virtual_memory().available // 2
+    except ImportError:
+        return 2**33
+
+
+@contextmanager
+def dask_cluster(scheduler=None, nbytes=0, memory_budget=None):
+    """The Dask scheduler a lazy command computes with.
+
+    Parameters
+    ----------
+    scheduler : str or None
+        ``--scheduler ADDRESS``: connect to that cluster (``tcp://host:8786``).
+    nbytes : int
+        Size of the input.
+    memory_budget : int or None
+        Inputs larger than this start a LocalCluster (one single-threaded worker process per
+        core, the budget shared among them); smaller ones use Dask's threads in this process.
+        None: half of the available memory.
+
+    Yields
+    ------
+    description : str
+        What computes, for the report.
+    """
+    budget = _default_budget() if memory_budget is None else memory_budget
+    if scheduler is None and nbytes <= budget:
+        yield "Dask threads in this process"
+        return
+    from distributed import Client, LocalCluster
+
+    if scheduler is not None:
+        try:
+            client = Client(scheduler, timeout="10s")
+        except (OSError, TimeoutError) as exc:
+            raise click.ClickException(f"cannot connect to the Dask scheduler {scheduler!r}: {exc}") from None
+        with client:
+            yield f"the Dask cluster at {scheduler} ({len(client.scheduler_info()['workers'])} workers)"
+        return
+    workers = os.cpu_count() or 1
+    with LocalCluster(n_workers=workers, threads_per_worker=1, memory_limit=max(budget // workers, 2**28),
+                      dashboard_address=None, processes=True) as cluster, Client(cluster):
+        yield f"a local Dask cluster of {workers} worker processes"
+
+
+class _EMProgress(logging.Handler):
+    """Advances a rich progress bar on EM's iteration records."""
+
+    def __init__(self, progress, task):
+        super().__init__(logging.DEBUG)
+        self.progress, self.task = progress, task
+
+    def emit(self, record):
+        iteration = getattr(record, "em_iteration", None)
+        if iteration is not None:
+            self.progress.update(self.task, completed=iteration, total=record.em_max_iter,
+                                 description=f"EM, log-likelihood {record.args[2]:.6g}")
+
+
+@contextmanager
+def em_progress(enabled=True):
+    """A progress bar of EM's iterations on standard error while the block runs."""
+    if not enabled:
+        yield
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    logger = logging.getLogger("discrim.mixture._em")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  console=Console(stderr=True), transient=True) as progress:
+        handler = _EMProgress(progress, progress.add_task("EM", total=None))
+        old_level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(old_level)
+
+
+def write_parquet_atomic(frame, path, overwrite=False):
+    """Write a dask DataFrame as a Parquet folder that appears at ``path`` only once complete.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+    path : str
+    overwrite : bool, default=False
+        Replace an existing folder or file at ``path``.
+    """
+    target = Path(path)
+    tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}."))
+    try:
+        frame.to_parquet(str(tmp), write_index=False)
+        if target.exists():
+            if not overwrite:
+                raise click.ClickException(f"--output: {str(target)!r} exists; give --overwrite to replace it.")
+            shutil.rmtree(target) if target.is_dir() else target.unlink()
+        os.replace(tmp, target)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def lazy_features(frame, names=None, *, exclude=()):
+    """The numeric feature columns of a lazy table, checked without reading it.
+
+    Parameters
+    ----------
+    frame : dask.dataframe.DataFrame
+    names : sequence of str or None
+        The columns to take (a model's ``feature_names_in_``); None: every numeric column not in
+        ``exclude``.
+    exclude : sequence of str
+        Columns that are not features (the target).
+
+    Returns
+    -------
+    X : dask.dataframe.DataFrame
+    """
+    import pandas as pd
+
+    meta = frame._meta
+    if names is None:
+        names = [c for c in frame.columns if c not in exclude and pd.api.types.is_numeric_dtype(meta[c])]
+        if not names:
+            raise click.ClickException("the table has no numeric feature column.")
+    missing = [c for c in names if c not in frame.columns]
+    if missing:
+        raise click.ClickException(
+            f"column(s) {', '.join(map(repr, missing))} not in the table; it has: {', '.join(map(str, frame.columns))}."
+        )
+    bad = [c for c in names if not pd.api.types.is_numeric_dtype(meta[c])]
+    if bad:
+        raise click.ClickException(f"non-numeric feature column(s) {', '.join(map(repr, bad))}: encode them as numbers.")
+    return frame[list(names)].astype(np.float64)
+
+
+LAZY_OPTIONS = [
+    click.option("--parquet", type=str, default=None, metavar="PATH_OR_GLOB",
+                 help="Parquet file, folder or glob, read lazily by Dask (data larger than memory)."),
+    click.option("--zarr", type=str, default=None, metavar="PATH",
+                 help="Zarr store (a 2-D array, or a group of 1-D column arrays), read lazily by Dask."),
+    click.option("--scheduler", type=str, default=None, metavar="ADDRESS",
+                 help="Compute on this Dask cluster (e.g. tcp://host:8786); otherwise inputs larger than "
+                      "half the free memory start a local cluster."),
+]
+
+
+def lazy_options(command):
+    """Add ``--parquet``, ``--zarr`` and ``--scheduler`` to a click command."""
+    for option in reversed(LAZY_OPTIONS):
+        command = option(command)
+    return command
