@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/distributed.py must not shadow the package
 from _machine import cpu_model  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "parallel_layer.md"

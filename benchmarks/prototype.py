@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/distributed.py must not shadow the package
 from _machine import cpu_model  # noqa: E402
 from _proset import proset_versions, run_proset  # noqa: E402
 

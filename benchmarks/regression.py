@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.append(str(ROOT / "benchmarks"))  # last: benchmarks/distributed.py must not shadow the package
 
 SEARCH_CASES = ["iris-2f", "wine", "cancer", "digits", "xor-3f", "xor-4f", "xor-5f", "xor-6f", "xor-6+6f", "checker",
                 "checker-rot"]

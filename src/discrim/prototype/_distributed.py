@@ -30,7 +30,7 @@ from discrim.prototype._candidates import (
     stratified_take,
 )
 from discrim.prototype._likelihood import PrototypeLikelihood
-from discrim.utils._dask import map_row_chunks, row_starts
+from discrim.utils._dask import map_row_chunks, on_worker, row_starts
 
 __all__ = ["DaskTrainingRows", "DistributedLikelihood"]
 
@@ -82,6 +82,7 @@ def _class_counts(n_classes, yb, wb, first_row):
     return np.bincount(np.asarray(yb)[np.asarray(wb) > 0], minlength=n_classes)[None, :]
 
 
+@on_worker
 def _bin_counts(n_classes, yb, wb, qb, sub_ranks, first_row):
     sub = _sub_mask(yb, wb, n_classes, sub_ranks)
     bins = assign_bins(np.asarray(qb)[sub], np.asarray(yb)[sub])
@@ -96,6 +97,7 @@ def _batch_masks(n_classes, yb, wb, qb, sub_ranks, cand_ranks):
     return sub, _members(keys, 2 * n_classes, cand_ranks)
 
 
+@on_worker
 def _gather_candidates(n_classes, Xb, yb, wb, qb, ranks, first_row):
     """A chunk's candidates (rows, classes, indices) and its subsample's and scoring rows' class totals."""
     sub_ranks, cand_ranks = ranks
@@ -107,6 +109,7 @@ def _gather_candidates(n_classes, Xb, yb, wb, qb, ranks, first_row):
             np.bincount(yb[ref], weights=wb[ref], minlength=n_classes))
 
 
+@on_worker
 def _chunk_likelihood(n_classes, center, dtype, sub_total, factor, S, target, Xb, yb, wb, qb, ranks):
     """The batch objective of a chunk's scoring rows, or None when it has none."""
     sub_ranks, cand_ranks = ranks
@@ -123,14 +126,17 @@ def _chunk_likelihood(n_classes, center, dtype, sub_total, factor, S, target, Xb
     return PrototypeLikelihood(Xc, yb[ref], coef, q0, S, target, n_classes, np, n_threads=1)
 
 
+@on_worker
 def _value_and_grad(likelihood, theta):
     return None if likelihood is None else likelihood.value_and_grad(np.asarray(theta, dtype=likelihood.dtype))
 
 
+@on_worker
 def _value_at_zero(likelihood):
     return None if likelihood is None else likelihood.value_at_zero()
 
 
+@on_worker
 def _add_scores(estimator, batch, n_classes, Xb, qb):
     if Xb.shape[0] == 0:
         return qb
@@ -201,7 +207,7 @@ class DaskTrainingRows:
     def set_scores(self, estimator):
         """``q`` of the fitted batches on every row, persisted (a fit's start, or a warm start)."""
         n_classes = self.n_classes
-        q = self.X.map_blocks(lambda b: estimator._unscaled(np.asarray(b)), dtype=np.float64,
+        q = self.X.map_blocks(on_worker(lambda b: estimator._unscaled(np.asarray(b))), dtype=np.float64,
                               chunks=(self.X.chunks[0], (n_classes,)))
         (self.q,) = dask.persist(q)
 

@@ -18,6 +18,7 @@ __all__ = [
     "blockwise",
     "is_dask",
     "map_row_chunks",
+    "on_worker",
     "persist_if_it_fits",
     "row_chunked",
     "row_starts",
@@ -151,6 +152,23 @@ def _merge(reduce, *parts):
     return functools.reduce(reduce, parts)
 
 
+def on_worker(fn):
+    """``fn`` run with the allocator settings that suit discrim's temporaries on a Dask worker.
+
+    See :mod:`discrim.utils._malloc`: without this, dask.distributed's worker settings make every
+    chunk's arithmetic about 3x slower.
+    """
+
+    @functools.wraps(fn)
+    def run(*args, **kwargs):
+        from discrim.utils._malloc import heap_for_temporaries
+
+        with heap_for_temporaries():
+            return fn(*args, **kwargs)
+
+    return run
+
+
 def map_row_chunks(fn, X, *others, reduce=None):
     """``fn(X_chunk, *other_chunks, first_row)`` of every row chunk, computed where the chunks live.
 
@@ -183,7 +201,8 @@ def map_row_chunks(fn, X, *others, reduce=None):
         return list(a.to_delayed().ravel())
 
     columns = [chunks(X)] + [chunks(a) for a in others]
-    tasks = [dask.delayed(fn)(*parts, int(start)) for *parts, start in zip(*columns, row_starts(X))]
+    task = on_worker(fn)
+    tasks = [dask.delayed(task)(*parts, int(start)) for *parts, start in zip(*columns, row_starts(X))]
     if reduce is None:
         return list(dask.compute(*tasks))
     while len(tasks) > 1:
@@ -227,6 +246,7 @@ def blockwise(method):
         names = getattr(self, "feature_names_in_", None)
         shape, dtype = _probe(method, self, X.shape[1], X.dtype, names)
 
+        @on_worker
         def run(block, block_info=None):
             if block.shape[0] == 0:
                 return np.empty((0,) + shape, dtype=dtype)
