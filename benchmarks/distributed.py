@@ -215,6 +215,8 @@ def main():
     parser.add_argument("--spark-python", default="/tmp/spark-venv/bin/python")
     parser.add_argument("--spark-max", type=float, default=1e7, help="largest N given to Spark")
     parser.add_argument("--output", default=None)
+    parser.add_argument("--cache", default="/tmp/discrim-distributed-results.json")
+    parser.add_argument("--reuse", action="store_true", help="skip the measurements already in --cache")
     args = parser.parse_args()
     warnings.simplefilter("ignore")
 
@@ -227,27 +229,37 @@ def main():
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, memory_limit="2GiB", processes=True,
                            dashboard_address=None)
     client = Client(cluster)
+    # Every measurement is kept in --cache as it is made; --reuse skips those already there
+    # (a run of 1e8 rows takes most of an hour, and one failure should not cost all of it).
+    cache = Path(args.cache)
+    done = json.loads(cache.read_text()) if args.reuse and cache.exists() else {}
+
+    def cached(key, fn):
+        if key not in done:
+            done[key] = fn()
+            cache.write_text(json.dumps(done))
+        print(key, {k: v for k, v in done[key].items() if k != "lower_bounds"}, flush=True)
+        return done[key]
+
     em_rows, spark_rows = [], []
     try:
         for n in sizes:
             X, _ = read_lazy(folders[n])
             for ctype in ("full", "diag"):
-                result = measure(lambda: em_discrim(X, ctype, args.iterations))
+                result = cached(f"dask {ctype} {n}", lambda: measure(lambda: em_discrim(X, ctype, args.iterations)))
                 em_rows.append(("discrim on Dask (Parquet)", ctype, n, result))
-                print(em_rows[-1], flush=True)
                 if n <= args.max_in_memory:
-                    Xm = X.to_dask_array(lengths=True).compute()
-                    result = measure(lambda: em_discrim(Xm, ctype, args.iterations))
-                    del Xm
-                    em_rows.append(("discrim in memory", ctype, n, result))
-                    print(em_rows[-1], flush=True)
+                    def in_memory():
+                        Xm = X.to_dask_array(lengths=True).compute()
+                        return measure(lambda: em_discrim(Xm, ctype, args.iterations))
+                    em_rows.append(("discrim in memory", ctype, n, cached(f"memory {ctype} {n}", in_memory)))
             if n <= args.spark_max and Path(args.spark_python).exists():
-                result = measure(lambda: em_spark(folders[n], args.iterations, args.spark_python))
+                result = cached(f"spark {n}", lambda: measure(lambda: em_spark(folders[n], args.iterations,
+                                                                             args.spark_python)))
                 spark_rows.append((n, result))
-                print(spark_rows[-1], flush=True)
-        classifier_rows = classifiers_at(folders[max(sizes)], max(sizes))
-        for row in classifier_rows:
-            print(row, flush=True)
+        classifier_rows = [(name, max(sizes), r) for name, r in
+                           cached(f"classifiers {max(sizes)}", lambda: dict(
+                               (name, r) for name, _, r in classifiers_at(folders[max(sizes)], max(sizes)))).items()]
     finally:
         client.close()
         cluster.close()

@@ -92,7 +92,10 @@ def row_chunked(X, *, name="X", ndim=2):
     import dask.array as da
 
     if hasattr(X, "to_dask_array"):
-        X = X.to_dask_array(lengths=True)
+        # Chunk sizes from the array itself: the partition lengths dask computes for
+        # ``lengths=True`` come from an optimised graph, which may combine the partitions of a
+        # column read alone (a label Series) differently from the array's.
+        X = X.to_dask_array()
     if not isinstance(X, da.Array):
         raise TypeError(f"{name} must be a dask array or a dask DataFrame/Series; got {type(X).__name__}.")
     if ndim == 1 and X.ndim == 2 and X.shape[1] == 1:
