@@ -10,6 +10,7 @@ from functools import partial
 import numpy as np
 
 from discrim._posterior import check_some_density, log_posterior
+from discrim.backend import array_namespace, ops, to_numpy
 from discrim.distributions._base import slice_rows
 from discrim.utils._dask import map_row_chunks
 from discrim.utils._threads import BlockMapper, single_threaded_blas
@@ -207,13 +208,18 @@ def _skip_empty(reduce, a, b):
 
 
 def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_row):
-    """E-step on one block of rows: (stats or None, weighted log-likelihood)."""
-    log_resp, log_norm = log_posterior(family.log_prob(Xb, params, **data), log_weights.astype(Xb.dtype))
-    check_some_density(log_norm, "component", first_row=first_row)
-    ll = float(wb @ log_norm.astype(np.float64))
+    """E-step on one block of rows, in the namespace and on the device of the block (numpy, torch).
+
+    Returns (stats or None, weighted log-likelihood); the statistics are float64 host arrays.
+    """
+    xp = np if isinstance(Xb, np.ndarray) else array_namespace(Xb)
+    log_resp, log_norm = log_posterior(family.log_prob(Xb, params, **data), ops.like(log_weights, Xb), xp=xp)
+    if not bool(xp.all(xp.isfinite(log_norm))):  # the rows' indices are looked up on the host
+        check_some_density(to_numpy(log_norm), "component", first_row=first_row)
+    ll = float(ops.as_float64(wb) @ ops.as_float64(log_norm))
     if not with_stats:
         return None, ll
-    np.exp(log_resp, out=log_resp)
+    log_resp = ops.exp_inplace(log_resp, xp)
     return family.suff_stats(Xb, log_resp, wb, params=params, **data), ll
 
 
