@@ -352,7 +352,7 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
         proba = estimator.predict_proba(X_test)
         y_test = align_rows(test[target], X_test, name="y")
         scores = score_probabilities_lazy(y_test, proba, estimator.classes_)
-        n_train, n_test = int(train.shape[0].compute()), int(y_test.shape[0])
+        n_train, n_test = X_train.shape[0], y_test.shape[0]  # known since row_chunked
     model = Pipeline([*steps, (type(estimator).__name__.lower(), estimator)])
     console.print(f"{model_name} on {parquet or zarr} ({where}): {n_train} training rows, {n_test} test rows")
     table = Table("metric", "value")

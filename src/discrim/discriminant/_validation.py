@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.validation import validate_data
 
-from discrim.utils.validation import check_feature_magnitude
+from discrim.utils.validation import check_feature_magnitude, check_numeric_columns
 
 
 def validate_training_data(estimator, X, y):
@@ -25,14 +25,7 @@ def validate_training_data(estimator, X, y):
     """
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(X, "columns"):
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-        bad = [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
-        if bad:
-            raise ValueError(
-                f"X has non-numeric column(s) {bad}: encode them as numbers first (for example "
-                "with sklearn.preprocessing.OneHotEncoder) or drop them."
-            )
+        check_numeric_columns(dtypes)
     elif isinstance(X, np.ndarray) and X.dtype.kind in "US":
         raise ValueError(
             f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "

@@ -196,15 +196,7 @@ class DaskRowBlocks:
             local = RowBlocks(Xc, wc, chunk_size, mask=mask, rows=rows or None)
             return local.map_reduce(fn, reduce, first_row=first_row)
 
-        return map_row_chunks(chunk, self.X, self.sample_weight, self.mask, self.rows or {},
-                              reduce=partial(_skip_empty, reduce))
-
-
-def _skip_empty(reduce, a, b):
-    """``reduce(a, b)``, where None (a chunk without rows) merges as nothing."""
-    if a is None or b is None:
-        return b if a is None else a
-    return reduce(a, b)
+        return map_row_chunks(chunk, self.X, self.sample_weight, self.mask, self.rows or {}, reduce=reduce)
 
 
 def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_row):

@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 
-from discrim.utils._dask import align_rows, is_dask, row_chunked, weighted_total
+from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, row_chunked, weighted_total
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
@@ -177,11 +177,12 @@ def _check_range(n_components_range, n_samples, n_families):
 
 
 def _dask_rows_and_variance(X, sample_weight):
-    """A dask X row-chunked, its float64 weights and the weighted variance of every feature."""
+    """A dask X row-chunked (persisted once for all the cells when it fits), its float64 weights and
+    the weighted variance of every feature."""
     import dask
     import dask.array as da
 
-    X = row_chunked(X)
+    X = persist_if_it_fits(row_chunked(X))
     if sample_weight is None:
         w = None
         weights = da.ones(X.shape[0], chunks=(X.chunks[0],))

@@ -21,14 +21,14 @@ from discrim.mixture._em import (
 )
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_assignment
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
-from discrim.utils._random import as_seed_sequence, spawn_generators
+from discrim.utils._random import as_seed_sequence, side_stream, spawn_generators
 from discrim.utils._dask import (
     align_rows,
     blockwise,
+    checked_rows,
     gather_sample,
     is_dask,
-    row_chunked,
-    validated_rows,
+    prepared_rows,
     weighted_total,
 )
 from discrim.utils._threads import row_threads
@@ -255,22 +255,19 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             w = rescale_weights(check_sample_weight(sample_weight, blocks.n_rows))
             return replace(blocks, sample_weight=w.astype(blocks.X.dtype, copy=False)), (blocks.X, w)
         dtype = np.dtype(self.dtype)
-        n_rows = row_chunked(X).shape[0]
-        rows = family.row_data(n_rows)
+        X = prepared_rows(self, X, dtype=dtype, reset=reset)
+        rows = family.row_data(X.shape[0])
 
         def check(Xb, first_row):
             family.check_data(Xb, slice_rows(rows, slice(first_row, first_row + Xb.shape[0])))
 
-        X, w, total, largest = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, reset=reset,
-                                              check=check)
+        w, total, largest = checked_rows(self, X, dtype=dtype, sample_weight=sample_weight, check=check)
         scale = rescale_weights(np.array([largest]))[0] / largest  # the same power of two as in memory
         w = w * scale
         dask_rows = {name: align_rows(value, X, name=f"family.{name}") for name, value in (rows or {}).items()}
         blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), rows=dask_rows or None,
                                total_weight=total * scale)
-        # A stream of its own: the initialisations' streams are the seed's children.
-        rng = np.random.default_rng([*as_seed_sequence(self.random_state).generate_state(2), 1])
-        sample_X, sample_w = gather_sample(X, w, _INIT_SAMPLE_ROWS, rng)
+        sample_X, sample_w = gather_sample(X, w, _INIT_SAMPLE_ROWS, side_stream(self.random_state))
         return blocks, (sample_X, sample_w)
 
     def _check_weights_init(self):

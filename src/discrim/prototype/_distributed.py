@@ -241,7 +241,7 @@ class DaskTrainingRows:
                 sub_local = _localise(ranks_per_group(counts.sum(axis=0), take, rng), counts)
                 check_min_cases(take, estimator.max_fraction, estimator.classes_,
                                 what=f"subsample of max_samples={estimator.max_samples} rows")
-        X, y, w, q = self._chunks(self.X, self.y_idx, self.w, self.q)
+        y, w, q = self._chunks(self.y_idx, self.w, self.q)
         tasks = [dask.delayed(_bin_counts)(n_classes, y[c], w[c], q[c], sub_local[c], int(self.starts[c]))
                  for c in range(n_chunks)]
         bin_counts = np.concatenate(dask.compute(*tasks))

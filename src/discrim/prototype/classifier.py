@@ -30,7 +30,7 @@ from discrim.utils._dask import (
     weight_totals,
 )
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
-from discrim.utils._random import as_seed_sequence
+from discrim.utils._random import as_seed_sequence, side_stream
 from discrim.utils._threads import row_threads, single_threaded_blas
 from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
 
@@ -337,8 +337,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         check_labels(classes)
         y_idx = y.map_blocks(lambda block: np.searchsorted(classes, np.asarray(block)).astype(np.int64),
                              dtype=np.int64)
-        rng = np.random.default_rng([*as_seed_sequence(self.random_state).generate_state(2), 1])
-        self._start_from(classes, stats.weight, counts, lambda: centre_of(*gather_sample(X, w, _INIT_SAMPLE_ROWS, rng)),
+        self._start_from(classes, stats.weight, counts,
+                         lambda: centre_of(*gather_sample(X, w, _INIT_SAMPLE_ROWS, side_stream(self.random_state))),
                          warm)
         rows = DaskTrainingRows(X, y_idx, w, classes.shape[0])
         rows.set_scores(self)

@@ -20,9 +20,11 @@ __all__ = [
     "map_row_chunks",
     "on_worker",
     "persist_if_it_fits",
+    "prepared_rows",
     "row_chunked",
     "row_starts",
     "check_feature_names",
+    "checked_rows",
     "class_rows",
     "gather_sample",
     "label_counts_per_chunk",
@@ -152,7 +154,9 @@ def row_starts(X):
 
 
 def _merge(reduce, *parts):
-    return functools.reduce(reduce, parts)
+    """``reduce`` over the parts that are not None (None: a chunk without rows, merged as nothing)."""
+    parts = [part for part in parts if part is not None]
+    return functools.reduce(reduce, parts) if parts else None
 
 
 def on_worker(fn):
@@ -187,7 +191,8 @@ def map_row_chunks(fn, X, *others, reduce=None):
         (passed as dicts of blocks); None is passed as None.
     reduce : callable or None, default=None
         An associative merge ``reduce(a, b)`` of two chunks' results: the results are merged in a
-        tree on the workers, in row order, and one result comes back. None returns the list.
+        tree on the workers, in row order, and one result comes back (a result of None, a chunk
+        without rows, merges as nothing). None returns the list.
 
     Returns
     -------
@@ -208,9 +213,12 @@ def map_row_chunks(fn, X, *others, reduce=None):
     tasks = [dask.delayed(task)(*parts, int(start)) for *parts, start in zip(*columns, row_starts(X))]
     if reduce is None:
         return list(dask.compute(*tasks))
-    while len(tasks) > 1:
+    if not tasks:
+        return None
+    while True:  # at least one merge, so that a single chunk's None is handled as any other
         tasks = [dask.delayed(_merge)(reduce, *tasks[i : i + _TREE_WIDTH]) for i in range(0, len(tasks), _TREE_WIDTH)]
-    return dask.compute(tasks[0])[0]
+        if len(tasks) == 1:
+            return dask.compute(tasks[0])[0]
 
 
 def _with_names(block, names):
@@ -286,8 +294,33 @@ def _add_summaries(a, b):
     return np.array([a[0] + b[0], a[1] + b[1], max(a[2], b[2])])
 
 
-def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check=None, min_samples=1):
-    """Validate a dask X (and its weights) for fit in one pass over the chunks.
+def prepared_rows(estimator, X, *, dtype, reset=True):
+    """A dask X for fit: its feature names taken, row-chunked, in ``dtype``, persisted when it fits.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Receives ``n_features_in_`` and ``feature_names_in_`` when ``reset``.
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+    dtype : dtype
+    reset : bool, default=True
+
+    Returns
+    -------
+    X : dask.array.Array of shape (n_samples, n_features)
+    """
+    from discrim.utils.validation import check_numeric_columns
+
+    if reset:
+        meta = _meta(X)
+        if meta is not None and hasattr(meta, "columns"):
+            check_numeric_columns(meta.dtypes)
+    check_feature_names(estimator, X, reset=reset)
+    return persist_if_it_fits(row_chunked(X).astype(dtype))
+
+
+def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_samples=1):
+    """Check every chunk of a prepared X (and its weights) as fit checks in-memory X, in one pass.
 
     Every chunk gets the checks in-memory X gets (scikit-learn's ``check_array``: finite values,
     numeric; :func:`~discrim.utils.validation.check_feature_magnitude`; ``check``), with the same
@@ -296,12 +329,11 @@ def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check
     Parameters
     ----------
     estimator : BaseEstimator
-        Receives ``n_features_in_`` and ``feature_names_in_`` when ``reset``.
-    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+        Named in the messages.
+    X : dask.array.Array of shape (n_samples, n_features)
+        From :func:`prepared_rows`.
     dtype : dtype
-        The floating type of the returned X.
     sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
-    reset : bool, default=True
     check : callable or None, default=None
         ``check(X_chunk, first_row)`` raises on a chunk the model cannot take (e.g. outside a
         family's support).
@@ -309,8 +341,6 @@ def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check
 
     Returns
     -------
-    X : dask.array.Array of shape (n_samples, n_features)
-        Row-chunked, in ``dtype``.
     sample_weight : dask.array.Array of shape (n_samples,)
         float64, chunked like X (ones when None).
     total_weight : float
@@ -320,10 +350,6 @@ def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check
 
     from discrim.utils.validation import check_weight_total
 
-    if reset:
-        _check_dataframe_dtypes(X)
-    check_feature_names(estimator, X, reset=reset)
-    X = persist_if_it_fits(row_chunked(X).astype(dtype))
     if X.shape[0] < min_samples:
         raise ValueError(f"X has {X.shape[0]} sample(s); {type(estimator).__name__} needs at least {min_samples}.")
     if sample_weight is None:
@@ -334,7 +360,24 @@ def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check
     _, total, largest = map_row_chunks(run, X, w, reduce=_add_summaries)
     with np.errstate(over="ignore"):
         check_weight_total(total)
-    return X, w, float(total), float(largest)
+    return w, float(total), float(largest)
+
+
+def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check=None, min_samples=1):
+    """:func:`prepared_rows` then :func:`checked_rows`: a dask X and its weights, validated for fit.
+
+    Returns
+    -------
+    X : dask.array.Array of shape (n_samples, n_features)
+        Row-chunked, in ``dtype``.
+    sample_weight : dask.array.Array of shape (n_samples,)
+        float64, chunked like X (ones when None).
+    total_weight : float
+    max_weight : float
+    """
+    X = prepared_rows(estimator, X, dtype=dtype, reset=reset)
+    return (X, *checked_rows(estimator, X, dtype=dtype, sample_weight=sample_weight, check=check,
+                             min_samples=min_samples))
 
 
 # Share of the cluster's worker memory that a persisted X may take: the rest is for the chunks'
@@ -375,21 +418,6 @@ def persist_if_it_fits(X):
     X = X.persist()
     wait(X)
     return X
-
-
-def _check_dataframe_dtypes(X):
-    """Refuse non-numeric columns of a dask DataFrame before any chunk is read."""
-    meta = _meta(X)
-    if meta is None or not hasattr(meta, "dtypes") or not hasattr(meta, "columns"):
-        return
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    bad = [str(c) for c, dt in meta.dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
-    if bad:
-        raise ValueError(
-            f"X has non-numeric column(s) {bad}: encode them as numbers first (for example with "
-            "sklearn.preprocessing.OneHotEncoder) or drop them."
-        )
 
 
 def _sample_chunk(seed, fraction, Xb, wb, first_row):
@@ -480,8 +508,6 @@ def _expand(stats, where, n_labels):
 
 def _merge_labelled(a, b):
     """Merge the (labels, stats, rows) of two chunks over the union of their labels."""
-    if a is None or b is None:
-        return b if a is None else a
     labels = np.union1d(a[0], b[0])
     where_a, where_b = np.searchsorted(labels, a[0]), np.searchsorted(labels, b[0])
     n = labels.shape[0]

@@ -49,3 +49,20 @@ def spawn_generators(random_state, n):
     generators : list of numpy.random.Generator of length n
     """
     return [np.random.default_rng(s) for s in as_seed_sequence(random_state).spawn(n)]
+
+
+def side_stream(random_state):
+    """A generator apart from the streams :func:`spawn_generators` gives for the same ``random_state``.
+
+    For draws beside a fit's own streams (a sample of the rows to seed from), so that they do not
+    repeat the first initialisation's random numbers.
+
+    Parameters
+    ----------
+    random_state : int, RandomState instance, Generator, SeedSequence or None
+
+    Returns
+    -------
+    generator : numpy.random.Generator
+    """
+    return np.random.default_rng([*as_seed_sequence(random_state).generate_state(2), 1])

@@ -125,6 +125,24 @@ def check_feature_magnitude(X, name="X"):
     return X
 
 
+def check_numeric_columns(dtypes):
+    """Refuse a table with non-numeric columns, before any of its rows is read.
+
+    Parameters
+    ----------
+    dtypes : pandas.Series
+        Column name -> dtype (a DataFrame's ``dtypes``).
+    """
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    bad = [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+    if bad:
+        raise ValueError(
+            f"X has non-numeric column(s) {bad}: encode them as numbers first (for example "
+            "with sklearn.preprocessing.OneHotEncoder) or drop them."
+        )
+
+
 def check_labels(y):
     """Encode classification targets.
 
