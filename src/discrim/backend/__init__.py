@@ -9,7 +9,7 @@ from array_api_compat import array_namespace, is_torch_namespace
 
 from discrim.backend import _ops as ops
 
-__all__ = ["BACKENDS", "array_namespace", "asarray", "is_torch_namespace", "namespace", "ops", "to_numpy"]
+__all__ = ["BACKENDS", "array_namespace", "asarray", "host_input", "is_torch_namespace", "namespace", "ops", "to_numpy"]
 
 BACKENDS = ("numpy", "torch")
 
@@ -51,3 +51,10 @@ def to_numpy(x):
     if hasattr(x, "detach"):  # torch tensor
         return x.detach().cpu().numpy()
     return np.asarray(x)
+
+
+def host_input(x):
+    """Per-row input (labels, weights) on the host: a torch tensor as numpy, anything else unchanged."""
+    if hasattr(x, "detach") and hasattr(x, "device"):  # torch tensor
+        return x.detach().cpu().numpy()
+    return x

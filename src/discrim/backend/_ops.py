@@ -187,3 +187,12 @@ def centred_transpose(a, center):
         np.subtract(a.T, center[:, None], out=out)
         return out
     return (a - center).T.contiguous()
+
+
+def take_rows(a, index):
+    """``a[index]`` for host integer indices, in ``a``'s namespace and on its device."""
+    if isinstance(a, np.ndarray):
+        return a[index]
+    import torch
+
+    return a[torch.as_tensor(np.asarray(index), device=a.device)]

@@ -2,6 +2,8 @@
 
 import numpy as np
 
+from discrim.backend._device import is_tensor
+
 __all__ = [
     "Constraint",
     "integer_interval",
@@ -48,6 +50,10 @@ class Constraint:
         -------
         ok : bool
         """
+        if is_tensor(value):  # data on a device are checked there (the checks below are method calls)
+            if value.is_complex():
+                return False
+            return bool(value.isfinite().all()) and bool(self._check(value))
         value = np.asarray(value)
         if value.dtype.kind not in "biuf":
             return False
@@ -83,17 +89,17 @@ def integer_interval(low, high):
     return Constraint(
         f"integer_interval({low}, n_trials)" if not np.isscalar(high) else f"integer_interval({low}, {high})",
         f"whole numbers between {low} and {'the trial count of the row' if not np.isscalar(high) else high}",
-        lambda v: np.all(v == np.round(v)) and np.all(v >= low) and np.all(v <= high),
+        lambda v: bool(((v == v.round()) & (v >= low) & (v <= high)).all()),
     )
 
 
 real = Constraint("real", "finite real numbers", lambda v: True)
-positive = Constraint("positive", "every entry > 0", lambda v: np.all(v > 0))
-nonnegative = Constraint("nonnegative", "every entry >= 0", lambda v: np.all(v >= 0))
+positive = Constraint("positive", "every entry > 0", lambda v: bool((v > 0).all()))
+nonnegative = Constraint("nonnegative", "every entry >= 0", lambda v: bool((v >= 0).all()))
 nonnegative_integer = Constraint(
-    "nonnegative_integer", "whole numbers >= 0", lambda v: np.all(v >= 0) and np.all(v == np.round(v))
+    "nonnegative_integer", "whole numbers >= 0", lambda v: bool(((v >= 0) & (v == v.round())).all())
 )
-unit_interval = Constraint("unit_interval", "every entry in [0, 1]", lambda v: np.all((v >= 0) & (v <= 1)))
+unit_interval = Constraint("unit_interval", "every entry in [0, 1]", lambda v: bool(((v >= 0) & (v <= 1)).all()))
 simplex = Constraint(
     "simplex",
     "non-negative entries summing to one along the last axis",
@@ -103,5 +109,5 @@ positive_definite = Constraint(
     "positive_definite", "symmetric positive definite matrices", _is_pd
 )
 one_hot = Constraint(
-    "binary", "entries 0 or 1", lambda v: np.all((v == 0) | (v == 1))
+    "binary", "entries 0 or 1", lambda v: bool(((v == 0) | (v == 1)).all())
 )

@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
 _CHUNK_ELEMENTS = 1 << 19
+# The same on a GPU: temporaries of a block take at most a few hundred MB of device memory.
+_DEVICE_CHUNK_ELEMENTS = 1 << 26
 
 
 @dataclass
@@ -53,8 +55,8 @@ class EMResult:
     empty_components: np.ndarray = None
 
 
-def default_chunk_size(n_components, n_features, family=None):
-    """Rows per block so that the block's largest temporaries stay in cache.
+def default_chunk_size(n_components, n_features, family=None, on_device=False):
+    """Rows per block so that the block's largest temporaries stay in cache (or fill a GPU).
 
     Parameters
     ----------
@@ -63,16 +65,21 @@ def default_chunk_size(n_components, n_features, family=None):
     family : ComponentFamily or None, default=None
         Its ``row_footprint(n_components, n_features)`` (floats per row in the largest
         temporaries of one block) sets the size; None assumes ``n_components * n_features``.
+    on_device : bool, default=False
+        Blocks for a GPU: each array operation is a kernel launch, and a block's statistics
+        come back to the host, so blocks are as large as a few hundred MB of temporaries allow.
 
     Returns
     -------
     chunk_size : int
-        Between 2048 and 65536.
+        Between 2048 and 65536 on the host; between 65536 and 2**22 on a GPU.
     """
     if family is not None:
         footprint = family.row_footprint(n_components, n_features)
     else:
         footprint = n_components * n_features
+    if on_device:
+        return int(np.clip(_DEVICE_CHUNK_ELEMENTS // max(1, footprint), 1 << 16, 1 << 22))
     return int(np.clip(_CHUNK_ELEMENTS // max(1, footprint), 2048, 65536))
 
 
@@ -246,7 +253,7 @@ def _add_e_steps(a, b):
 
 
 def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
-    return family.suff_stats(Xb, assign(Xb, first_row).astype(Xb.dtype, copy=False), wb, **data)
+    return family.suff_stats(Xb, assign(Xb, first_row), wb, **data)
 
 
 def stats_from_assignment(family, blocks, assign):
@@ -274,6 +281,7 @@ def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
     ----------
     family : ComponentFamily
     blocks : RowBlocks
+        numpy, or torch on any device (the log-densities are computed there).
     log_weights : ndarray of shape (n_components,)
     params : Params
     n_threads : int, default=1
@@ -281,11 +289,12 @@ def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
     Returns
     -------
     jll : ndarray of shape (n_samples, n_components)
-        float64, a fresh array (the posterior rule overwrites it).
+        float64 on the host, a fresh array (the posterior rule overwrites it).
     """
 
     def block(Xb, wb, data, first_row):
-        return family.log_prob(Xb, params, **data) + log_weights.astype(Xb.dtype)
+        # each block's (n_block, K) scores come to the host: the posterior rule works there
+        return to_numpy(family.log_prob(Xb, params, **data) + ops.like(log_weights, Xb))
 
     with single_threaded_blas(), BlockMapper(n_threads) as mapper:
         parts = blocks.map(block, mapper)

@@ -5,6 +5,8 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.cluster import kmeans_plusplus
 
+from discrim.backend import array_namespace, ops
+
 __all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "initial_assignment"]
 
 INIT_METHODS = ("kmeans++", "random", "random_from_data")
@@ -33,21 +35,15 @@ def check_enough_distinct_rows(X, sample_weight, n_components):
         )
 
 
-def _nearest(X, centers):
-    """Index (n_samples,) of the nearest center by squared Euclidean distance, in row blocks."""
-    out = np.empty(X.shape[0], dtype=np.intp)
-    c2 = (centers**2).sum(axis=1)
-    step = 65536
-    for s in range(0, X.shape[0], step):
-        B = X[s : s + step]
-        out[s : s + step] = np.argmin(c2 - 2.0 * (B @ centers.T), axis=1)
-    return out
+def _nearest(X, offset, centers):
+    """Index (n_samples,) of the nearest center to each row, in the namespace and on the device of X.
 
-
-def _hard(labels, n_components, dtype):
-    resp = np.zeros((labels.shape[0], n_components), dtype=dtype)
-    resp[np.arange(labels.shape[0]), labels] = 1.0
-    return resp
+    Squared Euclidean distances in float64, expanded about ``offset`` (see :func:`initial_assignment`).
+    """
+    xp = array_namespace(X)
+    Xf = ops.as_float64(X) - ops.like(offset, X, "float64")
+    c = ops.like(centers, Xf)
+    return xp.argmin(xp.sum(c * c, axis=1) - 2.0 * (Xf @ c.T), axis=1)
 
 
 @dataclass(frozen=True)
@@ -66,14 +62,17 @@ class InitialAssignment:
     seed: int = None
 
     def __call__(self, X, first_row=0):
-        """Responsibilities (n_block, n_components), float64, of the rows ``X`` starting at ``first_row``."""
+        """Responsibilities (n_block, n_components) of the rows ``X`` starting at ``first_row``.
+
+        In the namespace, on the device and in the dtype of X.
+        """
         if self.centers is not None:
-            return _hard(_nearest(np.asarray(X, dtype=np.float64) - self.offset, self.centers), self.n_components,
-                         np.float64)
+            labels = _nearest(X, self.offset, self.centers)
+            return ops.one_hot(labels[:, None], self.n_components, X.dtype)[:, 0, :]
         if self.resp is not None:
-            return self.resp[first_row : first_row + X.shape[0]]
+            return ops.like(self.resp[first_row : first_row + X.shape[0]], X)
         resp = np.random.default_rng([self.seed, first_row]).uniform(size=(X.shape[0], self.n_components))
-        return resp / resp.sum(axis=1, keepdims=True)
+        return ops.like(resp / resp.sum(axis=1, keepdims=True), X)
 
 
 def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=None):

@@ -10,6 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin, log_posterior
+from discrim.backend import ops, to_numpy
+from discrim.backend._device import device_type, is_tensor, rows_on_device
 from discrim.distributions._base import slice_rows
 from discrim.mixture._em import (
     DaskRowBlocks,
@@ -106,6 +108,14 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Threads that run row blocks of the E-step in parallel (BLAS is held to one thread per
         block meanwhile). None uses the BLAS thread budget of the context: every core at the top
         level, a worker's share of them inside a parallel search. Results do not depend on it.
+        Ignored on a device (torch parallelises each block itself).
+    device : str, torch.device or None, default=None
+        Where the E-step runs: None with numpy on the host (or, for a torch tensor X, with
+        torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch there
+        (needs PyTorch). X goes to the device once per fit; the statistics of each block of rows
+        come back to the host, where the M-step runs in float64 (they are of size K d^2). Fitted
+        attributes are numpy on the host; prediction methods return in the namespace and on the
+        device of their input.
 
     Attributes
     ----------
@@ -178,6 +188,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "dtype": [StrOptions({"float64", "float32"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "n_threads": [Interval(Integral, 1, None, closed="left"), None],
+        "device": "no_validation",  # check_device names what is wrong, in fit and predict
     }
 
     def __init__(
@@ -199,6 +210,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         dtype="float64",
         chunk_size=None,
         n_threads=None,
+        device=None,
     ):
         self.family = family
         self.n_components = n_components
@@ -216,6 +228,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         self.dtype = dtype
         self.chunk_size = chunk_size
         self.n_threads = n_threads
+        self.device = device
 
     # --- validation -----------------------------------------------------------------------
 
@@ -227,15 +240,27 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return family.check_options()
 
     def _rows(self, X, family, reset):
-        """Validated rows of X as :class:`RowBlocks`, with unit sample weights."""
-        X = validate_data(self, X, reset=reset, dtype=np.dtype(self.dtype))
-        check_feature_magnitude(X)
+        """Validated rows of X as :class:`RowBlocks` where the mixture computes, with unit weights."""
+        dtype = np.dtype(self.dtype)
+
+        def validate(X):
+            return check_feature_magnitude(validate_data(self, X, reset=reset, dtype=dtype))
+
+        X = rows_on_device(self, X, validate, reset=reset, dtype=dtype)
         rows = family.row_data(X.shape[0])
         family.check_data(X, rows)
-        return RowBlocks(X, np.ones(X.shape[0], dtype=X.dtype), self._chunk_size(family, X.shape[1]), rows=rows)
+        weights = ops.like(np.ones(X.shape[0]), X)
+        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), rows=rows)
 
-    def _chunk_size(self, family, n_features):
-        return self.chunk_size or default_chunk_size(self.n_components, n_features, family)
+    def _chunk_size(self, family, n_features, X=None):
+        if self.chunk_size:
+            return self.chunk_size
+        return default_chunk_size(self.n_components, n_features, family, on_device=device_type(X) == "cuda")
+
+    @staticmethod
+    def _block_threads(blocks, n_threads):
+        # torch parallelises each block itself, on a CPU or a GPU
+        return 1 if is_tensor(blocks.X) else row_threads(n_threads)
 
     def _training_rows(self, X, family, sample_weight, reset):
         """The rows EM runs over, and the rows (all, or a sample) that the initialisation sees.
@@ -253,7 +278,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             blocks = self._rows(X, family, reset=reset)
             # Only the ratios of the weights matter; a power-of-two rescale keeps the sums in range.
             w = rescale_weights(check_sample_weight(sample_weight, blocks.n_rows))
-            return replace(blocks, sample_weight=w.astype(blocks.X.dtype, copy=False)), (blocks.X, w)
+            blocks = replace(blocks, sample_weight=ops.like(w, blocks.X))
+            return blocks, self._host_sample(blocks.X, w)
         dtype = np.dtype(self.dtype)
         X = prepared_rows(self, X, dtype=dtype, reset=reset)
         rows = family.row_data(X.shape[0])
@@ -269,6 +295,29 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                                total_weight=total * scale)
         sample_X, sample_w = gather_sample(X, w, _INIT_SAMPLE_ROWS, side_stream(self.random_state))
         return blocks, (sample_X, sample_w)
+
+    def _host_sample(self, rows, sample_weight):
+        """The rows the initialisation sees, on the host (k-means++ seeding runs there).
+
+        Parameters
+        ----------
+        rows : ndarray or torch.Tensor of shape (n_samples, n_features)
+            Validated rows, where the mixture computes.
+        sample_weight : ndarray of shape (n_samples,) of float64
+
+        Returns
+        -------
+        sample : tuple of (ndarray, ndarray)
+            Rows and weights: all of them, except that rows on a device cross to the host only
+            up to ``_INIT_SAMPLE_ROWS`` of them, drawn uniformly (as from a dask X).
+        """
+        if not is_tensor(rows):
+            return rows, sample_weight
+        n = rows.shape[0]
+        if n <= _INIT_SAMPLE_ROWS:
+            return to_numpy(rows), sample_weight
+        index = np.sort(side_stream(self.random_state).choice(n, _INIT_SAMPLE_ROWS, replace=False))
+        return to_numpy(ops.take_rows(rows, index)), sample_weight[index]
 
     def _check_weights_init(self):
         k = self.n_components
@@ -344,7 +393,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 max_iter=self.max_iter,
                 fix_weights=self.fix_weights,
                 keep_history=self.keep_history,
-                n_threads=row_threads(self.n_threads),
+                n_threads=self._block_threads(blocks, self.n_threads),
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
                 best = result
@@ -446,7 +495,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         family = self._family()
         blocks = self._rows(X, family, reset=False)
-        return joint_log_likelihood(family, blocks, self._log_weights(), self._params, row_threads(self.n_threads))
+        return joint_log_likelihood(family, blocks, self._log_weights(), self._params,
+                                    self._block_threads(blocks, self.n_threads))
 
     # --- model size and sampling ----------------------------------------------------------
 

@@ -241,14 +241,18 @@ def blockwise(method):
 
     For a dask array or DataFrame, the method runs on every row chunk (as a numpy array, or as a
     pandas DataFrame with the fitted feature names) where the chunk lives; the result is a dask
-    array with X's row chunks, computed lazily. Any other X goes to ``method`` unchanged. An error
-    in a chunk names the chunk's first row, since the method's own row indices count from it.
+    array with X's row chunks, computed lazily. An error in a chunk names the chunk's first row,
+    since the method's own row indices count from it. Any other X goes to ``method`` unchanged,
+    and its result returns in X's namespace: a torch tensor on X's device for tensor input,
+    numpy otherwise (:func:`discrim.backend._device.like_input`).
     """
 
     @functools.wraps(method)
     def wrapper(self, X, *args, **kwargs):
         if not is_dask(X):
-            return method(self, X, *args, **kwargs)
+            from discrim.backend._device import like_input
+
+            return like_input(method(self, X, *args, **kwargs), X)
         from sklearn.utils.validation import check_is_fitted
 
         check_is_fitted(self)
@@ -458,7 +462,7 @@ def weighted_total(values, sample_weight=None):
 
     Parameters
     ----------
-    values : ndarray or dask.array.Array of shape (n_samples,)
+    values : ndarray, torch.Tensor or dask.array.Array of shape (n_samples,)
     sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
         Validated as ``fit`` validates it; None gives unit weights.
 
@@ -470,6 +474,9 @@ def weighted_total(values, sample_weight=None):
     from discrim.utils.validation import check_sample_weight
 
     if not is_dask(values):
+        from discrim.backend import host_input
+
+        values = host_input(values)  # per-row values of a tensor input: summed on the host
         w = check_sample_weight(sample_weight, values.shape[0])
         return float(w @ values), float(w.sum())
     import dask

@@ -3,6 +3,8 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
+from discrim.backend import host_input
+
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
     """Validate ``sample_weight`` and return it as a float array.
@@ -25,6 +27,7 @@ def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
     """
     if sample_weight is None:
         return np.ones(n_samples, dtype=dtype)
+    sample_weight = host_input(sample_weight)
     if np.isscalar(sample_weight):
         sample_weight = np.full(n_samples, sample_weight, dtype=dtype)
     try:
@@ -162,6 +165,7 @@ def check_labels(y):
     ValueError
         If the targets are continuous or hold fewer than two classes.
     """
+    y = host_input(y)
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
