@@ -7,6 +7,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
+from discrim.backend._device import rows_on_device
 from discrim.utils._dask import blockwise
 from discrim.utils.validation import (
     check_class_totals,
@@ -34,9 +35,13 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        # As at fit: beyond this the squared distances overflow and the posteriors would be NaN.
-        return check_feature_magnitude(X, "X")
+
+        def validate(X):
+            X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+            # As at fit: beyond this the squared distances overflow and the posteriors would be NaN.
+            return check_feature_magnitude(X, "X")
+
+        return rows_on_device(self, X, validate, reset=False, dtype=None)
 
     def _prepare_targets(self, y, sample_weight, n_samples):
         """Encode y and validate weights; returns classes, y_idx, weights, class totals."""

@@ -92,9 +92,11 @@ def compute_device(device, X=None):
     return placed
 
 
-def _torch_dtype(dtype):
+def _torch_dtype(dtype, X):
     import torch
 
+    if dtype is None:  # keep a floating dtype numpy-style: float32 stays, anything else is float64
+        return torch.float32 if X.dtype == torch.float32 else torch.float64
     return {np.dtype(np.float64): torch.float64, np.dtype(np.float32): torch.float32}[np.dtype(dtype)]
 
 
@@ -111,8 +113,8 @@ def validated_tensor(estimator, X, *, reset, dtype, min_samples=1, name="X"):
     X : torch.Tensor of shape (n_samples, n_features)
     reset : bool
         True in fit: record ``n_features_in_`` (and forget ``feature_names_in_``).
-    dtype : numpy dtype or str
-        float64 or float32.
+    dtype : numpy dtype, str or None
+        float64 or float32; None keeps float32 and makes anything else float64.
     min_samples : int, default=1
     name : str, default="X"
 
@@ -144,7 +146,8 @@ def validated_tensor(estimator, X, *, reset, dtype, min_samples=1, name="X"):
     elif hasattr(estimator, "n_features_in_") and d != estimator.n_features_in_:
         raise ValueError(f"{name} has {d} features, but {owner} is expecting {estimator.n_features_in_} features "
                          "as input.")
-    X = X.to(_torch_dtype(dtype))
+    X = X.to(_torch_dtype(dtype, X))
+    dtype = str(X.dtype).removeprefix("torch.")
     finite = torch.isfinite(X)
     if not bool(finite.all()):
         what = "NaN" if bool(torch.isnan(X).any()) else "infinity or a value too large for " + str(np.dtype(dtype))
@@ -172,7 +175,8 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1):
         DataFrames, lists).
     reset : bool
         True in fit.
-    dtype : numpy dtype or str
+    dtype : numpy dtype, str or None
+        Of a tensor X (:func:`validated_tensor`); ``validate`` casts host input itself.
     min_samples : int, default=1
 
     Returns

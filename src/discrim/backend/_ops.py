@@ -196,3 +196,50 @@ def take_rows(a, index):
     import torch
 
     return a[torch.as_tensor(np.asarray(index), device=a.device)]
+
+
+def label_sums(labels, weights, X, n_labels):
+    """Weighted sum of the rows of each label, ``sum_{i: labels_i = k} w_i x_i``: (n_labels, d).
+
+    One pass over X as a sparse (n_labels, n) indicator times X.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_samples,) of int
+        On the host, in ``[0, n_labels)``.
+    weights : ndarray of shape (n_samples,)
+        On the host.
+    X : array of shape (n_samples, n_features)
+        numpy or torch.
+    n_labels : int
+
+    Returns
+    -------
+    sums : ndarray of shape (n_labels, n_features) of float64, on the host
+    """
+    n = X.shape[0]
+    if isinstance(X, np.ndarray):
+        import scipy.sparse
+
+        indicator = scipy.sparse.csr_array((weights, (labels, np.arange(n))), shape=(n_labels, n))
+        return np.asarray(indicator @ X, dtype=np.float64)
+    import torch
+
+    index = torch.as_tensor(np.stack([labels, np.arange(n)]), device=X.device)
+    indicator = torch.sparse_coo_tensor(index, torch.as_tensor(weights, dtype=X.dtype, device=X.device), (n_labels, n),
+                                        check_invariants=False)
+    return np.asarray((indicator @ X).cpu().numpy(), dtype=np.float64)
+
+
+def row_dot(a, b):
+    """``sum_d a[..., d] * b[..., d]``: the dot products along the last axis."""
+    if isinstance(a, np.ndarray):
+        return np.einsum("...d,...d->...", a, b)
+    return (a * b).sum(dim=-1)
+
+
+def clip_negative_inplace(a):
+    """``max(a, 0)``, written into ``a``."""
+    if isinstance(a, np.ndarray):
+        return np.maximum(a, 0.0, out=a)
+    return a.clamp_min_(0.0)

@@ -6,13 +6,19 @@ centred distances and linear scores. Class moments come from the Gaussian family
 import numpy as np
 import scipy.linalg
 
+from discrim.backend import ops, to_numpy
+from discrim.backend._device import device_type
+
 # Rows per block in the O(n_samples * n_features^2) passes: a block of float64 rows stays in cache
-# and the temporaries stay small however large X is.
+# and the temporaries stay small however large X is. On a GPU a block is a few kernel launches
+# and one copy to the host: blocks there are as large as some hundred MB of temporaries.
 _BLOCK_BYTES = 1 << 23
+_DEVICE_BLOCK_BYTES = 1 << 28
 
 
-def _block_rows(width):
-    return max(256, _BLOCK_BYTES // (8 * max(int(width), 1)))
+def _block_rows(width, X):
+    size = _DEVICE_BLOCK_BYTES if device_type(X) == "cuda" else _BLOCK_BYTES
+    return max(256, size // (8 * max(int(width), 1)))
 
 
 def fit_origin(X):
@@ -20,18 +26,19 @@ def fit_origin(X):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        numpy or torch.
 
     Returns
     -------
-    origin : ndarray of shape (n_features,)
+    origin : ndarray of shape (n_features,) of float64, on the host
         A data point, so ``x - origin`` is of the size of the spread of the data, and exactly
         representable for data on a grid: data translated by a representable offset give the
         same ``x - origin``, hence the same fit, bit for bit. Means and scatter accumulated
         about it do not carry the rounding of ``|offset|`` (the sufficient statistics stay
         shifted; only the reported ``means_`` add the origin back).
     """
-    return X[0].copy()
+    return np.array(to_numpy(X[0]), dtype=np.float64)
 
 
 def shrink(cov, reg_param):
@@ -60,7 +67,8 @@ def mahalanobis_tied(X, means, inv, origin=None, block_rows=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        numpy or torch on any device: the products run there, block by block.
     means : ndarray of shape (n_classes, n_features)
         Relative to ``origin``.
     inv : ndarray of shape (n_features, n_features)
@@ -72,7 +80,7 @@ def mahalanobis_tied(X, means, inv, origin=None, block_rows=None):
 
     Returns
     -------
-    dist : ndarray of shape (n_samples, n_classes)
+    dist : ndarray of shape (n_samples, n_classes), on the host
         ``(x_i - mu_k)' Sigma^{-1} (x_i - mu_k) = ||z_i||^2 - 2 z_i' m_k + ||m_k||^2`` with
         ``z_i = W (x_i - t)``, ``m_k = W (mu_k - t)`` and ``t`` the mean of the class means
         (centring keeps the expansion accurate for data far from the origin); one GEMM per
@@ -82,19 +90,21 @@ def mahalanobis_tied(X, means, inv, origin=None, block_rows=None):
     center = means.mean(axis=0)
     inv_t = np.ascontiguousarray(inv.T)  # numpy's matmul can miss BLAS for a transposed view
     m = (means - center) @ inv_t  # (n_classes, n_features)
-    m_sq = np.einsum("kd,kd->k", m, m)
-    m_t = np.ascontiguousarray(-2.0 * m.T)
+    # float64 whatever X's dtype: the products are differences of squares
+    m_sq = ops.like(np.einsum("kd,kd->k", m, m), X, "float64")
+    m_t = ops.like(np.ascontiguousarray(-2.0 * m.T), X, "float64")
+    shift, center, inv_t = (ops.like(a, X, "float64") for a in (0.0 if origin is None else origin, center, inv_t))
     out = np.empty((n, means.shape[0]))
-    step = block_rows or _block_rows(X.shape[1])
+    step = block_rows or _block_rows(X.shape[1], X)
     for start in range(0, n, step):
-        xb = X[start : start + step] - (0.0 if origin is None else origin)
+        xb = ops.as_float64(X[start : start + step]) - shift
         xb -= center
         z = xb @ inv_t
         d = z @ m_t
-        d += np.einsum("nd,nd->n", z, z)[:, None]
+        d += ops.row_dot(z, z)[:, None]
         d += m_sq
-        np.maximum(d, 0.0, out=d)  # rounding can push a distance of ~0 below zero
-        out[start : start + step] = d
+        ops.clip_negative_inplace(d)  # rounding can push a distance of ~0 below zero
+        out[start : start + step] = to_numpy(d)
     return out
 
 
@@ -103,7 +113,8 @@ def mahalanobis_full(X, means, inv, origin=None, block_rows=None):
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : array of shape (n_samples, n_features)
+        numpy or torch on any device: the products run there, block by block.
     means : ndarray of shape (n_classes, n_features)
         Relative to ``origin``.
     inv : ndarray of shape (n_classes, n_features, n_features)
@@ -115,7 +126,7 @@ def mahalanobis_full(X, means, inv, origin=None, block_rows=None):
 
     Returns
     -------
-    dist : ndarray of shape (n_samples, n_classes)
+    dist : ndarray of shape (n_samples, n_classes), on the host
         ``||W_k (x_i - mu_k)||^2``. Each block of rows, centred on the mean of the class means
         and with a column of ones appended, is multiplied by ``[W_1' ... W_K']`` stacked side
         by side over the row ``-W_k (mu_k - t)``: the O(n K D^2) work is one GEMM per block,
@@ -128,16 +139,14 @@ def mahalanobis_full(X, means, inv, origin=None, block_rows=None):
     stacked[:n_features] = np.concatenate(list(np.swapaxes(inv, 1, 2)), axis=1)
     stacked[n_features] = -np.einsum("kij,kj->ki", inv, means - center).ravel()
     out = np.empty((n, n_classes))
-    step = block_rows or _block_rows(n_classes * n_features)
-    xa = np.empty((min(step, n), n_features + 1))
-    xa[:, n_features] = 1.0
+    step = block_rows or _block_rows(n_classes * n_features, X)
+    shift, center, stacked = (ops.like(a, X, "float64") for a in (0.0 if origin is None else origin, center, stacked))
     for start in range(0, n, step):
-        xb = X[start : start + step]
+        xb = ops.as_float64(X[start : start + step])
         rows = xb.shape[0]
-        np.subtract(xb, 0.0 if origin is None else origin, out=xa[:rows, :n_features])
-        xa[:rows, :n_features] -= center
-        z = (xa[:rows] @ stacked).reshape(rows, n_classes, n_features)
-        out[start : start + rows] = np.einsum("bkd,bkd->bk", z, z)
+        xa = ops.centred_with_ones(xb - shift, center)
+        z = (xa @ stacked).reshape(rows, n_classes, n_features)
+        out[start : start + rows] = to_numpy(ops.row_dot(z, z))
     return out
 
 

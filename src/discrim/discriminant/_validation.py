@@ -1,7 +1,10 @@
 """Checks of training data shared by the discriminant classifiers."""
 
 import numpy as np
-from sklearn.utils.validation import validate_data
+from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+
+from discrim.backend import host_input
+from discrim.backend._device import rows_on_device
 
 from discrim.utils.validation import check_feature_magnitude, check_numeric_columns
 
@@ -20,8 +23,10 @@ def validate_training_data(estimator, X, y):
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features) of float64
+    X : ndarray or torch.Tensor of shape (n_samples, n_features) of float64
+        Where the estimator computes (:func:`discrim.backend._device.rows_on_device`).
     y : ndarray of shape (n_samples,)
+        On the host.
     """
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(X, "columns"):
@@ -31,7 +36,15 @@ def validate_training_data(estimator, X, y):
             f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "
             "encode them as numbers first."
         )
-    X, y = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
-    # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
-    check_feature_magnitude(X, "X")
-    return X, y
+    targets = {}
+
+    def validate(X):
+        X, targets["y"] = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
+        # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
+        return check_feature_magnitude(X, "X")
+
+    X = rows_on_device(estimator, X, validate, reset=True, dtype=np.float64, min_samples=2)
+    if "y" not in targets:  # a tensor X, validated where it lives
+        targets["y"] = column_or_1d(host_input(y), warn=True)
+        check_consistent_length(X, targets["y"])
+    return X, targets["y"]

@@ -5,6 +5,7 @@ from numbers import Real
 import numpy as np
 
 from discrim.base import BaseLikelihoodClassifier
+from discrim.backend import ops, to_numpy
 from discrim.discriminant import _gaussian_math as gm
 from discrim.discriminant._validation import validate_training_data
 from discrim.distributions._gaussian_linalg import (
@@ -31,11 +32,13 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
     _parameter_constraints = {
         "priors": [StrOptions({"equal", "empirical"}), "array-like"],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
+        "device": "no_validation",  # check_device names what is wrong, in fit and predict
     }
 
-    def __init__(self, priors="equal", reg_param=0.0):
+    def __init__(self, priors="equal", reg_param=0.0, device=None):
         self.priors = priors
         self.reg_param = reg_param
+        self.device = device
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -64,7 +67,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         origin = gm.fit_origin(X)
         # Class moments are the Gaussian family's statistics of labelled rows (one engine for
         # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
-        stats = _FULL_GAUSSIAN.labelled_stats(X - origin, y_idx, w, classes.shape[0])
+        stats = _FULL_GAUSSIAN.labelled_stats(X - ops.like(origin, X), y_idx, w, classes.shape[0])
         rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
         return self._set_moments(classes, totals, origin, stats, rows)
 
@@ -141,6 +144,11 @@ class LinearDiscriminant(_GaussianDiscriminant):
         Shrinks the pooled covariance towards the identity, ``(1 - r) Sigma_hat + r I``.
         Needed when the pooled covariance is singular (collinear features or
         ``n - g <= n_features``); 0 is the seed's rule.
+    device : str, torch.device or None, default=None
+        Where the O(n d^2) passes run: None with numpy on the host (or, for a torch tensor X,
+        with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
+        there (needs PyTorch). Fitted attributes are numpy on the host; prediction methods
+        return in the namespace and on the device of their input.
 
     Attributes
     ----------
@@ -259,23 +267,25 @@ class LinearDiscriminant(_GaussianDiscriminant):
     def _joint_log_likelihood(self, X):
         # log pi_k f_k(x) up to a term common to all classes: the posteriors and the rule are
         # unchanged, and it costs O(n K D) instead of O(n D^2).
-        X = self._validate_for_predict(X)
+        X = self._centred(self._validate_for_predict(X))
         # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
-        X = X - self._origin
-        X -= self._center
-        scores = X @ np.ascontiguousarray(self._coef_c.T)
-        scores += self._intercept_c
-        return scores
+        scores = X @ ops.like(np.ascontiguousarray(self._coef_c.T), X)
+        scores += ops.like(self._intercept_c, X)
+        return to_numpy(scores)
+
+    def _centred(self, X):
+        """Rows about the mean of the class means, in float64, where they live."""
+        X = ops.as_float64(X) - ops.like(self._origin, X, "float64")
+        X -= ops.like(self._center, X)
+        return X
 
     def _log_odds(self, X):
         # Corollary 8.1: with two classes only -a'(x - h) (plus the log prior ratio) matters;
         # one matrix-vector product.
-        X = self._validate_for_predict(X)
-        X = X - self._origin
-        X -= self._center
-        odds = X @ self._odds_coef
+        X = self._centred(self._validate_for_predict(X))
+        odds = X @ ops.like(self._odds_coef, X)
         odds += self._odds_intercept
-        return odds
+        return to_numpy(odds)
 
     @blockwise
     def decision_function(self, X):
@@ -313,6 +323,11 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         Shrinks each class covariance towards the identity, ``(1 - r) S_k + r I`` (the same
         regularisation as scikit-learn's ``QuadraticDiscriminantAnalysis``). Needed when a
         class has no more samples than features or collinear features.
+    device : str, torch.device or None, default=None
+        Where the O(n d^2) passes run: None with numpy on the host (or, for a torch tensor X,
+        with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
+        there (needs PyTorch). Fitted attributes are numpy on the host; prediction methods
+        return in the namespace and on the device of their input.
 
     Attributes
     ----------

@@ -4,7 +4,6 @@ from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
-import scipy.sparse
 
 from discrim.distributions import _constraints as constraints
 from discrim.backend import ops
@@ -353,8 +352,9 @@ class Gaussian(ComponentFamily):
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            Rows; callers far from the origin pass them about a data point (see
+        X : array of shape (n_samples, n_features)
+            Rows, numpy or torch on any device (the O(n d^2) work runs there); callers far from
+            the origin pass them about a data point (see
             :func:`discrim.discriminant._gaussian_math.fit_origin`).
         labels : ndarray of shape (n_samples,) of int
             Component (class) index of each row, in ``[0, n_components)``; every component has
@@ -373,11 +373,9 @@ class Gaussian(ComponentFamily):
         """
         n, d = X.shape
         k = n_components
-        # A sparse (K, n) indicator times X: one pass over X, no per-component copies.
-        indicator = scipy.sparse.csr_array((sample_weight, (labels, np.arange(n))), shape=(k, n))
         weight = np.bincount(labels, weights=sample_weight, minlength=k)
         # a label of zero weight (absent from a chunk of rows) has mean 0 and merges as empty
-        mean = np.asarray(indicator @ X) / np.where(weight > 0, weight, 1.0)[:, None]
+        mean = ops.label_sums(labels, sample_weight, X, k) / np.where(weight > 0, weight, 1.0)[:, None]
         full = self.covariance_type in ("full", "tied")
         unit = bool(np.all(sample_weight == 1.0))
         scatter = np.zeros((k, d, d) if full else (k, d))
@@ -388,16 +386,17 @@ class Gaussian(ComponentFamily):
         step = max(256, _SCATTER_BLOCK_BYTES // (8 * max(d, 1)))
         for j in range(k):
             rows = order[bounds[j] : bounds[j + 1]]
+            mean_j = ops.like(mean[j], X)
             for start in range(0, rows.shape[0], step):
                 block = rows[start : start + step]
-                xc = X[block]  # a copy of at most `step` rows
-                xc -= mean[j]
+                xc = ops.take_rows(X, block)  # a copy of at most `step` rows, where X lives
+                xc -= mean_j
                 if not unit:
-                    xc *= np.sqrt(sample_weight[block])[:, None]
+                    xc *= ops.like(np.sqrt(sample_weight[block])[:, None], xc)
                 if full:
-                    scatter[j] += xc.T @ xc  # numpy dispatches A'A to BLAS syrk
+                    scatter[j] += host(xc.T @ xc)  # numpy dispatches A'A to BLAS syrk
                 else:
-                    scatter[j] += np.einsum("nd,nd->d", xc, xc)
+                    scatter[j] += host(ops.row_dot(xc.T, xc.T))
         if full:
             # syrk fills one triangle and numpy mirrors it; symmetrise against rounding all the same.
             scatter = 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
