@@ -9,7 +9,7 @@ from discrim.backend._device import rows_on_device
 from discrim.utils.validation import check_feature_magnitude, check_numeric_columns
 
 
-def validate_training_data(estimator, X, y):
+def validate_training_data(estimator, X, y, keep_float32=False):
     """Validate ``X`` and ``y`` for ``fit``, with errors that name the problem.
 
     Parameters
@@ -20,6 +20,8 @@ def validate_training_data(estimator, X, y):
         Numeric, finite, with ``|x| <= max_feature_magnitude`` (1e102 for float64); at least
         two rows.
     y : array-like of shape (n_samples,)
+    keep_float32 : bool, default=False
+        Keep float32 X in float32 (anything else becomes float64).
 
     Returns
     -------
@@ -37,13 +39,14 @@ def validate_training_data(estimator, X, y):
             "encode them as numbers first."
         )
     targets = {}
+    dtype = [np.float64, np.float32] if keep_float32 else np.float64
 
     def validate(X):
-        X, targets["y"] = validate_data(estimator, X, y, dtype=np.float64, ensure_min_samples=2)
+        X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=2)
         # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
         return check_feature_magnitude(X, "X")
 
-    X = rows_on_device(estimator, X, validate, reset=True, dtype=np.float64, min_samples=2)
+    X = rows_on_device(estimator, X, validate, reset=True, dtype=None if keep_float32 else np.float64, min_samples=2)
     if "y" not in targets:  # a tensor X, validated where it lives
         targets["y"] = column_or_1d(host_input(y), warn=True)
         check_consistent_length(X, targets["y"])

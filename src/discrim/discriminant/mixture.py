@@ -4,9 +4,11 @@ import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils.validation import validate_data
 
+from discrim.backend import ops, to_numpy
+from discrim.backend._device import is_tensor
 from discrim.base import BaseLikelihoodClassifier
+from discrim.discriminant._validation import validate_training_data
 from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS
 from discrim.utils._dask import (
     align_rows,
@@ -214,6 +216,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "tol": [Interval(Real, 0, None, closed="left")],
         "reg_covar": [Interval(Real, 0, None, closed="left"), None],
         "random_state": ["random_state"],
+        "device": "no_validation",  # check_device names what is wrong, in fit and predict
     }
 
     def __init__(
@@ -228,6 +231,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         tol=1e-3,
         reg_covar=None,
         random_state=None,
+        device=None,
     ):
         self.family = family
         self.n_components = n_components
@@ -238,6 +242,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.tol = tol
         self.reg_covar = reg_covar
         self.random_state = random_state
+        self.device = device
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -259,16 +264,17 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         if is_dask(X):
             classes, totals, class_data = self._dask_classes(X, y, sample_weight)
         else:
-            X, y = validate_data(self, X, y, dtype=[np.float64, np.float32])
+            X, y = validate_training_data(self, X, y, keep_float32=True)
             classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
-            class_data = [(X[y_idx == k], w[y_idx == k]) for k in range(classes.shape[0])]
+            class_data = [(ops.take_rows(X, np.flatnonzero(y_idx == k)), w[y_idx == k])
+                          for k in range(classes.shape[0])]
         candidates = self._check_n_components(classes, class_data)
         priors = self._resolve_priors(totals)
 
         # One independent stream per class; FiniteMixture takes an int seed.
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(len(classes))]
         em = dict(init_params=self.init_params, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
-                  reg_covar=self.reg_covar)
+                  reg_covar=self.reg_covar, device=self.device)
         mixtures, selections = [], []
         for k, (X_k, w_k) in enumerate(class_data):
             if len(candidates[k]) == 1:
@@ -338,6 +344,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
             X_k, w_k = class_data[k]
             if is_dask(X_k):  # distinct rows among those the initialisation would see
                 X_k, w_k = gather_sample(X_k, w_k, _INIT_SAMPLE_ROWS, np.random.default_rng(0))
+            elif is_tensor(X_k):  # the same, of rows on a device
+                X_k, w_k = to_numpy(X_k[:_INIT_SAMPLE_ROWS]), w_k[:_INIT_SAMPLE_ROWS]
             n_rows = _n_distinct_rows(X_k[w_k > 0], needed=counts[-1])
             fitting = [r for r in counts if r <= n_rows]
             if not fitting:
@@ -351,4 +359,4 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
     def _log_density(self, X):
         """``log f_k(x)`` from each class's mixture: (n_samples, n_classes)."""
-        return np.column_stack([m.score_samples(X) for m in self.mixtures_])
+        return np.column_stack([to_numpy(m.score_samples(X)) for m in self.mixtures_])

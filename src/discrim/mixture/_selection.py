@@ -7,6 +7,8 @@ from numbers import Integral
 
 import numpy as np
 
+from discrim.backend import ops, to_numpy
+from discrim.backend._device import is_tensor, rows_on_device
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, row_chunked, weighted_total
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
@@ -195,6 +197,30 @@ def _dask_rows_and_variance(X, sample_weight):
     return X, w, feature_var
 
 
+class _Grid:
+    """What :func:`~discrim.backend._device.rows_on_device` asks of an estimator: its device."""
+
+    def __init__(self, device):
+        self.device = device
+
+
+def _weighted_variance(X, w):
+    """Weighted variance of every feature, in float64 where X lives: (n_features,) on the host.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        numpy or torch.
+    w : ndarray of shape (n_samples,)
+        Non-negative, with a positive sum.
+    """
+    Xf = ops.as_float64(X)
+    wl = ops.like(w, Xf)
+    total = float(w.sum())
+    mean = (wl @ Xf) / total
+    return to_numpy((wl @ ops.square_inplace(Xf - mean)) / total)
+
+
 def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var):
     """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
@@ -248,6 +274,7 @@ def select_mixture(
     sample_weight=None,
     random_state=None,
     n_jobs=None,
+    device=None,
     **fit_params,
 ):
     """Fit a finite mixture for every family and component count and rank them by BIC or AIC.
@@ -279,6 +306,10 @@ def select_mixture(
     n_jobs : int or None, default=None
         Number of parallel fits (joblib); ``None`` means 1 unless in a joblib context, -1 all
         cores. A Dask cluster is reached with ``joblib.parallel_backend("dask")``.
+    device : str, torch.device or None, default=None
+        Where every fit computes (:class:`~discrim.mixture.FiniteMixture`'s ``device``): None
+        with numpy, or for a torch tensor X on X's device; "cpu", "cuda", ... with torch there.
+        X goes to the device once for the whole grid, whose cells then run one after another.
     **fit_params
         Further :class:`~discrim.mixture.FiniteMixture` parameters for every fit, such as
         ``n_init``, ``max_iter``, ``tol``, ``reg_covar`` or ``init_params``.
@@ -360,11 +391,13 @@ def select_mixture(
         X, w, feature_var = _dask_rows_and_variance(X, sample_weight)
         n_jobs = 1
     else:
-        X = check_feature_magnitude(check_array(X, dtype=[np.float64, np.float32]))
+        X = rows_on_device(_Grid(device), X, lambda X: check_feature_magnitude(
+            check_array(X, dtype=[np.float64, np.float32])), reset=True, dtype=None)
         w = check_sample_weight(sample_weight, X.shape[0])
-        Xf = X.astype(np.float64)
-        mean = np.average(Xf, axis=0, weights=w)
-        feature_var = np.average((Xf - mean) ** 2, axis=0, weights=w)
+        feature_var = _weighted_variance(X, w)
+        if is_tensor(X):
+            n_jobs = 1  # one device: the cells take turns on it
+    fit_params = {**fit_params, "device": device}
     ks = _check_range(n_components_range, X.shape[0], len(families))
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
