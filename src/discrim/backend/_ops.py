@@ -243,3 +243,24 @@ def clip_negative_inplace(a):
     if isinstance(a, np.ndarray):
         return np.maximum(a, 0.0, out=a)
     return a.clamp_min_(0.0)
+
+
+def take_columns(a, index):
+    """``a[:, index]`` (a copy) for host integer indices, in ``a``'s namespace and on its device."""
+    if isinstance(a, np.ndarray):
+        return a[:, index]
+    import torch
+
+    return a[:, torch.as_tensor(np.asarray(index), device=a.device)]
+
+
+def subtract_inplace(a, b):
+    """``a - b`` written into ``a``, computed in the wider of the two dtypes (numpy's same_kind)."""
+    if isinstance(a, np.ndarray):
+        return np.subtract(a, b, out=a, casting="same_kind")
+    return a.copy_(a.double() - like(b, a, "float64"))
+
+
+def device_of(a):
+    """``{"device": a.device}`` for a tensor, ``{}`` for numpy: keyword arguments of ``xp.zeros``."""
+    return {} if isinstance(a, np.ndarray) else {"device": a.device}

@@ -1,12 +1,8 @@
 """Checks of training data shared by the discriminant classifiers."""
 
 import numpy as np
-from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
 
-from discrim.backend import host_input
-from discrim.backend._device import rows_on_device
-
-from discrim.utils.validation import check_feature_magnitude, check_numeric_columns
+from discrim.utils.validation import check_numeric_columns, validated_training_data
 
 
 def validate_training_data(estimator, X, y, keep_float32=False):
@@ -38,16 +34,5 @@ def validate_training_data(estimator, X, y, keep_float32=False):
             f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "
             "encode them as numbers first."
         )
-    targets = {}
     dtype = [np.float64, np.float32] if keep_float32 else np.float64
-
-    def validate(X):
-        X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=2)
-        # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
-        return check_feature_magnitude(X, "X")
-
-    X = rows_on_device(estimator, X, validate, reset=True, dtype=None if keep_float32 else np.float64, min_samples=2)
-    if "y" not in targets:  # a tensor X, validated where it lives
-        targets["y"] = column_or_1d(host_input(y), warn=True)
-        check_consistent_length(X, targets["y"])
-    return X, targets["y"]
+    return validated_training_data(estimator, X, y, dtype=dtype)

@@ -129,6 +129,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         :class:`~discrim.distributions.Gaussian`).
     random_state : int, RandomState instance or None, default=None
         Seeds the EM initialisation. Each class gets its own independent stream spawned from it.
+    device : str, torch.device or None, default=None
+        Where each class's EM and the class densities run (see
+        :class:`~discrim.mixture.FiniteMixture`): None with numpy on the host (or, for a torch
+        tensor X, with torch on X's device); "cpu", "cuda", ... with torch there. Fitted
+        attributes are numpy on the host; prediction methods return in the namespace and on the
+        device of their input.
 
     Attributes
     ----------

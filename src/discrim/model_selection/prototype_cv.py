@@ -8,14 +8,14 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from discrim.model_selection._search import fit_path, plan_chains, plan_tasks, refit_path, select_one_se
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype.classifier import MAX_BATCHES
-from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
+from discrim.utils.validation import check_labels, check_sample_weight, validated_training_data
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +35,7 @@ _PASSTHROUGH = (
     "max_samples",
     "dtype",
     "backend",
+    "device",
 )
 
 
@@ -117,7 +118,7 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     warm_start : bool, default=True
         Start each fit of a fold from the solution for the previous (smaller) alpha_feature.
     n_candidates, max_fraction, l1_ratio_feature, alpha_prototype, l1_ratio_prototype, max_iter, \
-max_samples, dtype, backend
+max_samples, dtype, backend, device
         Passed unchanged to every :class:`~discrim.prototype.PrototypeClassifier`; see there.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment, the candidate sampling of every fold and of the refit.
@@ -246,6 +247,7 @@ max_samples, dtype, backend
         max_samples=None,
         dtype="float64",
         backend="numpy",
+        device=None,
         random_state=None,
         verbose=0,
         callback=None,
@@ -268,6 +270,7 @@ max_samples, dtype, backend
         self.max_samples = max_samples
         self.dtype = dtype
         self.backend = backend
+        self.device = device
         self.random_state = random_state
         self.verbose = verbose
         self.callback = callback
@@ -328,8 +331,8 @@ max_samples, dtype, backend
         from joblib import effective_n_jobs
 
         X_in = X
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        check_feature_magnitude(X, "X")
+        # the search splits rows on the host; each fit moves its rows to the device once
+        X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True)
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         alphas = self._alpha_grid()
@@ -359,7 +362,7 @@ max_samples, dtype, backend
         first_jobs, follow_up, n_tasks = plan_chains(tasks, order, self.warm_start, job)
 
         start = time.perf_counter()
-        results = run_unordered(fit_path, first_jobs, self.n_jobs, fork_safe=self.backend == "numpy",
+        results = run_unordered(fit_path, first_jobs, self.n_jobs, fork_safe=self.backend == "numpy" and self.device is None,
                                 shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight},
                                 follow_up=follow_up)
         for n_done, res in enumerate(results, start=1):

@@ -8,6 +8,8 @@ from scipy.cluster.hierarchy import DisjointSet
 
 import array_api_compat.numpy as _np_xp
 
+from discrim.backend import array_namespace, ops
+from discrim.backend._device import is_tensor
 from discrim.prototype._likelihood import kernel_matrix
 
 # Prototypes whose active features and target agree within this max-norm distance are merged.
@@ -55,8 +57,9 @@ class PrototypeBatch:
 
         Parameters
         ----------
-        X : ndarray of shape (n, n_features_in)
-            Full feature matrix in the units of fit; the active columns are selected here.
+        X : array of shape (n, n_features_in)
+            Full feature matrix in the units of fit, numpy or torch on any device (the kernel
+            is computed there); the active columns are selected here.
         center : ndarray of shape (n_features_in,) or None, default=None
             Subtracted from the rows and from the prototypes before the kernel's GEMM, which
             expands the square ``|v (x - s)|^2`` and so loses the digits of the spread that
@@ -65,42 +68,42 @@ class PrototypeBatch:
 
         Returns
         -------
-        K : ndarray of shape (n, J)
-            In [0, 1] up to rounding (the expanded square's, of about eps times ``|v (x - c)|^2``).
+        K : array of shape (n, J)
+            In X's namespace, on its device; in [0, 1] up to rounding (the expanded square's, of about eps times ``|v (x - c)|^2``).
         """
-        X = np.asarray(X)
+        X = X if is_tensor(X) else np.asarray(X)
+        xp = _np_xp if isinstance(X, np.ndarray) else array_namespace(X)
         if self.n_prototypes == 0:
-            return np.zeros((X.shape[0], 0), dtype=X.dtype)
-        Xa = X[:, self.feature_index]
-        dtype = Xa.dtype
+            return xp.zeros((X.shape[0], 0), dtype=X.dtype, **ops.device_of(X))
+        Xa = ops.take_columns(X, self.feature_index)
         S = self.prototypes
         if center is not None:
             # differences in float64, then the model's dtype: both sides are shifted alike
             c = np.asarray(center, dtype=np.float64)[self.feature_index]
-            # Xa is a copy (fancy indexing): subtracted in place, computed in float64 (c's dtype)
-            np.subtract(Xa, c, out=Xa, casting="same_kind")
+            Xa = ops.subtract_inplace(Xa, c)  # Xa is a copy (fancy indexing)
             S = S - c
-        return kernel_matrix(Xa, S.astype(dtype, copy=False),
-                             self.feature_weights.astype(dtype, copy=False), _np_xp)
+        return kernel_matrix(Xa, ops.like(S, Xa), ops.like(self.feature_weights, Xa), xp)
 
     def class_scores(self, X, n_classes, center=None):
         """Unscaled contributions ``sum_{j: y_j = k} w_j K_v(x - s_j)`` of this batch.
 
         Parameters
         ----------
-        X : ndarray of shape (n, n_features_in)
+        X : array of shape (n, n_features_in)
+            numpy or torch (see :meth:`kernel`).
         n_classes : int
         center : ndarray of shape (n_features_in,) or None, default=None
             See :meth:`kernel`.
 
         Returns
         -------
-        scores : ndarray of shape (n, n_classes)
+        scores : array of shape (n, n_classes)
+            In X's namespace, on its device.
         """
         K = self.kernel(X, center)
-        onehot = np.zeros((self.n_prototypes, n_classes), dtype=K.dtype)
+        onehot = np.zeros((self.n_prototypes, n_classes))
         onehot[np.arange(self.n_prototypes), self.target] = self.prototype_weights
-        return K @ onehot
+        return K @ ops.like(onehot, K)
 
 
 def check_finite_scores(scores, center):

@@ -1,6 +1,7 @@
 """PrototypeClassifier: the prototype set ("proset") classifier, fitted batch by batch."""
 
 import logging
+from functools import partial
 from numbers import Integral, Real
 
 import numpy as np
@@ -8,7 +9,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin
-from discrim.backend import namespace
+from discrim.backend import array_namespace, ops, to_numpy
+from discrim.backend._device import check_device, compute_device, is_tensor, rows_on_device
 from discrim.optim import NonNegElasticNet, PenalizedObjective
 from discrim.prototype._candidates import (
     assign_bins,
@@ -17,7 +19,7 @@ from discrim.prototype._candidates import (
     draw_candidates,
     stratified_subsample,
 )
-from discrim.prototype._likelihood import PrototypeLikelihood, chunk_rows
+from discrim.prototype._likelihood import CHUNK_ELEMENTS, DEVICE_CHUNK_ELEMENTS, PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
 from discrim.prototype._solver import START_FEATURE_WEIGHT, START_PROTOTYPE_WEIGHT, solve_batch
 from discrim.utils._dask import (
@@ -32,7 +34,12 @@ from discrim.utils._dask import (
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream
 from discrim.utils._threads import row_threads, single_threaded_blas
-from discrim.utils.validation import check_feature_magnitude, check_labels, check_sample_weight
+from discrim.utils.validation import (
+    check_feature_magnitude,
+    check_labels,
+    check_sample_weight,
+    validated_training_data,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -131,7 +138,14 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         Precision of the kernel computations. float32 halves memory traffic; the optimiser
         always works in float64.
     backend : {"numpy", "torch"}, default="numpy"
-        Array namespace for the batch objective.
+        Array namespace for the batch objective: "torch" without a ``device`` is torch on the
+        CPU (``device="cpu"``).
+    device : str, torch.device or None, default=None
+        Where the batch objective and the kernel scores run: None with ``backend`` on the host
+        (or, for a torch tensor X, with torch on X's device); "cpu", "cuda", "cuda:1" or a
+        ``torch.device`` with torch there (needs PyTorch). X goes to the device once per fit;
+        the optimiser (L-BFGS-B), the candidate draws and the fitted batches stay on the host.
+        Prediction methods return in the namespace and on the device of their input.
     random_state : int, RandomState, Generator or None, default=None
         Seeds one independent stream per batch (candidate draws and subsamples).
     verbose : int, default=0
@@ -253,6 +267,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         "warm_start": ["boolean"],
         "dtype": [StrOptions({"float64", "float32"})],
         "backend": [StrOptions({"numpy", "torch"})],
+        "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
     }
@@ -274,6 +289,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         warm_start=False,
         dtype="float64",
         backend="numpy",
+        device=None,
         random_state=None,
         verbose=0,
     ):
@@ -291,6 +307,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         self.warm_start = warm_start
         self.dtype = dtype
         self.backend = backend
+        self.device = device
         self.random_state = random_state
         self.verbose = verbose
 
@@ -367,8 +384,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_training_data(self, X, y, sample_weight, reset=True):
         """Checked X (in the fitted dtype), sorted classes, class indices and weights."""
-        X, y = validate_data(self, X, y, dtype=np.dtype(self.dtype), ensure_min_samples=2, reset=reset)
-        check_feature_magnitude(X, "X")
+        # on the host: the draws and the centre are computed there; X moves to the device in _fit_batches
+        X, y = validated_training_data(self, X, y, dtype=np.dtype(self.dtype), reset=reset, on_host=True)
         classes, y_idx = check_labels(y)
         return X, classes, y_idx, check_sample_weight(sample_weight, X.shape[0])
 
@@ -500,10 +517,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         None
         """
         rows = np.flatnonzero(sample_weight > 0)
+        # X crosses to the device once; the candidates' rows are read from the host copy
+        X_dev = self._on_device(X)
         # unscaled probabilities of the current model on every row used for fitting
-        q_all = self._unscaled(X[rows])
+        q_all = self._unscaled(ops.take_rows(X_dev, rows))
         # the batch objectives see the rows centred once for the whole fit (see centre_of)
-        Xc = self._centred(X)
+        Xc = self._centred(X_dev)
         # Threads for the objective's row chunks, read before the BLAS is limited to one thread
         # for the whole fit: the objective is many small GEMMs on cache-sized row chunks run in
         # parallel threads, where a multi-threaded BLAS only adds synchronisation (and on a busy
@@ -511,13 +530,31 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         n_threads = row_threads()
         with single_threaded_blas():
             for rng in rngs:
-                self._add_batch(X, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
+                self._add_batch(X, X_dev, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
                                 log_level)
 
-    def _add_batch(self, X, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads, log_level):
+    def _compute_device(self, X=None):
+        """The torch device of the fit's and the predictions' array work, or None for numpy."""
+        device = compute_device(self.device, X)
+        if device is None and self.backend == "torch":
+            return check_device("cpu")
+        return device
+
+    def _on_device(self, X):
+        """Host rows X where the model computes (X itself for numpy)."""
+        device = self._compute_device()
+        if device is None:
+            return X
+        import torch
+
+        return torch.as_tensor(X, device=device)
+
+    def _add_batch(self, X, X_dev, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
+                   log_level):
         """Fit the next batch, append it and add its scores to ``q_all`` (in place).
 
-        ``Xc`` is ``X`` centred by ``center_`` (:meth:`_centred`).
+        ``X_dev`` is ``X`` where the model computes, ``Xc`` the same centred by ``center_``
+        (:meth:`_centred`).
         """
         b = len(self.batches_)
         batch, n_iter, value = self._fit_one_batch(
@@ -525,7 +562,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         )
         self._record_batch(b, batch, n_iter, value, log_level)
         if batch.n_prototypes:
-            q_all += self._chunked_scores(batch, X[rows], self.classes_.shape[0], self._center())
+            q_all += self._chunked_scores(batch, ops.take_rows(X_dev, rows), self.classes_.shape[0], self._center())
 
     def _record_batch(self, b, batch, n_iter, value, log_level):
         """Append batch ``b`` and its solve's figures, and log them."""
@@ -597,12 +634,13 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         factor = np.divide(class_total, ref_total, out=np.zeros(n_classes), where=ref_total > 0)
         coef = weight[ref] / w_sub.sum() * factor[y_idx[ref]]
 
-        xp = namespace(self.backend)
-        dt = np.dtype(self.dtype)
-        as_xp = lambda a: xp.asarray(np.ascontiguousarray(a, dtype=dt))  # noqa: E731  (dtype kept)
+        # the rows from Xc where it lives; the host's per-row terms cross once per batch
+        xp = array_namespace(Xc)
+        as_xp = partial(ops.like, ref=Xc)
         datafit = PrototypeLikelihood(
-            as_xp(Xc[ref]), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]), as_xp(Xc[cand]),
-            y_idx[cand], n_classes, xp, n_threads=n_threads,
+            ops.contiguous(ops.take_rows(Xc, ref)), y_idx[ref], as_xp(coef), as_xp(q_all[ref_pos]),
+            ops.contiguous(ops.take_rows(Xc, cand)), y_idx[cand], n_classes, xp, device=ops.device_of(Xc).get("device"),
+            n_threads=n_threads,
         )
         return self._solve_batch(datafit, X[cand], y_idx[cand], cand, b, initial_solution)
 
@@ -687,9 +725,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     def _chunked_scores(batch, X, n_classes, center=None):
         """``batch.class_scores`` over row chunks of bounded size: (n, n_classes)."""
         out = np.empty((X.shape[0], n_classes), dtype=np.float64)
-        step = chunk_rows(batch.n_prototypes)
+        elements = CHUNK_ELEMENTS if isinstance(X, np.ndarray) else DEVICE_CHUNK_ELEMENTS
+        step = chunk_rows(batch.n_prototypes, elements)
         for start in range(0, X.shape[0], step):
-            out[start : start + step] = batch.class_scores(X[start : start + step], n_classes, center)
+            out[start : start + step] = to_numpy(batch.class_scores(X[start : start + step], n_classes, center))
         check_finite_scores(out, center)
         return out
 
@@ -698,11 +737,14 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return getattr(self, "center_", None)
 
     def _centred(self, X):
-        """``X - center_`` in the fitted dtype (differences taken in float64): (n, n_features)."""
+        """``X - center_`` in the fitted dtype (differences taken in float64): (n, n_features).
+
+        In X's namespace and on its device.
+        """
         center = self._center()
         if center is None:
             return X
-        return np.ascontiguousarray(X - center, dtype=np.dtype(self.dtype))
+        return ops.contiguous(ops.like(ops.as_float64(X) - ops.like(center, X, "float64"), X))
 
     def _unscaled(self, X, n_batches=None):
         """``q_k(x)`` using the first ``n_batches`` batches (all by default): (n, n_classes)."""
@@ -714,8 +756,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_for_predict(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype))
-        return check_feature_magnitude(X, "X")
+
+        def validate(X):
+            return check_feature_magnitude(validate_data(self, X, reset=False, dtype=np.dtype(self.dtype)), "X")
+
+        X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype))
+        return X if is_tensor(X) else self._on_device(X)
 
     def _joint_log_likelihood(self, X):
         """``log q_k(x)``: the class scores are the joint likelihoods of the posterior rule.

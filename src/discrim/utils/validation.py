@@ -226,3 +226,47 @@ def check_priors(priors, class_weight_totals):
     if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-8):
         raise ValueError(f"priors must sum to one; they sum to {p.sum():.6g}.")
     return p / p.sum()
+
+
+def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True, on_host=False):
+    """X and y for a classifier's fit: X checked and where the estimator computes, y on the host.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+        Receives ``n_features_in_`` (and ``feature_names_in_`` for a DataFrame) when ``reset``.
+    X : array-like or torch.Tensor of shape (n_samples, n_features)
+        Finite, with ``|x| <= max_feature_magnitude``; a tensor is checked where it lives.
+    y : array-like or torch.Tensor of shape (n_samples,)
+    dtype : numpy dtype, str or list
+        Of X: one dtype, or ``[float64, float32]`` to keep float32.
+    min_samples : int, default=2
+    reset : bool, default=True
+    on_host : bool, default=False
+        Return X as numpy on the host whatever the estimator's device (fits whose row work
+        moves to the device later, by parts).
+
+    Returns
+    -------
+    X : ndarray or torch.Tensor of shape (n_samples, n_features)
+        A tensor exactly when the estimator computes on a device and ``on_host`` is False.
+    y : ndarray of shape (n_samples,)
+    """
+    from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+
+    from discrim.backend import to_numpy
+    from discrim.backend._device import rows_on_device
+
+    targets = {}
+
+    def validate(X):
+        X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset)
+        # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
+        return check_feature_magnitude(X, "X")
+
+    tensor_dtype = None if isinstance(dtype, (list, tuple)) else dtype
+    X = rows_on_device(estimator, X, validate, reset=reset, dtype=tensor_dtype, min_samples=min_samples)
+    if "y" not in targets:  # a tensor X, validated where it lives
+        targets["y"] = column_or_1d(host_input(y), warn=True)
+        check_consistent_length(X, targets["y"])
+    return (to_numpy(X) if on_host else X), targets["y"]
