@@ -55,19 +55,20 @@ def check_device(device, name="device"):
     torch_namespace()  # a clear ImportError without torch
     import torch
 
+    if name.startswith("--"):  # a command-line option
+        fix, moved = f"leave out {name} (numpy on the host) or give {name} cpu", ""
+    else:
+        fix = f"use {name}=None (numpy on the host) or 'cpu'"
+        moved = " (a model fitted on another machine: set_params(device=...))"
     try:
         placed = torch.device(device)
     except (RuntimeError, TypeError, ValueError):
-        raise ValueError(
-            f"{name}={device!r} is not a device: use None (numpy on the host), 'cpu', 'cuda' or 'cuda:<index>'."
-        ) from None
+        raise ValueError(f"{name}={device!r} is not a device: {fix}, 'cuda' or 'cuda:<index>'.") from None
     if placed.type == "cuda":
         available = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        index = placed.index or 0
-        if index >= available:
+        if (placed.index or 0) >= available:
             raise ValueError(
-                f"{name}={device!r} but torch sees {available} CUDA device(s) on this machine: use {name}=None "
-                "(numpy) or 'cpu', or set_params(device=...) on a fitted model moved from a GPU machine."
+                f"{name}={device!r} but torch sees {available} CUDA device(s) on this machine: {fix}{moved}."
             )
     return placed
 

@@ -273,3 +273,39 @@ def damaged_model_errors(model_path):
             f"model file {str(model_path)!r} is damaged or from another version of discrim ({type(exc).__name__}: "
             f"{detail[:200]}); fit and save the model again."
         ) from None
+
+
+def device_option(command):
+    """Add ``--device`` to a click command: where the model computes (torch), default numpy."""
+    return click.option(
+        "--device", default=None, metavar="DEVICE",
+        help="Compute with PyTorch on this device: cpu, cuda, cuda:1 (default: numpy on the host). "
+             "Saved models compute with numpy wherever they are loaded.",
+    )(command)
+
+
+def checked_device(device):
+    """``--device`` as the estimators take it, or a one-line error (no torch, no such device)."""
+    if device is None:
+        return None
+    from discrim.backend._device import check_device
+
+    try:
+        check_device(device, name="--device")
+    except (ImportError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from None
+    return device
+
+
+def on_host(model):
+    """Set ``device=None`` on every discrim estimator of ``model`` (a fitted model to save).
+
+    Fitted attributes are numpy already: the saved model then computes with numpy wherever it is
+    loaded, instead of asking for a device that machine may lack.
+    """
+    parts = [step for _, step in getattr(model, "steps", [("", model)])]
+    parts += [part.best_estimator_ for part in parts if hasattr(part, "best_estimator_")]
+    for part in parts:
+        if "device" in part.get_params(deep=False):
+            part.set_params(device=None)
+    return model

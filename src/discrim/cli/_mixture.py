@@ -7,7 +7,7 @@ import click
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from discrim.cli._io import check_output, numeric_features, read_csv
+from discrim.cli._io import check_output, checked_device, device_option, numeric_features, read_csv
 from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, lazy_options, read_lazy
 from discrim.distributions import FAMILY_CLASSES
 
@@ -285,9 +285,10 @@ def _selection_table(result):
                    "suffix, e.g. .png, .pdf, .svg).")
 @click.option("--overwrite", is_flag=True, help="Replace the --plot file if it exists.")
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
+@device_option
 @lazy_options
 def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
-            random_state, plot_path, overwrite, quiet, parquet, zarr, scheduler):
+            random_state, plot_path, overwrite, quiet, device, parquet, zarr, scheduler):
     """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
     Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC. With
@@ -305,6 +306,9 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
         raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
+    device = checked_device(device)
+    if device is not None and csv is None:
+        raise click.UsageError("--device computes in-memory data; --parquet and --zarr run on Dask's workers.")
     with ExitStack() as stack:
         if csv is None:
             stack.enter_context(dask_cluster(scheduler, input_bytes(parquet, zarr)))
@@ -312,7 +316,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         else:
             X, names = read_columns(csv, columns)
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
-                        random_state, plot_path, progress=not quiet)
+                        random_state, plot_path, progress=not quiet, device=device)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -324,7 +328,7 @@ def read_lazy_columns(parquet, zarr, columns):
 
 
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
-                    plot_path, progress=True):
+                    plot_path, progress=True, device=None):
     """Fit the mixture (or choose among several) and print the report; X in memory or a dask array."""
     from rich.console import Console
 
@@ -334,7 +338,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
     if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
         n_categories = max(2, int(X.max()) + 1)
     options = {name: make_family(name, n_trials, n_categories) for name in families}
-    em = dict(n_init=n_init, max_iter=max_iter, tol=tol)
+    em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device)
 
     selection = None
     try:

@@ -10,7 +10,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from discrim.cli._io import check_finite_probabilities
+from discrim.cli._io import check_finite_probabilities, checked_device, device_option, on_host
 from discrim.utils._files import current_umask
 
 console = Console()
@@ -77,7 +77,7 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 
     plt = pyplot()
     written = ["model.skops"]
-    save_model(model, folder / "model.skops")
+    save_model(on_host(model), folder / "model.skops")
     figures = {"Cross-validated search": "search.png", "Prototype map": "prototype_map.png"}
     for draw, name in [(plot_search, "search.png"), (plot_prototype_map, "prototype_map.png")]:
         ax = draw(search)
@@ -116,8 +116,9 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--overwrite", is_flag=True, help="Replace the files of an earlier run in the --output folder.")
 @click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@device_option
 def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs, random_state, scale, output, overwrite,
-         report_format, quiet):
+         report_format, quiet, device):
     """Select alpha_feature and the batch count of a prototype set by cross-validation.
 
     Runs PrototypeClassifierCV on the training part, prints the selected hyperparameters and the
@@ -132,11 +133,12 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary, search_report
 
+    device = checked_device(device)
     out_dir = _prepare_output(output, overwrite, csv)
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,
-                                   random_state=random_state)
+                                   random_state=random_state, device=device)
     model = make_pipeline(StandardScaler(), search) if scale else search
     try:
         _search_with_progress(model, X_train, y_train, quiet)

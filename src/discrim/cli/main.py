@@ -15,6 +15,9 @@ from rich.table import Table
 
 from discrim.cli._io import (
     check_distinct_outputs,
+    checked_device,
+    device_option,
+    on_host,
     check_finite_probabilities,
     check_classifier,
     check_output,
@@ -188,9 +191,10 @@ def _show_progress_logs():
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw the decision regions (two-feature data) here.")
 @_OVERWRITE
 @click.option("--quiet", is_flag=True, help="Do not show progress of long fits.")
+@device_option
 @lazy_options
 def fit(dataset, csv, target, model_name, params, test_size, random_state, scale, output, plot, overwrite, quiet,
-        parquet, zarr, scheduler):
+        device, parquet, zarr, scheduler):
     """Train a model, evaluate it on a stratified hold-out and print the scores.
 
     With --parquet or --zarr the table is read lazily by Dask: the hold-out is a random split,
@@ -209,9 +213,12 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     check_output(output, "--output", overwrite=overwrite, inputs=[csv])
     check_output(plot, "--plot", overwrite=overwrite, inputs=[csv])
     check_distinct_outputs(**{"--output": output, "--plot": plot})
+    device = checked_device(device)
     if parquet is not None or zarr is not None:
         if sum(x is not None for x in (dataset, csv, parquet, zarr)) != 1:
             raise click.UsageError("give exactly one of --dataset, --csv, --parquet or --zarr.")
+        if device is not None:
+            raise click.UsageError("--device computes in-memory data; --parquet and --zarr run on Dask's workers.")
         if plot is not None:
             raise click.UsageError("--plot draws in-memory data; it does not take --parquet or --zarr.")
         return _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale,
@@ -225,6 +232,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     estimator = make_model(model_name, **kwargs)
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
         estimator.set_params(random_state=random_state)
+    if device is not None:
+        estimator.set_params(device=device)
     model = make_pipeline(StandardScaler(), estimator) if scale else clone(estimator)
     if not quiet:
         _show_progress_logs()
@@ -242,7 +251,7 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     table.add_row("fit time", f"{fit_seconds:.3f} s")
     console.print(table)
     if output is not None:
-        save_model(model, output)
+        save_model(on_host(model), output)
         console.print(f"model saved to {output}")
     if plot is not None:
         from discrim.plotting._mpl import pyplot, save_figure_atomic

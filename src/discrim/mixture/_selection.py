@@ -9,7 +9,7 @@ import numpy as np
 
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
-from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, row_chunked, weighted_total
+from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked, weighted_total
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
@@ -387,6 +387,7 @@ def select_mixture(
         )
     families = _check_family_options(family_options)
     if is_dask(X):
+        refuse_device(device)
         # Each fit's E-steps run on the cluster already: the cells go one after another.
         X, w, feature_var = _dask_rows_and_variance(X, sample_weight)
         n_jobs = 1

@@ -298,6 +298,15 @@ def _add_summaries(a, b):
     return np.array([a[0] + b[0], a[1] + b[1], max(a[2], b[2])])
 
 
+def refuse_device(device):
+    """Raise ``ValueError`` for a device with a dask X: Dask's workers compute their chunks with numpy."""
+    if device is not None:
+        raise ValueError(
+            f"device={device!r} computes in-memory data (numpy or torch); a dask X is computed chunk by chunk "
+            "on Dask's workers with numpy: pass device=None, or X.compute() to fit in memory on the device."
+        )
+
+
 def prepared_rows(estimator, X, *, dtype, reset=True):
     """A dask X for fit: its feature names taken, row-chunked, in ``dtype``, persisted when it fits.
 
@@ -313,6 +322,7 @@ def prepared_rows(estimator, X, *, dtype, reset=True):
     -------
     X : dask.array.Array of shape (n_samples, n_features)
     """
+    refuse_device(getattr(estimator, "device", None))
     from discrim.utils.validation import check_numeric_columns
 
     if reset:
