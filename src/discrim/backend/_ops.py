@@ -264,3 +264,12 @@ def subtract_inplace(a, b):
 def device_of(a):
     """``{"device": a.device}`` for a tensor, ``{}`` for numpy: keyword arguments of ``xp.zeros``."""
     return {} if isinstance(a, np.ndarray) else {"device": a.device}
+
+
+def stack(arrays):
+    """Arrays of one shape stacked along a new first axis, in their namespace."""
+    if isinstance(arrays[0], np.ndarray):
+        return np.stack(arrays)
+    import torch
+
+    return torch.stack(arrays)

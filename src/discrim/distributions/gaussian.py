@@ -282,10 +282,8 @@ class Gaussian(ComponentFamily):
             # symmetric rank update (half the flops of a GEMM), so a loop over components does
             # half the work of one stacked GEMM of all of them.
             root = wr_t**0.5
-            second = np.empty((k, d, d))
-            for j in range(k):
-                z = xc_t * root[j]
-                second[j] = host(z @ z.T)
+            # one copy to the host for all components (on a device, each copy waits for the GPU)
+            second = host(ops.stack([_gram(xc_t * root[j]) for j in range(k)]))
             scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
             scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
         else:
@@ -504,6 +502,11 @@ def _precision_terms(ctype, params):
                 "c": (mean**2 * prec).sum(axis=1)}
     return {"center": center, "log_det": 0.5 * d * np.log(prec), "prec": prec, "mp": mean * prec[:, None],
             "c": (mean**2).sum(axis=1) * prec}
+
+
+def _gram(z):
+    """``z @ z.T``: numpy sees the same operand twice and runs a symmetric rank update (syrk)."""
+    return z @ z.T
 
 
 def _log_prob_block(ctype, X, terms, d):

@@ -23,7 +23,7 @@ logger = logging.getLogger(__name__)
 # temporaries of that size then fit in the L2/L3 cache.
 _CHUNK_ELEMENTS = 1 << 19
 # The same on a GPU: temporaries of a block take at most a few hundred MB of device memory.
-_DEVICE_CHUNK_ELEMENTS = 1 << 26
+_DEVICE_CHUNK_ELEMENTS = 1 << 27
 
 
 @dataclass
