@@ -311,7 +311,8 @@ def report(args, device, em_rows, rule_rows, proto_rows, started, log_lines):
     gpu = device.type == "cuda"
     name = torch.cuda.get_device_name(device) if gpu else f"torch CPU ({cpu_model()})"
     lines = ["# discrim on a device: EM, LDA/QDA and the prototype search beside the GPU peers", ""]
-    lines += [f"Command: `python benchmarks/gpu.py {' '.join(sys.argv[1:])}`".rstrip(), ""]
+    command = " ".join(["python benchmarks/gpu.py", *sys.argv[1:]])
+    lines += [f"Command: `{command}`", ""]
     lines += [
         f"- Date: {started:%Y-%m-%d %H:%M} UTC",
         f"- Device: {name}",
