@@ -138,7 +138,7 @@ def test_zero_density_everywhere_names_the_kind_of_label():
     with pytest.raises(ValueError, match=r"1 row\(s\) of X \(index 7\).*every component"):
         check_some_density(np.array([0.0, -np.inf]), "component", first_row=6)
     fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(np.random.default_rng(0).normal(size=(20, 1)))
-    fm._joint_log_likelihood = lambda X: np.full((len(X), 2), -np.inf)  # no mass anywhere
+    fm._joint_log_likelihood = lambda X, log_prior=None: np.full((len(X), 2), -np.inf)  # no mass anywhere
     for method in (fm.predict_proba, fm.predict_log_proba, fm.predict):
         with pytest.raises(ValueError, match="under both components|every component"):
             method(np.zeros((3, 1)))

@@ -196,7 +196,7 @@ def proba_from_log_odds(odds, log=False, labels="class"):
 class PosteriorMixin:
     """``predict``, ``predict_proba`` and ``predict_log_proba`` from a joint log-likelihood.
 
-    A subclass implements ``_joint_log_likelihood(X)``: validated rows in, a fresh
+    A subclass implements ``_joint_log_likelihood(X, log_prior=None)``: validated rows in, a fresh
     (n_samples, n_labels) array of ``log pi_k f_k(x)`` out (up to a term common to the row), and
     ``_rule_labels()``, the labels of the columns (``classes_`` by default). Two labels go through
     the log odds (``_log_odds``, which a subclass may compute more cheaply), so a tiny probability
@@ -207,7 +207,8 @@ class PosteriorMixin:
     # What the labels are, in error messages: "class", or "component" for a mixture.
     _rule_label_kind = "class"
 
-    def _joint_log_likelihood(self, X):
+    def _joint_log_likelihood(self, X, log_prior=None):
+        """``log pi_k f_k(x)`` of validated rows; ``log_prior`` (n_labels,) replaces the fitted log-priors."""
         raise NotImplementedError
 
     def _rule_labels(self):
@@ -217,19 +218,36 @@ class PosteriorMixin:
         check_is_fitted(self)  # before reading the labels, so an unfitted model says so
         return len(self._rule_labels()) == 2
 
-    def _log_odds(self, X):
+    def _log_prior(self, priors):
+        """The log of priors given at prediction time (None: the fitted ones), checked against the labels."""
+        if priors is None:
+            return None
+        from discrim.utils.validation import check_priors
+
+        n_labels = len(self._rule_labels())
+        if isinstance(priors, str) and priors != "equal":
+            raise ValueError(f"priors at prediction time must be 'equal' or an array of {n_labels} probabilities "
+                             f"in the order of the labels; got {priors!r}.")
+        with np.errstate(divide="ignore"):  # a prior of 0 rules its label out
+            return np.log(check_priors(priors, np.ones(n_labels)))
+
+    def _log_odds(self, X, log_prior=None):
         """Two labels: ``log P(label 1 | x) - log P(label 0 | x)``, shape (n_samples,)."""
-        jll = self._joint_log_likelihood(X)
+        jll = self._joint_log_likelihood(X, log_prior)
         check_joint(jll, self._rule_label_kind)  # a NaN (invalid density) or a row of zero density says why
         return jll[:, 1] - jll[:, 0]
 
     @blockwise
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X, priors=None):
         """Posterior log-probabilities of the labels, computed in log space.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_labels,), default=None
+            Prior probabilities of the labels for this call, in the order of ``classes_`` (a
+            mixture: mixing weights): the Bayes rule under other label frequencies, without
+            refitting. None uses the fitted ones.
 
         Returns
         -------
@@ -237,17 +255,22 @@ class PosteriorMixin:
             Columns in the order of ``classes_`` (a mixture: of its components).
         """
         kind = self._rule_label_kind
+        log_prior = self._log_prior(priors)
         if self._is_binary():
-            return proba_from_log_odds(self._log_odds(X), log=True, labels=kind)
-        return proba_from_joint(self._joint_log_likelihood(X), log=True, labels=kind)
+            return proba_from_log_odds(self._log_odds(X, log_prior), log=True, labels=kind)
+        return proba_from_joint(self._joint_log_likelihood(X, log_prior), log=True, labels=kind)
 
     @blockwise
-    def predict_proba(self, X):
+    def predict_proba(self, X, priors=None):
         """Posterior probabilities of the labels (a mixture: the responsibilities).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_labels,), default=None
+            Prior probabilities of the labels for this call, in the order of ``classes_`` (a
+            mixture: mixing weights): the Bayes rule under other label frequencies, without
+            refitting. None uses the fitted ones.
 
         Returns
         -------
@@ -255,26 +278,32 @@ class PosteriorMixin:
             Rows sum to one; columns in the order of ``classes_`` (a mixture: of its components).
         """
         kind = self._rule_label_kind
+        log_prior = self._log_prior(priors)
         if self._is_binary():
-            return proba_from_log_odds(self._log_odds(X), labels=kind)
-        return proba_from_joint(self._joint_log_likelihood(X), labels=kind)
+            return proba_from_log_odds(self._log_odds(X, log_prior), labels=kind)
+        return proba_from_joint(self._joint_log_likelihood(X, log_prior), labels=kind)
 
     @blockwise
-    def predict(self, X):
+    def predict(self, X, priors=None):
         """The label of largest posterior probability (the ML rule with equal priors, else Bayes).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_labels,), default=None
+            Prior probabilities of the labels for this call, in the order of ``classes_`` (a
+            mixture: mixing weights): the Bayes rule under other label frequencies, without
+            refitting. None uses the fitted ones.
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
         """
+        log_prior = self._log_prior(priors)
         if self._is_binary():
-            odds = self._log_odds(X)
+            odds = self._log_odds(X, log_prior)
             check_log_odds(odds, self._rule_label_kind)
             return np.asarray(self._rule_labels())[(odds > 0).astype(np.intp)]
-        jll = self._joint_log_likelihood(X)
+        jll = self._joint_log_likelihood(X, log_prior)
         check_joint(jll, self._rule_label_kind)
         return np.asarray(self._rule_labels())[np.argmax(jll, axis=1)]

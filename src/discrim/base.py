@@ -68,19 +68,24 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         """
         return self._log_density(self._validate_for_predict(X))
 
-    def _joint_log_likelihood(self, X):
-        X = self._validate_for_predict(X)  # first, so an unfitted model fails with NotFittedError
+    def _fitted_log_prior(self):
         with np.errstate(divide="ignore"):
-            log_prior = np.log(self.priors_)
-        return self._log_density(X) + log_prior
+            return np.log(self.priors_)
+
+    def _joint_log_likelihood(self, X, log_prior=None):
+        X = self._validate_for_predict(X)  # first, so an unfitted model fails with NotFittedError
+        return self._log_density(X) + (self._fitted_log_prior() if log_prior is None else log_prior)
 
     @blockwise
-    def decision_function(self, X):
+    def decision_function(self, X, priors=None):
         """Log joint likelihood ``log f_k(x) + log pi_k`` (scikit-learn's convention).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            Prior probabilities of the classes for this call (see :meth:`predict_proba`); None
+            uses ``priors_``.
 
         Returns
         -------
@@ -90,10 +95,11 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             these are the log-densities up to a constant; :meth:`log_density` returns them
             exactly.
         """
+        log_prior = self._log_prior(priors)
         if self._is_binary():
-            odds = self._log_odds(X)
+            odds = self._log_odds(X, log_prior)
             check_log_odds(odds)
             return odds
-        jll = self._joint_log_likelihood(X)
+        jll = self._joint_log_likelihood(X, log_prior)
         check_joint(jll)
         return jll

@@ -251,26 +251,26 @@ class LinearDiscriminant(_GaussianDiscriminant):
         # coef_ and intercept_ above are the seed's, exact in theory but a difference of large
         # numbers for data far from the origin.
         self._center = self._means_c.mean(axis=0)
-        coef_c, intercept_c = gm.linear_coefficients(self._means_c, chol, self._center)
-        self._coef_c, self._intercept_c = coef_c, intercept_c + log_prior
+        # kept without the log-priors, which predictions add (the fitted ones or those of the call)
+        self._coef_c, self._intercept_c = gm.linear_coefficients(self._means_c, chol, self._center)
         inv, log_det_2pi = inverse_factors(chol[None])
         self._chol_inv, self._log_det_2pi = inv[0], log_det_2pi[0]
         if self.classes_.shape[0] == 2:
-            self.a_ = coef_c[0] - coef_c[1]
+            self.a_ = self._coef_c[0] - self._coef_c[1]
             self.h_ = 0.5 * (self.means_[0] + self.means_[1])
-            self._odds_coef = coef_c[1] - coef_c[0]
-            self._odds_intercept = self._intercept_c[1] - self._intercept_c[0]
+            self._odds_coef = self._coef_c[1] - self._coef_c[0]
 
     def _mahalanobis(self, X):
         return gm.mahalanobis_tied(X, self._means_c, self._chol_inv, self._origin)
 
-    def _joint_log_likelihood(self, X):
+    def _joint_log_likelihood(self, X, log_prior=None):
         # log pi_k f_k(x) up to a term common to all classes: the posteriors and the rule are
         # unchanged, and it costs O(n K D) instead of O(n D^2).
         X = self._centred(self._validate_for_predict(X))
+        log_prior = self._fitted_log_prior() if log_prior is None else log_prior
         # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
         scores = X @ ops.like(np.ascontiguousarray(self._coef_c.T), X)
-        scores += ops.like(self._intercept_c, X)
+        scores += ops.like(self._intercept_c + log_prior, X)
         return to_numpy(scores)
 
     def _centred(self, X):
@@ -279,21 +279,25 @@ class LinearDiscriminant(_GaussianDiscriminant):
         X -= ops.like(self._center, X)
         return X
 
-    def _log_odds(self, X):
+    def _log_odds(self, X, log_prior=None):
         # Corollary 8.1: with two classes only -a'(x - h) (plus the log prior ratio) matters;
         # one matrix-vector product.
         X = self._centred(self._validate_for_predict(X))
+        intercept = self._intercept_c + (self._fitted_log_prior() if log_prior is None else log_prior)
         odds = X @ ops.like(self._odds_coef, X)
-        odds += self._odds_intercept
+        odds += intercept[1] - intercept[0]
         return to_numpy(odds)
 
     @blockwise
-    def decision_function(self, X):
+    def decision_function(self, X, priors=None):
         """Linear discriminant scores (scikit-learn's convention).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            Prior probabilities of the classes for this call (see :meth:`predict_proba`); None
+            uses ``priors_``.
 
         Returns
         -------
@@ -304,7 +308,7 @@ class LinearDiscriminant(_GaussianDiscriminant):
             the mean of the class means), the log joint densities up to a term that is the
             same for every class.
         """
-        return super().decision_function(X)
+        return super().decision_function(X, priors)
 
 
 class QuadraticDiscriminant(_GaussianDiscriminant):

@@ -136,6 +136,11 @@ class Params:
     Subclasses are frozen dataclasses whose fields are the parameter names.
     """
 
+    @property
+    def n_components(self):
+        """K: the leading axis of the first parameter (never a shared one)."""
+        return np.shape(getattr(self, fields(self)[0].name))[0]
+
     def as_dict(self):
         """Return ``{parameter name: array}`` (arrays are not copied)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -351,6 +356,74 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         rows : dict of str to ndarray of shape (n_samples,) or None
         """
         return None
+
+    # --- missing values: what a component says of the unobserved entries of a row ------------
+
+    def component_means(self, params, n_rows=1, rows=None):
+        """Expected value of every feature under every component: (K, d), or (K, n, d) per row.
+
+        Families whose features are independent given the component (all but the full and tied
+        Gaussian) complete a row's missing entries with these. Per-row data (Binomial's trial
+        counts) give a value per row.
+
+        Parameters
+        ----------
+        params : Params
+        n_rows : int, default=1
+        rows : dict of str to ndarray of shape (n_rows,) or None, default=None
+
+        Returns
+        -------
+        means : ndarray of shape (n_components, n_features) or (n_components, n_rows, n_features)
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not give the expected values of its features.")
+
+    def conditional_mean(self, X, params, observed, rows=None):
+        """Rows completed under each component: the missing entries replaced by their conditional mean.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows sharing one pattern of observed features (unobserved entries hold any value).
+        params : Params
+        observed : ndarray of shape (n_features,) of bool
+        rows : dict of str to ndarray of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        completed : ndarray of shape (n_components, n_samples, n_features)
+            ``E_k[x_m | x_o]`` in the missing entries, the observed values elsewhere. With
+            independent features (the default) the conditional mean is the component's mean.
+        """
+        means = self.component_means(params, X.shape[0], rows)
+        means = means[:, None, :] if means.ndim == 2 else means
+        return np.where(observed, X[None], means)
+
+    def conditional_sample(self, X, params, observed, components, rng, rows=None):
+        """Rows with their missing entries drawn from the conditional distribution of a component.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows sharing one pattern of observed features.
+        params : Params
+        observed : ndarray of shape (n_features,) of bool
+        components : ndarray of shape (n_samples,) of int
+            The component each row's draw comes from.
+        rng : numpy.random.Generator
+        rows : dict of str to ndarray of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        completed : ndarray of shape (n_samples, n_features)
+            With independent features (the default) the missing entries are those of a draw of
+            the whole row from the component.
+        """
+        counts = np.bincount(components, minlength=params.n_components)
+        order = np.argsort(components, kind="stable")  # sample() returns component 0's rows first
+        draws = np.empty(X.shape, dtype=np.float64)
+        draws[order] = self.sample(params, counts, rng)
+        return np.where(observed, X, draws)
 
     # --- shared behaviour ----------------------------------------------------------------
 

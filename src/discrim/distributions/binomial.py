@@ -175,6 +175,12 @@ class Binomial(ComponentFamily):
         prob = np.where(trials > 0, stats.successes / np.where(trials > 0, trials, 1.0), 0.5)
         return BinomialParams(prob=np.clip(prob, 0.0, 1.0))
 
+    def component_means(self, params, n_rows=1, rows=None):
+        if np.ndim(self.n_trials) == 0:
+            return float(self.n_trials) * params.prob
+        n = (rows or self.check_options().row_data(n_rows))["n_trials"]
+        return np.asarray(n, dtype=np.float64)[None, :, None] * params.prob[:, None, :]
+
     def sample(self, params, n_per_component, rng):
         if np.ndim(self.n_trials) != 0:
             raise ValueError("sampling needs an integer n_trials; per-row trial counts belong to observed rows.")

@@ -134,6 +134,10 @@ class Categorical(ComponentFamily):
         c = self.n_categories
         return CategoricalParams(probs=np.where(w > 0, stats.counts / np.where(w > 0, w, 1.0), 1.0 / c))
 
+    def component_means(self, params, n_rows=1, rows=None):
+        # the expected category code: the completion of a missing code under a component
+        return params.probs @ np.arange(self.n_categories, dtype=np.float64)
+
     def sample(self, params, n_per_component, rng):
         blocks = []
         for probs, m in zip(params.probs, n_per_component):

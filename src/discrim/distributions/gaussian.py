@@ -319,19 +319,13 @@ class Gaussian(ComponentFamily):
         ``S_mm - S_mo S_oo^-1 S_om`` (the same for every row of the pattern) is added to the
         scatter, weighted by the component's total responsibility for the rows.
         """
-        k, d = params.mean.shape
-        cov = params.covariance if self.covariance_type == "full" else np.broadcast_to(params.covariance, (k, d, d))
-        o, m = observed, ~observed
         parts = []
-        for j in range(k):
-            S = cov[j]
-            completed = X * 1.0
-            cond_cov = np.zeros((d, d))
-            if m.any():
-                gain = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T  # S_mo S_oo^-1: (|m|, |o|)
-                shift = params.mean[j, m] - gain @ params.mean[j, o]
-                completed[:, m] = ops.like(shift, X) + X[:, o] @ ops.like(gain.T, X)
-                cond_cov[np.ix_(m, m)] = S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)]
+        for j in range(params.n_components):
+            completed, cond_cov = X * 1.0, np.zeros((X.shape[1],) * 2)
+            if not observed.all():
+                gain, shift, cond_cov_m = self._conditional(params, observed, j)
+                completed[:, ~observed] = ops.like(shift, X) + X[:, observed] @ ops.like(gain.T, X)
+                cond_cov[np.ix_(~observed, ~observed)] = cond_cov_m
             stats = self._moments(completed, wr_t[j : j + 1])
             parts.append(GaussianStats(weight=stats.weight, mean=stats.mean,
                                        scatter=stats.scatter + stats.weight[:, None, None] * cond_cov))
@@ -340,6 +334,42 @@ class Gaussian(ComponentFamily):
             mean=np.concatenate([p.mean for p in parts]),
             scatter=np.concatenate([p.scatter for p in parts]),
         )
+
+    def _conditional(self, params, observed, j):
+        """Component j's distribution of the unobserved features given the observed ones.
+
+        Returns ``(gain, shift, cond_cov)``: ``E[x_m | x_o] = shift + gain @ x_o`` with ``gain =
+        S_mo S_oo^-1`` (|m|, |o|), and the conditional covariance ``S_mm - S_mo S_oo^-1 S_om``.
+        """
+        S = params.covariance[j] if self.covariance_type == "full" else params.covariance
+        o, m = observed, ~observed
+        gain = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T if o.any() else np.zeros((m.sum(), 0))
+        shift = params.mean[j, m] - gain @ params.mean[j, o]
+        return gain, shift, S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)]
+
+    def component_means(self, params, n_rows=1, rows=None):
+        return params.mean
+
+    def conditional_mean(self, X, params, observed, rows=None):
+        if self.covariance_type in ("diag", "spherical"):  # independent features
+            return super().conditional_mean(X, params, observed, rows)
+        out = np.repeat(X[None].astype(np.float64), params.n_components, axis=0)
+        for j in range(params.n_components):
+            gain, shift, _ = self._conditional(params, observed, j)
+            out[j][:, ~observed] = shift + X[:, observed] @ gain.T
+        return out
+
+    def conditional_sample(self, X, params, observed, components, rng, rows=None):
+        if self.covariance_type in ("diag", "spherical"):
+            return super().conditional_sample(X, params, observed, components, rng, rows)
+        out = np.array(X, dtype=np.float64)
+        m = ~observed
+        for j in np.unique(components):
+            index = np.flatnonzero(components == j)
+            gain, shift, cond_cov = self._conditional(params, observed, j)
+            z = rng.standard_normal((index.shape[0], int(m.sum())))
+            out[np.ix_(index, m)] = shift + X[np.ix_(index, observed)] @ gain.T + z @ np.linalg.cholesky(cond_cov).T
+        return out
 
     def labelled_stats(self, X, labels, sample_weight, n_components):
         """Statistics of rows that each belong to one component (hard assignments, class labels).

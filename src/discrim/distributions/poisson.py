@@ -95,6 +95,9 @@ class Poisson(ComponentFamily):
         w = per_feature_weight(stats)
         return PoissonParams(rate=np.where(w > 0, stats.weighted_sum / np.where(w > 0, w, 1.0), 1.0))
 
+    def component_means(self, params, n_rows=1, rows=None):
+        return params.rate
+
     def sample(self, params, n_per_component, rng):
         blocks = [rng.poisson(r, size=(int(m), r.shape[0])) for r, m in zip(params.rate, n_per_component)]
         return np.concatenate(blocks, axis=0).astype(np.float64)

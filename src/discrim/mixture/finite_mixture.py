@@ -9,10 +9,10 @@ from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._posterior import PosteriorMixin, log_posterior
+from discrim._posterior import PosteriorMixin, check_joint, log_posterior
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
-from discrim.distributions._base import slice_rows
+from discrim.distributions._base import mask_patterns, slice_rows
 from discrim.mixture._em import (
     DaskRowBlocks,
     RowBlocks,
@@ -34,7 +34,14 @@ from discrim.utils._dask import (
     weighted_total,
 )
 from discrim.utils._threads import row_threads
-from discrim.utils.validation import check_feature_magnitude, check_sample_weight, rescale_weights
+from discrim.utils.validation import (
+    check_feature_magnitude,
+    check_observed_columns,
+    check_sample_weight,
+    filled_in,
+    observed_mask,
+    rescale_weights,
+)
 
 __all__ = ["FiniteMixture", "MAX_N_INIT"]
 
@@ -230,6 +237,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         self.n_threads = n_threads
         self.device = device
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value, handled by the marginal densities
+        return tags
+
     # --- validation -----------------------------------------------------------------------
 
     def _family(self):
@@ -240,17 +252,24 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return family.check_options()
 
     def _rows(self, X, family, reset):
-        """Validated rows of X as :class:`RowBlocks` where the mixture computes, with unit weights."""
+        """Validated rows of X as :class:`RowBlocks` where the mixture computes, with unit weights.
+
+        NaN entries of host input are missing values: they become 0 (a value in every family's
+        support, which the masked densities and statistics never read) and the blocks carry the
+        mask of observed entries; without NaN the mask is None and nothing changes.
+        """
         dtype = np.dtype(self.dtype)
 
         def validate(X):
-            return check_feature_magnitude(validate_data(self, X, reset=reset, dtype=dtype))
+            return check_feature_magnitude(validate_data(self, X, reset=reset, dtype=dtype,
+                                                         ensure_all_finite="allow-nan"))
 
         X = rows_on_device(self, X, validate, reset=reset, dtype=dtype)
+        X, mask = observed_mask(X)
         rows = family.row_data(X.shape[0])
         family.check_data(X, rows)
         weights = ops.like(np.ones(X.shape[0]), X)
-        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), rows=rows)
+        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), mask=mask, rows=rows)
 
     def _chunk_size(self, family, n_features, X=None):
         if self.chunk_size:
@@ -279,6 +298,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             # Only the ratios of the weights matter; a power-of-two rescale keeps the sums in range.
             w = rescale_weights(check_sample_weight(sample_weight, blocks.n_rows))
             blocks = replace(blocks, sample_weight=ops.like(w, blocks.X))
+            if blocks.mask is not None:
+                check_observed_columns(blocks.mask, w)
+                return blocks, (filled_in(blocks.X, blocks.mask, w, family.is_discrete), w)
             return blocks, self._host_sample(blocks.X, w)
         dtype = np.dtype(self.dtype)
         X = prepared_rows(self, X, dtype=dtype, reset=reset)
@@ -342,6 +364,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 weights0 = np.full(k, 1.0 / k)
             return weights0, params0
         assign = initial_assignment(*sample, k, self.init_params, rng, n_rows=blocks.n_rows)
+        if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
+            blocks = replace(blocks, X=sample[0], mask=None)
         stats = stats_from_assignment(family, blocks, assign)
         params0 = family.params_from_stats(stats)
         if weights0 is None:
@@ -491,12 +515,59 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     def _rule_labels(self):
         return np.arange(self.weights_.shape[0])
 
-    def _joint_log_likelihood(self, X):
+    def _joint_log_likelihood(self, X, log_prior=None):
         check_is_fitted(self)
         family = self._family()
         blocks = self._rows(X, family, reset=False)
-        return joint_log_likelihood(family, blocks, self._log_weights(), self._params,
+        log_weights = self._log_weights() if log_prior is None else log_prior
+        return joint_log_likelihood(family, blocks, log_weights, self._params,
                                     self._block_threads(blocks, self.n_threads))
+
+    # --- missing values -------------------------------------------------------------------
+
+    def impute(self, X, *, draw=False, random_state=None):
+        """Complete the missing values (NaN) of X from the fitted mixture; observed values are kept.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NaN marks a missing value (missing at random).
+        draw : bool, default=False
+            False: each missing value becomes its conditional expectation given the row's observed
+            values, ``E[x_m | x_o] = sum_k P(k | x_o) E_k[x_m | x_o]`` (for a full or tied
+            Gaussian the regression of ``x_m`` on ``x_o``, otherwise the component means).
+            True: a draw from the conditional distribution, a component from ``P(k | x_o)`` and
+            then ``x_m`` from that component given ``x_o``; several calls give multiple
+            imputations.
+        random_state : int, numpy.random.Generator or None, default=None
+            Seeds the draws (``draw=True``).
+
+        Returns
+        -------
+        X_completed : ndarray of shape (n_samples, n_features) of float64
+        """
+        check_is_fitted(self)
+        family = self._family()
+        blocks = self._rows(X, family, reset=False)
+        X0 = np.array(to_numpy(blocks.X), dtype=np.float64)
+        if blocks.mask is None:
+            return X0
+        jll = joint_log_likelihood(family, blocks, self._log_weights(), self._params, 1)
+        check_joint(jll, "component")
+        resp = np.exp(log_posterior(jll, 0.0)[0])
+        rng = np.random.default_rng(as_seed_sequence(random_state)) if draw else None
+        for observed, index in mask_patterns(blocks.mask):
+            if observed.all():
+                continue
+            rows = slice_rows(blocks.rows, index)
+            if draw:
+                u = rng.random(index.shape[0])[:, None]
+                components = np.minimum((np.cumsum(resp[index], axis=1) < u).sum(axis=1), self.n_components - 1)
+                X0[index] = family.conditional_sample(X0[index], self._params, observed, components, rng, rows)
+            else:
+                completed = family.conditional_mean(X0[index], self._params, observed, rows)
+                X0[index] = np.where(observed, X0[index], np.einsum("nk,knd->nd", resp[index], completed))
+        return X0
 
     # --- model size and sampling ----------------------------------------------------------
 

@@ -763,13 +763,19 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype))
         return X if is_tensor(X) else self._on_device(X)
 
-    def _joint_log_likelihood(self, X):
+    def _joint_log_likelihood(self, X, log_prior=None):
         """``log q_k(x)``: the class scores are the joint likelihoods of the posterior rule.
 
         ``p_k(x) = q_k(x) / sum_l q_l(x)``; PosteriorMixin gives predict, predict_proba and
-        predict_log_proba from it (in log space, with the two-class log odds).
+        predict_log_proba from it (in log space, with the two-class log odds). The training
+        rows' class frequencies (``marginals_``, normalised) are the model's priors: other
+        priors ``pi`` shift the scores by ``log pi_k - log marginals_k``.
         """
-        return np.log(self._unscaled(self._validate_for_predict(X)))
+        jll = np.log(self._unscaled(self._validate_for_predict(X)))
+        if log_prior is not None:
+            with np.errstate(divide="ignore"):
+                jll += log_prior - np.log(self.marginals_ / self.marginals_.sum())
+        return jll
 
     def staged_predict_proba(self, X):
         """Class probabilities using the first ``b`` batches, for ``b = 0, ..., len(batches_)``.

@@ -270,3 +270,68 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
         targets["y"] = column_or_1d(host_input(y), warn=True)
         check_consistent_length(X, targets["y"])
     return (to_numpy(X) if on_host else X), targets["y"]
+
+
+def observed_mask(X):
+    """Missing values (NaN) of validated rows: the rows with 0 in their place, and the mask.
+
+    Parameters
+    ----------
+    X : ndarray or torch.Tensor of shape (n_samples, n_features)
+
+    Returns
+    -------
+    X : ndarray or torch.Tensor of shape (n_samples, n_features)
+        A copy with 0 where X was NaN; X itself when nothing is missing.
+    mask : ndarray of shape (n_samples, n_features) of bool or None
+        True where an entry was observed; None when every entry was (the complete-data path).
+    """
+    if not isinstance(X, np.ndarray):  # tensors were validated as finite
+        return X, None
+    missing = np.isnan(X)
+    if not missing.any():
+        return X, None
+    return np.where(missing, 0.0, X).astype(X.dtype, copy=False), ~missing
+
+
+def check_observed_columns(mask, sample_weight):
+    """Raise ``ValueError`` if some feature is observed in no row of positive weight.
+
+    Parameters
+    ----------
+    mask : ndarray of shape (n_samples, n_features) of bool
+    sample_weight : ndarray of shape (n_samples,)
+    """
+    seen = (sample_weight > 0) @ mask
+    if not seen.all():
+        raise ValueError(
+            f"feature(s) {np.flatnonzero(seen == 0).tolist()} of X are missing (NaN) in every row with positive "
+            "weight: nothing can be estimated for them. Drop those columns."
+        )
+
+
+def filled_in(X, mask, sample_weight, discrete=False):
+    """X with each missing entry replaced by its feature's weighted mean over the observed rows.
+
+    The completion a fit starts from (k-means++ seeding and the first M-step); EM itself uses
+    the exact marginal densities.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    mask : ndarray of shape (n_samples, n_features) of bool
+        True where observed; every feature observed in some row of positive weight.
+    sample_weight : ndarray of shape (n_samples,)
+    discrete : bool, default=False
+        Round the means to whole numbers, so that the completed rows stay in a discrete support.
+
+    Returns
+    -------
+    X : ndarray of shape (n_samples, n_features)
+        A new array.
+    """
+    w = sample_weight[:, None] * mask
+    means = (w * X).sum(axis=0) / w.sum(axis=0)
+    if discrete:
+        means = np.floor(means + 0.5)
+    return np.where(mask, X, means.astype(X.dtype))

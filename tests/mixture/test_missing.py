@@ -1,0 +1,127 @@
+"""FiniteMixture on incomplete data (issue 21): NaN is missing at random, handled by likelihood."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import logsumexp
+from scipy.stats import multivariate_normal, poisson
+
+from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.mixture import FiniteMixture
+
+COV = np.array([[1.0, 0.8, 0.3], [0.8, 1.0, 0.2], [0.3, 0.2, 1.0]])
+
+
+def _gaussian_rows(rng, n=300):
+    return np.concatenate([rng.multivariate_normal([0.0, 0.0, 0.0], COV, n), rng.normal(size=(n, 3)) + 4.0])
+
+
+def _knock_out(X, share, rng):
+    out = X.copy()
+    out[rng.random(X.shape) < share] = np.nan
+    out[np.isnan(out).all(axis=1), 0] = X[np.isnan(out).all(axis=1), 0]  # keep one entry of every row
+    return out
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "diag", "spherical"])
+def test_density_of_a_row_is_the_mixture_of_its_observed_marginals(ctype, rng):
+    X = _knock_out(_gaussian_rows(rng), 0.3, rng)
+    model = FiniteMixture(Gaussian(ctype), 2, random_state=0, max_iter=5).fit(X)
+    cov = model.params_["covariance"]
+    full = {"full": lambda: cov, "tied": lambda: np.broadcast_to(cov, (2, 3, 3)),
+            "diag": lambda: np.stack([np.diag(c) for c in cov]),
+            "spherical": lambda: np.stack([c * np.eye(3) for c in cov])}[ctype]()
+    expected = []
+    for x in X[:40]:
+        o = ~np.isnan(x)
+        parts = [np.log(model.weights_[k]) + multivariate_normal(model.params_["mean"][k, o], full[k][np.ix_(o, o)]).logpdf(x[o])
+                 for k in range(2)]
+        expected.append(logsumexp(parts))
+    np.testing.assert_allclose(model.score_samples(X[:40]), expected, rtol=1e-10)
+
+
+def test_poisson_leaves_missing_coordinates_out_of_the_product(rng):
+    X = rng.poisson([2.0, 7.0], size=(200, 2)).astype(float)
+    X[rng.random(X.shape) < 0.25] = np.nan
+    model = FiniteMixture(Poisson(), 2, random_state=0, max_iter=5).fit(X)
+    x = X[np.isnan(X).any(axis=1)][0]
+    o = ~np.isnan(x)
+    parts = [np.log(model.weights_[k]) + poisson(model.params_["rate"][k, o]).logpmf(x[o]).sum() for k in range(2)]
+    assert model.score_samples(x[None])[0] == pytest.approx(logsumexp(parts), rel=1e-12)
+
+
+@pytest.mark.parametrize("ctype", ["full", "diag"])
+def test_a_converged_fit_is_a_maximum_of_the_observed_data_likelihood(ctype, rng):
+    # one component: the incomplete-data MLE; every small move of the mean lowers the likelihood
+    X = _knock_out(rng.multivariate_normal([1.0, -2.0, 0.5], COV, 400), 0.3, rng)
+    model = FiniteMixture(Gaussian(ctype, reg_covar=0.0), 1, tol=1e-12, max_iter=2000).fit(X)
+    best = model.score(X)
+    for step in np.eye(3) * 1e-3:
+        for sign in (1.0, -1.0):
+            moved = FiniteMixture(Gaussian(ctype, reg_covar=0.0), 1, max_iter=0, params_init={
+                "mean": model.params_["mean"] + sign * step, "covariance": model.params_["covariance"]}).fit(X)
+            assert moved.score(X) < best
+
+
+@settings(max_examples=15, deadline=None)
+@given(share=st.floats(0.05, 0.6), seed=st.integers(0, 10_000),
+       ctype=st.sampled_from(["full", "tied", "diag", "spherical"]))
+def test_em_on_incomplete_data_never_lowers_the_likelihood(share, seed, ctype):
+    rng = np.random.default_rng(seed)
+    X = _knock_out(_gaussian_rows(rng, 60), share, rng)
+    model = FiniteMixture(Gaussian(ctype), 2, random_state=seed, tol=0.0, max_iter=15).fit(X)
+    assert np.all(np.diff(model.lower_bounds_) >= -1e-10 * np.abs(model.lower_bounds_[1:]))
+
+
+@pytest.mark.parametrize("family", [Poisson(), Binomial(n_trials=12), Bernoulli(), Categorical(n_categories=4)])
+def test_discrete_families_fit_incomplete_data_monotonically(family, rng):
+    counts = rng.poisson([1.0, 3.0, 6.0], size=(300, 3)).astype(float)
+    X = {"Bernoulli": counts > 2, "Categorical": np.minimum(counts, 3)}.get(type(family).__name__, counts)
+    X = np.asarray(X, dtype=float)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    model = FiniteMixture(family, 2, random_state=0, tol=0.0, max_iter=20).fit(X)
+    assert np.all(np.diff(model.lower_bounds_) >= -1e-12)
+    completed = model.impute(X)
+    assert not np.isnan(completed).any()
+    np.testing.assert_array_equal(completed[~np.isnan(X)], X[~np.isnan(X)])
+
+
+def test_without_nan_the_fit_is_the_complete_data_fit_bit_for_bit(rng):
+    X = _gaussian_rows(rng)
+    a = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    b = FiniteMixture(Gaussian(), 2, random_state=0).fit(X.tolist())
+    np.testing.assert_array_equal(a.lower_bounds_, b.lower_bounds_)
+    np.testing.assert_array_equal(a.impute(X), X)
+
+
+def test_impute_is_the_conditional_expectation(rng):
+    # one full-covariance component: E[x_m | x_o] = mu_m + S_mo S_oo^-1 (x_o - mu_o)
+    X = rng.multivariate_normal([1.0, -2.0, 0.5], COV, 500)
+    model = FiniteMixture(Gaussian("full"), 1, max_iter=3).fit(X)
+    mu, S = model.params_["mean"][0], model.params_["covariance"][0]
+    row = np.array([[0.3, np.nan, np.nan]])
+    expected = mu[1:] + S[1:, :1] @ np.linalg.solve(S[:1, :1], row[0, :1] - mu[:1])
+    np.testing.assert_allclose(model.impute(row)[0, 1:], expected, rtol=1e-12)
+    # draws: their mean is the expectation, their covariance the conditional covariance
+    many = np.repeat(row, 20_000, axis=0)
+    draws = model.impute(many, draw=True, random_state=0)[:, 1:]
+    np.testing.assert_allclose(draws.mean(axis=0), expected, atol=0.03)
+    cond = S[1:, 1:] - S[1:, :1] @ np.linalg.solve(S[:1, :1], S[:1, 1:])
+    np.testing.assert_allclose(np.cov(draws.T), cond, atol=0.03)
+
+
+def test_imputation_by_the_mixture_beats_the_column_means(rng):
+    X = _gaussian_rows(rng)
+    Xm = _knock_out(X, 0.3, rng)
+    missing = np.isnan(Xm)
+    completed = FiniteMixture(Gaussian("full"), 2, random_state=0).fit(Xm).impute(Xm)
+    column_means = np.where(missing, np.nanmean(Xm, axis=0), Xm)
+    assert np.mean((completed - X)[missing] ** 2) < 0.6 * np.mean((column_means - X)[missing] ** 2)
+
+
+def test_a_feature_missing_everywhere_is_named(rng):
+    X = rng.normal(size=(20, 3))
+    X[:, 1] = np.nan
+    with pytest.raises(ValueError, match=r"feature\(s\) \[1\] of X are missing \(NaN\) in every row"):
+        FiniteMixture(Gaussian(), 2).fit(X)

@@ -1,0 +1,82 @@
+"""The Bayes rule under other priors at prediction time, without refitting (issue 21, deliverable 5)."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from discrim.discriminant import (
+    KnownDensityClassifier,
+    LinearDiscriminant,
+    MixtureDiscriminant,
+    QuadraticDiscriminant,
+)
+from discrim.distributions import Gaussian
+from discrim.mixture import FiniteMixture
+from discrim.prototype import PrototypeClassifier
+
+
+def _data(rng, n_classes=3, n=300):
+    y = rng.integers(0, n_classes, n)
+    X = rng.normal(size=(n, 2)) + y[:, None] * [1.0, 0.5]
+    return X, y
+
+
+RULES = [
+    lambda priors: LinearDiscriminant(priors=priors),
+    lambda priors: QuadraticDiscriminant(priors=priors),
+    lambda priors: MixtureDiscriminant(Gaussian("full"), 1, priors=priors, random_state=0),
+]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("make", RULES)
+def test_priors_at_predict_equal_a_fit_with_those_priors(make, n_classes, rng):
+    X, y = _data(rng, n_classes)
+    priors = rng.dirichlet(np.ones(n_classes))
+    fitted = make("equal").fit(X, y)
+    refit = make(priors).fit(X, y)
+    for method in ("predict_proba", "predict_log_proba", "decision_function"):
+        np.testing.assert_allclose(getattr(fitted, method)(X, priors=priors), getattr(refit, method)(X),
+                                   rtol=1e-10, atol=1e-12, err_msg=method)
+    np.testing.assert_array_equal(fitted.predict(X, priors=priors), refit.predict(X))
+    # and "equal" at predict time undoes empirical priors
+    empirical = make("empirical").fit(X, y)
+    np.testing.assert_allclose(empirical.predict_proba(X, priors="equal"), fitted.predict_proba(X), rtol=1e-10)
+
+
+def test_known_density_classifier_takes_priors_at_predict(rng):
+    X, y = _data(rng, 2)
+    densities = [stats.multivariate_normal([0.0, 0.0]), stats.multivariate_normal([1.0, 0.5])]
+    fitted = KnownDensityClassifier(densities).fit(X, y)
+    refit = KnownDensityClassifier(densities, priors=[0.2, 0.8]).fit(X, y)
+    np.testing.assert_allclose(fitted.predict_proba(X, priors=[0.2, 0.8]), refit.predict_proba(X), rtol=1e-12)
+
+
+def test_a_mixture_takes_other_mixing_weights(rng):
+    X, _ = _data(rng, 2)
+    fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    weights = np.array([0.9, 0.1])
+    joint = np.log(fm.predict_proba(X)) - np.log(fm.weights_) + np.log(weights)
+    expected = np.exp(joint - np.log(np.exp(joint).sum(axis=1, keepdims=True)))
+    np.testing.assert_allclose(fm.predict_proba(X, priors=weights), expected, rtol=1e-10)
+
+
+def test_a_prototype_set_shifts_its_class_frequencies(rng):
+    X, y = _data(rng, 3)
+    y[:200] = 0  # unbalanced classes: the model's frequencies are far from equal
+    model = PrototypeClassifier(n_batches=1, n_candidates=50, random_state=0).fit(X, y)
+    frequencies = model.marginals_ / model.marginals_.sum()
+    shifted = model.predict_proba(X) / frequencies
+    np.testing.assert_allclose(model.predict_proba(X, priors="equal"), shifted / shifted.sum(axis=1, keepdims=True),
+                               rtol=1e-10)
+
+
+def test_bad_priors_at_predict_name_the_parameter(rng):
+    X, y = _data(rng, 3)
+    model = LinearDiscriminant().fit(X, y)
+    with pytest.raises(ValueError, match="priors has shape"):
+        model.predict(X, priors=[0.5, 0.5])
+    with pytest.raises(ValueError, match="priors must sum to one"):
+        model.predict_proba(X, priors=[0.5, 0.5, 0.5])
+    with pytest.raises(ValueError, match="priors at prediction time must be 'equal' or an array"):
+        model.decision_function(X, priors="empirical")
