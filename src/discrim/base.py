@@ -9,7 +9,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.backend._device import rows_on_device
 from discrim.utils._dask import blockwise
+from discrim.backend import host_input
 from discrim.utils.validation import (
+    unlabelled_rows,
     check_class_totals,
     check_feature_magnitude,
     check_labels,
@@ -29,6 +31,11 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
     Fitted subclasses must set ``classes_`` (n_classes,) and ``priors_`` (n_classes,).
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value: marginal class densities
+        return tags
+
     @abstractmethod
     def _log_density(self, X):
         """Class-conditional log-densities of validated X: a fresh (n_samples, n_classes) array."""
@@ -37,17 +44,28 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         check_is_fitted(self)
 
         def validate(X):
-            X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+            # NaN is a missing value: the rules score such rows by the marginal density of the rest
+            X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
             # As at fit: beyond this the squared distances overflow and the posteriors would be NaN.
             return check_feature_magnitude(X, "X")
 
         return rows_on_device(self, X, validate, reset=False, dtype=None)
 
     def _prepare_targets(self, y, sample_weight, n_samples):
-        """Encode y and validate weights; returns classes, y_idx, weights, class totals."""
-        classes, y_idx = check_labels(y)
+        """Encode y and validate weights; returns classes, y_idx, weights, class totals.
+
+        With an ``unlabeled`` parameter set, the rows whose label equals it (or is NaN) are
+        unlabelled: their index is -1 and the totals count the labelled rows only.
+        """
+        known = unlabelled_rows(y, getattr(self, "unlabeled", None))
+        y = host_input(y)
+        classes, known_idx = check_labels(np.asarray(y)[known] if known is not None else y)
+        y_idx = known_idx if known is None else np.where(known, 0, -1)
+        if known is not None:
+            y_idx[known] = known_idx
         w = check_sample_weight(sample_weight, n_samples)
-        totals = np.bincount(y_idx, weights=w, minlength=classes.shape[0])
+        labelled = y_idx >= 0
+        totals = np.bincount(y_idx[labelled], weights=w[labelled], minlength=classes.shape[0])
         check_class_totals(classes, totals)
         return classes, y_idx, w, totals
 

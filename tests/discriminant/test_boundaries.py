@@ -72,6 +72,8 @@ def test_region_matches_density_comparison(m1, s1, m2, s2):
     np.testing.assert_array_equal(_in_region(x, res.region)[far], (diff > 0)[far])
     # f_1 = f_2 at the boundary points (eq. 8.2 evaluated on the log scale).
     a, b, c = res.coefficients
+    if abs(a) <= 1e-8 / min(s1, s2) ** 2:
+        return  # A = 1/s2^2 - 1/s1^2 is rounding alone for sds equal to ~1e-8: eq. 8.2 cannot judge
     for p in res.points:
         scale = max(1.0, abs(a) * p * p, abs(b * p), abs(c))
         assert abs(a * p * p + b * p + c) <= 1e-9 * scale

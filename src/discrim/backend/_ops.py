@@ -273,3 +273,19 @@ def stack(arrays):
     import torch
 
     return torch.stack(arrays)
+
+
+def where(condition, a, b):
+    """``a`` where ``condition`` holds, else ``b``, in the namespace of ``condition``."""
+    if isinstance(condition, np.ndarray):
+        return np.where(condition, a, b)
+    import torch
+
+    return torch.where(condition, a, b)
+
+
+def row_sums(a):
+    """Sums along the last axis, kept as a column: (n, k) -> (n, 1)."""
+    if isinstance(a, np.ndarray):
+        return a.sum(axis=1, keepdims=True)
+    return a.sum(dim=1, keepdim=True)

@@ -5,7 +5,7 @@ import numpy as np
 from discrim.utils.validation import check_numeric_columns, validated_training_data
 
 
-def validate_training_data(estimator, X, y, keep_float32=False):
+def validate_training_data(estimator, X, y, keep_float32=False, allow_nan=False):
     """Validate ``X`` and ``y`` for ``fit``, with errors that name the problem.
 
     Parameters
@@ -18,6 +18,8 @@ def validate_training_data(estimator, X, y, keep_float32=False):
     y : array-like of shape (n_samples,)
     keep_float32 : bool, default=False
         Keep float32 X in float32 (anything else becomes float64).
+    allow_nan : bool, default=False
+        Accept NaN in host X as a missing value.
 
     Returns
     -------
@@ -35,4 +37,4 @@ def validate_training_data(estimator, X, y, keep_float32=False):
             "encode them as numbers first."
         )
     dtype = [np.float64, np.float32] if keep_float32 else np.float64
-    return validated_training_data(estimator, X, y, dtype=dtype)
+    return validated_training_data(estimator, X, y, dtype=dtype, allow_nan=allow_nan)

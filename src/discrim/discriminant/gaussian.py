@@ -1,8 +1,11 @@
 """The sample ML rule for normal populations: linear (common covariance) and quadratic discriminants."""
 
+import warnings
 from numbers import Real
 
 import numpy as np
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 
 from discrim.base import BaseLikelihoodClassifier
 from discrim.backend import ops, to_numpy
@@ -13,7 +16,8 @@ from discrim.distributions._gaussian_linalg import (
     cholesky_factors,
     inverse_factors,
 )
-from discrim.distributions.gaussian import Gaussian
+from discrim.distributions._base import mask_patterns
+from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils.validation import check_class_totals, check_labels
@@ -33,12 +37,14 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         "priors": [StrOptions({"equal", "empirical"}), "array-like"],
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
+        "unlabeled": "no_validation",  # any label value, or None
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None):
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None):
         self.priors = priors
         self.reg_param = reg_param
         self.device = device
+        self.unlabeled = unlabeled
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -47,9 +53,10 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Numeric and finite.
+            Numeric; NaN marks a missing value (missing at random).
         y : array-like of shape (n_samples,)
-            Class labels (at least two classes).
+            Class labels (at least two classes); ``unlabeled`` (or NaN) for an unlabelled row
+            when that parameter is set.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative frequency weights: an integer weight gives the same fit as repeating
             the row that many times.
@@ -57,11 +64,22 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         Returns
         -------
         self : estimator
+
+        Notes
+        -----
+        With missing values or unlabelled rows the class means and covariances are maximum-
+        likelihood estimates by EM (:class:`~discrim.mixture.FiniteMixture` with the rows'
+        known classes fixed): missing entries enter through their conditional expectations,
+        unlabelled rows through their class posteriors. The covariances are then rescaled to
+        the rules' divisors (``n_k - 1``, pooled ``n - g``) with the expected class totals, and
+        ``priors="empirical"`` uses those totals.
         """
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
-        X, y = validate_training_data(self, X, y)
+        X, y = validate_training_data(self, X, y, allow_nan=True)
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
+        if isinstance(X, np.ndarray) and (np.isnan(X).any() or np.any(y_idx < 0)):
+            return self._fit_incomplete(X, classes, y_idx, w)
         # Statistics about a data point (see fit_origin): translation changes nothing but the
         # reported means_, whatever the offset.
         origin = gm.fit_origin(X)
@@ -69,6 +87,35 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
         stats = _FULL_GAUSSIAN.labelled_stats(X - ops.like(origin, X), y_idx, w, classes.shape[0])
         rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
+        return self._set_moments(classes, totals, origin, stats, rows)
+
+    def _fit_incomplete(self, X, classes, y_idx, w):
+        """Class moments by EM from rows with missing values or without labels (see :meth:`fit`)."""
+        from discrim.mixture import FiniteMixture
+
+        n_classes = classes.shape[0]
+        # A covariance estimated from incomplete rows can drift towards singular (its likelihood
+        # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
+        # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
+        floor = 1e-6 * float(np.mean(np.nanvar(X, axis=0)))
+        family = Gaussian(self._em_covariance_type, reg_covar=floor)
+        em = FiniteMixture(family, n_classes, tol=1e-12, max_iter=1000, random_state=0, device=self.device,
+                           unlabeled=-1)
+        labelled = y_idx >= 0
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            if not labelled.all():  # unlabelled rows: EM starts from the classes of the labelled rows
+                start = clone(em).fit(X[labelled], y=y_idx[labelled], sample_weight=w[labelled])
+                em.set_params(params_init=start.params_, weights_init=start.weights_)
+            em.fit(X, y=y_idx, sample_weight=w)
+        totals = em.weights_ * w.sum()
+        observed = ~np.isnan(X)
+        # a data point per feature (its first observed value): see fit_origin
+        origin = X[np.argmax(observed, axis=0), np.arange(X.shape[1])].astype(np.float64)
+        cov = em.params_["covariance"]
+        scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
+        stats = GaussianStats(weight=totals, mean=em.params_["mean"] - origin, scatter=scatter)
+        rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=n_classes).astype(int)
         return self._set_moments(classes, totals, origin, stats, rows)
 
     def _fit_dask(self, X, y, sample_weight):
@@ -119,10 +166,35 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             ``(x - mu_k)' Sigma_k^{-1} (x - mu_k)`` with the fitted mean and covariance of class
             k (the common covariance for :class:`LinearDiscriminant`).
         """
-        return self._mahalanobis(self._validate_for_predict(X))
+        return self._distances(self._validate_for_predict(X))[0]
 
     def _log_density(self, X):
-        return gm.gaussian_log_density(self._mahalanobis(X), self._log_det_2pi)
+        return gm.gaussian_log_density(*self._distances(X))
+
+    def _distances(self, X):
+        """Squared Mahalanobis distances and ``log |2 pi Sigma_k|`` of validated rows, both (n, K).
+
+        A row with missing values (NaN) is measured in the marginal distribution of its observed
+        features (the sub-vector of the mean, the sub-matrix of the covariance), pattern by
+        pattern; the complete rows take the rule's own fast path.
+        """
+        missing = np.isnan(X) if isinstance(X, np.ndarray) else None
+        n_classes = self.classes_.shape[0]
+        if missing is None or not missing.any():
+            return self._mahalanobis(X), np.broadcast_to(self._log_det_2pi, (X.shape[0], n_classes))
+        incomplete = np.flatnonzero(missing.any(axis=1))
+        complete = np.flatnonzero(~missing.any(axis=1))
+        dist, log_det_2pi = np.zeros((X.shape[0], n_classes)), np.zeros((X.shape[0], n_classes))
+        dist[complete] = self._mahalanobis(X[complete])
+        log_det_2pi[complete] = self._log_det_2pi
+        cov = self.covariance_ if self.covariance_.ndim == 3 else np.broadcast_to(self.covariance_, (n_classes,) + self.covariance_.shape)
+        for observed, index in mask_patterns(~missing[incomplete]):
+            rows = incomplete[index]
+            if observed.any():  # nothing observed: density 1 under every class (distance 0)
+                inv, log_det_2pi[rows] = inverse_factors(cholesky_factors(cov[:, observed][:, :, observed]))
+                dist[rows] = gm.mahalanobis_full(X[rows][:, observed], self._means_c[:, observed], inv,
+                                                 self._origin[observed])
+        return dist, log_det_2pi
 
 
 class LinearDiscriminant(_GaussianDiscriminant):
@@ -149,6 +221,10 @@ class LinearDiscriminant(_GaussianDiscriminant):
         with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
         there (needs PyTorch). Fitted attributes are numpy on the host; prediction methods
         return in the namespace and on the device of their input.
+    unlabeled : scalar or None, default=None
+        The label that marks an unlabelled row of ``y`` (NaN marks one too), e.g. -1: the fit is
+        then semi-supervised, by EM over the unlabelled rows. None: every row is labelled and
+        every label is a class (-1 included, as scikit-learn's +-1 encoding needs).
 
     Attributes
     ----------
@@ -225,6 +301,8 @@ class LinearDiscriminant(_GaussianDiscriminant):
     array([0, 1])
     """
 
+    _em_covariance_type = "tied"  # the covariance the EM of incomplete data estimates (see fit)
+
     def _fit_covariance(self, scatter, totals, rows):
         dof = totals.sum() - totals.shape[0]
         n_features = scatter.shape[1]
@@ -266,8 +344,11 @@ class LinearDiscriminant(_GaussianDiscriminant):
     def _joint_log_likelihood(self, X, log_prior=None):
         # log pi_k f_k(x) up to a term common to all classes: the posteriors and the rule are
         # unchanged, and it costs O(n K D) instead of O(n D^2).
-        X = self._centred(self._validate_for_predict(X))
+        X = self._validate_for_predict(X)
         log_prior = self._fitted_log_prior() if log_prior is None else log_prior
+        if isinstance(X, np.ndarray) and np.isnan(X).any():  # rows with missing values: marginal densities
+            return self._log_density(X) + log_prior
+        X = self._centred(X)
         # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
         scores = X @ ops.like(np.ascontiguousarray(self._coef_c.T), X)
         scores += ops.like(self._intercept_c + log_prior, X)
@@ -282,7 +363,11 @@ class LinearDiscriminant(_GaussianDiscriminant):
     def _log_odds(self, X, log_prior=None):
         # Corollary 8.1: with two classes only -a'(x - h) (plus the log prior ratio) matters;
         # one matrix-vector product.
-        X = self._centred(self._validate_for_predict(X))
+        X = self._validate_for_predict(X)
+        if isinstance(X, np.ndarray) and np.isnan(X).any():  # rows with missing values: marginal densities
+            jll = self._log_density(X) + (self._fitted_log_prior() if log_prior is None else log_prior)
+            return jll[:, 1] - jll[:, 0]
+        X = self._centred(X)
         intercept = self._intercept_c + (self._fitted_log_prior() if log_prior is None else log_prior)
         odds = X @ ops.like(self._odds_coef, X)
         odds += intercept[1] - intercept[0]
@@ -332,6 +417,10 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
         there (needs PyTorch). Fitted attributes are numpy on the host; prediction methods
         return in the namespace and on the device of their input.
+    unlabeled : scalar or None, default=None
+        The label that marks an unlabelled row of ``y`` (NaN marks one too), e.g. -1: the fit is
+        then semi-supervised, by EM over the unlabelled rows. None: every row is labelled and
+        every label is a class (-1 included, as scikit-learn's +-1 encoding needs).
 
     Attributes
     ----------
@@ -373,6 +462,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     >>> qda.predict([[0.0, 0.0], [8.0, 8.0]])
     array([0, 1])
     """
+
+    _em_covariance_type = "full"
 
     def _fit_covariance(self, scatter, totals, rows):
         n_features = scatter.shape[1]

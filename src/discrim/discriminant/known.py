@@ -129,15 +129,22 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         self._log_density(X)
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False  # only multivariate normal densities offer marginals
+        return tags
+
     def _resolve_priors(self, totals):
         return check_priors("equal" if self.priors is None else self.priors, totals)
 
     def _log_density(self, X):
         n = X.shape[0]
         out = np.empty((n, len(self.densities)))
+        missing = np.isnan(X)
         for k, density in enumerate(self.densities):
             try:
-                values = np.asarray(density.logpdf(X), dtype=np.float64)
+                values = (_marginal_logpdf(density, X, missing, k) if missing.any()
+                          else np.asarray(density.logpdf(X), dtype=np.float64))
             except (ValueError, TypeError) as exc:
                 raise ValueError(
                     f"densities[{k}].logpdf failed on X of shape {X.shape}: {exc}. A multivariate "
@@ -161,3 +168,27 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 )
             out[:, k] = values
         return out
+
+
+def _marginal_logpdf(density, X, missing, k):
+    """Log-density of the observed entries of every row (NaN: missing) under a multivariate normal.
+
+    The marginal of a normal density is normal, with the sub-vector of the mean and the
+    sub-matrix of the covariance; other densities offer no marginal, and say so.
+    """
+    from scipy import stats
+
+    mean, cov = getattr(density, "mean", None), getattr(density, "cov", None)
+    if not (isinstance(mean, np.ndarray) and isinstance(cov, np.ndarray) and cov.ndim == 2):
+        raise ValueError(
+            f"X has missing values (NaN) but densities[{k}] ({_describe(density)}) offers no marginal density: "
+            "only a multivariate normal (scipy.stats.multivariate_normal) does here. Complete X first."
+        )
+    out = np.zeros(X.shape[0])  # a row with nothing observed: density 1
+    patterns, inverse = np.unique(~missing, axis=0, return_inverse=True)
+    for p, observed in enumerate(patterns):
+        rows = np.flatnonzero(inverse.reshape(-1) == p)
+        if observed.any():
+            marginal = stats.multivariate_normal(mean[observed], cov[np.ix_(observed, observed)], allow_singular=False)
+            out[rows] = marginal.logpdf(X[np.ix_(rows, observed)]).reshape(-1)
+    return out

@@ -135,6 +135,10 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         tensor X, with torch on X's device); "cpu", "cuda", ... with torch there. Fitted
         attributes are numpy on the host; prediction methods return in the namespace and on the
         device of their input.
+    unlabeled : scalar or None, default=None
+        The label that marks an unlabelled row of ``y`` (NaN marks one too), e.g. -1: the fit is
+        then semi-supervised, by EM over the unlabelled rows. None: every row is labelled and
+        every label is a class (-1 included, as scikit-learn's +-1 encoding needs).
 
     Attributes
     ----------
@@ -223,6 +227,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "reg_covar": [Interval(Real, 0, None, closed="left"), None],
         "random_state": ["random_state"],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
+        "unlabeled": "no_validation",  # any label value, or None
     }
 
     def __init__(
@@ -238,6 +243,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         reg_covar=None,
         random_state=None,
         device=None,
+        unlabeled=None,
     ):
         self.family = family
         self.n_components = n_components
@@ -249,6 +255,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.reg_covar = reg_covar
         self.random_state = random_state
         self.device = device
+        self.unlabeled = unlabeled
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -270,7 +277,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         if is_dask(X):
             classes, totals, class_data = self._dask_classes(X, y, sample_weight)
         else:
-            X, y = validate_training_data(self, X, y, keep_float32=True)
+            X, y = validate_training_data(self, X, y, keep_float32=True, allow_nan=True)
             classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
             class_data = [(ops.take_rows(X, np.flatnonzero(y_idx == k)), w[y_idx == k])
                           for k in range(classes.shape[0])]
@@ -294,14 +301,54 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 mixtures.append(selection.best_estimator)
                 selections.append(selection)
 
+        joint = None
+        if not is_dask(X) and np.any(y_idx < 0):  # unlabelled rows: one EM over all classes' components
+            mixtures, priors, joint = self._semi_supervised(X, y_idx, w, mixtures, priors)
+
         self.classes_ = classes
         self.priors_ = priors
         self.n_components_ = np.array([m.n_components for m in mixtures])
         self.mixtures_ = mixtures
         self._selections = [None if s is None else _selection_state(s) for s in selections]
-        self.n_iter_ = np.array([m.n_iter_ for m in mixtures])
-        self.converged_ = bool(all(m.converged_ for m in mixtures))
+        self.n_iter_ = np.array([m.n_iter_ if joint is None else joint.n_iter_ for m in mixtures])
+        self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
         return self
+
+    def _semi_supervised(self, X, y_idx, w, mixtures, priors):
+        """The class mixtures refined by EM over all rows, the unlabelled ones included.
+
+        One mixture of all classes' components, started from the mixtures fitted to the
+        labelled rows: a labelled row keeps its responsibility within its class's components
+        (``component_labels``), an unlabelled row spreads it over all. Returns the class
+        mixtures cut out of it and the classes' shares of its weights (the priors when
+        ``priors="empirical"``).
+        """
+        from discrim.mixture import FiniteMixture
+
+        sizes = [m.n_components for m in mixtures]
+        start_priors = np.bincount(y_idx[y_idx >= 0], weights=w[y_idx >= 0], minlength=len(mixtures))
+        start_priors = start_priors / start_priors.sum()
+        weights = np.concatenate([p * m.weights_ for p, m in zip(start_priors, mixtures)])
+        names = list(mixtures[0].params_)
+        shared = set(self.family.shared_params()) if hasattr(self.family, "shared_params") else set()
+        params = {name: (mixtures[0].params_[name] if name in shared else
+                         np.concatenate([m.params_[name] for m in mixtures])) for name in names}
+        joint = FiniteMixture(self.family, sum(sizes), weights_init=weights / weights.sum(), params_init=params,
+                              component_labels=np.repeat(np.arange(len(mixtures)), sizes), unlabeled=-1,
+                              max_iter=self.max_iter,
+                              tol=self.tol, reg_covar=self.reg_covar, device=self.device).fit(X, y=y_idx, sample_weight=w)
+        bounds = np.concatenate([[0], np.cumsum(sizes)])
+        class_weights = np.add.reduceat(joint.weights_, bounds[:-1])
+        refined = []
+        for k, m in enumerate(mixtures):
+            part = slice(bounds[k], bounds[k + 1])
+            rows = y_idx == k
+            refined.append(FiniteMixture(
+                self.family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
+                params_init={n: (v if n in shared else v[part]) for n, v in joint.params_.items()},
+                reg_covar=self.reg_covar, device=self.device).fit(ops.take_rows(X, np.flatnonzero(rows))))
+        empirical = isinstance(self.priors, str) and self.priors == "empirical"
+        return refined, (class_weights if empirical else priors), joint
 
     @property
     def selections_(self):

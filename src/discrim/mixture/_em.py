@@ -98,6 +98,12 @@ class RowBlocks:
         True where an entry was observed.
     rows : dict of str to ndarray of shape (n_samples,) or None, default=None
         The family's per-row data (:meth:`ComponentFamily.row_data`).
+    labels : ndarray of shape (n_samples,) of int or None, default=None
+        Known labels (semi-supervised EM): a row with label ``c >= 0`` belongs to one of the
+        components of group ``c`` and the others get no responsibility; -1 is unknown.
+    groups : ndarray of shape (n_components,) of int or None, default=None
+        The label of each component (several components may share one: a class that is itself
+        a mixture); None: component k has label k.
     """
 
     X: np.ndarray
@@ -105,6 +111,8 @@ class RowBlocks:
     chunk_size: int
     mask: np.ndarray = None
     rows: dict = None
+    labels: np.ndarray = None
+    groups: np.ndarray = None
 
     @property
     def n_rows(self):
@@ -120,8 +128,15 @@ class RowBlocks:
         return [slice(s, min(s + self.chunk_size, n)) for s in range(0, n, self.chunk_size)]
 
     def block(self, sl):
-        """``(X, sample_weight, data)`` of the rows ``sl``; ``data`` holds mask= and rows= for the family."""
+        """``(X, sample_weight, data)`` of the rows ``sl``.
+
+        ``data`` holds mask= and rows= for the family and, with known labels, "allowed": the
+        (n_block, n_components) bool matrix of the components each row may belong to (see
+        :func:`allowed_components`), which the caller takes out before calling the family.
+        """
         data = {"mask": None if self.mask is None else self.mask[sl], "rows": slice_rows(self.rows, sl)}
+        if self.labels is not None:
+            data["allowed"] = allowed_components(self.labels[sl], self.groups)
         return self.X[sl], self.sample_weight[sl], data
 
     def map(self, fn, mapper=None, first_row=0):
@@ -148,6 +163,24 @@ class RowBlocks:
     def map_reduce(self, fn, reduce, mapper=None, first_row=0):
         """``fn`` of every block (as :meth:`map`), merged in block order by ``reduce(a, b)``."""
         return functools.reduce(reduce, self.map(fn, mapper, first_row))
+
+
+def allowed_components(labels, groups):
+    """Which components each row may belong to, given known labels.
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n,) of int
+        -1 for an unknown label.
+    groups : ndarray of shape (n_components,) of int
+        The label of every component.
+
+    Returns
+    -------
+    allowed : ndarray of shape (n, n_components) of bool
+        All True for an unlabelled row; the components of its label for a labelled one.
+    """
+    return (labels[:, None] < 0) | (groups[None, :] == labels[:, None])
 
 
 @dataclass(frozen=True)
@@ -212,7 +245,11 @@ def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_r
     Returns (stats or None, weighted log-likelihood); the statistics are float64 host arrays.
     """
     xp = np if isinstance(Xb, np.ndarray) else array_namespace(Xb)
-    log_resp, log_norm = log_posterior(family.log_prob(Xb, params, **data), ops.like(log_weights, Xb), xp=xp)
+    allowed = data.pop("allowed", None)
+    log_dens = family.log_prob(Xb, params, **data)
+    if allowed is not None:  # a labelled row: no responsibility for the components of other labels
+        log_dens = log_dens + ops.like(np.where(allowed, 0.0, -np.inf), log_dens)
+    log_resp, log_norm = log_posterior(log_dens, ops.like(log_weights, Xb), xp=xp)
     if not bool(xp.all(xp.isfinite(log_norm))):  # the rows' indices are looked up on the host
         check_some_density(to_numpy(log_norm), "component", first_row=first_row)
     ll = float(ops.as_float64(wb) @ ops.as_float64(log_norm))
@@ -253,7 +290,14 @@ def _add_e_steps(a, b):
 
 
 def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
-    return family.suff_stats(Xb, assign(Xb, first_row), wb, **data)
+    resp = assign(Xb, first_row)
+    allowed = data.pop("allowed", None)
+    if allowed is not None:  # labelled rows: the assignment within their label's components (uniform if none)
+        allowed = ops.like(allowed, resp)
+        kept = resp * allowed
+        total = ops.row_sums(kept)
+        resp = ops.where(total > 0, kept / ops.where(total > 0, total, 1.0), allowed / ops.row_sums(allowed))
+    return family.suff_stats(Xb, resp, wb, **data)
 
 
 def stats_from_assignment(family, blocks, assign):

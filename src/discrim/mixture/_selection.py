@@ -207,6 +207,8 @@ class _Grid:
 def _weighted_variance(X, w):
     """Weighted variance of every feature, in float64 where X lives: (n_features,) on the host.
 
+    Over the observed entries of each feature when X has missing values (NaN).
+
     Parameters
     ----------
     X : array of shape (n_samples, n_features)
@@ -215,10 +217,13 @@ def _weighted_variance(X, w):
         Non-negative, with a positive sum.
     """
     Xf = ops.as_float64(X)
-    wl = ops.like(w, Xf)
-    total = float(w.sum())
-    mean = (wl @ Xf) / total
-    return to_numpy((wl @ ops.square_inplace(Xf - mean)) / total)
+    weights = ops.like(w, Xf)[:, None]  # (n, 1), or (n, d) with the weights of the observed entries
+    if isinstance(Xf, np.ndarray) and np.isnan(Xf).any():
+        observed = ~np.isnan(Xf)
+        Xf, weights = np.where(observed, Xf, 0.0), weights * observed
+    total = weights.sum(0)
+    mean = (weights * Xf).sum(0) / total
+    return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
 
 
 def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var):
@@ -393,7 +398,7 @@ def select_mixture(
         n_jobs = 1
     else:
         X = rows_on_device(_Grid(device), X, lambda X: check_feature_magnitude(
-            check_array(X, dtype=[np.float64, np.float32])), reset=True, dtype=None)
+            check_array(X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")), reset=True, dtype=None)
         w = check_sample_weight(sample_weight, X.shape[0])
         feature_var = _weighted_variance(X, w)
         if is_tensor(X):

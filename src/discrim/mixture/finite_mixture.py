@@ -37,6 +37,7 @@ from discrim.utils._threads import row_threads
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_observed_columns,
+    partial_labels,
     check_sample_weight,
     filled_in,
     observed_mask,
@@ -123,6 +124,15 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         come back to the host, where the M-step runs in float64 (they are of size K d^2). Fitted
         attributes are numpy on the host; prediction methods return in the namespace and on the
         device of their input.
+    component_labels : array-like of int of shape (n_components,), default=None
+        The label of each component, when the ``y`` of :meth:`fit` labels groups of components
+        (a class that is itself a mixture, as in :class:`~discrim.discriminant.MixtureDiscriminant`):
+        a row labelled ``c`` then belongs to one of the components labelled ``c``. None: ``y``
+        holds component indices.
+    unlabeled : int or None, default=None
+        The value of ``y`` that marks an unlabelled row (e.g. -1; NaN marks one too): :meth:`fit`
+        then keeps the labelled rows' responsibilities on their components. None: ``y`` is
+        ignored, as by every scikit-learn mixture.
 
     Attributes
     ----------
@@ -196,6 +206,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
         "n_threads": [Interval(Integral, 1, None, closed="left"), None],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
+        "component_labels": ["array-like", None],
+        "unlabeled": [Integral, None],
     }
 
     def __init__(
@@ -218,6 +230,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         chunk_size=None,
         n_threads=None,
         device=None,
+        component_labels=None,
+        unlabeled=None,
     ):
         self.family = family
         self.n_components = n_components
@@ -236,6 +250,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         self.chunk_size = chunk_size
         self.n_threads = n_threads
         self.device = device
+        self.component_labels = component_labels
+        self.unlabeled = unlabeled
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -341,6 +357,16 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         index = np.sort(side_stream(self.random_state).choice(n, _INIT_SAMPLE_ROWS, replace=False))
         return to_numpy(ops.take_rows(rows, index)), sample_weight[index]
 
+    def _component_groups(self):
+        """The label of every component: ``component_labels``, or the component indices."""
+        if self.component_labels is None:
+            return np.arange(self.n_components)
+        groups = np.asarray(self.component_labels)
+        if groups.shape != (self.n_components,) or groups.dtype.kind not in "iu" or groups.min() < 0:
+            raise ValueError(f"component_labels must hold one non-negative int per component ({self.n_components}); "
+                             f"got {self.component_labels!r}.")
+        return groups.astype(np.int64)
+
     def _check_weights_init(self):
         k = self.n_components
         if self.weights_init is None:
@@ -379,8 +405,14 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : None
-            Ignored.
+            NaN marks a missing value (missing at random): rows are scored by the marginal
+            density of their observed entries.
+        y : array-like of shape (n_samples,), default=None
+            Ignored unless ``unlabeled`` is set (scikit-learn passes the targets of a pipeline to
+            every step, and a mixture must not take them for components). With ``unlabeled``:
+            known components (semi-supervised EM, as mclust's ``MclustSSC``), a component index
+            in ``[0, n_components)`` (or a value of ``component_labels``) for a labelled row,
+            whose responsibility stays there, and ``unlabeled`` or NaN for an unlabelled one.
         sample_weight : array-like of shape (n_samples,), default=None
             Non-negative row weights; integer weights give the same fit as repeated rows.
 
@@ -391,6 +423,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         warm = self.warm_start and hasattr(self, "weights_")
         family = self._family()
         blocks, sample = self._training_rows(X, family, sample_weight, reset=not warm)
+        groups = self._component_groups()
+        labels = None if self.unlabeled is None else partial_labels(y, blocks.n_rows, int(groups.max()) + 1,
+                                                                    self.unlabeled)
+        if labels is not None:
+            if is_dask(X):
+                raise ValueError("y (known components) is supported for in-memory X; pass X.compute() or y=None.")
+            blocks = replace(blocks, labels=labels, groups=groups)
         if self.n_components > blocks.n_rows:
             raise ValueError(
                 f"n_components={self.n_components} exceeds n_samples={blocks.n_rows}: a mixture needs at least "

@@ -228,7 +228,7 @@ def check_priors(priors, class_weight_totals):
     return p / p.sum()
 
 
-def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True, on_host=False):
+def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True, on_host=False, allow_nan=False):
     """X and y for a classifier's fit: X checked and where the estimator computes, y on the host.
 
     Parameters
@@ -245,6 +245,8 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
     on_host : bool, default=False
         Return X as numpy on the host whatever the estimator's device (fits whose row work
         moves to the device later, by parts).
+    allow_nan : bool, default=False
+        Accept NaN in host X (a missing value); tensors must be finite.
 
     Returns
     -------
@@ -260,7 +262,8 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
     targets = {}
 
     def validate(X):
-        X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset)
+        X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
+                                        ensure_all_finite="allow-nan" if allow_nan else True)
         # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
         return check_feature_magnitude(X, "X")
 
@@ -335,3 +338,68 @@ def filled_in(X, mask, sample_weight, discrete=False):
     if discrete:
         means = np.floor(means + 0.5)
     return np.where(mask, X, means.astype(X.dtype))
+
+
+def partial_labels(y, n_samples, n_labels, unlabeled=-1, name="y"):
+    """Known labels of some rows as label indices, -1 where unknown (semi-supervised fits).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,) or None
+        Whole numbers in ``[0, n_labels)`` for labelled rows; ``unlabeled`` or NaN for
+        unlabelled ones.
+    n_samples : int
+    n_labels : int
+    unlabeled : int, default=-1
+    name : str, default="y"
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,) of int64 or None
+        None when y is None or labels no row.
+    """
+    if y is None:
+        return None
+    y = np.asarray(host_input(y))
+    if y.shape != (n_samples,):
+        raise ValueError(f"{name} has shape {y.shape} but X has {n_samples} rows: give one label (or -1) per row.")
+    try:
+        values = y.astype(np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must hold component indices (whole numbers) or {unlabeled} / NaN for unlabelled "
+                         f"rows; got dtype {y.dtype}.") from None
+    unknown = np.isnan(values) | (values == unlabeled)
+    known = values[~unknown]
+    if np.any(known != np.round(known)) or np.any((known < 0) | (known >= n_labels)):
+        bad = known[(known != np.round(known)) | (known < 0) | (known >= n_labels)][0]
+        raise ValueError(f"{name} holds {bad:g}: a labelled row takes an index in [0, {n_labels}) and an "
+                         f"unlabelled row {unlabeled} (unlabeled) or NaN.")
+    if unknown.all():
+        return None
+    return np.where(unknown, -1, np.nan_to_num(values)).astype(np.int64)
+
+
+def unlabelled_rows(y, unlabeled):
+    """Which rows of y carry a label, for a classifier's ``unlabeled`` parameter.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    unlabeled : scalar or None
+        The value that marks an unlabelled row (NaN marks one too); None: every row is
+        labelled and every value is a class (-1 included, as in scikit-learn's +-1 encoding).
+
+    Returns
+    -------
+    known : ndarray of shape (n_samples,) of bool or None
+        None when every row is labelled.
+    """
+    if unlabeled is None:
+        return None
+    y = np.asarray(host_input(y))
+    known = y != unlabeled
+    if y.dtype.kind == "f":
+        known &= ~np.isnan(y)
+    elif y.dtype == object:
+        known &= np.array([not (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
+    return None if known.all() else known

@@ -1,0 +1,146 @@
+"""Classifiers on incomplete data (issue 21): missing values and unlabelled rows, by likelihood."""
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.datasets import load_iris
+from sklearn.preprocessing import StandardScaler
+
+from discrim.discriminant import (
+    KnownDensityClassifier,
+    LinearDiscriminant,
+    MixtureDiscriminant,
+    QuadraticDiscriminant,
+)
+from discrim.distributions import Gaussian
+from discrim.mixture import FiniteMixture
+
+
+def _classes(rng, n=240):
+    y = rng.integers(0, 3, n)
+    cov = np.array([[1.0, 0.6, 0.2], [0.6, 1.0, 0.3], [0.2, 0.3, 1.0]])
+    X = rng.multivariate_normal(np.zeros(3), cov, n) + np.array([[0, 0, 0], [2, 0, 1], [0, 2, -1]])[y]
+    return X, y
+
+
+def _knock_out(X, share, rng):
+    out = X.copy()
+    out[rng.random(X.shape) < share] = np.nan
+    return out
+
+
+@pytest.mark.parametrize("rule", [LinearDiscriminant, QuadraticDiscriminant])
+def test_rows_with_missing_values_are_scored_by_their_marginal_densities(rule, rng):
+    X, y = _classes(rng)
+    model = rule().fit(X, y)
+    X_test = _knock_out(X[:60], 0.3, rng)
+    cov = model.covariance_ if model.covariance_.ndim == 3 else np.broadcast_to(model.covariance_, (3, 3, 3))
+    expected = np.zeros((60, 3))
+    for i, x in enumerate(X_test):
+        o = ~np.isnan(x)
+        for k in range(3):
+            expected[i, k] = stats.multivariate_normal(model.means_[k, o], cov[k][np.ix_(o, o)]).logpdf(x[o]) if o.any() else 0.0
+    np.testing.assert_allclose(model.log_density(X_test), expected, rtol=1e-10, atol=1e-12)
+    posterior = np.exp(expected + np.log(model.priors_))
+    posterior /= posterior.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(model.predict_proba(X_test), posterior, rtol=1e-9, atol=1e-12)
+    # complete rows keep their probabilities, whatever else is in X
+    complete = ~np.isnan(X_test).any(axis=1)
+    np.testing.assert_allclose(model.predict_proba(X_test)[complete], model.predict_proba(X_test[complete]),
+                               rtol=1e-10, atol=1e-13)
+
+
+def test_qda_fitted_to_incomplete_rows_is_each_class_maximum_likelihood(rng):
+    X, y = _classes(rng)
+    Xm = _knock_out(X, 0.25, rng)
+    model = QuadraticDiscriminant().fit(Xm, y)
+    floor = 1e-6 * np.mean(np.nanvar(Xm, axis=0))  # the rule's floor on the EM's covariances
+    for k in range(3):
+        rows = Xm[y == k]
+        alone = FiniteMixture(Gaussian("full", reg_covar=floor), 1, tol=1e-13, max_iter=5000).fit(rows)
+        np.testing.assert_allclose(model.means_[k], alone.params_["mean"][0], rtol=1e-4, atol=1e-5)
+        n_k = rows.shape[0]  # the rule's divisor n_k - 1 on the maximum-likelihood scatter
+        np.testing.assert_allclose(model.covariance_[k], alone.params_["covariance"][0] * n_k / (n_k - 1),
+                                   rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("rule", [LinearDiscriminant, QuadraticDiscriminant])
+def test_every_row_labelled_is_the_supervised_fit(rule, rng):
+    X, y = _classes(rng)
+    supervised = rule().fit(X, y)
+    marked = rule(unlabeled=-1).fit(X, y)  # nothing is unlabelled: the closed-form path
+    np.testing.assert_array_equal(marked.covariance_, supervised.covariance_)
+
+
+def _iris_with_few_labels(keep, seed=0):
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    rng = np.random.default_rng(seed)
+    test = rng.random(y.shape[0]) < 0.3
+    kept = np.where(rng.random(y.shape[0]) < keep, y, -1)
+    return X[~test], kept[~test], X[test], y[test]
+
+
+@pytest.mark.parametrize("make", [
+    lambda **kw: LinearDiscriminant(reg_param=0.1, **kw),
+    lambda **kw: QuadraticDiscriminant(reg_param=0.3, **kw),
+    lambda **kw: MixtureDiscriminant(Gaussian("diag"), 1, random_state=0, **kw),
+])
+def test_unlabelled_rows_improve_on_the_labelled_rows_alone(make):
+    X, y_partial, X_test, y_test = _iris_with_few_labels(0.1)
+    labelled = y_partial >= 0
+    semi = make(unlabeled=-1).fit(X, y_partial)
+    alone = make().fit(X[labelled], y_partial[labelled])
+    assert np.mean(semi.predict(X_test) == y_test) >= np.mean(alone.predict(X_test) == y_test)
+    assert np.mean(semi.predict(X_test) == y_test) > 0.8
+
+
+def test_unlabeled_may_be_any_label_value(rng):
+    X, y = _classes(rng)
+    names = np.array(["a", "b", "c"], dtype=object)[y]
+    names[::3] = "?"
+    model = LinearDiscriminant(unlabeled="?").fit(X, names)
+    assert list(model.classes_) == ["a", "b", "c"]
+    with pytest.raises(ValueError, match="only one class"):
+        LinearDiscriminant(unlabeled="?").fit(X, np.where(names == "a", "a", "?"))
+
+
+def test_minus_one_stays_a_class_without_unlabeled(rng):
+    # scikit-learn's +-1 encoding: without unlabeled, -1 is a class like any other
+    X, y = _classes(rng)
+    model = LinearDiscriminant().fit(X, np.where(y == 0, -1, 1))
+    assert list(model.classes_) == [-1, 1]
+
+
+def test_mixture_discriminant_fits_and_scores_incomplete_rows(rng):
+    X, y = _classes(rng)
+    Xm = _knock_out(X, 0.3, rng)
+    model = MixtureDiscriminant(Gaussian("full"), 1, random_state=0).fit(Xm, y)
+    proba = model.predict_proba(Xm)
+    assert np.all(np.isfinite(proba)) and np.mean(model.predict(X) == y) > 0.7
+
+
+def test_a_mixture_keeps_labelled_rows_on_their_components(rng):
+    X, y = _classes(rng)
+    # every row labelled: one M-step is each component's weighted MLE of its own rows
+    model = FiniteMixture(Gaussian("full"), 3, unlabeled=-1, max_iter=3).fit(X, y)
+    for k in range(3):
+        np.testing.assert_allclose(model.params_["mean"][k], X[y == k].mean(axis=0), rtol=1e-10)
+    assert np.all(np.diff(model.lower_bounds_) >= -1e-12)
+    # without unlabeled, y is ignored, as by scikit-learn's mixtures
+    ignored = FiniteMixture(Gaussian("full"), 3, random_state=0).fit(X, y)
+    plain = FiniteMixture(Gaussian("full"), 3, random_state=0).fit(X)
+    np.testing.assert_array_equal(ignored.lower_bounds_, plain.lower_bounds_)
+    with pytest.raises(ValueError, match=r"y holds 5: a labelled row takes an index in \[0, 3\)"):
+        FiniteMixture(Gaussian(), 3, unlabeled=-1).fit(X, np.where(y == 2, 5, y))
+
+
+def test_known_normal_densities_give_marginals_and_others_say_why(rng):
+    densities = [stats.multivariate_normal([0.0, 0.0], [[1.0, 0.5], [0.5, 1.0]]), stats.multivariate_normal([1.0, 2.0])]
+    model = KnownDensityClassifier(densities).fit(np.zeros((2, 2)), [0, 1])
+    row = np.array([[np.nan, 1.5]])
+    expected = [stats.norm(0.0, 1.0).logpdf(1.5), stats.norm(2.0, 1.0).logpdf(1.5)]
+    np.testing.assert_allclose(model.log_density(row)[0], expected, rtol=1e-12)
+    univariate = KnownDensityClassifier([stats.norm(0, 1), stats.norm(1, 1)]).fit(np.zeros((2, 1)), [0, 1])
+    with pytest.raises(ValueError, match="offers no marginal density"):
+        univariate.predict(np.array([[np.nan]]))
