@@ -28,7 +28,7 @@ def read_csv(path):
 
 
 def numeric_features(df, columns=None, *, what="features"):
-    """Select numeric, complete columns of ``df`` as the feature table.
+    """Select the numeric columns of ``df`` as the feature table; empty cells are missing (NaN).
 
     Parameters
     ----------
@@ -55,15 +55,19 @@ def numeric_features(df, columns=None, *, what="features"):
             f"non-numeric {what} column(s) {', '.join(map(repr, non_numeric))}: encode them as numbers "
             "(e.g. one-hot) or leave them out."
         )
-    incomplete = [c for c in columns if not np.all(np.isfinite(X[c].to_numpy(dtype=float)))]
-    if incomplete:
+    # An empty cell is a missing value (NaN), which the models handle by likelihood; infinity is an error.
+    infinite = [c for c in columns if np.any(np.isinf(X[c].to_numpy(dtype=float)))]
+    if infinite:
         raise click.ClickException(
-            f"{what} column(s) {', '.join(map(repr, incomplete))} contain missing or infinite values: "
-            "impute or drop those rows first."
+            f"{what} column(s) {', '.join(map(repr, infinite))} contain infinite values: replace or drop those "
+            "rows first."
         )
+    empty = [c for c in columns if X[c].isna().all()]
+    if empty:
+        raise click.ClickException(f"{what} column(s) {', '.join(map(repr, empty))} have no value at all: leave them out.")
     # Checked before any scaling: StandardScaler squares the values, so 1e300 becomes a silent 0.
     limit = max_feature_magnitude(np.float64)
-    too_large = [c for c in columns if np.max(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) > limit]
+    too_large = [c for c in columns if np.nanmax(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) > limit]
     if too_large:
         raise click.ClickException(
             f"{what} column(s) {', '.join(map(repr, too_large))} hold values beyond +-{limit:.0e}: change their "
@@ -309,3 +313,28 @@ def on_host(model):
         if "device" in part.get_params(deep=False):
             part.set_params(device=None)
     return model
+
+
+def check_takes_missing(estimator, model_name, *tables):
+    """Refuse missing values (NaN) for a model that cannot score them, before any work is done.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    model_name : str
+        The model's name on the command line.
+    *tables : DataFrame or ndarray
+        The feature tables the model would see.
+    """
+    if estimator.__sklearn_tags__().input_tags.allow_nan:
+        return
+    for table in tables:
+        values = np.asarray(table, dtype=float)
+        if np.isnan(values).any():
+            columns = getattr(table, "columns", range(values.shape[1]))
+            empty = [str(c) for c, j in zip(columns, range(values.shape[1])) if np.isnan(values[:, j]).any()]
+            raise click.ClickException(
+                f"the {model_name} model does not take missing values (empty cells in {', '.join(map(repr, empty))}): "
+                "use lda, qda or mda, which score them by likelihood, or complete the table first "
+                "(discrim mixture --impute)."
+            )

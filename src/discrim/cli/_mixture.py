@@ -5,9 +5,18 @@ from contextlib import ExitStack
 
 import click
 import numpy as np
+import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
-from discrim.cli._io import check_output, checked_device, device_option, numeric_features, read_csv
+from discrim.cli._io import (
+    check_distinct_outputs,
+    check_output,
+    checked_device,
+    device_option,
+    numeric_features,
+    read_csv,
+    write_csv_atomic,
+)
 from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, lazy_options, read_lazy
 from discrim.distributions import FAMILY_CLASSES
 
@@ -203,6 +212,12 @@ def _in_memory_sample(X, max_rows=100_000):
     return gather_sample(X, da.ones(X.shape[0], chunks=(X.chunks[0],)), max_rows, np.random.default_rng(0))[0]
 
 
+def _plotted_rows(model, X):
+    """The rows a plot draws: the complete ones, or all rows completed by the mixture if none is."""
+    complete = ~np.isnan(X).any(axis=1)
+    return X[complete] if complete.any() else model.impute(X)
+
+
 def parse_components(text):
     """Parse ``--components``: ``"3"``, a range ``"1-6"`` or a list ``"2,4,8"``.
 
@@ -283,12 +298,15 @@ def _selection_table(result):
               help="Write the convergence curve (and, for one or two columns, the fitted density; "
                    "when choosing a model, BIC against K) to this image file (format from the "
                    "suffix, e.g. .png, .pdf, .svg).")
+@click.option("--impute", "impute_path", type=click.Path(dir_okay=False), default=None,
+              help="Write the fitted columns to this CSV with their missing cells completed by their conditional "
+                   "expectations under the chosen mixture.")
 @click.option("--overwrite", is_flag=True, help="Replace the --plot file if it exists.")
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
 @device_option
 @lazy_options
 def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
-            random_state, plot_path, overwrite, quiet, device, parquet, zarr, scheduler):
+            random_state, plot_path, impute_path, overwrite, quiet, device, parquet, zarr, scheduler):
     """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
     Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC. With
@@ -303,12 +321,16 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         if value is not None and not any(name in takers for name in families):
             raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to --family {' or '.join(takers)} only.")
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
+    check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
+    check_distinct_outputs(**{"--plot": plot_path, "--impute": impute_path})
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
         raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
     device = checked_device(device)
     if device is not None and csv is None:
         raise click.UsageError("--device computes in-memory data; --parquet and --zarr run on Dask's workers.")
+    if impute_path is not None and csv is None:
+        raise click.UsageError("--impute completes a CSV table; --parquet and --zarr data are not read into memory.")
     with ExitStack() as stack:
         if csv is None:
             stack.enter_context(dask_cluster(scheduler, input_bytes(parquet, zarr)))
@@ -316,7 +338,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         else:
             X, names = read_columns(csv, columns)
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
-                        random_state, plot_path, progress=not quiet, device=device)
+                        random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -328,7 +350,7 @@ def read_lazy_columns(parquet, zarr, columns):
 
 
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
-                    plot_path, progress=True, device=None):
+                    plot_path, progress=True, device=None, impute_path=None):
     """Fit the mixture (or choose among several) and print the report; X in memory or a dask array."""
     from rich.console import Console
 
@@ -365,9 +387,13 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         console.print(table)
     if not model.converged_:
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
+    if impute_path is not None:
+        missing = int(np.isnan(X).sum())
+        write_csv_atomic(pd.DataFrame(model.impute(X), columns=names), impute_path)
+        console.print(f"{missing} missing cell(s) completed; table written to {impute_path}")
     if plot_path is not None:
         try:
-            _write_plot(model, _in_memory_sample(X), names, plot_path, selection)
+            _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection)
         except (ValueError, OSError) as exc:
             raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
         console.print(f"plot written to {plot_path}")

@@ -99,7 +99,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
         floor = 1e-6 * float(np.mean(np.nanvar(X, axis=0)))
         family = Gaussian(self._em_covariance_type, reg_covar=floor)
-        em = FiniteMixture(family, n_classes, tol=1e-12, max_iter=1000, random_state=0, device=self.device,
+        em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=300, random_state=0, device=self.device,
                            unlabeled=-1)
         labelled = y_idx >= 0
         with warnings.catch_warnings():

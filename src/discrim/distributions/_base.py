@@ -145,6 +145,10 @@ class Params:
         """Return ``{parameter name: array}`` (arrays are not copied)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
+    def __getstate__(self):
+        # The cache of derived quantities is recomputed on demand: it is never saved with a model.
+        return {k: v for k, v in self.__dict__.items() if k != "_derived"}
+
     def _cached(self, key, compute):
         # Derived quantities (e.g. Cholesky factors) computed once per parameter set; the
         # dataclass is frozen, so the cache can never go stale.

@@ -225,7 +225,10 @@ class Gaussian(ComponentFamily):
             out += ops.like(0.5 * (np.log(prec) - _LOG_2PI), X) @ M.T
             return out.T
         # full or tied: one marginal Gaussian per pattern of observed features; a row with no
-        # observed entry has density 1
+        # observed entry has density 1. Many distinct patterns: row by row, in batched solves.
+        if _many_patterns(mask):
+            return np.stack([_rowwise_conditional(X, mask, params.mean[j], self._precision(params, j))[0]
+                             for j in range(params.n_components)], axis=1)
         out = ops.like(np.zeros((X.shape[0], params.mean.shape[0])), X)
         full = type(self)("full")
         for observed, index in mask_patterns(mask):
@@ -257,10 +260,41 @@ class Gaussian(ComponentFamily):
                 f"suff_stats of a {self.covariance_type!r} Gaussian with a mask needs params (the "
                 "E-step's parameters): unobserved entries are completed by their conditional expectations."
             )
+        if _many_patterns(mask):
+            return self._rowwise_completed_moments(X, wr_t, mask, params)
         stats = 0
         for observed, index in mask_patterns(mask):
             stats = stats + self._completed_moments(X[index], wr_t[:, index], observed, params)
         return stats
+
+    def _precision(self, params, j):
+        """Component j's precision matrix ``Sigma_j^-1`` (d, d), cached per parameter set."""
+        def compute():
+            cov = params.covariance if self.covariance_type == "full" else params.covariance[None]
+            inv = _inverse_factors_or_raise(cov, "a component covariance")  # W = L^-1, Sigma^-1 = W'W
+            return np.einsum("kij,kil->kjl", inv, inv)
+
+        precision = params._cached("precision", compute)
+        return precision[j] if precision.shape[0] > 1 else precision[0]
+
+    def _rowwise_completed_moments(self, X, wr_t, mask, params):
+        """Statistics of rows with missing values, completed row by row (many missingness patterns).
+
+        The same moments as :meth:`_completed_moments` over every pattern: under component k each
+        row's missing entries take their conditional mean, and the conditional covariance of
+        the row's missing block is added to the scatter, weighted by the row's responsibility.
+        """
+        parts = []
+        for j in range(params.n_components):
+            _, completed, cond_cov = _rowwise_conditional(X, mask, params.mean[j], self._precision(params, j))
+            stats = self._moments(completed, wr_t[j : j + 1])
+            extra = np.einsum("n,nij->ij", np.asarray(wr_t[j], dtype=np.float64), cond_cov)
+            parts.append(GaussianStats(weight=stats.weight, mean=stats.mean, scatter=stats.scatter + extra[None]))
+        return GaussianStats(
+            weight=np.concatenate([p.weight for p in parts]),
+            mean=np.concatenate([p.mean for p in parts]),
+            scatter=np.concatenate([p.scatter for p in parts]),
+        )
 
     def _moments(self, X, wr_t):
         """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n)."""
@@ -532,6 +566,75 @@ def _precision_terms(ctype, params):
                 "c": (mean**2 * prec).sum(axis=1)}
     return {"center": center, "log_det": 0.5 * d * np.log(prec), "prec": prec, "mp": mean * prec[:, None],
             "c": (mean**2).sum(axis=1) * prec}
+
+
+def _many_patterns(mask):
+    """Whether rows with missing values are better completed row by row than pattern by pattern.
+
+    Per pattern the work is a few array calls per component; with about as many patterns as
+    rows (values missing at random in many features) those calls dominate, and batched
+    per-row solves cost less.
+    """
+    incomplete = mask[~mask.all(axis=1)]
+    if incomplete.shape[0] < 64:
+        return False
+    return np.unique(incomplete, axis=0).shape[0] > incomplete.shape[0] // 8
+
+
+# Rows per batched solve of the row-wise conditionals: (rows, d, d) temporaries of some MB.
+_ROWWISE_BLOCK_ELEMENTS = 1 << 21
+
+
+def _rowwise_conditional(X, mask, mean, precision):
+    """One component's view of rows with missing values, row by row, through the precision matrix.
+
+    With ``P = Sigma^-1``, ``z = x - mu`` and a row's missing set ``m`` (observed ``o``): the
+    conditional mean of the missing entries is ``mu_m - P_mm^-1 P_mo z_o``, their conditional
+    covariance ``P_mm^-1``, the marginal Mahalanobis distance of the observed entries
+    ``z_o' Sigma_oo^-1 z_o = zhat' P zhat`` (zhat: z completed by the conditional mean) and
+    ``log |Sigma_oo| = log |Sigma| + log |P_mm|``. Each row's ``P_mm`` is solved inside a (d, d)
+    matrix that is the identity on the observed features, so all rows go through one batched
+    solve.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d)
+        Missing entries hold any finite value.
+    mask : ndarray of shape (n, d) of bool
+        True where observed.
+    mean : ndarray of shape (d,)
+    precision : ndarray of shape (d, d)
+
+    Returns
+    -------
+    log_prob : ndarray of shape (n,)
+        Log marginal density of each row's observed entries (0 for a row with none).
+    completed : ndarray of shape (n, d)
+        The rows with their missing entries replaced by the conditional mean.
+    cond_cov : ndarray of shape (n, d, d)
+        The conditional covariance of each row's missing entries, zero elsewhere.
+    """
+    n, d = X.shape
+    log_det_sigma = -np.linalg.slogdet(precision)[1]
+    log_prob, completed, cond_cov = np.empty(n), np.empty((n, d)), np.empty((n, d, d))
+    eye = np.eye(d, dtype=bool)
+    step = max(1, _ROWWISE_BLOCK_ELEMENTS // (d * d))
+    for s in range(0, n, step):
+        obs = mask[s : s + step]
+        miss = ~obs
+        z = np.where(obs, X[s : s + step] - mean, 0.0)
+        both = miss[:, :, None] & miss[:, None, :]
+        B = np.where(both, precision, 0.0) + (eye & obs[:, :, None])  # P_mm within the identity
+        inv = np.linalg.inv(B)
+        rhs = np.where(miss, z @ precision, 0.0)  # P_mo z_o on the missing entries
+        zhat = z - np.einsum("nij,nj->ni", inv, rhs)
+        maha = np.einsum("ni,ij,nj->n", zhat, precision, zhat)
+        log_det = log_det_sigma + np.linalg.slogdet(B)[1]  # log |Sigma_oo|
+        n_obs = obs.sum(axis=1)
+        log_prob[s : s + step] = np.where(n_obs > 0, -0.5 * (n_obs * _LOG_2PI + log_det + maha), 0.0)
+        completed[s : s + step] = zhat + mean
+        cond_cov[s : s + step] = np.where(both, inv, 0.0)
+    return log_prob, completed, cond_cov
 
 
 def _gram(z):
