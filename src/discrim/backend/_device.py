@@ -52,7 +52,7 @@ def check_device(device, name="device"):
     """
     if device is None:
         return None
-    torch_namespace()  # a clear ImportError without torch
+    torch_namespace(f"{name}={device!r}")  # a clear ImportError without torch
     import torch
 
     if name.startswith("--"):  # a command-line option
