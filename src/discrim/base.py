@@ -59,7 +59,11 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         """
         known = unlabelled_rows(y, getattr(self, "unlabeled", None))
         y = host_input(y)
-        classes, known_idx = check_labels(np.asarray(y)[known] if known is not None else y)
+        if known is not None:
+            y_known = np.asarray(y)[known]
+            # labels mixed with a marker of another type ("?" among ints) sit in an object array
+            labelled = np.array(y_known.tolist()) if y_known.dtype == object else y_known
+        classes, known_idx = check_labels(labelled if known is not None else y)
         y_idx = known_idx if known is None else np.where(known, 0, -1)
         if known is not None:
             y_idx[known] = known_idx

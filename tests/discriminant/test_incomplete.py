@@ -144,3 +144,11 @@ def test_known_normal_densities_give_marginals_and_others_say_why(rng):
     univariate = KnownDensityClassifier([stats.norm(0, 1), stats.norm(1, 1)]).fit(np.zeros((2, 1)), [0, 1])
     with pytest.raises(ValueError, match="offers no marginal density"):
         univariate.predict(np.array([[np.nan]]))
+
+
+def test_integer_labels_with_a_text_marker_are_read_as_integers(rng):
+    X, y = _classes(rng)
+    marked = y.astype(object)
+    marked[::4] = "?"
+    model = QuadraticDiscriminant(unlabeled="?").fit(X, marked)
+    assert model.classes_.dtype.kind == "i" and list(model.classes_) == [0, 1, 2]
