@@ -13,3 +13,27 @@ def cpu_model():
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+class ProgressLog:
+    """``log(message)``: a time-stamped line printed at once and kept for the results file."""
+
+    def __init__(self):
+        self.lines = []
+
+    def __call__(self, message):
+        import time
+
+        line = f"{time.strftime('%H:%M:%S')} {message}"
+        self.lines.append(line)
+        print(line, flush=True)
+
+
+def write_results(text, path):
+    """Write a results file whole (through a temporary file beside it) and print it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+    print(text)

@@ -45,7 +45,7 @@ import torch  # noqa: E402
 
 sys.path.append(str(Path(__file__).parent))  # appended: a benchmark module must never shadow a package
 
-from _machine import cpu_model  # noqa: E402
+from _machine import ProgressLog, cpu_model, write_results  # noqa: E402
 
 import discrim  # noqa: E402
 from discrim.discriminant import LinearDiscriminant, QuadraticDiscriminant  # noqa: E402
@@ -397,23 +397,14 @@ def main(argv=None):
         sizes = dict(em=200_000, rule=(1_000_000, 100), proto=6_000)
         search = dict(alpha_feature_grid=np.logspace(-5, -1, 5), max_batches=3, cv=3)
     search = None if args.skip_search else search
-    log_lines = []
-
-    def log(message):
-        line = f"{time.strftime('%H:%M:%S')} {message}"
-        log_lines.append(line)
-        print(line, flush=True)
+    log = ProgressLog()
 
     logging.getLogger("discrim").setLevel(logging.WARNING)
     em_rows = em_part(sizes["em"], device, args.warmup_iters, args.iters, log)
     rule_rows = rule_part(*sizes["rule"], device, log)
     proto_rows = prototype_part(sizes["proto"], device, search, log)
-    text = report(args, device, em_rows, rule_rows, proto_rows, started, log_lines)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(args.output)
-    print(text)
+    text = report(args, device, em_rows, rule_rows, proto_rows, started, log.lines)
+    write_results(text, args.output)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ from sklearn.preprocessing import StandardScaler
 
 sys.path.append(str(Path(__file__).parent))  # appended: a benchmark module must never shadow a package
 
-from _machine import cpu_model  # noqa: E402
+from _machine import ProgressLog, cpu_model, write_results  # noqa: E402
 
 from discrim.datasets import load_benchmark  # noqa: E402
 from discrim.discriminant import LinearDiscriminant, QuadraticDiscriminant  # noqa: E402
@@ -208,23 +208,14 @@ def main(argv=None):
     args = parser.parse_args(argv)
     load_before = "%.1f %.1f %.1f" % os.getloadavg()
     started = datetime.datetime.now(datetime.timezone.utc)
-    log_lines = []
-
-    def log(message):
-        line = f"{time.strftime('%H:%M:%S')} {message}"
-        log_lines.append(line)
-        print(line, flush=True)
+    log = ProgressLog()
 
     data = cases()
     rows = score_all(data, log)
     em = em_times(log)
     semi = semi_supervised(data, log)
-    text = report(rows, em, semi, started, load_before, log_lines)
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = args.output.with_suffix(".tmp")
-    tmp.write_text(text)
-    tmp.replace(args.output)
-    print(text)
+    text = report(rows, em, semi, started, load_before, log.lines)
+    write_results(text, args.output)
 
 
 if __name__ == "__main__":
