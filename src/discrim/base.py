@@ -58,14 +58,13 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         unlabelled: their index is -1 and the totals count the labelled rows only.
         """
         known = unlabelled_rows(y, getattr(self, "unlabeled", None))
-        y = host_input(y)
-        if known is not None:
-            y_known = np.asarray(y)[known]
+        if known is None:
+            classes, y_idx = check_labels(y)
+        else:
+            y_known = np.asarray(host_input(y))[known]
             # labels mixed with a marker of another type ("?" among ints) sit in an object array
-            labelled = np.array(y_known.tolist()) if y_known.dtype == object else y_known
-        classes, known_idx = check_labels(labelled if known is not None else y)
-        y_idx = known_idx if known is None else np.where(known, 0, -1)
-        if known is not None:
+            classes, known_idx = check_labels(np.array(y_known.tolist()) if y_known.dtype == object else y_known)
+            y_idx = np.full(known.shape[0], -1, dtype=known_idx.dtype)
             y_idx[known] = known_idx
         w = check_sample_weight(sample_weight, n_samples)
         labelled = y_idx >= 0

@@ -332,7 +332,7 @@ def check_takes_missing(estimator, model_name, *tables):
         values = np.asarray(table, dtype=float)
         if np.isnan(values).any():
             columns = getattr(table, "columns", range(values.shape[1]))
-            empty = [str(c) for c, j in zip(columns, range(values.shape[1])) if np.isnan(values[:, j]).any()]
+            empty = [str(c) for j, c in enumerate(columns) if np.isnan(values[:, j]).any()]
             raise click.ClickException(
                 f"the {model_name} model does not take missing values (empty cells in {', '.join(map(repr, empty))}): "
                 "use lda, qda or mda, which score them by likelihood, or complete the table first "

@@ -3,6 +3,7 @@
 import numpy as np
 
 from discrim.base import BaseLikelihoodClassifier
+from discrim.distributions._base import mask_patterns
 from discrim.discriminant._validation import validate_training_data
 from discrim.utils._param_validation import StrOptions, fit_context
 from discrim.utils.validation import check_priors
@@ -185,9 +186,7 @@ def _marginal_logpdf(density, X, missing, k):
             "only a multivariate normal (scipy.stats.multivariate_normal) does here. Complete X first."
         )
     out = np.zeros(X.shape[0])  # a row with nothing observed: density 1
-    patterns, inverse = np.unique(~missing, axis=0, return_inverse=True)
-    for p, observed in enumerate(patterns):
-        rows = np.flatnonzero(inverse.reshape(-1) == p)
+    for observed, rows in mask_patterns(~missing):
         if observed.any():
             marginal = stats.multivariate_normal(mean[observed], cov[np.ix_(observed, observed)], allow_singular=False)
             out[rows] = marginal.logpdf(X[np.ix_(rows, observed)]).reshape(-1)
