@@ -13,10 +13,10 @@ from discrim.distributions._base import (
     Stats,
     component_totals,
     host,
-    mask_patterns,
     per_feature_weight,
     weighted_resp_t,
 )
+from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns, pattern_inverses
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
     cholesky_factors,
@@ -224,28 +224,19 @@ class Gaussian(ComponentFamily):
             out = -0.5 * maha
             out += ops.like(0.5 * (np.log(prec) - _LOG_2PI), X) @ M.T
             return out.T
-        # full or tied: one marginal Gaussian per pattern of observed features; a row with no
-        # observed entry has density 1. Many distinct patterns: row by row, in batched solves.
-        if _many_patterns(mask):
-            return np.stack([_rowwise_conditional(X, mask, params.mean[j], self._precision(params, j))[0]
-                             for j in range(params.n_components)], axis=1)
-        out = ops.like(np.zeros((X.shape[0], params.mean.shape[0])), X)
-        full = type(self)("full")
-        for observed, index in mask_patterns(mask):
-            if observed.any():
-                out[index] = full.log_prob(X[index][:, observed], self._marginal(params, observed))
-        return out
+        # full or tied: each row conditioned on its observed entries (see _gaussian_missing)
+        return ops.like(self._conditioned(X, mask, params).log_prob, X)
 
-    def _marginal(self, params, observed):
-        """Full-covariance parameters of the features ``observed`` (bool (d,)), cached per pattern."""
+    def _conditioned(self, X, mask, params):
+        """The rows of X with missing entries conditioned on the observed ones ("full", "tied")."""
+        precision, log_det_cov = params._cached("precision", lambda: _precisions(self.covariance_type, params))
+        mask = host(mask)
 
-        def compute():
-            cov = params.covariance if self.covariance_type == "full" else params.covariance[None]
-            cov = cov[:, observed][:, :, observed]
-            k = params.mean.shape[0]
-            return GaussianParams(mean=params.mean[:, observed], covariance=np.broadcast_to(cov, (k,) + cov.shape[1:]))
+        def inverses(missing):
+            key = ("pattern inverses", missing.shape, missing.tobytes())
+            return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        return params._cached(("marginal", observed.tobytes()), compute)
+        return ConditionedRows(host(X), MissingPatterns(mask), mask, params.mean, precision, log_det_cov, inverses)
 
     # M-step ----------------------------------------------------------------------------
 
@@ -260,40 +251,15 @@ class Gaussian(ComponentFamily):
                 f"suff_stats of a {self.covariance_type!r} Gaussian with a mask needs params (the "
                 "E-step's parameters): unobserved entries are completed by their conditional expectations."
             )
-        if _many_patterns(mask):
-            return self._rowwise_completed_moments(X, wr_t, mask, params)
-        stats = 0
-        for observed, index in mask_patterns(mask):
-            stats = stats + self._completed_moments(X[index], wr_t[:, index], observed, params)
-        return stats
-
-    def _precision(self, params, j):
-        """Component j's precision matrix ``Sigma_j^-1`` (d, d), cached per parameter set."""
-        def compute():
-            cov = params.covariance if self.covariance_type == "full" else params.covariance[None]
-            inv = _inverse_factors_or_raise(cov, "a component covariance")  # W = L^-1, Sigma^-1 = W'W
-            return np.einsum("kij,kil->kjl", inv, inv)
-
-        precision = params._cached("precision", compute)
-        return precision[j] if precision.shape[0] > 1 else precision[0]
-
-    def _rowwise_completed_moments(self, X, wr_t, mask, params):
-        """Statistics of rows with missing values, completed row by row (many missingness patterns).
-
-        The same moments as :meth:`_completed_moments` over every pattern: under component k each
-        row's missing entries take their conditional mean, and the conditional covariance of
-        the row's missing block is added to the scatter, weighted by the row's responsibility.
-        """
-        parts = []
-        for j in range(params.n_components):
-            _, completed, cond_cov = _rowwise_conditional(X, mask, params.mean[j], self._precision(params, j))
-            stats = self._moments(completed, wr_t[j : j + 1])
-            extra = np.einsum("n,nij->ij", np.asarray(wr_t[j], dtype=np.float64), cond_cov)
-            parts.append(GaussianStats(weight=stats.weight, mean=stats.mean, scatter=stats.scatter + extra[None]))
+        conditioned = self._conditioned(X, mask, params)
+        wr_t = host(wr_t)
+        completed = conditioned.completed
+        parts = [self._moments(completed[j], wr_t[j : j + 1]) for j in range(params.n_components)]
+        extra = conditioned.conditional_scatter(wr_t)
         return GaussianStats(
             weight=np.concatenate([p.weight for p in parts]),
             mean=np.concatenate([p.mean for p in parts]),
-            scatter=np.concatenate([p.scatter for p in parts]),
+            scatter=np.concatenate([p.scatter for p in parts]) + extra,
         )
 
     def _moments(self, X, wr_t):
@@ -345,65 +311,18 @@ class Gaussian(ComponentFamily):
         mean = np.where(observed > 0, mean_c + center, 0.0)
         return GaussianStats(weight=weight, mean=mean, scatter=scatter, observed=observed)
 
-    def _completed_moments(self, X, wr_t, observed, params):
-        """Statistics of rows sharing one pattern of ``observed`` features ("full", "tied").
-
-        Under component k the unobserved entries m of a row are replaced by their conditional
-        mean ``mu_m + S_mo S_oo^-1 (x_o - mu_o)``, and the conditional covariance
-        ``S_mm - S_mo S_oo^-1 S_om`` (the same for every row of the pattern) is added to the
-        scatter, weighted by the component's total responsibility for the rows.
-        """
-        parts = []
-        for j in range(params.n_components):
-            completed, cond_cov = X * 1.0, np.zeros((X.shape[1],) * 2)
-            if not observed.all():
-                gain, shift, cond_cov_m = self._conditional(params, observed, j)
-                completed[:, ~observed] = ops.like(shift, X) + X[:, observed] @ ops.like(gain.T, X)
-                cond_cov[np.ix_(~observed, ~observed)] = cond_cov_m
-            stats = self._moments(completed, wr_t[j : j + 1])
-            parts.append(GaussianStats(weight=stats.weight, mean=stats.mean,
-                                       scatter=stats.scatter + stats.weight[:, None, None] * cond_cov))
-        return GaussianStats(
-            weight=np.concatenate([p.weight for p in parts]),
-            mean=np.concatenate([p.mean for p in parts]),
-            scatter=np.concatenate([p.scatter for p in parts]),
-        )
-
-    def _conditional(self, params, observed, j):
-        """Component j's distribution of the unobserved features given the observed ones.
-
-        Returns ``(gain, shift, cond_cov)``: ``E[x_m | x_o] = shift + gain @ x_o`` with ``gain =
-        S_mo S_oo^-1`` (|m|, |o|), and the conditional covariance ``S_mm - S_mo S_oo^-1 S_om``.
-        """
-        S = params.covariance[j] if self.covariance_type == "full" else params.covariance
-        o, m = observed, ~observed
-        gain = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T if o.any() else np.zeros((m.sum(), 0))
-        shift = params.mean[j, m] - gain @ params.mean[j, o]
-        return gain, shift, S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)]
-
     def component_means(self, params, n_rows=1, rows=None):
         return params.mean
 
     def conditional_mean(self, X, params, observed, rows=None):
         if self.covariance_type in ("diag", "spherical"):  # independent features
             return super().conditional_mean(X, params, observed, rows)
-        out = np.repeat(X[None].astype(np.float64), params.n_components, axis=0)
-        for j in range(params.n_components):
-            gain, shift, _ = self._conditional(params, observed, j)
-            out[j][:, ~observed] = shift + X[:, observed] @ gain.T
-        return out
+        return self._conditioned(X, np.broadcast_to(observed, X.shape), params).completed
 
     def conditional_sample(self, X, params, observed, components, rng, rows=None):
         if self.covariance_type in ("diag", "spherical"):
             return super().conditional_sample(X, params, observed, components, rng, rows)
-        out = np.array(X, dtype=np.float64)
-        m = ~observed
-        for j in np.unique(components):
-            index = np.flatnonzero(components == j)
-            gain, shift, cond_cov = self._conditional(params, observed, j)
-            z = rng.standard_normal((index.shape[0], int(m.sum())))
-            out[np.ix_(index, m)] = shift + X[np.ix_(index, observed)] @ gain.T + z @ np.linalg.cholesky(cond_cov).T
-        return out
+        return self._conditioned(X, np.broadcast_to(observed, X.shape), params).draw(components, rng)
 
     def labelled_stats(self, X, labels, sample_weight, n_components):
         """Statistics of rows that each belong to one component (hard assignments, class labels).
@@ -568,73 +487,12 @@ def _precision_terms(ctype, params):
             "c": (mean**2).sum(axis=1) * prec}
 
 
-def _many_patterns(mask):
-    """Whether rows with missing values are better completed row by row than pattern by pattern.
-
-    Per pattern the work is a few array calls per component; with about as many patterns as
-    rows (values missing at random in many features) those calls dominate, and batched
-    per-row solves cost less.
-    """
-    incomplete = mask[~mask.all(axis=1)]
-    if incomplete.shape[0] < 64:
-        return False
-    return np.unique(incomplete, axis=0).shape[0] > incomplete.shape[0] // 8
-
-
-# Rows per batched solve of the row-wise conditionals: (rows, d, d) temporaries of some MB.
-_ROWWISE_BLOCK_ELEMENTS = 1 << 21
-
-
-def _rowwise_conditional(X, mask, mean, precision):
-    """One component's view of rows with missing values, row by row, through the precision matrix.
-
-    With ``P = Sigma^-1``, ``z = x - mu`` and a row's missing set ``m`` (observed ``o``): the
-    conditional mean of the missing entries is ``mu_m - P_mm^-1 P_mo z_o``, their conditional
-    covariance ``P_mm^-1``, the marginal Mahalanobis distance of the observed entries
-    ``z_o' Sigma_oo^-1 z_o = zhat' P zhat`` (zhat: z completed by the conditional mean) and
-    ``log |Sigma_oo| = log |Sigma| + log |P_mm|``. Each row's ``P_mm`` is solved inside a (d, d)
-    matrix that is the identity on the observed features, so all rows go through one batched
-    solve.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n, d)
-        Missing entries hold any finite value.
-    mask : ndarray of shape (n, d) of bool
-        True where observed.
-    mean : ndarray of shape (d,)
-    precision : ndarray of shape (d, d)
-
-    Returns
-    -------
-    log_prob : ndarray of shape (n,)
-        Log marginal density of each row's observed entries (0 for a row with none).
-    completed : ndarray of shape (n, d)
-        The rows with their missing entries replaced by the conditional mean.
-    cond_cov : ndarray of shape (n, d, d)
-        The conditional covariance of each row's missing entries, zero elsewhere.
-    """
-    n, d = X.shape
-    log_det_sigma = -np.linalg.slogdet(precision)[1]
-    log_prob, completed, cond_cov = np.empty(n), np.empty((n, d)), np.empty((n, d, d))
-    eye = np.eye(d, dtype=bool)
-    step = max(1, _ROWWISE_BLOCK_ELEMENTS // (d * d))
-    for s in range(0, n, step):
-        obs = mask[s : s + step]
-        miss = ~obs
-        z = np.where(obs, X[s : s + step] - mean, 0.0)
-        both = miss[:, :, None] & miss[:, None, :]
-        B = np.where(both, precision, 0.0) + (eye & obs[:, :, None])  # P_mm within the identity
-        inv = np.linalg.inv(B)
-        rhs = np.where(miss, z @ precision, 0.0)  # P_mo z_o on the missing entries
-        zhat = z - np.einsum("nij,nj->ni", inv, rhs)
-        maha = np.einsum("ni,ij,nj->n", zhat, precision, zhat)
-        log_det = log_det_sigma + np.linalg.slogdet(B)[1]  # log |Sigma_oo|
-        n_obs = obs.sum(axis=1)
-        log_prob[s : s + step] = np.where(n_obs > 0, -0.5 * (n_obs * _LOG_2PI + log_det + maha), 0.0)
-        completed[s : s + step] = zhat + mean
-        cond_cov[s : s + step] = np.where(both, inv, 0.0)
-    return log_prob, completed, cond_cov
+def _precisions(ctype, params):
+    """``Sigma_k^-1`` (Kp, d, d) and ``log |Sigma_k|`` (Kp,) of the "full" (Kp = K) or "tied" (Kp = 1) type."""
+    cov = params.covariance if ctype == "full" else params.covariance[None]
+    inv = _inverse_factors_or_raise(cov, "a component covariance")  # W = L^-1, Sigma^-1 = W'W
+    log_det = -2.0 * np.log(np.diagonal(inv, axis1=1, axis2=2)).sum(axis=1)
+    return np.einsum("kij,kil->kjl", inv, inv), log_det
 
 
 def _gram(z):
