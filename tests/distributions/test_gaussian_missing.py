@@ -1,0 +1,81 @@
+"""Rows conditioned on their observed entries (full and tied Gaussians), against the textbook formulas."""
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.stats import multivariate_normal
+
+from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
+
+
+def _problem(seed, n, d, k, tied):
+    rng = np.random.default_rng(seed)
+    A = rng.normal(size=(1 if tied else k, d, d))
+    cov = A @ A.transpose(0, 2, 1) + 0.5 * np.eye(d)
+    mean = rng.normal(size=(k, d)) * 3
+    X = rng.normal(size=(n, d)) * 2
+    mask = rng.random((n, d)) < rng.uniform(0.2, 0.9)
+    mask[0], mask[-1] = True, False  # a complete row and a row with nothing observed
+    precision = np.linalg.inv(cov)
+    rows = ConditionedRows(np.where(mask, X, np.nan), MissingPatterns(mask), mask, mean, precision,
+                           np.linalg.slogdet(cov)[1])
+    return rng, X, mask, mean, np.broadcast_to(cov, (k, d, d)), rows
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), n=st.integers(2, 40), d=st.integers(1, 6), k=st.integers(1, 3),
+       tied=st.booleans())
+def test_conditioning_matches_the_marginal_and_conditional_normal(seed, n, d, k, tied):
+    rng, X, mask, mean, cov, rows = _problem(seed, n, d, k, tied)
+    log_prob, completed = rows.log_prob, rows.completed
+    wr_t = rng.random((k, n))
+    scatter = np.zeros((k, d, d))
+    for i in range(n):
+        o, m = mask[i], ~mask[i]
+        for j in range(k):
+            S, mu = cov[j], mean[j]
+            expected = multivariate_normal(mu[o], S[np.ix_(o, o)]).logpdf(X[i, o]) if o.any() else 0.0
+            np.testing.assert_allclose(log_prob[i, j], expected, rtol=1e-9, atol=1e-9)
+            gain = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T if o.any() else np.zeros((m.sum(), 0))
+            want = X[i].copy()
+            want[m] = mu[m] + gain @ (X[i, o] - mu[o])
+            np.testing.assert_allclose(completed[j, i], want, rtol=1e-9, atol=1e-9)
+            scatter[j][np.ix_(m, m)] += wr_t[j, i] * (S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)])
+    np.testing.assert_allclose(rows.conditional_scatter(wr_t), scatter, rtol=1e-9, atol=1e-9)
+
+
+def test_draws_have_the_conditional_mean_and_covariance():
+    rng, X, mask, mean, cov, _ = _problem(3, 2, 3, 2, False)
+    row = np.array([[0.5, np.nan, np.nan]])
+    observed = np.array([[True, False, False]])
+    many = np.repeat(row, 40_000, axis=0)
+    rows = ConditionedRows(many, MissingPatterns(np.repeat(observed, 40_000, axis=0)),
+                           np.repeat(observed, 40_000, axis=0), mean, np.linalg.inv(cov), np.linalg.slogdet(cov)[1])
+    draws = rows.draw(np.ones(40_000, dtype=int), np.random.default_rng(0))
+    S, mu = cov[1], mean[1]
+    gain = S[1:, :1] / S[0, 0]
+    np.testing.assert_array_equal(draws[:, 0], 0.5)
+    np.testing.assert_allclose(draws[:, 1:].mean(axis=0), mu[1:] + gain[:, 0] * (0.5 - mu[0]), atol=0.05)
+    np.testing.assert_allclose(np.cov(draws[:, 1:].T), S[1:, 1:] - gain @ S[:1, 1:], atol=0.05 * S.max())
+
+
+def test_patterns_group_rows_by_their_missing_set():
+    mask = np.array([[1, 0, 1], [1, 1, 1], [0, 0, 1], [1, 0, 1], [0, 1, 0]], dtype=bool)
+    patterns = MissingPatterns(mask)
+    np.testing.assert_array_equal(patterns.n_observed, [2, 3, 1, 2, 1])
+    seen = {}
+    for rows, missing, pattern in patterns.groups:
+        for r, p in zip(rows, pattern):
+            seen[int(r)] = tuple(missing[p])
+    assert seen == {0: (1,), 2: (0, 1), 3: (1,), 4: (0, 2)}
+
+
+def test_patterns_of_wide_rows_are_exact():
+    # more than 64 features: the rows' keys are byte strings instead of one integer
+    rng = np.random.default_rng(0)
+    mask = rng.random((300, 70)) < 0.97
+    mask[150:] = mask[:150]  # repeated patterns
+    for rows, missing, pattern in MissingPatterns(mask).groups:
+        for r, p in zip(rows, pattern):
+            np.testing.assert_array_equal(np.flatnonzero(~mask[r]), missing[p])
+        assert len({tuple(m) for m in missing}) == missing.shape[0]
