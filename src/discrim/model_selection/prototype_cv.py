@@ -15,7 +15,12 @@ from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import Interval, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype.classifier import MAX_BATCHES
-from discrim.utils.validation import check_labels, check_sample_weight, validated_training_data
+from discrim.utils.validation import (
+    check_labels,
+    check_observed_columns,
+    check_sample_weight,
+    validated_training_data,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -309,6 +314,11 @@ max_samples, dtype, backend, device
         return check_cv(self.cv, classifier=True)
 
     @fit_context(prefer_skip_nested_validation=True)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value: the factor 1 in every kernel
+        return tags
+
     def fit(self, X, y, sample_weight=None, groups=None):
         """Run the cross-validated search and refit the selected model on all the data.
 
@@ -332,9 +342,12 @@ max_samples, dtype, backend, device
 
         X_in = X
         # the search splits rows on the host; each fit moves its rows to the device once
-        X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True)
+        # NaN is a missing value, as in PrototypeClassifier: scored, never drawn as a prototype
+        X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True, allow_nan=True)
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
+        if np.isnan(X).any():
+            check_observed_columns(~np.isnan(X), sample_weight)
         alphas = self._alpha_grid()
         search_template = self._template(self.search_tol, self.search_max_iter, self.search_ftol)
         search_template._validate_params()  # fail on a bad pass-through parameter before any work

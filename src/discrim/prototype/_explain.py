@@ -38,7 +38,8 @@ def _feature_names(model):
 
 
 def _validate_X(model, X, name="X"):
-    X = validate_data(model, X, reset=False, dtype=[np.float64, np.float32])
+    # NaN is a missing value: the factor 1 in every prototype's kernel
+    X = validate_data(model, X, reset=False, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
     return check_feature_magnitude(X, name)
 
 
@@ -227,7 +228,8 @@ def _stack_prototypes(model, x, active):
         S = np.asarray(batch.prototypes, dtype=np.float64)
         E = np.zeros((J, n_active))
         values = np.full((J, n_active), np.nan)
-        E[:, cols] = 0.5 * (v * (x[index] - S)) ** 2
+        # a missing feature of x contributes the factor 1 (its exponent 0) to every kernel
+        E[:, cols] = np.nan_to_num(0.5 * (v * (x[index] - S)) ** 2, nan=0.0)
         values[:, cols] = S
         parts["E"].append(E)
         parts["values"].append(values)
@@ -296,7 +298,7 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
 
     if len(w):
         G, _ = quad_vec(integrand, 0.0, 1.0, epsabs=_QUAD_EPSABS, epsrel=_QUAD_EPSREL)
-        contribution = -(E.T @ G)
+        contribution = -(E.T @ G) + 0.0  # + 0.0: a missing feature shows 0, not -0
     else:
         contribution = np.zeros(len(active))
     baseline = np.log((p0[c] + onehot_c @ w) / (1.0 + w.sum()))

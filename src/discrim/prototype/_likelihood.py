@@ -44,17 +44,43 @@ def _augment(Z, row_term, first, xp):
     return xp.concat(cols, axis=1)
 
 
+def without_missing(X, xp):
+    """X with its missing entries (NaN) set to 0, and the float mask of observed entries.
+
+    Returns ``(X, None)`` when every entry is observed: the complete-data arithmetic, unchanged.
+
+    Parameters
+    ----------
+    X : array of shape (n, n_features)
+    xp : namespace
+
+    Returns
+    -------
+    X0 : array of shape (n, n_features)
+    observed : array of shape (n, n_features) of X's dtype, or None
+    """
+    missing = xp.isnan(X)
+    if not bool(xp.any(missing)):
+        return X, None
+    return xp.where(missing, xp.zeros_like(X), X), xp.astype(~missing, X.dtype)
+
+
 def kernel_matrix(X, S, v, xp, out=None):
     """Gaussian kernel ``K_v(x - s) = exp(-1/2 sum_d (v_d (x_d - s_d))^2)`` for all pairs.
 
     Computed as one GEMM on feature-weighted, augmented matrices,
     ``[vx, -|vx|^2/2, 1] @ [vs, 1, -|vs|^2/2]' = -|v(x - s)|^2 / 2``, followed by one in-place
-    exponential: no (rows x prototypes x features) temporary.
+    exponential: no (rows x prototypes x features) temporary. A missing entry of a row (NaN)
+    contributes the factor 1, the exact marginal of the product kernel: the sum runs over the
+    row's observed features, ``[vx_0, -|vx_0|^2/2, m] @ [vs, 1, -(vs)^2/2]'`` with ``x_0`` the
+    row with zeros for its missing entries and ``m`` its 0/1 mask of observed ones.
 
     Parameters
     ----------
     X : array of shape (n, n_features)
+        NaN marks a missing entry.
     S : array of shape (J, n_features)
+        Finite.
     v : array of shape (n_features,)
         Feature weights (inverse bandwidths), >= 0.
     xp : namespace
@@ -65,10 +91,15 @@ def kernel_matrix(X, S, v, xp, out=None):
     -------
     K : array of shape (n, J), entries in (0, 1] up to rounding
     """
+    X, observed = without_missing(X, xp)
     U = X * v
     Sv = S * v
     ua = _augment(U, -0.5 * xp.sum(U * U, axis=1), True, xp)
     sa = _augment(Sv, -0.5 * xp.sum(Sv * Sv, axis=1), False, xp)
+    if observed is not None:
+        # the ones column of the rows' side becomes the mask, the candidates' |vs|^2 its terms
+        ua = xp.concat([ua[:, :-1], observed], axis=1)
+        sa = xp.concat([sa[:, :-1], -0.5 * Sv * Sv], axis=1)
     return ops.exp_inplace(ops.matmul_into(ua, sa.T, out, xp), xp)
 
 
@@ -118,7 +149,8 @@ def reference_value_and_grad(theta, X, onehot, coef, q0, S, member, target, xp, 
     ``l(v, w) = -sum_n c_n log(q_{n,y_n} / T_n)`` with ``q_{n,k} = q0_{n,k} + sum_{j: y_j = k}
     w_j K_v(x_n - s_j)`` and ``T_n = sum_k q_{n,k}``. With ``A[n, k] = c_n (1{k = y_n} / q_{n,y_n}
     - 1 / T_n)`` and ``G[n, j] = A[n, y_j] K_nj``:
-    ``dl/dw_j = -sum_n G_nj`` and ``dl/dv_d = v_d sum_{n,j} G_nj w_j (x_nd - s_jd)^2``.
+    ``dl/dw_j = -sum_n G_nj`` and ``dl/dv_d = v_d sum_{n,j} G_nj w_j (x_nd - s_jd)^2``, where a
+    row's missing entries (NaN) leave their terms out of the kernel and of the sum.
 
     Parameters
     ----------
@@ -152,6 +184,7 @@ def reference_value_and_grad(theta, X, onehot, coef, q0, S, member, target, xp, 
         rows = slice(start, start + rows_per_chunk)
         Xc, c = X[rows], coef[rows]
         K = kernel_matrix(Xc, S, v, xp)  # (n, J)
+        Xc, observed = without_missing(Xc, xp)
         q = q0[rows] + K @ (member * w[:, None])  # (n, C)
         T = xp.sum(q, axis=1)
         qy = xp.sum(q * onehot[rows], axis=1)
@@ -160,9 +193,9 @@ def reference_value_and_grad(theta, X, onehot, coef, q0, S, member, target, xp, 
         G = K * xp.take(A, target, axis=1)
         Gw = G * w
         cw = cw + xp.sum(G, axis=0)
-        # sum_{n,j} Gw_nj (x_nd - s_jd)^2 expanded over n and j
-        bracket = bracket + (xp.sum(Gw, axis=1) @ (Xc * Xc) - 2.0 * xp.sum(Xc * (Gw @ S), axis=0)
-                             + xp.sum(Gw, axis=0) @ (S * S))
+        # sum_{n,j} Gw_nj m_nd (x_nd - s_jd)^2 expanded over n and j (m: 1 where x_nd is observed)
+        s_term = xp.sum(Gw, axis=0) @ (S * S) if observed is None else xp.sum((Gw.T @ observed) * (S * S), axis=0)
+        bracket = bracket + (xp.sum(Gw, axis=1) @ (Xc * Xc) - 2.0 * xp.sum(Xc * (Gw @ S), axis=0) + s_term)
     return value, xp.concat([v * bracket, -cw])
 
 
@@ -227,10 +260,15 @@ class PrototypeLikelihood:
         self.n_features = X.shape[1]
         self.n_candidates = S.shape[0]
         self.blocks = class_blocks(target, n_classes)
+        self._fused = isinstance(X, np.ndarray)
+        # a scoring row's missing entries leave the kernel (factor 1): the fused path carries the
+        # rows with zeros there and their mask; the reference path finds the NaN itself
+        self._observed = None
+        if self._fused:
+            X, self._observed = without_missing(X, xp)
         self.X, self.S = X, S
         self.S2 = S * S
         self.coef, self.q0 = coef, q0
-        self._fused = isinstance(X, np.ndarray)
         onehot = np.zeros((y.shape[0], n_classes))
         onehot[np.arange(y.shape[0]), y] = 1.0
         self.onehot = ops.asarray(onehot, xp, self.dtype, device)
@@ -255,7 +293,9 @@ class PrototypeLikelihood:
             return
         # [1, X^2, X]: the class-free form's one GEMM G^T @ it gives c_j and the v-gradient sums;
         # columns 1..D (X^2) also serve the row side of the kernel GEMM
-        self.XX = np.concatenate([np.ones((R, 1), dtype=self.dtype), X * X, X], axis=1)
+        # ([1, X^2, X, m] with a mask m of observed entries: G^T m replaces c_j per feature)
+        self.XX = np.concatenate([np.ones((R, 1), dtype=self.dtype), X * X, X]
+                                 + ([] if self._observed is None else [self._observed]), axis=1)
         # numpy releases the GIL in BLAS and ufunc loops, so row chunks run in parallel threads;
         # each thread owns one (rows x J) kernel buffer that it reuses for all of its chunks.
         self.n_threads = max(1, min(int(n_threads), len(self._chunks)))
@@ -264,7 +304,8 @@ class PrototypeLikelihood:
                             for (a, b), cells in zip(self._chunks, self._true_cells)]
         n_buf = min(step, R)
         large = n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
-        self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and large
+        # (missing entries: the class-free form, whose one GEMM also gives G^T m)
+        self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and large and self._observed is None
         self._kernel_bufs = [np.empty((n_buf, self.n_candidates), dtype=self.dtype) for _ in range(self.n_threads)]
         self._n_buf = n_buf
         # the arrays restricted to the active features, and the GEMM's side buffers for them, built
@@ -323,7 +364,10 @@ class PrototypeLikelihood:
         # the candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], in its buffer
         sa = sub.sa
         np.multiply(sub.S, va, out=sa[:, :d])
-        np.matmul(S2, h, out=sa[:, d + 1])
+        if self._observed is None:
+            np.matmul(S2, h, out=sa[:, d + 1])
+        else:  # one term per feature, met by the rows' mask
+            np.multiply(S2, h, out=sa[:, d + 1 :])
         if self._per_class:
             mixing = np.concatenate([w[:, None], w[:, None] * sub.S], axis=1)  # [w, w S]: (J, d + 1)
         else:
@@ -346,23 +390,29 @@ class PrototypeLikelihood:
             value += loss
             cw = cw + cw_i
             gx = gx + gx_i
-        return value, _full_gradient(va * (gx + (w * cw) @ S2), cw, active, v, self.xp)
+        if self._observed is None:  # the candidates' part of the bracket (with a mask: in gx)
+            gx = gx + (w * cw) @ S2
+        return value, _full_gradient(va * gx, cw, active, v, self.xp)
 
     def _chunk_terms(self, i, buf, context):
         """Chunk ``i``'s value, ``c_j`` (J,) and bracket ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (d,).
 
-        The candidates' part of the bracket, ``sum_j s_jd^2 w_j c_j``, is added once by the caller.
+        The candidates' part of the bracket, ``sum_j s_jd^2 w_j c_j``, is added once by the caller;
+        with missing entries it is ``sum_j s_jd^2 w_j (G^T m)_jd`` and part of the chunk's bracket.
         """
         sub, va, h, w, mixing = context
         d = va.shape[0]
         X, XX, X2 = sub.rows[i]
-        K = self._kernel(X, X2, va, h, sub.sa, buf)
+        K = self._kernel(X, X2, va, h, sub.sa, buf, XX)
         if not self._per_class:
             loss, A = self._loss_and_weights(i, K @ mixing)
             np.multiply(K, A[:, self._target], out=K)  # K becomes G: G[n, j] = A[n, y_j] K_nj
-            M = K.T @ XX  # [c_j, (G^T X^2)_j, (G^T X)_j]
+            M = K.T @ XX  # [c_j, (G^T X^2)_j, (G^T X)_j] (and (G^T m)_j)
             # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
-            return loss, M[:, 0], w @ (M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 :])
+            bracket = M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 : 2 * d + 1]
+            if self._observed is not None:
+                bracket += sub.S2 * M[:, 2 * d + 1 :]
+            return loss, M[:, 0], w @ bracket
         # per class block k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, d + 1)
         Z = np.stack([K[:, a:b] @ mixing[a:b] for a, b in self.blocks], axis=1)
         loss, A = self._loss_and_weights(i, Z[:, :, 0])
@@ -407,20 +457,24 @@ class PrototypeLikelihood:
             # np.take keeps the rows contiguous (fancy indexing of columns would not, which changes
             # the BLAS kernels' summation order and so the rounding)
             X, S, S2 = (np.take(a, active, axis=1) for a in (self.X, self.S, self.S2))
-            XX = np.take(self.XX, np.concatenate([[0], active + 1, active + 1 + D]), axis=1)
+            blocks = [[0], active + 1, active + 1 + D] + ([] if self._observed is None else [active + 1 + 2 * D])
+            XX = np.take(self.XX, np.concatenate(blocks), axis=1)
         d = X.shape[1]
-        # the ones column of each side of the augmented GEMM is written here once
-        sa = np.ones((self.n_candidates, d + 2), dtype=self.dtype)
-        bufs = [(K_buf, np.ones((self._n_buf, d + 2), dtype=self.dtype)) for K_buf in self._kernel_bufs]
+        # the ones column of each side of the augmented GEMM is written here once; with missing
+        # entries the rows' side ends in their mask and the candidates' in one term per feature
+        width = d + 2 if self._observed is None else 2 * d + 1
+        sa = np.ones((self.n_candidates, width), dtype=self.dtype)
+        bufs = [(K_buf, np.ones((self._n_buf, width), dtype=self.dtype)) for K_buf in self._kernel_bufs]
         rows = [(X[a:b], XX[a:b], XX[a:b, 1 : d + 1]) for a, b in self._chunks]
         return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs, rows)
 
-    def _kernel(self, X, X2, va, h, sa, buf):
+    def _kernel(self, X, X2, va, h, sa, buf, XX):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
         (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. ``buf`` is
         the thread's (kernel buffer, rows' side buffer); the rows' side is written into the latter.
+        ``XX`` is the chunk's ``[1, X^2, X(, m)]``: with missing entries its mask ends the rows' side.
         """
         n, d = X.shape
         K_buf, ua = buf
@@ -428,6 +482,8 @@ class PrototypeLikelihood:
             K_buf, ua = K_buf[:n], ua[:n]
         np.multiply(X, va, out=ua[:, :d])
         np.matmul(X2, h, out=ua[:, d])
+        if ua.shape[1] > d + 2:  # missing entries: the rows' mask, the last block of [1, X^2, X, m]
+            ua[:, d + 1 :] = XX[:, 2 * d + 1 :]
         K = np.matmul(ua, sa.T, out=K_buf)
         return np.exp(K, out=K)
 

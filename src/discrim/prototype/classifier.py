@@ -37,6 +37,7 @@ from discrim.utils._threads import row_threads, single_threaded_blas
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
+    check_observed_columns,
     check_sample_weight,
     validated_training_data,
 )
@@ -62,7 +63,7 @@ def centre_of(X, sample_weight):
     Parameters
     ----------
     X : ndarray of shape (n_samples, n_features)
-        Finite.
+        Finite or NaN (missing: the statistics are those of each feature's observed rows).
     sample_weight : ndarray of shape (n_samples,)
         Non-negative, some positive.
 
@@ -71,6 +72,11 @@ def centre_of(X, sample_weight):
     center : ndarray of shape (n_features,) of float64
     """
     rows = np.asarray(X, dtype=np.float64)[sample_weight > 0]
+    if np.isnan(rows).any():
+        median = np.nanmedian(rows, axis=0)
+        spread = np.nanmax(rows, axis=0) - np.nanmin(rows, axis=0)
+        q = np.exp2(np.floor(np.log2(np.where(spread > 0, spread, 1.0))))
+        return np.where(spread > 0, np.round(median / q) * q, median)
     n = rows.shape[0]
     # the median as np.median computes it (the mean of the middle two for even n), without its
     # overhead (the search computes a centre per fit)
@@ -314,6 +320,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     # ------------------------------------------------------------------ fitting
 
     @fit_context(prefer_skip_nested_validation=True)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value: the factor 1 in every kernel
+        return tags
+
     def fit(self, X, y, sample_weight=None):
         """Fit the batches of prototypes.
 
@@ -385,9 +396,14 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     def _validate_training_data(self, X, y, sample_weight, reset=True):
         """Checked X (in the fitted dtype), sorted classes, class indices and weights."""
         # on the host: the draws and the centre are computed there; X moves to the device in _fit_batches
-        X, y = validated_training_data(self, X, y, dtype=np.dtype(self.dtype), reset=reset, on_host=True)
+        X, y = validated_training_data(self, X, y, dtype=np.dtype(self.dtype), reset=reset, on_host=True,
+                                       allow_nan=True)
         classes, y_idx = check_labels(y)
-        return X, classes, y_idx, check_sample_weight(sample_weight, X.shape[0])
+        w = check_sample_weight(sample_weight, X.shape[0])
+        missing = np.isnan(X)
+        if missing.any():
+            check_observed_columns(~missing, w)
+        return X, classes, y_idx, w
 
     def _fit_validated(self, X, classes, y_idx, sample_weight, warm=False, initial_solution=None,
                        log_level=logging.INFO):
@@ -574,8 +590,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             b + 1, n_iter, value, batch.feature_index.shape[0], batch.n_prototypes,
         )
 
-    def _split(self, y_idx, rows, q_all, rng, b):
+    def _split(self, y_idx, rows, q_all, rng, b, incomplete=None):
         """Candidates and scoring rows of batch ``b`` by the bins algorithm.
+
+        ``incomplete`` (n_samples,) of bool marks the rows with missing values, which are never
+        candidates (None: every row is complete).
 
         Returns ``sub`` (rows used by the batch), ``cand`` (candidate rows, grouped by class and
         then in training order) and ``ref_pos`` (positions into ``rows``/``q_all`` of the scoring
@@ -590,9 +609,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
                             what=f"subsample of max_samples={self.max_samples} rows")
         sub = rows[pos]
         bins = assign_bins(q_all[pos], y_idx[sub])
-        g = np.bincount(bins, minlength=2 * n_classes)
+        if incomplete is not None:
+            # a row with missing values scores candidates but is never one: it waits in a bin of its own
+            bins = np.where(incomplete[sub], 2 * n_classes, bins)
+        g = np.bincount(bins, minlength=2 * n_classes + 1)[: 2 * n_classes]
         h = candidates_per_bin(g, self.n_candidates, self.max_fraction)
-        drawn = draw_candidates(bins, 2 * n_classes, h, rng)
+        drawn = draw_candidates(bins, 2 * n_classes + 1, np.append(h, 0), rng)
         self._log_bins(b, g, h)
         is_cand = np.zeros(sub.shape[0], dtype=bool)
         is_cand[drawn] = True
@@ -618,7 +640,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     def _fit_one_batch(self, X, Xc, y_idx, weight, rows, q_all, rng, b, initial_solution, n_threads):
         n_classes = self.classes_.shape[0]
         D = X.shape[1]
-        sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b)
+        missing = np.isnan(X).any(axis=1)
+        sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b, missing if missing.any() else None)
         ref = rows[ref_pos]
         if cand.shape[0] == 0:
             logger.warning("batch %d: no candidates were drawn (n_candidates=%d); the batch is empty.",
@@ -758,7 +781,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
 
         def validate(X):
-            return check_feature_magnitude(validate_data(self, X, reset=False, dtype=np.dtype(self.dtype)), "X")
+            # NaN is a missing value: it contributes the factor 1 to every prototype's kernel
+            X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype), ensure_all_finite="allow-nan")
+            return check_feature_magnitude(X, "X")
 
         X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype))
         return X if is_tensor(X) else self._on_device(X)
