@@ -22,10 +22,10 @@ def wine_with_gaps(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("model", ["lda", "qda", "mda"])
+@pytest.mark.parametrize("model", ["lda", "qda", "mda", "proset"])
 def test_fit_and_predict_take_empty_cells(model, wine_with_gaps, tmp_path):
-    fitted = run("fit", "--csv", wine_with_gaps, "--target", "target", "--model", model, "--param", "reg_param=0.1"
-                 if model != "mda" else "n_components=1", "--quiet", "--output", tmp_path / "m.skops")
+    fitted = run("fit", "--csv", wine_with_gaps, "--target", "target", "--model", model, "--param",
+                 {"mda": "n_components=1", "proset": "n_batches=1"}.get(model, "reg_param=0.1"), "--quiet", "--output", tmp_path / "m.skops")
     assert fitted.exit_code == 0, fitted.output
     predicted = run("predict", "--model", tmp_path / "m.skops", "--csv", wine_with_gaps, "--output", tmp_path / "p.csv")
     assert predicted.exit_code == 0, predicted.output
@@ -47,8 +47,8 @@ def test_mixture_imputes_the_empty_cells(wine_with_gaps, tmp_path):
     assert f"{(~observed).sum()} missing cell(s) completed" in result.output
 
 
-def test_a_model_without_missing_values_says_so_before_fitting(wine_with_gaps):
-    result = run("fit", "--csv", wine_with_gaps, "--target", "target", "--model", "proset")
-    assert result.exit_code == 1
-    assert result.output.startswith("Error: the proset model does not take missing values")
-    assert len(result.output.strip().splitlines()) == 1
+def test_tune_takes_empty_cells(wine_with_gaps, tmp_path):
+    result = run("tune", "--csv", wine_with_gaps, "--target", "target", "--cv", "2", "--max-batches", "1",
+                 "--n-alphas", "1", "--output", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "out" / "model.skops").exists()

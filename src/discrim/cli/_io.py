@@ -313,28 +313,3 @@ def on_host(model):
         if "device" in part.get_params(deep=False):
             part.set_params(device=None)
     return model
-
-
-def check_takes_missing(estimator, model_name, *tables):
-    """Refuse missing values (NaN) for a model that cannot score them, before any work is done.
-
-    Parameters
-    ----------
-    estimator : BaseEstimator
-    model_name : str
-        The model's name on the command line.
-    *tables : DataFrame or ndarray
-        The feature tables the model would see.
-    """
-    if estimator.__sklearn_tags__().input_tags.allow_nan:
-        return
-    for table in tables:
-        values = np.asarray(table, dtype=float)
-        if np.isnan(values).any():
-            columns = getattr(table, "columns", range(values.shape[1]))
-            empty = [str(c) for j, c in enumerate(columns) if np.isnan(values[:, j]).any()]
-            raise click.ClickException(
-                f"the {model_name} model does not take missing values (empty cells in {', '.join(map(repr, empty))}): "
-                "use lda, qda or mda, which score them by likelihood, or complete the table first "
-                "(discrim mixture --impute)."
-            )

@@ -10,7 +10,7 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from discrim.cli._io import check_finite_probabilities, check_takes_missing, checked_device, device_option, on_host
+from discrim.cli._io import check_finite_probabilities, checked_device, device_option, on_host
 from discrim.utils._files import current_umask
 
 console = Console()
@@ -139,7 +139,6 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,
                                    random_state=random_state, device=device)
-    check_takes_missing(search, "proset", X_train, X_test)
     model = make_pipeline(StandardScaler(), search) if scale else search
     try:
         _search_with_progress(model, X_train, y_train, quiet)

@@ -15,7 +15,6 @@ from rich.table import Table
 
 from discrim.cli._io import (
     check_distinct_outputs,
-    check_takes_missing,
     checked_device,
     device_option,
     on_host,
@@ -235,7 +234,6 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
         estimator.set_params(random_state=random_state)
     if device is not None:
         estimator.set_params(device=device)
-    check_takes_missing(estimator, model_name, X_train, X_test)
     model = make_pipeline(StandardScaler(), estimator) if scale else clone(estimator)
     if not quiet:
         _show_progress_logs()
