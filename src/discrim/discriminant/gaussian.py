@@ -20,9 +20,18 @@ from discrim.distributions._base import mask_patterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
-from discrim.utils.validation import check_class_totals, check_labels
+from discrim.utils.validation import check_class_totals, check_labels, class_index, unlabelled_rows
 
 _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
+
+
+def _nan_variance(X):
+    """Each feature's variance over its observed (non-NaN) entries: (n_features,), in memory or by Dask."""
+    if is_dask(X):
+        import dask.array as da
+
+        return np.asarray(da.nanvar(X, axis=0).compute())
+    return np.nanvar(X, axis=0)
 
 
 def _show(label):
@@ -79,7 +88,10 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         X, y = validate_training_data(self, X, y, allow_nan=True)
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
         if isinstance(X, np.ndarray) and (np.isnan(X).any() or np.any(y_idx < 0)):
-            return self._fit_incomplete(X, classes, y_idx, w)
+            # a data point per feature (its first observed value): see fit_origin
+            origin = X[np.argmax(~np.isnan(X), axis=0), np.arange(X.shape[1])].astype(np.float64)
+            rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=classes.shape[0])
+            return self._fit_incomplete(X, classes, y_idx, w, origin, rows.astype(int), bool(np.any(y_idx < 0)))
         # Statistics about a data point (see fit_origin): translation changes nothing but the
         # reported means_, whatever the offset.
         origin = gm.fit_origin(X)
@@ -89,40 +101,67 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
         return self._set_moments(classes, totals, origin, stats, rows)
 
-    def _fit_incomplete(self, X, classes, y_idx, w):
-        """Class moments by EM from rows with missing values or without labels (see :meth:`fit`)."""
+    def _fit_incomplete(self, X, classes, y_idx, w, origin, rows, unlabelled):
+        """Class moments by EM from rows with missing values or without labels (see :meth:`fit`).
+
+        Parameters
+        ----------
+        X : ndarray or dask.array.Array of shape (n_samples, n_features)
+            NaN where missing.
+        classes : ndarray of shape (n_classes,)
+        y_idx : ndarray or dask.array.Array of shape (n_samples,) of int
+            Class indices; -1 for an unlabelled row.
+        w : ndarray or dask.array.Array of shape (n_samples,)
+        origin : ndarray of shape (n_features,)
+            A data point (see :func:`~discrim.discriminant._gaussian_math.fit_origin`).
+        rows : ndarray of shape (n_classes,) of int
+            Labelled rows of positive weight per class.
+        unlabelled : bool
+            Whether some rows are unlabelled.
+        """
         from discrim.mixture import FiniteMixture
 
         n_classes = classes.shape[0]
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
         # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
-        floor = 1e-6 * float(np.mean(np.nanvar(X, axis=0)))
+        floor = 1e-6 * float(np.mean(_nan_variance(X)))
         family = Gaussian(self._em_covariance_type, reg_covar=floor)
         em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=300, random_state=0, device=self.device,
                            unlabeled=-1)
-        labelled = y_idx >= 0
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            if not labelled.all():  # unlabelled rows: EM starts from the classes of the labelled rows
-                start = clone(em).fit(X[labelled], y=y_idx[labelled], sample_weight=w[labelled])
+            if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
+                start = clone(em).fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
                 em.set_params(params_init=start.params_, weights_init=start.weights_)
             em.fit(X, y=y_idx, sample_weight=w)
-        totals = em.weights_ * w.sum()
-        observed = ~np.isnan(X)
-        # a data point per feature (its first observed value): see fit_origin
-        origin = X[np.argmax(observed, axis=0), np.arange(X.shape[1])].astype(np.float64)
+        totals = em.weights_ * float(w.sum())
         cov = em.params_["covariance"]
         scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
         stats = GaussianStats(weight=totals, mean=em.params_["mean"] - origin, scatter=scatter)
-        rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=n_classes).astype(int)
         return self._set_moments(classes, totals, origin, stats, rows)
 
     def _fit_dask(self, X, y, sample_weight):
-        """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.)."""
-        X, w, _, _ = validated_rows(self, X, dtype=np.float64, sample_weight=sample_weight, min_samples=2)
+        """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.).
+
+        With missing values or unlabelled rows, EM over the chunks instead (see :meth:`fit`).
+        """
+        X, checked = validated_rows(self, X, dtype=np.float64, sample_weight=sample_weight, min_samples=2,
+                                    allow_nan=True)
+        w = checked.sample_weight
         y = align_rows(y, X, name="y")
-        origin = gm.fit_origin(np.asarray(X[:1].compute()))
+        first = np.asarray(X[:1].compute())[0]
+        if checked.n_missing or self.unlabeled is not None:
+            labels, _, counts = labelled_statistics(X, y, w)
+            known = unlabelled_rows(labels, self.unlabeled)
+            known = np.ones(labels.shape[0], dtype=bool) if known is None else known
+            classes = labels[known]
+            check_labels(classes)
+            if checked.n_missing or not known.all():
+                y_idx = y.map_blocks(class_index, classes, self.unlabeled, dtype=np.int64)
+                origin = np.where(np.isnan(first), checked.observed_mean, first)  # a data point, completed
+                return self._fit_incomplete(X, classes, y_idx, w, origin, counts[known], not known.all())
+        origin = gm.fit_origin(first[None])
 
         def class_moments(Xb, index, wb, n_labels):
             return _FULL_GAUSSIAN.labelled_stats(Xb - origin, index, wb, n_labels)

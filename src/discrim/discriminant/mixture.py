@@ -22,7 +22,7 @@ from discrim.utils._dask import (
 )
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
-from discrim.utils.validation import check_class_totals, check_labels
+from discrim.utils.validation import check_class_totals, check_labels, class_index, unlabelled_rows
 
 
 def _as_counts(value, name):
@@ -275,12 +275,14 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         from discrim.mixture import FiniteMixture, select_mixture  # lazy: keeps the import cheap
 
         if is_dask(X):
-            classes, totals, class_data = self._dask_classes(X, y, sample_weight)
+            classes, totals, class_data, y_idx, w = self._dask_classes(X, y, sample_weight)
+            unlabelled = y_idx is not None
         else:
             X, y = validate_training_data(self, X, y, keep_float32=True, allow_nan=True)
             classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
             class_data = [(ops.take_rows(X, np.flatnonzero(y_idx == k)), w[y_idx == k])
                           for k in range(classes.shape[0])]
+            unlabelled = bool(np.any(y_idx < 0))
         candidates = self._check_n_components(classes, class_data)
         priors = self._resolve_priors(totals)
 
@@ -302,8 +304,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 selections.append(selection)
 
         joint = None
-        if not is_dask(X) and np.any(y_idx < 0):  # unlabelled rows: one EM over all classes' components
-            mixtures, priors, joint = self._semi_supervised(X, y_idx, w, mixtures, priors)
+        if unlabelled:  # unlabelled rows: one EM over all classes' components
+            mixtures, priors, joint = self._semi_supervised(X, y_idx, w, mixtures, priors, class_data, totals)
 
         self.classes_ = classes
         self.priors_ = priors
@@ -314,20 +316,20 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
         return self
 
-    def _semi_supervised(self, X, y_idx, w, mixtures, priors):
+    def _semi_supervised(self, X, y_idx, w, mixtures, priors, class_data, totals):
         """The class mixtures refined by EM over all rows, the unlabelled ones included.
 
         One mixture of all classes' components, started from the mixtures fitted to the
         labelled rows: a labelled row keeps its responsibility within its class's components
         (``component_labels``), an unlabelled row spreads it over all. Returns the class
         mixtures cut out of it and the classes' shares of its weights (the priors when
-        ``priors="empirical"``).
+        ``priors="empirical"``). ``class_data`` holds each class's labelled rows and weights,
+        ``totals`` their total weights; X, y_idx (-1: unlabelled) and w are in memory or dask.
         """
         from discrim.mixture import FiniteMixture
 
         sizes = [m.n_components for m in mixtures]
-        start_priors = np.bincount(y_idx[y_idx >= 0], weights=w[y_idx >= 0], minlength=len(mixtures))
-        start_priors = start_priors / start_priors.sum()
+        start_priors = totals / totals.sum()
         weights = np.concatenate([p * m.weights_ for p, m in zip(start_priors, mixtures)])
         names = list(mixtures[0].params_)
         shared = set(self.family.shared_params()) if hasattr(self.family, "shared_params") else set()
@@ -342,11 +344,10 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         refined = []
         for k, m in enumerate(mixtures):
             part = slice(bounds[k], bounds[k + 1])
-            rows = y_idx == k
             refined.append(FiniteMixture(
                 self.family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
                 params_init={n: (v if n in shared else v[part]) for n, v in joint.params_.items()},
-                reg_covar=self.reg_covar, device=self.device).fit(ops.take_rows(X, np.flatnonzero(rows))))
+                reg_covar=self.reg_covar, device=self.device).fit(class_data[k][0]))
         empirical = isinstance(self.priors, str) and self.priors == "empirical"
         return refined, (class_weights if empirical else priors), joint
 
@@ -362,16 +363,23 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
         One pass validates X and finds the classes and their weights; another counts each
         class's rows per chunk, so that each class's rows form a dask array of known chunks.
+        Also returns the rows' class indices (dask, -1 for an unlabelled row; None when every
+        row is labelled) and the validated weights.
         """
         dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
-        X, w, _, _ = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, min_samples=2)
+        X, checked = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, min_samples=2,
+                                    allow_nan=True)
+        w = checked.sample_weight
         y = align_rows(y, X, name="y")
-        classes, stats, _ = labelled_statistics(X, y, w, weight_totals)
+        labels, stats, _ = labelled_statistics(X, y, w, weight_totals)
+        known = unlabelled_rows(labels, self.unlabeled)
+        classes, totals = (labels, stats.weight) if known is None else (labels[known], stats.weight[known])
         check_labels(classes)
-        check_class_totals(classes, stats.weight)
+        check_class_totals(classes, totals)
         counts = label_counts_per_chunk(y, classes)
         class_data = [(class_rows(X, y, c, counts[k]), class_rows(w, y, c, counts[k])) for k, c in enumerate(classes)]
-        return classes, stats.weight, class_data
+        y_idx = None if known is None else y.map_blocks(class_index, classes, self.unlabeled, dtype=np.int64)
+        return classes, totals, class_data, y_idx, w
 
     def _check_n_components(self, classes, class_data):
         """Candidate component counts of every class; errors name the class and the fix.

@@ -1,5 +1,6 @@
 """The EM loop for finite mixtures: log-space E-step, weighted-MLE M-step, chunked over rows."""
 
+import dataclasses
 import functools
 import logging
 import operator
@@ -104,6 +105,9 @@ class RowBlocks:
     groups : ndarray of shape (n_components,) of int or None, default=None
         The label of each component (several components may share one: a class that is itself
         a mixture); None: component k has label k.
+    fill : ndarray of shape (n_features,) or None, default=None
+        With a mask: the values that complete the missing entries for the first M-step (the
+        features' observed means, see :meth:`completed`).
     """
 
     X: np.ndarray
@@ -113,6 +117,11 @@ class RowBlocks:
     rows: dict = None
     labels: np.ndarray = None
     groups: np.ndarray = None
+    fill: np.ndarray = None
+
+    def completed(self):
+        """The blocks with the missing entries replaced by ``fill``, and no mask."""
+        return dataclasses.replace(self, X=np.where(self.mask, self.X, self.fill.astype(self.X.dtype)), mask=None)
 
     @property
     def n_rows(self):
@@ -204,6 +213,11 @@ class DaskRowBlocks:
     rows : dict of str to dask.array.Array of shape (n_samples,) or None, default=None
     total_weight : float or None, default=None
         ``sample_weight.sum()`` when already known (it is computed otherwise).
+    labels : dask.array.Array of shape (n_samples,) of int or None, default=None
+        Known labels, chunked like X's rows (see :class:`RowBlocks`).
+    groups : ndarray of shape (n_components,) of int or None, default=None
+    fill : ndarray of shape (n_features,) or None, default=None
+        See :class:`RowBlocks`.
     """
 
     X: object
@@ -212,6 +226,9 @@ class DaskRowBlocks:
     mask: object = None
     rows: dict = None
     total_weight: float = None
+    labels: object = None
+    groups: np.ndarray = None
+    fill: np.ndarray = None
 
     def __post_init__(self):
         if len(self.X.chunks[1]) != 1:
@@ -223,6 +240,12 @@ class DaskRowBlocks:
     def n_rows(self):
         return self.X.shape[0]
 
+    def completed(self):
+        """The blocks with the missing entries replaced by ``fill``, and no mask (lazily)."""
+        import dask.array as da
+
+        return dataclasses.replace(self, X=da.where(self.mask, self.X, self.fill.astype(self.X.dtype)), mask=None)
+
     def map_reduce(self, fn, reduce, mapper=None):
         """``fn(X, sample_weight, data, first_row)`` of every block of every chunk, merged by ``reduce``.
 
@@ -230,13 +253,16 @@ class DaskRowBlocks:
         """
         chunk_size = self.chunk_size
 
-        def chunk(Xc, wc, mask, rows, first_row):
+        groups = self.groups
+
+        def chunk(Xc, wc, mask, rows, labels, first_row):
             if Xc.shape[0] == 0:  # e.g. a class absent from this chunk
                 return None
-            local = RowBlocks(Xc, wc, chunk_size, mask=mask, rows=rows or None)
+            local = RowBlocks(Xc, wc, chunk_size, mask=mask, rows=rows or None, labels=labels, groups=groups)
             return local.map_reduce(fn, reduce, first_row=first_row)
 
-        return map_row_chunks(chunk, self.X, self.sample_weight, self.mask, self.rows or {}, reduce=reduce)
+        return map_row_chunks(chunk, self.X, self.sample_weight, self.mask, self.rows or {}, self.labels,
+                              reduce=reduce)
 
 
 def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_row):

@@ -37,10 +37,12 @@ from discrim.utils._threads import row_threads
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_observed_columns,
-    partial_labels,
+    check_observed_weight,
     check_sample_weight,
-    filled_in,
+    partial_labels,
+    label_codes,
     observed_mask,
+    observed_means,
     rescale_weights,
 )
 
@@ -287,6 +289,18 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         weights = ops.like(np.ones(X.shape[0]), X)
         return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), mask=mask, rows=rows)
 
+    def _labels(self, y, blocks, n_labels):
+        """Known labels of the rows (-1: unknown), or None when y labels no row.
+
+        For a dask X they stay lazy, chunked like its rows, and are checked chunk by chunk.
+        """
+        if not isinstance(blocks, DaskRowBlocks):
+            return partial_labels(y, blocks.n_rows, n_labels, self.unlabeled)
+        if y is None:
+            return None
+        y = align_rows(y, blocks.X, name="y")
+        return y.map_blocks(label_codes, n_labels, self.unlabeled, dtype=np.int64)
+
     def _chunk_size(self, family, n_features, X=None):
         if self.chunk_size:
             return self.chunk_size
@@ -316,7 +330,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             blocks = replace(blocks, sample_weight=ops.like(w, blocks.X))
             if blocks.mask is not None:
                 check_observed_columns(blocks.mask, w)
-                return blocks, (filled_in(blocks.X, blocks.mask, w, family.is_discrete), w)
+                means = observed_means(blocks.X, blocks.mask, w, family.is_discrete)
+                blocks = replace(blocks, fill=means)
+                return blocks, (blocks.completed().X, w)
             return blocks, self._host_sample(blocks.X, w)
         dtype = np.dtype(self.dtype)
         X = prepared_rows(self, X, dtype=dtype, reset=reset)
@@ -325,13 +341,24 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         def check(Xb, first_row):
             family.check_data(Xb, slice_rows(rows, slice(first_row, first_row + Xb.shape[0])))
 
-        w, total, largest = checked_rows(self, X, dtype=dtype, sample_weight=sample_weight, check=check)
+        checked = checked_rows(self, X, dtype=dtype, sample_weight=sample_weight, check=check, allow_nan=True)
+        largest = checked.max_weight
         scale = rescale_weights(np.array([largest]))[0] / largest  # the same power of two as in memory
-        w = w * scale
+        w = checked.sample_weight * scale
         dask_rows = {name: align_rows(value, X, name=f"family.{name}") for name, value in (rows or {}).items()}
-        blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), rows=dask_rows or None,
-                               total_weight=total * scale)
         sample_X, sample_w = gather_sample(X, w, _INIT_SAMPLE_ROWS, side_stream(self.random_state))
+        mask = None
+        if checked.n_missing:  # as in memory: 0 in the missing entries, and the mask of observed ones
+            check_observed_weight(checked.observed_weight)
+            import dask.array as da
+
+            missing = da.isnan(X)
+            X, mask = da.where(missing, X.dtype.type(0), X), ~missing
+            means = np.floor(checked.observed_mean + 0.5) if family.is_discrete else checked.observed_mean
+            sample_X = np.where(np.isnan(sample_X), means, sample_X).astype(sample_X.dtype)
+        blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), mask=mask,
+                               rows=dask_rows or None, total_weight=checked.total_weight * scale,
+                               fill=None if mask is None else means)
         return blocks, (sample_X, sample_w)
 
     def _host_sample(self, rows, sample_weight):
@@ -391,7 +418,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             return weights0, params0
         assign = initial_assignment(*sample, k, self.init_params, rng, n_rows=blocks.n_rows)
         if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
-            blocks = replace(blocks, X=sample[0], mask=None)
+            blocks = blocks.completed()
         stats = stats_from_assignment(family, blocks, assign)
         params0 = family.params_from_stats(stats)
         if weights0 is None:
@@ -424,11 +451,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         family = self._family()
         blocks, sample = self._training_rows(X, family, sample_weight, reset=not warm)
         groups = self._component_groups()
-        labels = None if self.unlabeled is None else partial_labels(y, blocks.n_rows, int(groups.max()) + 1,
-                                                                    self.unlabeled)
+        labels = None if self.unlabeled is None else self._labels(y, blocks, int(groups.max()) + 1)
         if labels is not None:
-            if is_dask(X):
-                raise ValueError("y (known components) is supported for in-memory X; pass X.compute() or y=None.")
             blocks = replace(blocks, labels=labels, groups=groups)
         if self.n_components > blocks.n_rows:
             raise ValueError(

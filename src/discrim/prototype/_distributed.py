@@ -82,27 +82,36 @@ def _class_counts(n_classes, yb, wb, first_row):
     return np.bincount(np.asarray(yb)[np.asarray(wb) > 0], minlength=n_classes)[None, :]
 
 
-@on_worker
-def _bin_counts(n_classes, yb, wb, qb, sub_ranks, first_row):
-    sub = _sub_mask(yb, wb, n_classes, sub_ranks)
-    bins = assign_bins(np.asarray(qb)[sub], np.asarray(yb)[sub])
-    return np.bincount(bins, minlength=2 * n_classes)[None, :]
+def _bin_keys(n_classes, yb, wb, qb, cb, sub_ranks):
+    """A chunk's subsample mask and each row's bin, -1 outside the subsample or with missing values.
 
-
-def _batch_masks(n_classes, yb, wb, qb, sub_ranks, cand_ranks):
-    """(subsample, candidate) masks of a chunk's rows."""
+    ``cb`` marks the complete rows: a row with missing values scores candidates but is never one.
+    """
     sub = _sub_mask(yb, wb, n_classes, sub_ranks)
     keys = np.full(yb.shape[0], -1)
     keys[sub] = assign_bins(np.asarray(qb)[sub], np.asarray(yb)[sub])
+    keys[~np.asarray(cb)] = -1
+    return sub, keys
+
+
+@on_worker
+def _bin_counts(n_classes, yb, wb, qb, cb, sub_ranks, first_row):
+    _, keys = _bin_keys(n_classes, yb, wb, qb, cb, sub_ranks)
+    return np.bincount(keys[keys >= 0], minlength=2 * n_classes)[None, :]
+
+
+def _batch_masks(n_classes, yb, wb, qb, cb, sub_ranks, cand_ranks):
+    """(subsample, candidate) masks of a chunk's rows."""
+    sub, keys = _bin_keys(n_classes, yb, wb, qb, cb, sub_ranks)
     return sub, _members(keys, 2 * n_classes, cand_ranks)
 
 
 @on_worker
-def _gather_candidates(n_classes, Xb, yb, wb, qb, ranks, first_row):
+def _gather_candidates(n_classes, Xb, yb, wb, qb, cb, ranks, first_row):
     """A chunk's candidates (rows, classes, indices) and its subsample's and scoring rows' class totals."""
     sub_ranks, cand_ranks = ranks
     yb, wb = np.asarray(yb), np.asarray(wb)
-    sub, cand = _batch_masks(n_classes, yb, wb, qb, sub_ranks, cand_ranks)
+    sub, cand = _batch_masks(n_classes, yb, wb, qb, cb, sub_ranks, cand_ranks)
     ref = sub & ~cand
     return (np.asarray(Xb)[cand], yb[cand], np.flatnonzero(cand) + first_row,
             np.bincount(yb[sub], weights=wb[sub], minlength=n_classes),
@@ -110,11 +119,11 @@ def _gather_candidates(n_classes, Xb, yb, wb, qb, ranks, first_row):
 
 
 @on_worker
-def _chunk_likelihood(n_classes, center, dtype, sub_total, factor, S, target, Xb, yb, wb, qb, ranks):
+def _chunk_likelihood(n_classes, center, dtype, sub_total, factor, S, target, Xb, yb, wb, qb, cb, ranks):
     """The batch objective of a chunk's scoring rows, or None when it has none."""
     sub_ranks, cand_ranks = ranks
     yb, wb = np.asarray(yb), np.asarray(wb)
-    sub, cand = _batch_masks(n_classes, yb, wb, qb, sub_ranks, cand_ranks)
+    sub, cand = _batch_masks(n_classes, yb, wb, qb, cb, sub_ranks, cand_ranks)
     ref = sub & ~cand
     if not ref.any():
         return None
@@ -198,6 +207,8 @@ class DaskTrainingRows:
 
     def __init__(self, X, y_idx, sample_weight, n_classes):
         self.X, self.y_idx, self.w = X, y_idx, sample_weight
+        # the rows without missing values, the only ones drawn as candidates
+        (self.complete,) = dask.persist(~da.isnan(X).any(axis=1))
         self.n_classes = n_classes
         self.starts = row_starts(X)
         self.class_counts = np.concatenate(
@@ -241,8 +252,8 @@ class DaskTrainingRows:
                 sub_local = _localise(ranks_per_group(counts.sum(axis=0), take, rng), counts)
                 check_min_cases(take, estimator.max_fraction, estimator.classes_,
                                 what=f"subsample of max_samples={estimator.max_samples} rows")
-        y, w, q = self._chunks(self.y_idx, self.w, self.q)
-        tasks = [dask.delayed(_bin_counts)(n_classes, y[c], w[c], q[c], sub_local[c], int(self.starts[c]))
+        y, w, q, complete = self._chunks(self.y_idx, self.w, self.q, self.complete)
+        tasks = [dask.delayed(_bin_counts)(n_classes, y[c], w[c], q[c], complete[c], sub_local[c], int(self.starts[c]))
                  for c in range(n_chunks)]
         bin_counts = np.concatenate(dask.compute(*tasks))
         g = bin_counts.sum(axis=0)
@@ -264,8 +275,9 @@ class DaskTrainingRows:
         class_total : ndarray of shape (n_classes,)
         ref_total : ndarray of shape (n_classes,)
         """
-        X, y, w, q = self._chunks(self.X, self.y_idx, self.w, self.q)
-        tasks = [dask.delayed(_gather_candidates)(self.n_classes, X[c], y[c], w[c], q[c], ranks[c], int(self.starts[c]))
+        X, y, w, q, complete = self._chunks(self.X, self.y_idx, self.w, self.q, self.complete)
+        tasks = [dask.delayed(_gather_candidates)(self.n_classes, X[c], y[c], w[c], q[c], complete[c], ranks[c],
+                                                  int(self.starts[c]))
                  for c in range(len(ranks))]
         parts = dask.compute(*tasks)
         X_cand = np.concatenate([p[0] for p in parts])
@@ -278,8 +290,8 @@ class DaskTrainingRows:
 
     def likelihood(self, estimator, ranks, sub_total, factor, S, target):
         """The batch objective over the scoring rows, its parts persisted where the chunks live."""
-        X, y, w, q = self._chunks(self.X, self.y_idx, self.w, self.q)
+        X, y, w, q, complete = self._chunks(self.X, self.y_idx, self.w, self.q, self.complete)
         build = functools.partial(_chunk_likelihood, self.n_classes, estimator._center(),
                                   np.dtype(estimator.dtype), sub_total, factor, S, target)
-        parts = [dask.delayed(build)(X[c], y[c], w[c], q[c], ranks[c]) for c in range(len(ranks))]
+        parts = [dask.delayed(build)(X[c], y[c], w[c], q[c], complete[c], ranks[c]) for c in range(len(ranks))]
         return DistributedLikelihood(list(dask.persist(*parts)), estimator.dtype)

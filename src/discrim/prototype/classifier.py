@@ -38,6 +38,7 @@ from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
     check_observed_columns,
+    check_observed_weight,
     check_sample_weight,
     validated_training_data,
 )
@@ -359,7 +360,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         from discrim.prototype._distributed import DaskTrainingRows
 
         dtype = np.dtype(self.dtype)
-        X, w, _, _ = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, reset=not warm, min_samples=2)
+        X, checked = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, reset=not warm, min_samples=2,
+                                    allow_nan=True)
+        w = checked.sample_weight
+        if checked.n_missing:
+            check_observed_weight(checked.observed_weight)
         y = align_rows(y, X, name="y")
         classes, stats, counts = labelled_statistics(X, y, w, weight_totals)
         check_labels(classes)

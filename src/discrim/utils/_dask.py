@@ -10,6 +10,7 @@ chunk. dask is an optional dependency: nothing here imports it until a dask coll
 
 import dataclasses
 import functools
+from typing import NamedTuple
 
 import numpy as np
 
@@ -24,6 +25,7 @@ __all__ = [
     "row_chunked",
     "row_starts",
     "check_feature_names",
+    "CheckedRows",
     "checked_rows",
     "class_rows",
     "gather_sample",
@@ -280,22 +282,51 @@ def blockwise(method):
     return wrapper
 
 
-def _check_chunk(estimator_name, dtype, check, Xb, wb, first_row):
-    """Validate one row chunk as fit validates in-memory X; returns (n_rows, weight total, max weight)."""
+def _check_chunk(estimator_name, dtype, check, allow_nan, Xb, wb, first_row):
+    """Validate one row chunk as fit validates in-memory X.
+
+    Returns the chunk's summary ``[n_rows, weight total, max weight, missing cells, weight of
+    the rows that observed each feature (d), weighted sum of each feature's observed values
+    (d)]``; the last three parts are zeros unless ``allow_nan``.
+    """
     from sklearn.utils import check_array
 
     from discrim.utils.validation import check_feature_magnitude, check_weight_entries
 
-    Xb = check_array(Xb, dtype=dtype, ensure_min_samples=0, estimator=estimator_name, input_name="X")
+    Xb = check_array(Xb, dtype=dtype, ensure_min_samples=0, estimator=estimator_name, input_name="X",
+                     ensure_all_finite="allow-nan" if allow_nan else True)
     check_feature_magnitude(Xb)
+    check_weight_entries(wb)
+    d = Xb.shape[1]
+    missing = np.zeros(1 + 2 * d)
+    if allow_nan:
+        observed = ~np.isnan(Xb)
+        if not observed.all():
+            Xb = np.where(observed, Xb, 0.0).astype(Xb.dtype)  # checks see values in every support
+        wb64 = np.asarray(wb, dtype=np.float64)
+        missing = np.concatenate([[observed.size - observed.sum()], wb64 @ observed, wb64 @ Xb])
     if check is not None:
         check(Xb, first_row)
-    check_weight_entries(wb)
-    return np.array([Xb.shape[0], wb.sum(dtype=np.float64), wb.max(initial=0.0)])
+    return np.concatenate([[Xb.shape[0], wb.sum(dtype=np.float64), wb.max(initial=0.0)], missing])
 
 
 def _add_summaries(a, b):
-    return np.array([a[0] + b[0], a[1] + b[1], max(a[2], b[2])])
+    return np.concatenate([a[:2] + b[:2], [max(a[2], b[2])], a[3:] + b[3:]])
+
+
+class CheckedRows(NamedTuple):
+    """What one validating pass over a dask X learns (see :func:`checked_rows`)."""
+
+    sample_weight: object
+    """dask.array.Array of shape (n_samples,): float64, chunked like X (ones when None)."""
+    total_weight: float
+    max_weight: float
+    n_missing: int
+    """Missing cells (NaN) of X; 0 unless NaN was allowed."""
+    observed_weight: np.ndarray
+    """(n_features,): total weight of the rows that observed each feature."""
+    observed_mean: np.ndarray
+    """(n_features,): the weighted mean of each feature's observed values (NaN where none)."""
 
 
 def refuse_device(device):
@@ -333,7 +364,7 @@ def prepared_rows(estimator, X, *, dtype, reset=True):
     return persist_if_it_fits(row_chunked(X).astype(dtype))
 
 
-def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_samples=1):
+def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_samples=1, allow_nan=False):
     """Check every chunk of a prepared X (and its weights) as fit checks in-memory X, in one pass.
 
     Every chunk gets the checks in-memory X gets (scikit-learn's ``check_array``: finite values,
@@ -350,15 +381,14 @@ def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_sam
     sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
     check : callable or None, default=None
         ``check(X_chunk, first_row)`` raises on a chunk the model cannot take (e.g. outside a
-        family's support).
+        family's support); with ``allow_nan`` it sees 0 in place of a missing value.
     min_samples : int, default=1
+    allow_nan : bool, default=False
+        Accept NaN (a missing value) and count the observed entries of every feature.
 
     Returns
     -------
-    sample_weight : dask.array.Array of shape (n_samples,)
-        float64, chunked like X (ones when None).
-    total_weight : float
-    max_weight : float
+    checked : CheckedRows
     """
     import dask.array as da
 
@@ -370,28 +400,30 @@ def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_sam
         w = da.ones(X.shape[0], chunks=(X.chunks[0],), dtype=np.float64)
     else:
         w = align_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
-    run = functools.partial(_check_chunk, type(estimator).__name__, dtype, check)
-    _, total, largest = map_row_chunks(run, X, w, reduce=_add_summaries)
+    run = functools.partial(_check_chunk, type(estimator).__name__, dtype, check, allow_nan)
+    summary = map_row_chunks(run, X, w, reduce=_add_summaries)
     with np.errstate(over="ignore"):
-        check_weight_total(total)
-    return w, float(total), float(largest)
+        check_weight_total(summary[1])
+    d = X.shape[1]
+    seen, sums = summary[4 : 4 + d], summary[4 + d :]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = sums / seen
+    return CheckedRows(w, float(summary[1]), float(summary[2]), int(summary[3]), seen, mean)
 
 
-def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check=None, min_samples=1):
+def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check=None, min_samples=1,
+                   allow_nan=False):
     """:func:`prepared_rows` then :func:`checked_rows`: a dask X and its weights, validated for fit.
 
     Returns
     -------
     X : dask.array.Array of shape (n_samples, n_features)
         Row-chunked, in ``dtype``.
-    sample_weight : dask.array.Array of shape (n_samples,)
-        float64, chunked like X (ones when None).
-    total_weight : float
-    max_weight : float
+    checked : CheckedRows
     """
     X = prepared_rows(estimator, X, dtype=dtype, reset=reset)
-    return (X, *checked_rows(estimator, X, dtype=dtype, sample_weight=sample_weight, check=check,
-                             min_samples=min_samples))
+    return X, checked_rows(estimator, X, dtype=dtype, sample_weight=sample_weight, check=check,
+                           min_samples=min_samples, allow_nan=allow_nan)
 
 
 # Share of the cluster's worker memory that a persisted X may take: the rest is for the chunks'

@@ -305,7 +305,17 @@ def check_observed_columns(mask, sample_weight):
     mask : ndarray of shape (n_samples, n_features) of bool
     sample_weight : ndarray of shape (n_samples,)
     """
-    seen = (sample_weight > 0) @ mask
+    check_observed_weight((sample_weight > 0) @ mask)
+
+
+def check_observed_weight(seen):
+    """Raise ``ValueError`` if some feature is observed in no row of positive weight.
+
+    Parameters
+    ----------
+    seen : ndarray of shape (n_features,)
+        Per feature, the rows (or their total weight) of positive weight that observed it.
+    """
     if not seen.all():
         raise ValueError(
             f"feature(s) {np.flatnonzero(seen == 0).tolist()} of X are missing (NaN) in every row with positive "
@@ -313,8 +323,8 @@ def check_observed_columns(mask, sample_weight):
         )
 
 
-def filled_in(X, mask, sample_weight, discrete=False):
-    """X with each missing entry replaced by its feature's weighted mean over the observed rows.
+def observed_means(X, mask, sample_weight, discrete=False):
+    """Each feature's weighted mean over the rows that observed it: what completes a row at the start.
 
     The completion a fit starts from (k-means++ seeding and the first M-step); EM itself uses
     the exact marginal densities.
@@ -330,14 +340,11 @@ def filled_in(X, mask, sample_weight, discrete=False):
 
     Returns
     -------
-    X : ndarray of shape (n_samples, n_features)
-        A new array.
+    means : ndarray of shape (n_features,) of float64
     """
     w = sample_weight[:, None] * mask
-    means = (w * X).sum(axis=0) / w.sum(axis=0)
-    if discrete:
-        means = np.floor(means + 0.5)
-    return np.where(mask, X, means.astype(X.dtype))
+    means = (w * np.where(mask, X, 0.0)).sum(axis=0) / w.sum(axis=0)
+    return np.floor(means + 0.5) if discrete else means
 
 
 def partial_labels(y, n_samples, n_labels, unlabeled=-1, name="y"):
@@ -363,19 +370,35 @@ def partial_labels(y, n_samples, n_labels, unlabeled=-1, name="y"):
     y = np.asarray(host_input(y))
     if y.shape != (n_samples,):
         raise ValueError(f"{name} has shape {y.shape} but X has {n_samples} rows: give one label (or -1) per row.")
+    codes = label_codes(y, n_labels, unlabeled, name)
+    return None if np.all(codes < 0) else codes
+
+
+def label_codes(y, n_labels, unlabeled=-1, name="y"):
+    """:func:`partial_labels` of a block of rows: label indices, -1 where unknown.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+    n_labels : int
+    unlabeled : int, default=-1
+    name : str, default="y"
+
+    Returns
+    -------
+    codes : ndarray of shape (n,) of int64
+    """
     try:
-        values = y.astype(np.float64)
+        values = np.asarray(y).astype(np.float64)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must hold component indices (whole numbers) or {unlabeled} / NaN for unlabelled "
-                         f"rows; got dtype {y.dtype}.") from None
+                         f"rows; got dtype {np.asarray(y).dtype}.") from None
     unknown = np.isnan(values) | (values == unlabeled)
     known = values[~unknown]
     if np.any(known != np.round(known)) or np.any((known < 0) | (known >= n_labels)):
         bad = known[(known != np.round(known)) | (known < 0) | (known >= n_labels)][0]
         raise ValueError(f"{name} holds {bad:g}: a labelled row takes an index in [0, {n_labels}) and an "
                          f"unlabelled row {unlabeled} (unlabeled) or NaN.")
-    if unknown.all():
-        return None
     return np.where(unknown, -1, np.nan_to_num(values)).astype(np.int64)
 
 
@@ -403,3 +426,26 @@ def unlabelled_rows(y, unlabeled):
     elif y.dtype == object:
         known &= np.array([not (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
     return None if known.all() else known
+
+
+def class_index(y, classes, unlabeled):
+    """Index of each label of a block of y in the sorted ``classes``; -1 for an unlabelled row.
+
+    Parameters
+    ----------
+    y : ndarray of shape (n,)
+    classes : ndarray of shape (n_classes,)
+        Sorted; every labelled value of y is among them.
+    unlabeled : scalar or None
+        See :func:`unlabelled_rows`.
+
+    Returns
+    -------
+    index : ndarray of shape (n,) of int64
+    """
+    y = np.asarray(y)
+    known = unlabelled_rows(y, unlabeled)
+    index = np.full(y.shape[0], -1, dtype=np.int64)
+    labelled = slice(None) if known is None else known
+    index[labelled] = np.searchsorted(classes, y[labelled])
+    return index
