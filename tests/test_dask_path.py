@@ -340,3 +340,10 @@ def test_a_lost_worker_is_recomputed_or_reported_never_a_wrong_model(rng):
         assert killed.is_set()
         assert _rel(fit.lower_bounds_, reference.lower_bounds_) < 1e-10
         assert client.status == "running"
+
+
+def test_minus_one_beside_class_zero_on_dask_names_the_unlabeled_parameter(client):
+    X, y = _incomplete_iris(unlabelled=True)
+    for make in (LinearDiscriminant, lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1)):
+        with pytest.raises(ValueError, match="pass unlabeled=-1"):
+            make().fit(da.from_array(np.nan_to_num(X), chunks=(40, -1)), da.from_array(y, chunks=40))

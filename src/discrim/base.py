@@ -11,12 +11,13 @@ from discrim.backend._device import rows_on_device
 from discrim.utils._dask import blockwise
 from discrim.backend import host_input
 from discrim.utils.validation import (
-    unlabelled_rows,
     check_class_totals,
     check_feature_magnitude,
     check_labels,
+    check_no_unlabelled_marker,
     check_priors,
     check_sample_weight,
+    unlabelled_rows,
 )
 
 
@@ -57,7 +58,10 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         With an ``unlabeled`` parameter set, the rows whose label equals it (or is NaN) are
         unlabelled: their index is -1 and the totals count the labelled rows only.
         """
-        known = unlabelled_rows(y, getattr(self, "unlabeled", None))
+        unlabeled = getattr(self, "unlabeled", None)
+        if unlabeled is None and hasattr(self, "unlabeled"):
+            check_no_unlabelled_marker(y)
+        known = unlabelled_rows(y, unlabeled)
         if known is None:
             classes, y_idx = check_labels(y)
         else:

@@ -112,6 +112,17 @@ def test_minus_one_stays_a_class_without_unlabeled(rng):
     assert list(model.classes_) == [-1, 1]
 
 
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda **kw: MixtureDiscriminant(Gaussian("full"), 1, **kw)])
+def test_minus_one_beside_class_zero_names_the_unlabeled_parameter(make, rng):
+    # scikit-learn's mark of an unlabelled row never becomes a class silently
+    X, y = _classes(rng)
+    marked = np.where(rng.random(y.shape[0]) < 0.3, -1, y)
+    with pytest.raises(ValueError, match="pass unlabeled=-1"):
+        make().fit(X, marked)
+    assert list(make(unlabeled=-1).fit(X, marked).classes_) == [0, 1, 2]
+
+
 def test_mixture_discriminant_fits_and_scores_incomplete_rows(rng):
     X, y = _classes(rng)
     Xm = _knock_out(X, 0.3, rng)

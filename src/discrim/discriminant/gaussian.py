@@ -20,7 +20,13 @@ from discrim.distributions._base import mask_patterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
-from discrim.utils.validation import check_class_totals, check_labels, class_index, unlabelled_rows
+from discrim.utils.validation import (
+    check_class_totals,
+    check_labels,
+    check_no_unlabelled_marker,
+    class_index,
+    unlabelled_rows,
+)
 
 _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
@@ -153,6 +159,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         first = np.asarray(X[:1].compute())[0]
         if checked.n_missing or self.unlabeled is not None:
             labels, _, counts = labelled_statistics(X, y, w)
+            if self.unlabeled is None:
+                check_no_unlabelled_marker(labels)
             known = unlabelled_rows(labels, self.unlabeled)
             known = np.ones(labels.shape[0], dtype=bool) if known is None else known
             classes = labels[known]
@@ -167,6 +175,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             return _FULL_GAUSSIAN.labelled_stats(Xb - origin, index, wb, n_labels)
 
         classes, stats, rows = labelled_statistics(X, y, w, class_moments)
+        if self.unlabeled is None:
+            check_no_unlabelled_marker(classes)
         check_labels(classes)
         check_class_totals(classes, stats.weight)
         return self._set_moments(classes, stats.weight, origin, stats, rows)
@@ -263,7 +273,9 @@ class LinearDiscriminant(_GaussianDiscriminant):
     unlabeled : scalar or None, default=None
         The label that marks an unlabelled row of ``y`` (NaN marks one too), e.g. -1: the fit is
         then semi-supervised, by EM over the unlabelled rows. None: every row is labelled and
-        every label is a class (-1 included, as scikit-learn's +-1 encoding needs).
+        every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
+        unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
+        +-1 encoding of two classes) are classes.
 
     Attributes
     ----------
@@ -459,7 +471,9 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     unlabeled : scalar or None, default=None
         The label that marks an unlabelled row of ``y`` (NaN marks one too), e.g. -1: the fit is
         then semi-supervised, by EM over the unlabelled rows. None: every row is labelled and
-        every label is a class (-1 included, as scikit-learn's +-1 encoding needs).
+        every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
+        unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
+        +-1 encoding of two classes) are classes.
 
     Attributes
     ----------

@@ -22,7 +22,13 @@ from discrim.utils._dask import (
 )
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
-from discrim.utils.validation import check_class_totals, check_labels, class_index, unlabelled_rows
+from discrim.utils.validation import (
+    check_class_totals,
+    check_labels,
+    check_no_unlabelled_marker,
+    class_index,
+    unlabelled_rows,
+)
 
 
 def _as_counts(value, name):
@@ -138,7 +144,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     unlabeled : scalar or None, default=None
         The label that marks an unlabelled row of ``y`` (NaN marks one too), e.g. -1: the fit is
         then semi-supervised, by EM over the unlabelled rows. None: every row is labelled and
-        every label is a class (-1 included, as scikit-learn's +-1 encoding needs).
+        every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
+        unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
+        +-1 encoding of two classes) are classes.
 
     Attributes
     ----------
@@ -372,6 +380,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         w = checked.sample_weight
         y = align_rows(y, X, name="y")
         labels, stats, _ = labelled_statistics(X, y, w, weight_totals)
+        if self.unlabeled is None:
+            check_no_unlabelled_marker(labels)
         known = unlabelled_rows(labels, self.unlabeled)
         classes, totals = (labels, stats.weight) if known is None else (labels[known], stats.weight[known])
         check_labels(classes)

@@ -428,6 +428,28 @@ def unlabelled_rows(y, unlabeled):
     return None if known.all() else known
 
 
+def check_no_unlabelled_marker(y):
+    """Refuse y that marks unlabelled rows as scikit-learn does (-1 beside the classes 0, 1, ...).
+
+    With ``unlabeled=None`` a classifier takes every value of y for a class; -1 among labels
+    that count from 0 is scikit-learn's mark of an unlabelled row (``LabelSpreading``), which
+    must not become a class silently. -1 and 1 alone (the +-1 encoding of two classes) pass.
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+    """
+    values = np.asarray(host_input(y))
+    if values.dtype.kind not in "iuf" or values.ndim != 1:
+        return
+    present = np.unique(values[np.isin(values, (-1, 0))])
+    if present.shape[0] == 2:
+        raise ValueError(
+            "y holds -1 beside the class 0, the usual mark of an unlabelled row: pass unlabeled=-1 to fit by "
+            "EM over those rows, or encode the classes without -1 (e.g. as strings) if -1 is a class."
+        )
+
+
 def class_index(y, classes, unlabeled):
     """Index of each label of a block of y in the sorted ``classes``; -1 for an unlabelled row.
 
