@@ -1,5 +1,7 @@
 """Gaussian components with full, diagonal, tied or spherical covariances."""
 
+import functools
+import weakref
 from dataclasses import dataclass
 from numbers import Real
 
@@ -228,15 +230,32 @@ class Gaussian(ComponentFamily):
         return ops.like(self._conditioned(X, mask, params).log_prob, X)
 
     def _conditioned(self, X, mask, params):
-        """The rows of X with missing entries conditioned on the observed ones ("full", "tied")."""
+        """The rows of X with missing entries conditioned on the observed ones ("full", "tied").
+
+        EM's E-step (log_prob) and M-step (suff_stats) of a block see the same X and mask objects
+        with the same parameters: the conditioning is computed once for both, kept only as long as
+        the block's mask lives.
+        """
+        live = params._cached("conditioned blocks", dict)
+        key = (id(X), id(mask))
+        found = live.get(key)
+        if found is not None and found[0]() is X and found[1]() is mask:
+            return found[2]
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self.covariance_type, params))
-        mask = host(mask)
+        host_mask = host(mask)
 
         def inverses(missing):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        return ConditionedRows(host(X), MissingPatterns(mask), mask, params.mean, precision, log_det_cov, inverses)
+        rows = ConditionedRows(host(X), MissingPatterns(host_mask), host_mask, params.mean, precision, log_det_cov,
+                               inverses)
+        try:
+            forget = functools.partial(_forget, live, key)
+            live[key] = (weakref.ref(X, forget), weakref.ref(mask, forget), rows)
+        except TypeError:  # an object without weak references (never cached)
+            pass
+        return rows
 
     # M-step ----------------------------------------------------------------------------
 
@@ -485,6 +504,11 @@ def _precision_terms(ctype, params):
                 "c": (mean**2 * prec).sum(axis=1)}
     return {"center": center, "log_det": 0.5 * d * np.log(prec), "prec": prec, "mp": mean * prec[:, None],
             "c": (mean**2).sum(axis=1) * prec}
+
+
+def _forget(live, key, _):
+    """Weak-reference callback: drop a block's conditioning once its X or mask is gone."""
+    live.pop(key, None)
 
 
 def _precisions(ctype, params):
