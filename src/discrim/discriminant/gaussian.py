@@ -1,10 +1,10 @@
 """The sample ML rule for normal populations: linear (common covariance) and quadratic discriminants."""
 
 import warnings
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import clone
+from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.base import BaseLikelihoodClassifier
@@ -17,6 +17,7 @@ from discrim.distributions._gaussian_linalg import (
     inverse_factors,
 )
 from discrim.distributions._base import mask_patterns
+from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
@@ -246,7 +247,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         return dist, log_det_2pi
 
 
-class LinearDiscriminant(_GaussianDiscriminant):
+class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     """Sample ML discriminant rule for normal populations with a common covariance (LDA).
 
     Each class k is modelled as ``N_p(mu_k, Sigma)``; the class means and the pooled
@@ -276,6 +277,9 @@ class LinearDiscriminant(_GaussianDiscriminant):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
+    n_components : int or None, default=None
+        Canonical variates kept by :meth:`transform`, at most ``min(n_classes - 1,
+        n_features)`` (None keeps them all).
 
     Attributes
     ----------
@@ -286,6 +290,14 @@ class LinearDiscriminant(_GaussianDiscriminant):
         Sample means ``mu_hat_k`` (weighted).
     covariance_ : ndarray of shape (n_features, n_features)
         Unbiased pooled covariance ``Sigma_hat`` (after shrinkage when ``reg_param > 0``).
+    scalings_ : ndarray of shape (n_features, n_components)
+        The canonical variates' coefficients (MASS's ``scaling``): Fisher's directions, the
+        eigenvectors of ``Sigma_hat^-1 B`` with ``B = sum_k pi_k (mu_k - xbar_)(mu_k - xbar_)'``,
+        scaled to unit within-class variance ``scalings_' Sigma_hat scalings_ = I``.
+    xbar_ : ndarray of shape (n_features,)
+        ``sum_k pi_k mu_hat_k`` with the fitted priors: the origin of :meth:`transform`.
+    explained_variance_ratio_ : ndarray of shape (n_components,)
+        Each variate's share of the between-class variance (MASS's "proportion of trace").
     coef_ : ndarray of shape (n_classes, n_features)
         ``Sigma_hat^{-1} mu_hat_k``: half the coefficient vector of the seed's ``delta_k``.
     intercept_ : ndarray of shape (n_classes,)
@@ -354,6 +366,15 @@ class LinearDiscriminant(_GaussianDiscriminant):
 
     _em_covariance_type = "tied"  # the covariance the EM of incomplete data estimates (see fit)
 
+    _parameter_constraints = {
+        **_GaussianDiscriminant._parameter_constraints,
+        "n_components": [Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, n_components=None):
+        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled)
+        self.n_components = n_components
+
     def _fit_covariance(self, scatter, totals, rows):
         dof = totals.sum() - totals.shape[0]
         n_features = scatter.shape[1]
@@ -384,10 +405,88 @@ class LinearDiscriminant(_GaussianDiscriminant):
         self._coef_c, self._intercept_c = gm.linear_coefficients(self._means_c, chol, self._center)
         inv, log_det_2pi = inverse_factors(chol[None])
         self._chol_inv, self._log_det_2pi = inv[0], log_det_2pi[0]
+        self._fit_canonical_variates()
         if self.classes_.shape[0] == 2:
             self.a_ = self._coef_c[0] - self._coef_c[1]
             self.h_ = 0.5 * (self.means_[0] + self.means_[1])
             self._odds_coef = self._coef_c[1] - self._coef_c[0]
+
+    def _fit_canonical_variates(self):
+        """``scalings_``, ``xbar_`` and ``explained_variance_ratio_`` of the canonical variates.
+
+        Fisher's directions: the singular vectors of the prior-weighted class means, centred on
+        their weighted mean and whitened by the pooled covariance (``W = L^-1``, ``Sigma = L L'``),
+        mapped back by ``W'``. The variates have unit within-class variance, as MASS's ``lda``.
+        """
+        n_classes, n_features = self._means_c.shape
+        rank = min(n_classes - 1, n_features)
+        if self.n_components is not None and self.n_components > rank:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds min(n_classes - 1, n_features) = {rank}: "
+                f"{n_classes} classes give at most {rank} canonical variates. Lower n_components."
+            )
+        keep = rank if self.n_components is None else self.n_components
+        weights = self.priors_ / self.priors_.sum()
+        center_c = weights @ self._means_c
+        whitened = (self._means_c - center_c) @ self._chol_inv.T  # rows W (mu_k - mu_bar)
+        _, singular, vt = np.linalg.svd(np.sqrt(weights)[:, None] * whitened, full_matrices=False)
+        variance = singular[:rank] ** 2
+        total = variance.sum()
+        self.scalings_ = self._chol_inv.T @ vt[:keep].T
+        self.xbar_ = center_c + self._origin
+        self.explained_variance_ratio_ = variance[:keep] / total if total > 0 else np.zeros(keep)
+        self._xbar_c = center_c
+
+    @blockwise
+    def transform(self, X):
+        """Project rows onto the canonical variates (Fisher's discriminant directions).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            NaN marks a missing value: such a row gives the conditional expectation of its
+            variates given its observed features under the fitted model,
+            ``E[z | x_o] = scalings_' (sum_k p(k | x_o) E_k[x | x_o] - xbar_)`` (the variates are
+            linear in x), with the class posteriors of :meth:`predict_proba`.
+
+        Returns
+        -------
+        X_new : ndarray of shape (n_samples, n_components)
+            ``(x - xbar_) @ scalings_``: uncorrelated variates of unit within-class variance,
+            ordered by the share of the between-class variance they carry
+            (``explained_variance_ratio_``).
+        """
+        X = self._validate_for_predict(X)
+        if isinstance(X, np.ndarray) and np.isnan(X).any():
+            X = self._expected_rows(X)
+        X = ops.as_float64(X) - ops.like(self._origin + self._xbar_c, X, "float64")
+        return X @ ops.like(self.scalings_, X)
+
+    def _expected_rows(self, X):
+        """Rows with their missing entries replaced by ``E[x_m | x_o]`` under the fitted mixture of classes."""
+        mask = ~np.isnan(X)
+        precision = self._chol_inv.T @ self._chol_inv  # Sigma^-1 = W'W
+        log_det_cov = self._log_det_2pi - X.shape[1] * np.log(2 * np.pi)
+        rows = ConditionedRows(X, MissingPatterns(mask), mask, self.means_, precision[None], np.array([log_det_cov]))
+        return np.einsum("nk,knd->nd", self.predict_proba(X), rows.completed)
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the canonical variates: ``lineardiscriminant0``, ``lineardiscriminant1``, ...
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Ignored (checked against ``feature_names_in_`` when given).
+
+        Returns
+        -------
+        names : ndarray of str objects
+        """
+        from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+
+        check_is_fitted(self)
+        _check_feature_names_in(self, input_features)
+        return np.asarray([f"lineardiscriminant{j}" for j in range(self.scalings_.shape[1])], dtype=object)
 
     def _mahalanobis(self, X):
         return gm.mahalanobis_tied(X, self._means_c, self._chol_inv, self._origin)
