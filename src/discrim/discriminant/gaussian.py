@@ -573,6 +573,11 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
+    pooling : float in [0, 1], default=0.0
+        Friedman's regularised discriminant analysis (RDA): each class covariance moves towards
+        the pooled one, ``(1 - a) S_k + a S_pooled`` (``S_pooled`` as :class:`LinearDiscriminant`
+        estimates it), before ``reg_param`` shrinks it towards the identity. 0 is QDA; 1 gives
+        LDA's covariance to every class (and LDA's posteriors).
 
     Attributes
     ----------
@@ -581,7 +586,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     means_ : ndarray of shape (n_classes, n_features)
     covariance_ : ndarray of shape (n_classes, n_features, n_features)
         Unbiased ``S_k`` (divisor ``n_k - 1``; with weights, the class's total weight minus
-        one), after shrinkage.
+        one), after pooling and shrinkage.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X was a DataFrame with string column names.
@@ -617,17 +622,27 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
 
     _em_covariance_type = "full"
 
+    _parameter_constraints = {
+        **_GaussianDiscriminant._parameter_constraints,
+        "pooling": [Interval(Real, 0, 1, closed="both")],
+    }
+
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, pooling=0.0):
+        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled)
+        self.pooling = pooling
+
     def _fit_covariance(self, scatter, totals, rows):
         n_features = scatter.shape[1]
         for k, label in enumerate(self.classes_):
-            if totals[k] <= 1:
+            if totals[k] <= 1 and self.pooling < 1:
                 raise ValueError(
                     f"class {_show(label)} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
                     "QuadraticDiscriminant needs a total weight above 1 (at least 2 samples) in "
-                    "every class to estimate its covariance: add samples or use "
-                    "LinearDiscriminant."
+                    "every class to estimate its covariance: add samples, set pooling=1 (its "
+                    "covariance is then the pooled one) or use LinearDiscriminant."
                 )
-        cov = gm.shrink(scatter / (totals - 1.0)[:, None, None], self.reg_param)
+        cov = self._class_covariances(scatter, totals)
+        cov = gm.shrink(cov, self.reg_param)
         try:
             chol = cholesky_factors(cov)
         except SingularCovarianceError as exc:
@@ -640,6 +655,21 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
             ) from None
         self.covariance_ = cov
         self._chol_inv, self._log_det_2pi = inverse_factors(chol)
+
+    def _class_covariances(self, scatter, totals):
+        """Unbiased class covariances, moved towards the pooled one by ``pooling`` (Friedman's RDA)."""
+        if self.pooling == 0:
+            return scatter / (totals - 1.0)[:, None, None]
+        dof = totals.sum() - totals.shape[0]
+        if dof <= 0:
+            raise ValueError(
+                f"pooling={self.pooling} needs the pooled covariance, which needs more samples than classes "
+                f"(divisor n - g = {dof:g}): add samples or set pooling=0."
+            )
+        pooled = scatter.sum(axis=0) / dof
+        if self.pooling == 1:
+            return np.broadcast_to(pooled, scatter.shape).copy()
+        return (1.0 - self.pooling) * scatter / (totals - 1.0)[:, None, None] + self.pooling * pooled
 
     def _mahalanobis(self, X):
         return gm.mahalanobis_full(X, self._means_c, self._chol_inv, self._origin)
