@@ -130,8 +130,8 @@ def test_degenerate_columns(est, col):
 def test_predict_bad_X(est, bad):
     X, y = _data()
     model = CLASSIFIERS[est]().fit(X, y)
-    if bad == "nan" and not est.startswith("proset"):
-        # a missing value (issue 21): the rules score the row by its observed features
+    if bad == "nan":
+        # a missing value (issue 21): the rules and the prototype sets score the row by its observed features
         assert np.all(np.isfinite(model.predict_proba(np.array([[np.nan] + [0.0] * (X.shape[1] - 1)]))))
         return
     Xp = X[:4].copy()
