@@ -62,6 +62,51 @@ def shrink(cov, reg_param):
     return out
 
 
+def shrinkage_intensity(shrinkage, emp_cov, n_samples):
+    """The weight of the scaled identity in :func:`shrink_to_scaled_identity`.
+
+    Parameters
+    ----------
+    shrinkage : float in [0, 1] or "oas"
+        A fixed intensity, or Chen, Wiesel, Eldar and Hero's oracle approximating shrinkage
+        computed as scikit-learn's ``OAS`` does from an empirical covariance and its sample size.
+    emp_cov : ndarray of shape (n_features, n_features)
+        Divisor ``n_samples`` (the maximum-likelihood covariance).
+    n_samples : float
+        The (weighted) sample size.
+
+    Returns
+    -------
+    intensity : float in [0, 1]
+    """
+    if shrinkage != "oas":
+        return float(shrinkage)
+    d = emp_cov.shape[-1]
+    alpha = np.mean(emp_cov**2)
+    mu_squared = (np.trace(emp_cov) / d) ** 2
+    den = (n_samples + 1.0) * (alpha - mu_squared / d)
+    return 1.0 if den == 0 else float(min((alpha + mu_squared) / den, 1.0))
+
+
+def shrink_to_scaled_identity(cov, intensity):
+    """``(1 - s) S + s (tr S / d) I``: shrinkage towards the identity scaled to the mean variance.
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_features, n_features)
+    intensity : float in [0, 1]
+
+    Returns
+    -------
+    cov : ndarray of shape (n_features, n_features)
+        A new array.
+    """
+    out = (1.0 - intensity) * cov
+    idx = np.arange(cov.shape[-1])
+    out[idx, idx] += intensity * np.trace(cov) / cov.shape[-1]
+    return out
+
+
 def mahalanobis_tied(X, means, inv, origin=None, block_rows=None):
     """Squared Mahalanobis distances to every mean under one shared covariance.
 

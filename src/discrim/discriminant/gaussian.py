@@ -54,13 +54,15 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "unlabeled": "no_validation",  # any label value, or None
+        "shrinkage": [Interval(Real, 0, 1, closed="both"), StrOptions({"oas"}), None],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None):
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None):
         self.priors = priors
         self.reg_param = reg_param
         self.device = device
         self.unlabeled = unlabeled
+        self.shrinkage = shrinkage
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -277,6 +279,12 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
+    shrinkage : float in [0, 1], "oas" or None, default=None
+        Shrinks the pooled covariance towards the identity scaled to its mean variance,
+        ``(1 - s) Sigma_hat + s (tr Sigma_hat / d) I``, before ``reg_param``: a fixed ``s``, or
+        "oas", the oracle approximating shrinkage of Chen et al. (2010) from the within-class
+        scatter and the total weight (scikit-learn's ``OAS`` on the class-centred rows). It
+        uses the sufficient statistics only, so it works on every data path.
     n_components : int or None, default=None
         Canonical variates kept by :meth:`transform`, at most ``min(n_classes - 1,
         n_features)`` (None keeps them all).
@@ -298,6 +306,8 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         ``sum_k pi_k mu_hat_k`` with the fitted priors: the origin of :meth:`transform`.
     explained_variance_ratio_ : ndarray of shape (n_components,)
         Each variate's share of the between-class variance (MASS's "proportion of trace").
+    shrinkage_ : float
+        Only with ``shrinkage``: the intensity applied.
     coef_ : ndarray of shape (n_classes, n_features)
         ``Sigma_hat^{-1} mu_hat_k``: half the coefficient vector of the seed's ``delta_k``.
     intercept_ : ndarray of shape (n_classes,)
@@ -371,8 +381,9 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, n_components=None):
-        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled)
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
+                 n_components=None):
+        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage)
         self.n_components = n_components
 
     def _fit_covariance(self, scatter, totals, rows):
@@ -383,7 +394,11 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
                 f"LinearDiscriminant needs more samples than classes to estimate the pooled "
                 f"covariance (divisor n - g = {dof:g}): add samples."
             )
-        cov = gm.shrink(scatter.sum(axis=0) / dof, self.reg_param)
+        cov = scatter.sum(axis=0) / dof
+        if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
+            self.shrinkage_ = gm.shrinkage_intensity(self.shrinkage, scatter.sum(axis=0) / totals.sum(), totals.sum())
+            cov = gm.shrink_to_scaled_identity(cov, self.shrinkage_)
+        cov = gm.shrink(cov, self.reg_param)
         try:
             chol = cholesky_factors(cov[None])[0]
         except SingularCovarianceError as exc:
@@ -573,6 +588,11 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
+    shrinkage : float in [0, 1], "oas" or None, default=None
+        Shrinks each class covariance towards the identity scaled to its mean variance,
+        ``(1 - s) S_k + s (tr S_k / d) I``, after ``pooling`` and before ``reg_param``: a fixed
+        ``s``, or "oas", the oracle approximating shrinkage of Chen et al. (2010) from the
+        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows).
     pooling : float in [0, 1], default=0.0
         Friedman's regularised discriminant analysis (RDA): each class covariance moves towards
         the pooled one, ``(1 - a) S_k + a S_pooled`` (``S_pooled`` as :class:`LinearDiscriminant`
@@ -587,6 +607,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     covariance_ : ndarray of shape (n_classes, n_features, n_features)
         Unbiased ``S_k`` (divisor ``n_k - 1``; with weights, the class's total weight minus
         one), after pooling and shrinkage.
+    shrinkage_ : ndarray of shape (n_classes,)
+        Only with ``shrinkage``: the intensity applied to each class.
     n_features_in_ : int
     feature_names_in_ : ndarray of shape (n_features_in_,)
         Only when X was a DataFrame with string column names.
@@ -627,8 +649,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         "pooling": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, pooling=0.0):
-        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled)
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None, pooling=0.0):
+        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage)
         self.pooling = pooling
 
     def _fit_covariance(self, scatter, totals, rows):
@@ -642,6 +664,10 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                     "covariance is then the pooled one) or use LinearDiscriminant."
                 )
         cov = self._class_covariances(scatter, totals)
+        if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
+            self.shrinkage_ = np.array([gm.shrinkage_intensity(self.shrinkage, scatter[k] / totals[k], totals[k])
+                                        for k in range(totals.shape[0])])
+            cov = np.stack([gm.shrink_to_scaled_identity(c, s) for c, s in zip(cov, self.shrinkage_)])
         cov = gm.shrink(cov, self.reg_param)
         try:
             chol = cholesky_factors(cov)

@@ -1,0 +1,56 @@
+"""shrinkage= of LinearDiscriminant and QuadraticDiscriminant: fixed or OAS towards the scaled identity (issue 22)."""
+
+import numpy as np
+import pytest
+from sklearn.covariance import OAS
+from sklearn.datasets import load_wine
+from sklearn.preprocessing import StandardScaler
+
+from discrim.discriminant import LinearDiscriminant, QuadraticDiscriminant
+
+
+def _scaled_identity_shrink(cov, s):
+    d = cov.shape[-1]
+    return (1 - s) * cov + s * np.trace(cov) / d * np.eye(d)
+
+
+def test_oas_intensities_are_scikit_learns():
+    X, y = load_wine(return_X_y=True)
+    qda = QuadraticDiscriminant(shrinkage="oas").fit(X, y)
+    plain = QuadraticDiscriminant().fit(X, y)
+    for k, label in enumerate(qda.classes_):
+        expected = OAS().fit(X[y == label]).shrinkage_
+        assert qda.shrinkage_[k] == pytest.approx(expected, rel=1e-10)
+        np.testing.assert_allclose(qda.covariance_[k], _scaled_identity_shrink(plain.covariance_[k], expected),
+                                   rtol=1e-10)
+    # the pooled covariance: OAS on the class-centred rows
+    lda = LinearDiscriminant(shrinkage="oas").fit(X, y)
+    centred = X - LinearDiscriminant().fit(X, y).means_[np.searchsorted(lda.classes_, y)]
+    assert lda.shrinkage_ == pytest.approx(OAS(assume_centered=True).fit(centred).shrinkage_, rel=1e-10)
+
+
+@pytest.mark.parametrize("s", [0.0, 0.3, 1.0])
+def test_a_fixed_intensity_then_reg_param(s):
+    X, y = load_wine(return_X_y=True)
+    plain = LinearDiscriminant().fit(X, y)
+    lda = LinearDiscriminant(shrinkage=s, reg_param=0.1).fit(X, y)
+    expected = 0.9 * _scaled_identity_shrink(plain.covariance_, s) + 0.1 * np.eye(X.shape[1])
+    np.testing.assert_allclose(lda.covariance_, expected, rtol=1e-10)
+    assert lda.shrinkage_ == s
+
+
+def test_oas_helps_a_small_class():
+    # 10 rows per class in 13 dimensions: the plain QDA covariances are singular
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)  # the target is a multiple of the identity
+    keep = np.concatenate([np.flatnonzero(y == k)[:10] for k in range(3)])
+    with pytest.raises(ValueError, match="reg_param"):
+        QuadraticDiscriminant().fit(X[keep], y[keep])
+    model = QuadraticDiscriminant(shrinkage="oas").fit(X[keep], y[keep])
+    assert model.score(X, y) > 0.8
+
+
+def test_bad_shrinkage_names_the_parameter():
+    X, y = load_wine(return_X_y=True)
+    with pytest.raises(ValueError, match="shrinkage"):
+        LinearDiscriminant(shrinkage="ledoit").fit(X, y)
