@@ -44,6 +44,13 @@ TRUSTED_OBJECT_TYPES = {
     # Cross-validation splitters a PrototypeClassifierCV may keep as its ``cv`` parameter.
     "sklearn.model_selection._split.StratifiedKFold": "PrototypeClassifierCV(cv=StratifiedKFold(...))",
     "sklearn.model_selection._split.KFold": "PrototypeClassifierCV(cv=KFold(...))",
+    # scikit-learn's covariance estimators, kept unfitted as LDA/QDA's ``covariance_estimator``
+    # parameter (plain estimators: skops sets their attributes; nothing of theirs runs on load).
+    **{f"sklearn.covariance.{module}.{name}": "LinearDiscriminant / QuadraticDiscriminant covariance_estimator"
+       for module, name in (("_empirical_covariance", "EmpiricalCovariance"), ("_shrunk_covariance", "LedoitWolf"),
+                            ("_shrunk_covariance", "OAS"), ("_shrunk_covariance", "ShrunkCovariance"),
+                            ("_robust_covariance", "MinCovDet"), ("_graph_lasso", "GraphicalLasso"),
+                            ("_graph_lasso", "GraphicalLassoCV"))},
     # KnownDensityClassifier's documented densities ``multivariate_normal(mean, cov)``: rebuilt
     # by attribute update only (no __setstate__) and evaluated by linear algebra on their arrays.
     # The univariate scipy.stats distributions are refused: their __setstate__ executes a code

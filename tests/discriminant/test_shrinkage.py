@@ -54,3 +54,42 @@ def test_bad_shrinkage_names_the_parameter():
     X, y = load_wine(return_X_y=True)
     with pytest.raises(ValueError, match="shrinkage"):
         LinearDiscriminant(shrinkage="ledoit").fit(X, y)
+
+
+def test_any_scikit_learn_covariance_estimator():
+    from sklearn.covariance import LedoitWolf
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    lda = LinearDiscriminant(covariance_estimator=LedoitWolf()).fit(X, y)
+    centred = X - LinearDiscriminant().fit(X, y).means_[y]
+    np.testing.assert_allclose(lda.covariance_, LedoitWolf().fit(centred).covariance_, rtol=1e-12)
+    qda = QuadraticDiscriminant(covariance_estimator=OAS()).fit(X, y)
+    for k in range(3):
+        np.testing.assert_allclose(qda.covariance_[k], OAS().fit(X[y == k]).covariance_, rtol=1e-12)
+    assert lda.score(X, y) > 0.95 and qda.score(X, y) > 0.95
+
+
+def test_a_covariance_estimator_refuses_what_it_cannot_fit():
+    from sklearn.covariance import LedoitWolf
+
+    X, y = load_wine(return_X_y=True)
+    with pytest.raises(ValueError, match="takes no sample weights"):
+        LinearDiscriminant(covariance_estimator=LedoitWolf()).fit(X, y, sample_weight=np.arange(1.0, 179.0))
+    gaps = X.copy()
+    gaps[0, 0] = np.nan
+    with pytest.raises(ValueError, match="complete in-memory rows"):
+        QuadraticDiscriminant(covariance_estimator=LedoitWolf()).fit(gaps, y)
+    with pytest.raises(ValueError, match="covariance_estimator"):
+        LinearDiscriminant(covariance_estimator="ledoit").fit(X, y)
+
+
+def test_a_model_with_a_covariance_estimator_saves_and_loads(tmp_path):
+    from sklearn.covariance import LedoitWolf
+
+    from discrim.persistence import load_model, save_model
+
+    X, y = load_wine(return_X_y=True)
+    model = QuadraticDiscriminant(covariance_estimator=LedoitWolf(), pooling=0.2).fit(X, y)
+    save_model(model, tmp_path / "m.skops")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), model.predict_proba(X))

@@ -20,7 +20,7 @@ from discrim.distributions._base import mask_patterns
 from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
-from discrim.utils._param_validation import Interval, StrOptions, fit_context
+from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils.validation import (
     check_class_totals,
     check_labels,
@@ -55,14 +55,17 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "unlabeled": "no_validation",  # any label value, or None
         "shrinkage": [Interval(Real, 0, 1, closed="both"), StrOptions({"oas"}), None],
+        "covariance_estimator": [HasMethods(["fit"]), None],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None):
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
+                 covariance_estimator=None):
         self.priors = priors
         self.reg_param = reg_param
         self.device = device
         self.unlabeled = unlabeled
         self.shrinkage = shrinkage
+        self.covariance_estimator = covariance_estimator
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -97,6 +100,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         X, y = validate_training_data(self, X, y, allow_nan=True)
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
         if isinstance(X, np.ndarray) and (np.isnan(X).any() or np.any(y_idx < 0)):
+            self._refuse_estimator("rows with missing values or without labels")
             # a data point per feature (its first observed value): see fit_origin
             origin = X[np.argmax(~np.isnan(X), axis=0), np.arange(X.shape[1])].astype(np.float64)
             rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=classes.shape[0])
@@ -108,7 +112,21 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
         stats = _FULL_GAUSSIAN.labelled_stats(X - ops.like(origin, X), y_idx, w, classes.shape[0])
         rows = np.bincount(y_idx, weights=(w > 0), minlength=classes.shape[0]).astype(int)
-        return self._set_moments(classes, totals, origin, stats, rows)
+        estimated = None
+        if self.covariance_estimator is not None:
+            if not np.all(w == w[0]):
+                raise ValueError("covariance_estimator takes no sample weights (scikit-learn's covariance "
+                                 "estimators fit unweighted rows): pass sample_weight=None or repeat rows.")
+            estimated = self._estimated_covariance(to_numpy(X).astype(np.float64), y_idx, stats.mean + origin)
+        return self._set_moments(classes, totals, origin, stats, rows, estimated)
+
+    def _refuse_estimator(self, what):
+        """Raise when ``covariance_estimator`` is set for data it cannot be fitted on."""
+        if self.covariance_estimator is not None:
+            raise ValueError(
+                f"covariance_estimator is fitted on complete in-memory rows; got {what}. Use shrinkage= "
+                "(computed from the sufficient statistics on every data path) or covariance_estimator=None."
+            )
 
     def _fit_incomplete(self, X, classes, y_idx, w, origin, rows, unlabelled):
         """Class moments by EM from rows with missing values or without labels (see :meth:`fit`).
@@ -155,6 +173,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
 
         With missing values or unlabelled rows, EM over the chunks instead (see :meth:`fit`).
         """
+        self._refuse_estimator("a dask X")
         X, checked = validated_rows(self, X, dtype=np.float64, sample_weight=sample_weight, min_samples=2,
                                     allow_nan=True)
         w = checked.sample_weight
@@ -184,14 +203,15 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         check_class_totals(classes, stats.weight)
         return self._set_moments(classes, stats.weight, origin, stats, rows)
 
-    def _set_moments(self, classes, totals, origin, stats, rows):
-        """Fitted attributes from the class moments about ``origin``."""
+    def _set_moments(self, classes, totals, origin, stats, rows, estimated=None):
+        """Fitted attributes from the class moments about ``origin`` (``estimated``: covariance(s)
+        from ``covariance_estimator`` in place of the scatter's)."""
         self.classes_ = classes
         self.priors_ = self._resolve_priors(totals)
         self._origin = origin
         self._means_c = stats.mean
         self.means_ = self._means_c + self._origin
-        self._fit_covariance(stats.scatter, totals, rows)
+        self._fit_covariance(stats.scatter, totals, rows, estimated)
         return self
 
     def _validate_for_predict(self, X):
@@ -285,6 +305,11 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         "oas", the oracle approximating shrinkage of Chen et al. (2010) from the within-class
         scatter and the total weight (scikit-learn's ``OAS`` on the class-centred rows). It
         uses the sufficient statistics only, so it works on every data path.
+    covariance_estimator : scikit-learn covariance estimator or None, default=None
+        An unfitted estimator with ``fit`` and ``covariance_`` (``LedoitWolf()``, ``OAS()``,
+        ``MinCovDet()``, ``GraphicalLasso()``, ...): the pooled covariance becomes its
+        ``covariance_`` fitted on the class-centred rows (its own divisor), before ``shrinkage``
+        and ``reg_param``. In-memory complete rows without sample weights only.
     n_components : int or None, default=None
         Canonical variates kept by :meth:`transform`, at most ``min(n_classes - 1,
         n_features)`` (None keeps them all).
@@ -382,11 +407,16 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     }
 
     def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
-                 n_components=None):
-        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage)
+                 covariance_estimator=None, n_components=None):
+        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
+                         covariance_estimator=covariance_estimator)
         self.n_components = n_components
 
-    def _fit_covariance(self, scatter, totals, rows):
+    def _estimated_covariance(self, X, y_idx, means):
+        """``covariance_estimator`` fitted on the class-centred rows: the pooled covariance."""
+        return clone(self.covariance_estimator).fit(X - means[y_idx]).covariance_
+
+    def _fit_covariance(self, scatter, totals, rows, estimated=None):
         dof = totals.sum() - totals.shape[0]
         n_features = scatter.shape[1]
         if dof <= 0:
@@ -394,7 +424,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
                 f"LinearDiscriminant needs more samples than classes to estimate the pooled "
                 f"covariance (divisor n - g = {dof:g}): add samples."
             )
-        cov = scatter.sum(axis=0) / dof
+        cov = scatter.sum(axis=0) / dof if estimated is None else np.asarray(estimated, dtype=np.float64)
         if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
             self.shrinkage_ = gm.shrinkage_intensity(self.shrinkage, scatter.sum(axis=0) / totals.sum(), totals.sum())
             cov = gm.shrink_to_scaled_identity(cov, self.shrinkage_)
@@ -593,6 +623,11 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         ``(1 - s) S_k + s (tr S_k / d) I``, after ``pooling`` and before ``reg_param``: a fixed
         ``s``, or "oas", the oracle approximating shrinkage of Chen et al. (2010) from the
         class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows).
+    covariance_estimator : scikit-learn covariance estimator or None, default=None
+        An unfitted estimator with ``fit`` and ``covariance_`` (``LedoitWolf()``, ``OAS()``,
+        ``MinCovDet()``, ...): each class covariance becomes its ``covariance_`` fitted on the
+        class's rows (its own divisor), before ``pooling``, ``shrinkage`` and ``reg_param``.
+        In-memory complete rows without sample weights only.
     pooling : float in [0, 1], default=0.0
         Friedman's regularised discriminant analysis (RDA): each class covariance moves towards
         the pooled one, ``(1 - a) S_k + a S_pooled`` (``S_pooled`` as :class:`LinearDiscriminant`
@@ -649,11 +684,18 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         "pooling": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None, pooling=0.0):
-        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage)
+    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
+                 covariance_estimator=None, pooling=0.0):
+        super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
+                         covariance_estimator=covariance_estimator)
         self.pooling = pooling
 
-    def _fit_covariance(self, scatter, totals, rows):
+    def _estimated_covariance(self, X, y_idx, means):
+        """``covariance_estimator`` fitted on each class's rows: (n_classes, d, d)."""
+        return np.stack([clone(self.covariance_estimator).fit(X[y_idx == k]).covariance_
+                         for k in range(means.shape[0])])
+
+    def _fit_covariance(self, scatter, totals, rows, estimated=None):
         n_features = scatter.shape[1]
         for k, label in enumerate(self.classes_):
             if totals[k] <= 1 and self.pooling < 1:
@@ -663,7 +705,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                     "every class to estimate its covariance: add samples, set pooling=1 (its "
                     "covariance is then the pooled one) or use LinearDiscriminant."
                 )
-        cov = self._class_covariances(scatter, totals)
+        cov = self._class_covariances(scatter, totals, estimated)
         if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
             self.shrinkage_ = np.array([gm.shrinkage_intensity(self.shrinkage, scatter[k] / totals[k], totals[k])
                                         for k in range(totals.shape[0])])
@@ -682,10 +724,12 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self.covariance_ = cov
         self._chol_inv, self._log_det_2pi = inverse_factors(chol)
 
-    def _class_covariances(self, scatter, totals):
-        """Unbiased class covariances, moved towards the pooled one by ``pooling`` (Friedman's RDA)."""
+    def _class_covariances(self, scatter, totals, estimated=None):
+        """Unbiased class covariances (or ``estimated``), moved towards the pooled one by ``pooling``
+        (Friedman's RDA)."""
+        own = scatter / (totals - 1.0)[:, None, None] if estimated is None else np.asarray(estimated, np.float64)
         if self.pooling == 0:
-            return scatter / (totals - 1.0)[:, None, None]
+            return own
         dof = totals.sum() - totals.shape[0]
         if dof <= 0:
             raise ValueError(
@@ -695,7 +739,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         pooled = scatter.sum(axis=0) / dof
         if self.pooling == 1:
             return np.broadcast_to(pooled, scatter.shape).copy()
-        return (1.0 - self.pooling) * scatter / (totals - 1.0)[:, None, None] + self.pooling * pooled
+        return (1.0 - self.pooling) * own + self.pooling * pooled
 
     def _mahalanobis(self, X):
         return gm.mahalanobis_full(X, self._means_c, self._chol_inv, self._origin)
