@@ -347,3 +347,11 @@ def test_minus_one_beside_class_zero_on_dask_names_the_unlabeled_parameter(clien
     for make in (LinearDiscriminant, lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1)):
         with pytest.raises(ValueError, match="pass unlabeled=-1"):
             make().fit(da.from_array(np.nan_to_num(X), chunks=(40, -1)), da.from_array(y, chunks=40))
+
+
+def test_joint_mixture_discriminant_on_dask_is_the_in_memory_fit(client):
+    X, y = load_iris(return_X_y=True)
+    make = lambda: MixtureDiscriminant(Gaussian("tied"), n_components=2, joint=True, random_state=0)  # noqa: E731
+    in_memory = make().fit(X, y)
+    on_dask = make().fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
+    np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)

@@ -147,6 +147,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
+    joint : bool, default=False
+        After the class fits, refine all classes' mixtures in one EM over all rows, each row's
+        class fixed (:class:`~discrim.mixture.FiniteMixture` with ``component_labels``): what a
+        family shares across components is then shared across classes. With
+        ``Gaussian("tied")`` every subclass of every class has one covariance: Hastie and
+        Tibshirani's (1996) mixture discriminant analysis. Unlabelled rows always take this path.
 
     Attributes
     ----------
@@ -236,6 +242,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "random_state": ["random_state"],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "unlabeled": "no_validation",  # any label value, or None
+        "joint": ["boolean"],
     }
 
     def __init__(
@@ -252,6 +259,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         random_state=None,
         device=None,
         unlabeled=None,
+        joint=False,
     ):
         self.family = family
         self.n_components = n_components
@@ -264,6 +272,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.random_state = random_state
         self.device = device
         self.unlabeled = unlabeled
+        self.joint = joint
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -283,8 +292,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         from discrim.mixture import FiniteMixture, select_mixture  # lazy: keeps the import cheap
 
         if is_dask(X):
-            classes, totals, class_data, y_idx, w = self._dask_classes(X, y, sample_weight)
-            unlabelled = y_idx is not None
+            classes, totals, class_data, y_idx, w, unlabelled = self._dask_classes(X, y, sample_weight)
         else:
             X, y = validate_training_data(self, X, y, keep_float32=True, allow_nan=True)
             classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
@@ -312,8 +320,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 selections.append(selection)
 
         joint = None
-        if unlabelled:  # unlabelled rows: one EM over all classes' components
-            mixtures, priors, joint = self._semi_supervised(X, y_idx, w, mixtures, priors, class_data, totals)
+        if unlabelled or self.joint:  # one EM over all classes' components, from the class fits
+            mixtures, priors, joint = self._joint_fit(X, y_idx, w, mixtures, priors, class_data, totals)
 
         self.classes_ = classes
         self.priors_ = priors
@@ -324,15 +332,17 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
         return self
 
-    def _semi_supervised(self, X, y_idx, w, mixtures, priors, class_data, totals):
-        """The class mixtures refined by EM over all rows, the unlabelled ones included.
+    def _joint_fit(self, X, y_idx, w, mixtures, priors, class_data, totals):
+        """The class mixtures refined by one EM over all rows (``joint``, or unlabelled rows).
 
         One mixture of all classes' components, started from the mixtures fitted to the
         labelled rows: a labelled row keeps its responsibility within its class's components
-        (``component_labels``), an unlabelled row spreads it over all. Returns the class
-        mixtures cut out of it and the classes' shares of its weights (the priors when
-        ``priors="empirical"``). ``class_data`` holds each class's labelled rows and weights,
-        ``totals`` their total weights; X, y_idx (-1: unlabelled) and w are in memory or dask.
+        (``component_labels``), an unlabelled row spreads it over all, and parameters the family
+        shares across components (a tied covariance) are shared by every class's subclasses.
+        Returns the class mixtures cut out of it and the classes' shares of its weights (the
+        priors when ``priors="empirical"``). ``class_data`` holds each class's labelled rows and
+        weights, ``totals`` their total weights; X, y_idx (-1: unlabelled) and w are in memory
+        or dask.
         """
         from discrim.mixture import FiniteMixture
 
@@ -371,8 +381,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
         One pass validates X and finds the classes and their weights; another counts each
         class's rows per chunk, so that each class's rows form a dask array of known chunks.
-        Also returns the rows' class indices (dask, -1 for an unlabelled row; None when every
-        row is labelled) and the validated weights.
+        Also returns the rows' class indices (dask, -1 for an unlabelled row), the validated
+        weights and whether some row is unlabelled.
         """
         dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
         X, checked = validated_rows(self, X, dtype=dtype, sample_weight=sample_weight, min_samples=2,
@@ -388,8 +398,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         check_class_totals(classes, totals)
         counts = label_counts_per_chunk(y, classes)
         class_data = [(class_rows(X, y, c, counts[k]), class_rows(w, y, c, counts[k])) for k, c in enumerate(classes)]
-        y_idx = None if known is None else y.map_blocks(class_index, classes, self.unlabeled, dtype=np.int64)
-        return classes, totals, class_data, y_idx, w
+        y_idx = y.map_blocks(class_index, classes, self.unlabeled, dtype=np.int64)
+        return classes, totals, class_data, y_idx, w, known is not None
 
     def _check_n_components(self, classes, class_data):
         """Candidate component counts of every class; errors name the class and the fix.
