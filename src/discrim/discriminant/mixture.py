@@ -93,6 +93,38 @@ def _selection_from_state(state):
     return MixtureSelection(table=table, **fields)
 
 
+def _with_common_family(selections, options):
+    """Each class's best mixture within the one family whose summed best BIC over the classes is lowest.
+
+    mclust's EDDA chooses one covariance model for all classes this way (with one component each).
+
+    Parameters
+    ----------
+    selections : list of MixtureSelection
+        One per class, each over the grid ``options x`` the class's component counts.
+    options : dict of str -> ComponentFamily
+
+    Returns
+    -------
+    mixtures : list of FiniteMixture
+    """
+    best = []  # per class: family label -> (criterion, row)
+    for selection in selections:
+        table = selection.table
+        usable = (table["error"] == "") & ~table["degenerate"].astype(bool)
+        by_label = {}
+        for row in np.flatnonzero(usable.to_numpy()):
+            label, value = table["family"].iloc[row], float(table[selection.criterion].iloc[row])
+            if label not in by_label or value < by_label[label][0]:
+                by_label[label] = (value, row)
+        best.append(by_label)
+    common = [label for label in options if all(label in b for b in best)]
+    if not common:
+        raise ValueError("common_family=True: no family could be fitted to every class; pass other families.")
+    chosen = min(common, key=lambda label: sum(b[label][0] for b in best))
+    return [selection.estimators[b[chosen][1]] for selection, b in zip(selections, best)]
+
+
 def _plain(label):
     """A class label as a Python scalar, so messages read 'b' rather than np.str_('b')."""
     return label.item() if isinstance(label, np.generic) else label
@@ -108,10 +140,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
     Parameters
     ----------
-    family : ComponentFamily
+    family : ComponentFamily, dict of str -> ComponentFamily or list of ComponentFamily
         The distribution of every mixture component, for example
-        ``Gaussian(covariance_type="full")``, ``Poisson()`` or ``Binomial(n_trials=10)``.
-        The same family is used for every class.
+        ``Gaussian(covariance_type="full")``, ``Poisson()`` or ``Binomial(n_trials=10)``. Several
+        candidates (a dict labels them, e.g. mclust's covariance models ``{"VVV":
+        Gaussian("full"), "VVI": Gaussian("diag"), ...}``): each class's family and count are
+        chosen together by BIC, as mclust's ``MclustDA`` does (see ``common_family``).
     n_components : int, list of int or dict, default=2
         Number of mixture components per class: one int for all classes; a list (or range) of
         candidate counts, from which each class's count is chosen by BIC (as mclust's
@@ -153,6 +187,11 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         family shares across components is then shared across classes. With
         ``Gaussian("tied")`` every subclass of every class has one covariance: Hastie and
         Tibshirani's (1996) mixture discriminant analysis. Unlabelled rows always take this path.
+    common_family : bool, default=False
+        With several candidate families: one family for all classes, the one whose best BIC
+        summed over the classes is lowest (each class keeps its own parameters and its best
+        count in that family). Covariances shared across classes are ``joint=True`` with
+        ``Gaussian("tied")``.
 
     Attributes
     ----------
@@ -231,7 +270,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     """
 
     _parameter_constraints = {
-        "family": [HasMethods(["log_prob", "n_parameters"])],
+        "family": [HasMethods(["log_prob", "n_parameters"]), dict, list],
         "n_components": [Interval(Integral, 1, None, closed="left"), dict, "array-like"],
         "priors": [StrOptions({"equal", "empirical"}), "array-like"],
         "init_params": [str],
@@ -243,6 +282,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "unlabeled": "no_validation",  # any label value, or None
         "joint": ["boolean"],
+        "common_family": ["boolean"],
     }
 
     def __init__(
@@ -260,6 +300,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         device=None,
         unlabeled=None,
         joint=False,
+        common_family=False,
     ):
         self.family = family
         self.n_components = n_components
@@ -273,6 +314,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.device = device
         self.unlabeled = unlabeled
         self.joint = joint
+        self.common_family = common_family
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
@@ -306,18 +348,27 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(len(classes))]
         em = dict(init_params=self.init_params, n_init=self.n_init, max_iter=self.max_iter, tol=self.tol,
                   reg_covar=self.reg_covar, device=self.device)
+        options = self._family_options()
+        if (unlabelled or self.joint) and len(options) > 1 and not self.common_family:
+            raise ValueError(
+                "joint=True and unlabelled rows fit all classes in one EM, which needs one family; family has "
+                f"{len(options)} candidates: pass one family, or common_family=True."
+            )
         mixtures, selections = [], []
         for k, (X_k, w_k) in enumerate(class_data):
-            if len(candidates[k]) == 1:
-                mixture = FiniteMixture(self.family, n_components=candidates[k][0], random_state=seeds[k], **em)
+            if len(candidates[k]) == 1 and len(options) == 1:
+                mixture = FiniteMixture(next(iter(options.values())), n_components=candidates[k][0],
+                                        random_state=seeds[k], **em)
                 mixtures.append(mixture.fit(X_k, sample_weight=w_k))
                 selections.append(None)
-            else:  # mclust's MclustDA: each class's number of components chosen by BIC
-                selection = select_mixture(X_k, {"family": self.family}, candidates[k],
+            else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
+                selection = select_mixture(X_k, options, candidates[k],
                                            sample_weight=w_k if sample_weight is not None else None,
                                            random_state=seeds[k], **em)
                 mixtures.append(selection.best_estimator)
                 selections.append(selection)
+        if self.common_family and len(options) > 1:
+            mixtures = _with_common_family(selections, options)
 
         joint = None
         if unlabelled or self.joint:  # one EM over all classes' components, from the class fits
@@ -331,6 +382,18 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.n_iter_ = np.array([m.n_iter_ if joint is None else joint.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
         return self
+
+    def _family_options(self):
+        """The candidate families as label -> family (one entry for a single family)."""
+        if isinstance(self.family, dict):
+            if not self.family:
+                raise ValueError("family as a dict needs at least one family (label -> ComponentFamily).")
+            return dict(self.family)
+        if isinstance(self.family, list):
+            if not self.family:
+                raise ValueError("family as a list needs at least one ComponentFamily.")
+            return {repr(f): f for f in self.family}
+        return {"family": self.family}
 
     def _joint_fit(self, X, y_idx, w, mixtures, priors, class_data, totals):
         """The class mixtures refined by one EM over all rows (``joint``, or unlabelled rows).
@@ -346,14 +409,15 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         """
         from discrim.mixture import FiniteMixture
 
+        family = mixtures[0].family
         sizes = [m.n_components for m in mixtures]
         start_priors = totals / totals.sum()
         weights = np.concatenate([p * m.weights_ for p, m in zip(start_priors, mixtures)])
         names = list(mixtures[0].params_)
-        shared = set(self.family.shared_params()) if hasattr(self.family, "shared_params") else set()
+        shared = set(family.shared_params()) if hasattr(family, "shared_params") else set()
         params = {name: (mixtures[0].params_[name] if name in shared else
                          np.concatenate([m.params_[name] for m in mixtures])) for name in names}
-        joint = FiniteMixture(self.family, sum(sizes), weights_init=weights / weights.sum(), params_init=params,
+        joint = FiniteMixture(family, sum(sizes), weights_init=weights / weights.sum(), params_init=params,
                               component_labels=np.repeat(np.arange(len(mixtures)), sizes), unlabeled=-1,
                               max_iter=self.max_iter,
                               tol=self.tol, reg_covar=self.reg_covar, device=self.device).fit(X, y=y_idx, sample_weight=w)
@@ -363,7 +427,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         for k, m in enumerate(mixtures):
             part = slice(bounds[k], bounds[k + 1])
             refined.append(FiniteMixture(
-                self.family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
+                family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
                 params_init={n: (v if n in shared else v[part]) for n, v in joint.params_.items()},
                 reg_covar=self.reg_covar, device=self.device).fit(class_data[k][0]))
         empirical = isinstance(self.priors, str) and self.priors == "empirical"
