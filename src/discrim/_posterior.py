@@ -14,6 +14,7 @@ from scipy.special import expit, log_expit
 from sklearn.utils.validation import check_is_fitted
 
 from discrim.backend import _ops as ops
+from discrim.backend import to_numpy
 from discrim.utils._dask import blockwise
 
 
@@ -307,3 +308,22 @@ class PosteriorMixin:
         jll = self._joint_log_likelihood(X, log_prior)
         check_joint(jll, self._rule_label_kind)
         return np.asarray(self._rule_labels())[np.argmax(jll, axis=1)]
+
+
+def row_entropy(proba):
+    """Entropy of each row's class or component probabilities, ``-sum_k p_k log p_k`` (0 log 0 = 0).
+
+    Parameters
+    ----------
+    proba : ndarray, torch.Tensor or dask.array.Array of shape (n_samples, n_classes)
+
+    Returns
+    -------
+    entropy : ndarray (or dask.array.Array for a dask input) of shape (n_samples,)
+    """
+    if hasattr(proba, "map_blocks"):
+        return proba.map_blocks(row_entropy, drop_axis=1, dtype=np.float64)
+    p = np.asarray(to_numpy(proba), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(p > 0, p * np.log(p), 0.0)
+    return -terms.sum(axis=1)

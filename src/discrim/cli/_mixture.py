@@ -282,7 +282,7 @@ def _selection_table(result):
 @click.option("--components", default="2", show_default=True, metavar="K",
               help="Number of components K, or several to choose from by BIC: a range 1-6 or a "
                    "list 2,4,8.")
-@click.option("--criterion", type=click.Choice(["bic", "aic"]), default="bic", show_default=True,
+@click.option("--criterion", type=click.Choice(["bic", "aic", "icl"]), default="bic", show_default=True,
               help="How the model is chosen when several families or counts are given.")
 @click.option("--n-trials", type=click.IntRange(min=1), default=None,
               help="Trials per row, for --family binomial.")

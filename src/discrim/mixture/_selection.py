@@ -7,6 +7,7 @@ from numbers import Integral
 
 import numpy as np
 
+from discrim._posterior import row_entropy
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked, weighted_total
@@ -15,7 +16,7 @@ from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
 
 _COLUMNS = [
-    "family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "converged", "n_iter",
+    "family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "icl", "converged", "n_iter",
     "min_rows", "min_rel_variance", "degenerate", "degenerate_reason",
 ]
 # Grid cells select_mixture fits at most: each is a full EM fit.
@@ -41,13 +42,13 @@ class MixtureSelection:
     table : pandas.DataFrame
         One row per (family, n_components) cell in grid order, with columns ``family`` (label),
         ``n_components``, ``n_parameters``, ``log_likelihood`` (total, sample-weighted),
-        ``bic``, ``aic`` (both lower is better), ``converged``, ``n_iter``, ``min_rows`` (the
+        ``bic``, ``aic``, ``icl`` (all lower is better), ``converged``, ``n_iter``, ``min_rows`` (the
         weighted row count of the smallest component), ``min_rel_variance`` (Gaussian families:
         the smallest eigenvalue of a component covariance less ``reg_covar``, in units of the
         features' variances; NaN for other families), ``degenerate`` (True: never chosen),
         ``degenerate_reason`` ("too few rows", "singular covariance", or empty) and ``error``
         (empty unless the fit failed, in which case the numbers are NaN).
-    criterion : {"bic", "aic"}
+    criterion : {"bic", "aic", "icl"}
         The column that chose the best model.
     best_index : int
         Row of ``table`` with the smallest criterion among the rows that neither failed nor are
@@ -244,6 +245,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
     # n is the total weight, so that integer weights score like repeated rows.
     bic = -2.0 * log_lik + n_params * np.log(total_weight if weighted else X.shape[0])
     aic = -2.0 * log_lik + 2.0 * n_params
+    entropy, _ = weighted_total(row_entropy(mixture.predict_proba(X)), w)  # ICL's penalty for overlap
     min_rows = float(np.min(np.asarray(mixture.weights_)) * total_weight)
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
@@ -264,6 +266,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
         log_likelihood=log_lik,
         bic=float(bic),
         aic=float(aic),
+        icl=float(bic + 2.0 * entropy),
         converged=bool(mixture.converged_),
         n_iter=int(mixture.n_iter_),
     )
@@ -300,8 +303,10 @@ def select_mixture(
 
     n_components_range : int or iterable of int
         Component counts to try; an int ``G`` means ``1, ..., G``.
-    criterion : {"bic", "aic"}, default="bic"
-        Criterion that picks the best model (the smallest value wins).
+    criterion : {"bic", "aic", "icl"}, default="bic"
+        Criterion that picks the best model (the smallest value wins). "icl" is BIC plus twice
+        the entropy of the responsibilities (:meth:`FiniteMixture.icl`), mclust's ICL with the
+        sign turned: it prefers well-separated components.
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights passed to every fit. The log-likelihood in the table is weighted and the
         :math:`n` of BIC is the total weight, so integer weights act as repeated rows.
@@ -382,8 +387,8 @@ def select_mixture(
     import pandas as pd
     from sklearn.utils import check_array
 
-    if criterion not in ("bic", "aic"):
-        raise ValueError(f"criterion must be 'bic' or 'aic'; got {criterion!r}.")
+    if criterion not in ("bic", "aic", "icl"):
+        raise ValueError(f"criterion must be 'bic', 'aic' or 'icl'; got {criterion!r}.")
     clash = sorted({"family", "n_components"} & set(fit_params))
     if clash:
         raise TypeError(

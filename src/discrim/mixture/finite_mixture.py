@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._posterior import PosteriorMixin, check_joint, log_posterior
+from discrim._posterior import PosteriorMixin, check_joint, log_posterior, row_entropy
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
 from discrim.distributions._base import mask_patterns, slice_rows
@@ -672,6 +672,25 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         """
         log_lik, _ = self._log_likelihood_and_size(X, sample_weight)
         return -2.0 * log_lik + 2.0 * self._n_parameters()
+
+    def icl(self, X, sample_weight=None):
+        """Integrated completed likelihood criterion ``BIC + 2 E`` on X (lower is better).
+
+        ``E = -sum_i w_i sum_k r_ik log r_ik`` is the entropy of the responsibilities: ICL
+        (Biernacki, Celeux and Govaert 2000) adds to BIC a penalty for overlapping components,
+        and so prefers well-separated clusters. mclust reports ``-ICL`` (higher is better).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        icl : float
+        """
+        entropy, _ = weighted_total(row_entropy(self.predict_proba(X)), sample_weight)
+        return self.bic(X, sample_weight) + 2.0 * entropy
 
     def sample(self, n_samples=1):
         """Draw rows from the fitted mixture.
