@@ -16,7 +16,6 @@ from discrim.distributions._gaussian_linalg import (
     cholesky_factors,
     inverse_factors,
 )
-from discrim.distributions._base import mask_patterns
 from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
@@ -247,8 +246,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         """Squared Mahalanobis distances and ``log |2 pi Sigma_k|`` of validated rows, both (n, K).
 
         A row with missing values (NaN) is measured in the marginal distribution of its observed
-        features (the sub-vector of the mean, the sub-matrix of the covariance), pattern by
-        pattern; the complete rows take the rule's own fast path.
+        features (:class:`~discrim.distributions._gaussian_missing.ConditionedRows`); the complete
+        rows take the rule's own fast path.
         """
         missing = np.isnan(X) if isinstance(X, np.ndarray) else None
         n_classes = self.classes_.shape[0]
@@ -259,15 +258,17 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         dist, log_det_2pi = np.zeros((X.shape[0], n_classes)), np.zeros((X.shape[0], n_classes))
         dist[complete] = self._mahalanobis(X[complete])
         log_det_2pi[complete] = self._log_det_2pi
-        cov = self.covariance_ if self.covariance_.ndim == 3 else np.broadcast_to(self.covariance_, (n_classes,) + self.covariance_.shape)
-        for observed, index in mask_patterns(~missing[incomplete]):
-            rows = incomplete[index]
-            if observed.any():  # nothing observed: density 1 under every class (distance 0)
-                inv, log_det_2pi[rows] = inverse_factors(cholesky_factors(cov[:, observed][:, :, observed]))
-                dist[rows] = gm.mahalanobis_full(X[rows][:, observed], self._means_c[:, observed], inv,
-                                                 self._origin[observed])
+        dist[incomplete], log_det = self._conditioned(X[incomplete]).marginal
+        log_det_2pi[incomplete] = log_det + (~missing[incomplete]).sum(axis=1)[:, None] * np.log(2 * np.pi)
         return dist, log_det_2pi
 
+    def _conditioned(self, X):
+        """Rows with missing values (NaN) conditioned on their observed entries under every class."""
+        mask = ~np.isnan(X)
+        inv = self._chol_inv if self._chol_inv.ndim == 3 else self._chol_inv[None]  # W = L^-1 per class
+        precision = np.einsum("kij,kil->kjl", inv, inv)  # Sigma^-1 = W'W
+        log_det_cov = np.atleast_1d(self._log_det_2pi) - X.shape[1] * np.log(2 * np.pi)
+        return ConditionedRows(X, MissingPatterns(mask), mask, self.means_, precision, log_det_cov)
 
 class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     """Sample ML discriminant rule for normal populations with a common covariance (LDA).
@@ -509,11 +510,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
 
     def _expected_rows(self, X):
         """Rows with their missing entries replaced by ``E[x_m | x_o]`` under the fitted mixture of classes."""
-        mask = ~np.isnan(X)
-        precision = self._chol_inv.T @ self._chol_inv  # Sigma^-1 = W'W
-        log_det_cov = self._log_det_2pi - X.shape[1] * np.log(2 * np.pi)
-        rows = ConditionedRows(X, MissingPatterns(mask), mask, self.means_, precision[None], np.array([log_det_cov]))
-        return np.einsum("nk,knd->nd", self.predict_proba(X), rows.completed)
+        return np.einsum("nk,knd->nd", self.predict_proba(X), self._conditioned(X).completed)
 
     def get_feature_names_out(self, input_features=None):
         """Names of the canonical variates: ``lineardiscriminant0``, ``lineardiscriminant1``, ...

@@ -104,6 +104,9 @@ class ConditionedRows:
 
     Attributes
     ----------
+    marginal : tuple of two ndarrays of shape (n_samples, n_components)
+        The Mahalanobis distance of each row's observed entries and the log-determinant of their
+        marginal covariance.
     log_prob : ndarray of shape (n_samples, n_components)
         Log marginal density of each row's observed entries (0 for a row with none).
     completed : ndarray of shape (n_components, n_samples, n_features)
@@ -138,7 +141,9 @@ class ConditionedRows:
             self._solved.append((at, y_m, v))
 
     @property
-    def log_prob(self):
+    def marginal(self):
+        """``(maha, log_det)``, both (n_samples, n_components): the Mahalanobis distance of each row's
+        observed entries and ``log |Sigma_oo|`` of their marginal (both 0 for a row with none)."""
         n, k, _ = self._y.shape
         # z' P z with z_ik = x0_i - mask_i * mu_k, without the (n, K, d) z
         quad = np.einsum("nd,nkd->nk", self._x0, self._y)
@@ -148,9 +153,14 @@ class ConditionedRows:
                                                                     self._solved):
             quad[rows] -= np.einsum("nkc,nkc->nk", y_m, v)
             log_det[rows] += log_det_mm[pattern]
-        out = -0.5 * (self._patterns.n_observed[:, None] * _LOG_2PI + log_det + quad)
-        out[self._patterns.n_observed == 0] = 0.0  # no observed entry: density 1, without rounding
-        return out
+        nothing = self._patterns.n_observed == 0  # density 1, without rounding
+        quad[nothing], log_det[nothing] = 0.0, 0.0
+        return quad, log_det
+
+    @property
+    def log_prob(self):
+        quad, log_det = self.marginal
+        return -0.5 * (self._patterns.n_observed[:, None] * _LOG_2PI + log_det + quad)
 
     @property
     def completed(self):

@@ -39,6 +39,7 @@ from discrim.utils.validation import (
     check_observed_columns,
     check_observed_weight,
     check_sample_weight,
+    completion_values,
     partial_labels,
     label_codes,
     observed_mask,
@@ -354,7 +355,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
             missing = da.isnan(X)
             X, mask = da.where(missing, X.dtype.type(0), X), ~missing
-            means = np.floor(checked.observed_mean + 0.5) if family.is_discrete else checked.observed_mean
+            means = completion_values(checked.observed_mean, family.is_discrete)
             sample_X = np.where(np.isnan(sample_X), means, sample_X).astype(sample_X.dtype)
         blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), mask=mask,
                                rows=dask_rows or None, total_weight=checked.total_weight * scale,

@@ -549,10 +549,13 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         # parallel threads, where a multi-threaded BLAS only adds synchronisation (and on a busy
         # machine its spinning threads slow it 10-50x).
         n_threads = row_threads()
+        # rows with missing values are never candidates (found once for all batches)
+        incomplete = np.isnan(X).any(axis=1)
+        incomplete = incomplete if incomplete.any() else None
         with single_threaded_blas():
             for rng in rngs:
-                self._add_batch(X, X_dev, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
-                                log_level)
+                self._add_batch(X, X_dev, Xc, y_idx, sample_weight, rows, incomplete, q_all, rng, initial_solution,
+                                n_threads, log_level)
 
     def _compute_device(self, X=None):
         """The torch device of the fit's and the predictions' array work, or None for numpy."""
@@ -570,16 +573,16 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
         return torch.as_tensor(X, device=device)
 
-    def _add_batch(self, X, X_dev, Xc, y_idx, sample_weight, rows, q_all, rng, initial_solution, n_threads,
-                   log_level):
+    def _add_batch(self, X, X_dev, Xc, y_idx, sample_weight, rows, incomplete, q_all, rng, initial_solution,
+                   n_threads, log_level):
         """Fit the next batch, append it and add its scores to ``q_all`` (in place).
 
         ``X_dev`` is ``X`` where the model computes, ``Xc`` the same centred by ``center_``
-        (:meth:`_centred`).
+        (:meth:`_centred`); ``incomplete`` marks the rows with missing values (None: none has).
         """
         b = len(self.batches_)
         batch, n_iter, value = self._fit_one_batch(
-            X, Xc, y_idx, sample_weight, rows, q_all, rng, b, initial_solution, n_threads
+            X, Xc, y_idx, sample_weight, rows, incomplete, q_all, rng, b, initial_solution, n_threads
         )
         self._record_batch(b, batch, n_iter, value, log_level)
         if batch.n_prototypes:
@@ -642,11 +645,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
                 ", ".join(f"({self.classes_[i // 2]!r}, {bool(i % 2)}): {h[i]}/{g[i]}" for i in range(len(g))),
             )
 
-    def _fit_one_batch(self, X, Xc, y_idx, weight, rows, q_all, rng, b, initial_solution, n_threads):
+    def _fit_one_batch(self, X, Xc, y_idx, weight, rows, incomplete, q_all, rng, b, initial_solution, n_threads):
         n_classes = self.classes_.shape[0]
         D = X.shape[1]
-        missing = np.isnan(X).any(axis=1)
-        sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b, missing if missing.any() else None)
+        sub, cand, ref_pos = self._split(y_idx, rows, q_all, rng, b, incomplete)
         ref = rows[ref_pos]
         if cand.shape[0] == 0:
             logger.warning("batch %d: no candidates were drawn (n_candidates=%d); the batch is empty.",

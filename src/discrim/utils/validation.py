@@ -343,7 +343,22 @@ def observed_means(X, mask, sample_weight, discrete=False):
     means : ndarray of shape (n_features,) of float64
     """
     w = sample_weight[:, None] * mask
-    means = (w * np.where(mask, X, 0.0)).sum(axis=0) / w.sum(axis=0)
+    return completion_values((w * np.where(mask, X, 0.0)).sum(axis=0) / w.sum(axis=0), discrete)
+
+
+def completion_values(means, discrete=False):
+    """The features' means as the values that complete missing entries: rounded for a discrete
+    family, so that the completed rows stay in its support.
+
+    Parameters
+    ----------
+    means : ndarray of shape (n_features,)
+    discrete : bool, default=False
+
+    Returns
+    -------
+    values : ndarray of shape (n_features,)
+    """
     return np.floor(means + 0.5) if discrete else means
 
 
@@ -410,7 +425,7 @@ def unlabelled_rows(y, unlabeled):
     y : array-like of shape (n_samples,)
     unlabeled : scalar or None
         The value that marks an unlabelled row (NaN marks one too); None: every row is
-        labelled and every value is a class (-1 included, as in scikit-learn's +-1 encoding).
+        labelled (see :func:`check_no_unlabelled_marker` for -1 beside 0).
 
     Returns
     -------
