@@ -295,6 +295,32 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
             values that the caller must replace.
         """
 
+    def params_given(self, stats, fixed, current=None):
+        """The M-step with some parameter entries held at given values.
+
+        Parameters
+        ----------
+        stats : Stats
+        fixed : dict of str to tuple of (ndarray, ndarray of bool)
+            By parameter name: its value, of the parameter's full shape, and which entries of it
+            are fixed (True), of the same shape.
+        current : Params or None, default=None
+            As in :meth:`params_from_stats`.
+
+        Returns
+        -------
+        params : Params
+            The fixed entries hold their values; the others maximise the expected complete-data
+            log-likelihood given them. This default substitutes the fixed entries into
+            :meth:`params_from_stats`: that is the constrained maximiser when no parameter's
+            M-step uses another's new value (Poisson, Binomial, Categorical, Exponential).
+            Families whose M-steps are coupled (Gamma's rate given its shape) override it.
+        """
+        params = self.params_from_stats(stats, current).as_dict()
+        for name, (value, where) in fixed.items():
+            params[name] = np.where(where, value, params[name])
+        return self.params_class(**params)
+
     @abstractmethod
     def sample(self, params, n_per_component, rng):
         """Draw rows from each component.
