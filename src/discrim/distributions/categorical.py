@@ -41,20 +41,26 @@ class CategoricalStats(Stats):
 
 
 class Categorical(ComponentFamily):
-    """Independent categorical features: ``x_d ~ Categorical(probs_kd)`` on codes 0..C-1.
+    """Independent categorical features: ``x_d ~ Categorical(probs_kd)`` on codes 0..C_d-1.
 
     Parameters
     ----------
-    n_categories : int, default=2
-        Number of categories C, at most ``MAX_CATEGORIES`` (65,536); every entry of X must be a
-        whole number in ``[0, C - 1]`` (encode strings first, e.g. with
-        ``sklearn.preprocessing.OrdinalEncoder``).
+    n_categories : int or list of int, default=2
+        Number of categories: one count C for every feature, or a list with the count C_d of
+        each feature; each at most ``MAX_CATEGORIES`` (65,536). Every entry of X must be a
+        whole number in ``[0, C_d - 1]``.
+    categories : list of list or None, default=None
+        The categories of each feature (strings, numbers), in code order: the feature's count is
+        then the length of its list, and :meth:`encode` turns rows of these values into codes
+        (:meth:`decode` back). The estimators take numeric X only: pass ``family.encode(X)`` to
+        them. With ``categories``, ``n_categories`` is left at its default or equals the counts.
 
     Notes
     -----
-    The parameter ``probs`` has shape (n_components, n_features, n_categories) and sums to one
-    along the last axis; its weighted MLE is the responsibility-weighted frequency of each
-    category. Log-densities are one matrix product of the one-hot encoded rows with
+    The parameter ``probs`` has shape (n_components, n_features, C) with C the largest count,
+    and sums to one along the last axis; a feature with fewer categories has probability 0 for
+    the codes beyond its count. Its weighted MLE is the responsibility-weighted frequency of
+    each category. Log-densities are one matrix product of the one-hot encoded rows with
     ``log probs``.
 
     Examples
@@ -65,36 +71,143 @@ class Categorical(ComponentFamily):
     >>> params = fam.make_params({"probs": [[[0.2, 0.3, 0.5]]]}, n_components=1, n_features=1)
     >>> float(np.exp(fam.log_prob(np.array([[2.0]]), params))[0, 0])
     0.5
+    >>> colours = Categorical(categories=[["red", "green", "blue"], ["S", "M"]])
+    >>> colours.encode([["blue", "S"], ["red", "M"]])
+    array([[2., 0.],
+           [0., 1.]])
     """
 
     arg_constraints = {"probs": constraints.simplex}
     params_class = CategoricalParams
     cli_names = {"categorical": {}}
 
-    def __init__(self, n_categories=2):
+    def __init__(self, n_categories=2, categories=None):
         self.n_categories = n_categories
+        self.categories = categories
+
+    def _declared_counts(self):
+        """Per-feature counts (ndarray of int) when they are fixed by the options, else None."""
+        if self.categories is not None:
+            return np.array([len(c) for c in self.categories], dtype=np.int64)
+        if np.ndim(self.n_categories) == 1:
+            return np.asarray(self.n_categories, dtype=np.int64)
+        return None
+
+    def _counts(self, n_features):
+        """The count of categories of each of ``n_features`` features: ndarray of int."""
+        counts = self._declared_counts()
+        if counts is None:
+            return np.full(n_features, int(self.n_categories), dtype=np.int64)
+        if counts.shape[0] != n_features:
+            raise ValueError(
+                f"{self!r} has category counts for {counts.shape[0]} features but X has {n_features}: "
+                "give n_categories (or categories) one entry per column of X."
+            )
+        return counts
+
+    @property
+    def _n_codes(self):
+        """C: the largest count of categories (the last axis of ``probs``)."""
+        counts = self._declared_counts()
+        return int(self.n_categories) if counts is None else int(counts.max())
 
     def check_options(self):
         c = self.n_categories
-        if not isinstance(c, Integral) or isinstance(c, bool) or c < 2:
-            raise ValueError(f"n_categories must be an int >= 2; got {c!r}.")
-        if c > MAX_CATEGORIES:
-            raise ValueError(
-                f"n_categories={c} exceeds {MAX_CATEGORIES:,}: codes this large are not categories "
-                "(identifiers or counts?); re-encode them as 0..C-1 (sklearn.preprocessing.OrdinalEncoder) "
-                "or model them with another family (e.g. Poisson)."
-            )
+        many = isinstance(c, (list, tuple, np.ndarray))
+        for value in (c if many else [c]):
+            if not isinstance(value, Integral) or isinstance(value, bool) or value < 2:
+                raise ValueError(f"n_categories must be an int >= 2 or a list of them (one per feature); got {c!r}.")
+            if value > MAX_CATEGORIES:
+                raise ValueError(
+                    f"n_categories={value} exceeds {MAX_CATEGORIES:,}: codes this large are not categories "
+                    "(identifiers or counts?); re-encode them as 0..C-1 (sklearn.preprocessing.OrdinalEncoder) "
+                    "or model them with another family (e.g. Poisson)."
+                )
+        if many and len(c) == 0:
+            raise ValueError("n_categories must list one count per feature; got an empty list.")
+        if self.categories is not None:
+            cats = self.categories
+            if isinstance(cats, str) or not all(isinstance(col, (list, tuple, np.ndarray)) for col in cats) or not len(cats):
+                raise ValueError("categories must be a list with one list of category values per feature, "
+                                 f"e.g. [['a', 'b'], ['x', 'y', 'z']]; got {cats!r}.")
+            for j, col in enumerate(cats):
+                if len(col) < 2 or len(set(col)) != len(col):
+                    raise ValueError(f"categories[{j}] must hold at least 2 distinct values; got {list(col)!r}.")
+                if len(col) > MAX_CATEGORIES:
+                    raise ValueError(f"categories[{j}] has {len(col):,} values, more than {MAX_CATEGORIES:,}.")
+            counts = [len(col) for col in cats]
+            if (many and list(c) != counts) or (not many and c != 2 and any(n != c for n in counts)):
+                raise ValueError(f"n_categories={c!r} disagrees with the lengths of categories {counts}: "
+                                 "leave n_categories at its default when categories are given.")
         return self
 
+    def encode(self, X):
+        """Category codes of rows of category values.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Values from ``categories`` (any dtype, e.g. strings or a DataFrame); None or NaN
+            marks a missing value.
+
+        Returns
+        -------
+        codes : ndarray of shape (n_samples, n_features) of float64
+            The index of each value in its feature's ``categories``; NaN where missing.
+        """
+        if self.categories is None:
+            raise ValueError("encode needs categories: construct the family with categories=[[...], ...].")
+        X = np.asarray(X, dtype=object)
+        if X.ndim != 2 or X.shape[1] != len(self.categories):
+            raise ValueError(f"X must have shape (n_samples, {len(self.categories)}) (one column per entry of "
+                             f"categories); got {X.shape}.")
+        out = np.empty(X.shape, dtype=np.float64)
+        for j, col in enumerate(self.categories):
+            index = {value: code for code, value in enumerate(col)}
+            for i, value in enumerate(X[:, j]):
+                if value is None or (isinstance(value, float) and np.isnan(value)):
+                    out[i, j] = np.nan
+                elif value in index:
+                    out[i, j] = index[value]
+                else:
+                    raise ValueError(f"X[{i}, {j}] = {value!r} is not one of categories[{j}] = {list(col)!r}: "
+                                     "add it to categories or mark it missing (None).")
+        return out
+
+    def decode(self, codes):
+        """Category values of category codes (the inverse of :meth:`encode`).
+
+        Parameters
+        ----------
+        codes : array-like of shape (n_samples, n_features)
+            Whole numbers (e.g. rows drawn by ``FiniteMixture.sample``); NaN where missing.
+
+        Returns
+        -------
+        X : ndarray of shape (n_samples, n_features) of object
+            The values from ``categories``; None where missing.
+        """
+        if self.categories is None:
+            raise ValueError("decode needs categories: construct the family with categories=[[...], ...].")
+        codes = np.asarray(codes, dtype=np.float64)
+        out = np.empty(codes.shape, dtype=object)
+        for j, col in enumerate(self.categories):
+            missing = np.isnan(codes[:, j])
+            idx = np.where(missing, 0, codes[:, j]).astype(np.intp)
+            out[:, j] = [None if m else col[i] for i, m in zip(idx, missing)]
+        return out
+
     def support_upper(self):
-        return self.n_categories - 1
+        return self._n_codes - 1
 
     def check_data(self, X, rows=None):
-        c = self.n_categories
-        if not constraints.integer_interval(0, c - 1).check(X):
+        counts = self._counts(X.shape[1])
+        if not constraints.integer_interval(0, counts - 1).check(X):
+            upper = counts - 1
+            upper = upper[0] if np.all(upper == upper[0]) else f"{upper.tolist()} (column by column)"
             raise ValueError(
-                f"X must hold category codes for {self!r}: whole numbers between 0 and {c - 1} "
-                "(encode categories with sklearn.preprocessing.OrdinalEncoder)."
+                f"X must hold category codes for {self!r}: whole numbers between 0 and {upper} "
+                "(encode categories with family.encode or sklearn.preprocessing.OrdinalEncoder)."
             )
         return X
 
@@ -102,16 +215,17 @@ class Categorical(ComponentFamily):
         """(n, d) codes -> (n, d * C) indicators in X's float dtype; unobserved entries all zero."""
         n, d = X.shape
         dtype = X.dtype if not isinstance(X, np.ndarray) or X.dtype.kind == "f" else np.float64
-        out = ops.one_hot(X, self.n_categories, dtype)
+        c = self._n_codes
+        out = ops.one_hot(X, c, dtype)
         if mask is not None:
             out = out * ops.like(mask, out)[:, :, None]
-        return out.reshape(n, d * self.n_categories)
+        return out.reshape(n, d * c)
 
     def row_footprint(self, n_components, n_features):
-        return n_components + n_features * self.n_categories
+        return n_components + n_features * self._n_codes
 
     def param_shapes(self, n_components, n_features):
-        return {"probs": (n_components, n_features, self.n_categories)}
+        return {"probs": (n_components, n_features, self._n_codes)}
 
     def log_prob(self, X, params, *, mask=None, rows=None):
         with np.errstate(divide="ignore"):
@@ -125,18 +239,19 @@ class Categorical(ComponentFamily):
         counts = host(wr_t @ self._one_hot(X, mask))
         return CategoricalStats(
             weight=component_totals(wr_t),
-            counts=counts.reshape(resp.shape[1], X.shape[1], self.n_categories),
+            counts=counts.reshape(resp.shape[1], X.shape[1], self._n_codes),
         )
 
     def params_from_stats(self, stats, current=None):
         # The counts of a (component, feature) sum to the weight of the rows that observed it.
         w = stats.counts.sum(axis=2, keepdims=True)
-        c = self.n_categories
-        return CategoricalParams(probs=np.where(w > 0, stats.counts / np.where(w > 0, w, 1.0), 1.0 / c))
+        counts = self._counts(stats.counts.shape[1])[:, None]  # (d, 1)
+        uniform = np.where(np.arange(stats.counts.shape[2]) < counts, 1.0 / counts, 0.0)  # (d, C)
+        return CategoricalParams(probs=np.where(w > 0, stats.counts / np.where(w > 0, w, 1.0), uniform))
 
     def component_means(self, params, n_rows=1, rows=None):
         # the expected category code: the completion of a missing code under a component
-        return params.probs @ np.arange(self.n_categories, dtype=np.float64)
+        return params.probs @ np.arange(params.probs.shape[2], dtype=np.float64)
 
     def sample(self, params, n_per_component, rng):
         blocks = []
@@ -147,4 +262,4 @@ class Categorical(ComponentFamily):
         return np.concatenate(blocks, axis=0).astype(np.float64)
 
     def n_parameters(self, n_features, n_components=1):
-        return n_components * n_features * (self.n_categories - 1)
+        return n_components * int((self._counts(n_features) - 1).sum())
