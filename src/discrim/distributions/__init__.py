@@ -4,11 +4,17 @@ from discrim.distributions import _constraints as constraints
 from discrim.distributions._base import ComponentFamily, Params, Stats
 from discrim.distributions.binomial import Bernoulli, Binomial, BinomialParams, BinomialStats
 from discrim.distributions.categorical import Categorical, CategoricalParams, CategoricalStats
+from discrim.distributions.exponential import Exponential, ExponentialParams, ExponentialStats
+from discrim.distributions.fixed import Fixed
+from discrim.distributions.gamma import Gamma, GammaParams, GammaStats
 from discrim.distributions.gaussian import Gaussian, GaussianParams, GaussianStats
+from discrim.distributions.lognormal import LogNormal, LogNormalParams, LogNormalStats
 from discrim.distributions.poisson import Poisson, PoissonParams, PoissonStats
+from discrim.distributions.product import Product, ProductParams, ProductStats
+from discrim.distributions.student_t import StudentT, StudentTParams, StudentTStats
 
 #: Every family class: the command line offers their ``cli_names``.
-FAMILY_CLASSES = (Gaussian, Poisson, Binomial, Bernoulli, Categorical)
+FAMILY_CLASSES = (Gaussian, Poisson, Binomial, Bernoulli, Categorical, StudentT, Gamma, Exponential, LogNormal)
 
 #: One instance of every family (and every Gaussian covariance type); tests parametrize over it.
 FAMILIES = [
@@ -33,13 +39,29 @@ __all__ = [
     "CategoricalParams",
     "CategoricalStats",
     "ComponentFamily",
+    "Exponential",
+    "ExponentialParams",
+    "ExponentialStats",
+    "Fixed",
+    "Gamma",
+    "GammaParams",
+    "GammaStats",
     "Gaussian",
     "GaussianParams",
     "GaussianStats",
+    "LogNormal",
+    "LogNormalParams",
+    "LogNormalStats",
     "Params",
     "Poisson",
     "PoissonParams",
     "PoissonStats",
+    "Product",
+    "ProductParams",
+    "ProductStats",
     "Stats",
+    "StudentT",
+    "StudentTParams",
+    "StudentTStats",
     "constraints",
 ]

@@ -351,6 +351,38 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         n_parameters : int
         """
 
+    def param_sizes(self, n_features):
+        """Free parameters in each parameter of one component (of all components, for a shared one).
+
+        Summed over the parameters and multiplied out over K components (shared ones once), they
+        give :meth:`n_parameters`; :class:`~discrim.distributions.Fixed` subtracts those it fixes.
+        The default counts from the shapes and constraints: a simplex of C entries has C - 1
+        free ones, a positive definite d x d matrix d (d + 1) / 2.
+
+        Parameters
+        ----------
+        n_features : int
+
+        Returns
+        -------
+        sizes : dict of str to int
+        """
+        from discrim.distributions import _constraints as constraints
+
+        shared = set(self.shared_params())
+        out = {}
+        for name, shape in self.param_shapes(1, n_features).items():
+            shape = tuple(shape) if name in shared else tuple(shape)[1:]
+            constraint = self.arg_constraints[name]
+            if constraint is constraints.simplex:
+                out[name] = int(np.prod(shape[:-1], dtype=np.int64)) * (shape[-1] - 1)
+            elif constraint is constraints.positive_definite:
+                m = shape[-1]
+                out[name] = int(np.prod(shape[:-2], dtype=np.int64)) * m * (m + 1) // 2
+            else:
+                out[name] = int(np.prod(shape, dtype=np.int64))
+        return out
+
     @abstractmethod
     def param_shapes(self, n_components, n_features):
         """Expected shape of every parameter array.

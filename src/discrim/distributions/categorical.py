@@ -263,3 +263,6 @@ class Categorical(ComponentFamily):
 
     def n_parameters(self, n_features, n_components=1):
         return n_components * int((self._counts(n_features) - 1).sum())
+
+    def param_sizes(self, n_features):
+        return {"probs": int((self._counts(n_features) - 1).sum())}

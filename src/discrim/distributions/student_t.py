@@ -191,6 +191,12 @@ class StudentT(ComponentFamily):
         cov = d * (d + 1) // 2 if self.covariance_type == "full" else d
         return k * (d + cov + (1 if self.dof is None else 0))
 
+    def param_sizes(self, n_features):
+        sizes = super().param_sizes(n_features)
+        if self.dof is not None:  # fixed by the option: not a free parameter
+            sizes["dof"] = 0
+        return sizes
+
     def rows_per_component(self, n_features):
         return n_features + 1 if self.covariance_type == "full" else 2
 
