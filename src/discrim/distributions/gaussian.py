@@ -1,4 +1,4 @@
-"""Gaussian components with full, diagonal, tied or spherical covariances."""
+"""Gaussian components with any of the 14 covariance models of mclust (scikit-learn's four among them)."""
 
 import functools
 import weakref
@@ -18,6 +18,14 @@ from discrim.distributions._base import (
     per_feature_weight,
     weighted_resp_t,
 )
+from discrim.distributions._covariance_models import (
+    COVARIANCE_MODELS,
+    SKLEARN_TYPES,
+    covariance_mle,
+    model_name,
+    n_covariance_parameters,
+    storage_of,
+)
 from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns, pattern_inverses
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
@@ -27,7 +35,7 @@ from discrim.distributions._gaussian_linalg import (
 
 __all__ = ["Gaussian", "GaussianParams", "GaussianStats"]
 
-_COVARIANCE_TYPES = ("full", "diag", "tied", "spherical")
+_COVARIANCE_TYPES = (*SKLEARN_TYPES, *COVARIANCE_MODELS)
 _LOG_2PI = float(np.log(2 * np.pi))
 # Rows per block when log_prob is called on a large X directly (EM passes its own blocks).
 _BLOCK_ELEMENTS = 1 << 22
@@ -91,23 +99,55 @@ class Gaussian(ComponentFamily):
 
     Parameters
     ----------
-    covariance_type : {"full", "diag", "spherical", "tied"}, default="full"
-        "full": one general covariance per component; "diag": one diagonal covariance per
-        component; "tied": one general covariance shared by all components; "spherical": one
-        variance per component.
+    covariance_type : str, default="full"
+        scikit-learn's "full" (one general covariance per component), "diag" (one diagonal
+        covariance per component), "tied" (one general covariance shared by all components),
+        "spherical" (one variance per component), or any of mclust's 14 models "EII", "VII",
+        "EEI", "VEI", "EVI", "VVI", "EEE", "VEE", "EVE", "VVE", "EEV", "VEV", "EVV", "VVV"
+        (the four are "VVV", "VVI", "EEE" and "VII"); see Notes.
     reg_covar : float, default=1e-6
         Non-negative amount added to the diagonal of every covariance by the M-step
         (:meth:`params_from_stats`). ``FiniteMixture(reg_covar=...)`` sets it for a fit.
 
     Notes
     -----
+    **Covariance models.** mclust's models (Celeux and Govaert, 1995) decompose each covariance
+    as ``Sigma_k = lambda_k D_k A_k D_k'``: volume ``lambda_k = |Sigma_k|^(1/d)``, a diagonal
+    shape ``A_k`` of determinant 1 and an orthogonal orientation ``D_k``. The three letters of a
+    name say whether volume, shape and orientation are Equal across components, Variable, or the
+    Identity:
+
+    =====  ==========================  =======================  ========================
+    model  covariance                  M-step                   stored as
+    =====  ==========================  =======================  ========================
+    EII    ``lambda I``                closed form              "spherical" (K,)
+    VII    ``lambda_k I``              closed form              "spherical" (K,)
+    EEI    ``lambda A``                closed form              "diag" (K, d)
+    VEI    ``lambda_k A``              alternating              "diag" (K, d)
+    EVI    ``lambda A_k``              closed form              "diag" (K, d)
+    VVI    ``lambda_k A_k``            closed form              "diag" (K, d)
+    EEE    ``lambda D A D'``           closed form              "tied" (d, d)
+    VEE    ``lambda_k D A D'``         alternating              "full" (K, d, d)
+    EVE    ``lambda D A_k D'``         alternating (MM for D)   "full" (K, d, d)
+    VVE    ``lambda_k D A_k D'``       alternating (MM for D)   "full" (K, d, d)
+    EEV    ``lambda D_k A D_k'``       closed form              "full" (K, d, d)
+    VEV    ``lambda_k D_k A D_k'``     alternating              "full" (K, d, d)
+    EVV    ``lambda D_k A_k D_k'``     closed form              "full" (K, d, d)
+    VVV    ``lambda_k D_k A_k D_k'``   closed form              "full" (K, d, d)
+    =====  ==========================  =======================  ========================
+
+    The alternating M-steps (see :mod:`discrim.distributions._covariance_models`) start from
+    the current parameters and iterate to a relative change of 1e-12 in the likelihood. The
+    number of free parameters is mclust's (``nVarParams``), so BIC is mclust's up to its sign.
+
     Parameters are ``mean`` (n_components, n_features) and ``covariance``, stored as in
-    :class:`sklearn.mixture.GaussianMixture`. Log-densities use the Cholesky factor of each
+    :class:`sklearn.mixture.GaussianMixture` (column "stored as" above). Log-densities use the Cholesky factor of each
     precision matrix: for "full", the factors of all components are stacked into one
     (n_features, n_components * n_features) matrix, so the Mahalanobis terms of every component
     come from a single matrix product. The weighted MLE adds ``reg_covar`` to the diagonal of
-    every covariance, which keeps a component that collapses onto a few points positive
-    definite. With a mask of observed entries, a row's density is the marginal density of its
+    every covariance (to every scatter matrix ``W_k``, as ``reg_covar n_k I``, so that every
+    model keeps its constraints), which keeps a component that collapses onto a few points
+    positive definite. With a mask of observed entries, a row's density is the marginal density of its
     observed entries; the statistics of "full" and "tied" components complete the unobserved
     entries by their conditional expectations under the E-step's parameters (the EM of
     Little and Rubin, Statistical Analysis with Missing Data, section 11.2).
@@ -128,7 +168,8 @@ class Gaussian(ComponentFamily):
     # family (their mixtures carried it and still pass it to the family).
     reg_covar = 1e-6
     cli_names = {"gaussian": {"covariance_type": "full"}, "gaussian-diag": {"covariance_type": "diag"},
-                 "gaussian-tied": {"covariance_type": "tied"}, "gaussian-spherical": {"covariance_type": "spherical"}}
+                 "gaussian-tied": {"covariance_type": "tied"}, "gaussian-spherical": {"covariance_type": "spherical"},
+                 **{f"gaussian-{name}": {"covariance_type": name} for name in COVARIANCE_MODELS}}
 
     def __init__(self, covariance_type="full", reg_covar=1e-6):
         self.covariance_type = covariance_type
@@ -145,28 +186,41 @@ class Gaussian(ComponentFamily):
         return self
 
     @property
+    def _storage(self):
+        """How the covariances are stored: "full", "diag", "tied" or "spherical"."""
+        return storage_of(self.covariance_type)
+
+    @property
+    def model_name(self):
+        """mclust's name of the covariance model ("VVV" for scikit-learn's "full", ...)."""
+        return model_name(self.covariance_type)
+
+    @property
     def arg_constraints(self):
-        cov = constraints.positive_definite if self.covariance_type in ("full", "tied") else constraints.positive
+        cov = constraints.positive_definite if self._storage in ("full", "tied") else constraints.positive
         return {"mean": constraints.real, "covariance": cov}
 
     def row_footprint(self, n_components, n_features):
         # "full" holds (x - mu_k) P_k for every k: K * d floats per row
-        if self.covariance_type == "full":
+        if self._storage == "full":
             return n_components * n_features
         return n_components + 2 * n_features
 
     def shared_params(self):
-        return ("covariance",) if self.covariance_type == "tied" else ()
+        return ("covariance",) if self._storage == "tied" else ()
 
     is_discrete = False
 
     def rows_per_component(self, n_features):
-        # A full covariance needs d + 1 points in general position, a per-feature variance two;
-        # a tied covariance is pooled over all rows.
-        return {"full": n_features + 1, "diag": 2, "spherical": 2, "tied": 0}[self.covariance_type]
+        # A covariance with its own orientation needs d + 1 points in general position, its own
+        # volume or shape two; what is pooled over all components needs none of its own.
+        volume, shape, orientation = self.model_name
+        if orientation == "V":
+            return n_features + 1
+        return 2 if "V" in (volume, shape) else 0
 
     def min_relative_variance(self, params, occupied, feature_var):
-        ctype = self.covariance_type
+        ctype = self._storage
         reg_covar = self.reg_covar
         cov = params.covariance
         d = feature_var.shape[0]
@@ -183,19 +237,17 @@ class Gaussian(ComponentFamily):
 
     def param_shapes(self, n_components, n_features):
         k, d = n_components, n_features
-        cov = {"full": (k, d, d), "diag": (k, d), "tied": (d, d), "spherical": (k,)}[self.covariance_type]
+        cov = {"full": (k, d, d), "diag": (k, d), "tied": (d, d), "spherical": (k,)}[self._storage]
         return {"mean": (k, d), "covariance": cov}
 
     def n_parameters(self, n_features, n_components=1):
-        k, d = n_components, n_features
-        cov = {"full": k * d * (d + 1) // 2, "diag": k * d, "tied": d * (d + 1) // 2, "spherical": k}
-        return k * d + cov[self.covariance_type]
+        return n_components * n_features + n_covariance_parameters(self.covariance_type, n_features, n_components)
 
     # log-density -----------------------------------------------------------------------
 
     def _precision_cholesky(self, params):
         """Cached per parameter set: the factors log_prob needs (see :meth:`log_prob`)."""
-        return params._cached("precision_cholesky", lambda: _precision_terms(self.covariance_type, params))
+        return params._cached("precision_cholesky", lambda: _precision_terms(self._storage, params))
 
     def log_prob(self, X, params, *, mask=None, rows=None):
         if mask is not None:
@@ -205,13 +257,13 @@ class Gaussian(ComponentFamily):
         k, d = params.mean.shape
         step = max(4096, _BLOCK_ELEMENTS // max(1, k * d))
         if n <= step:
-            return _log_prob_block(self.covariance_type, X, terms, d).T
-        return ops.concat_rows([_log_prob_block(self.covariance_type, X[s : s + step], terms, d).T
+            return _log_prob_block(self._storage, X, terms, d).T
+        return ops.concat_rows([_log_prob_block(self._storage, X[s : s + step], terms, d).T
                                 for s in range(0, n, step)])
 
     def _masked_log_prob(self, X, params, mask):
         """Marginal log-densities of the observed entries of every row (see :meth:`log_prob`)."""
-        if self.covariance_type in ("diag", "spherical"):
+        if self._storage in ("diag", "spherical"):
             # independent features: the marginal density is the sum over the observed ones, from
             # the same centred terms as the complete rows' (see _precision_terms)
             terms = self._precision_cholesky(params)
@@ -241,7 +293,7 @@ class Gaussian(ComponentFamily):
         found = live.get(key)
         if found is not None and found[0]() is X and found[1]() is mask:
             return found[2]
-        precision, log_det_cov = params._cached("precision", lambda: _precisions(self.covariance_type, params))
+        precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
         host_mask = host(mask)
 
         def inverses(missing):
@@ -263,7 +315,7 @@ class Gaussian(ComponentFamily):
         wr_t = weighted_resp_t(resp, sample_weight)
         if mask is None:
             return self._moments(X, wr_t)
-        if self.covariance_type in ("diag", "spherical"):
+        if self._storage in ("diag", "spherical"):
             return self._observed_moments(X, wr_t, mask)
         if params is None:
             raise ValueError(
@@ -296,7 +348,7 @@ class Gaussian(ComponentFamily):
         center = ops.like(np.ones(n), X) @ X / n  # a GEMV: much faster than mean(axis=0)
         xc_t = ops.centred_transpose(X, center)
         mean_c = host(wr_t @ xc_t.T) / safe[:, None]
-        if self.covariance_type in ("full", "tied"):
+        if self._storage in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
             # symmetric rank update (half the flops of a GEMM), so a loop over components does
             # half the work of one stacked GEMM of all of them.
@@ -334,12 +386,12 @@ class Gaussian(ComponentFamily):
         return params.mean
 
     def conditional_mean(self, X, params, observed, rows=None):
-        if self.covariance_type in ("diag", "spherical"):  # independent features
+        if self._storage in ("diag", "spherical"):  # independent features
             return super().conditional_mean(X, params, observed, rows)
         return self._conditioned(X, np.broadcast_to(observed, X.shape), params).completed
 
     def conditional_sample(self, X, params, observed, components, rng, rows=None):
-        if self.covariance_type in ("diag", "spherical"):
+        if self._storage in ("diag", "spherical"):
             return super().conditional_sample(X, params, observed, components, rng, rows)
         return self._conditioned(X, np.broadcast_to(observed, X.shape), params).draw(components, rng)
 
@@ -376,7 +428,7 @@ class Gaussian(ComponentFamily):
         weight = np.bincount(labels, weights=sample_weight, minlength=k)
         # a label of zero weight (absent from a chunk of rows) has mean 0 and merges as empty
         mean = ops.label_sums(labels, sample_weight, X, k) / np.where(weight > 0, weight, 1.0)[:, None]
-        full = self.covariance_type in ("full", "tied")
+        full = self._storage in ("full", "tied")
         unit = bool(np.all(sample_weight == 1.0))
         scatter = np.zeros((k, d, d) if full else (k, d))
         # Stable sort of small integer codes is a radix sort: O(n), rows of each component in order.
@@ -403,36 +455,30 @@ class Gaussian(ComponentFamily):
         return GaussianStats(weight=weight, mean=mean, scatter=scatter)
 
     def params_from_stats(self, stats, current=None):
-        ctype = self.covariance_type
-        reg_covar = self.reg_covar
-        weight = stats.weight
-        k, d = stats.mean.shape
-        empty = weight <= 0
-        safe = np.where(empty, 1.0, weight)
-        if ctype == "full":
-            cov = stats.scatter / safe[:, None, None]
-            cov[empty] = np.eye(d)
-            cov = cov + reg_covar * np.eye(d)
-        elif ctype == "tied":
-            cov = stats.scatter.sum(axis=0) / weight.sum() + reg_covar * np.eye(d)
+        mean, scatter = stats.mean.copy(), stats.scatter
+        if stats.observed is not None:  # a mask, and the "diag" or "spherical" storage
+            if self.model_name in ("VVI", "VII"):
+                return GaussianParams(mean=mean, covariance=self._observed_variances(stats))
+            mean, scatter = _completed_moments(stats, current)
+        previous = None if current is None else current.covariance
+        cov = covariance_mle(self.covariance_type, stats.weight, scatter, self.reg_covar, previous)
+        return GaussianParams(mean=mean, covariance=cov)
+
+    def _observed_variances(self, stats):
+        """VVI and VII from the moments of the observed entries: their direct MLE with a mask."""
+        w = stats.observed
+        if self._storage == "spherical":  # pooled over the observed entries of the component's rows
+            total = w.sum(axis=1)
+            cov = stats.scatter.sum(axis=1) / np.where(total > 0, total, 1.0)
         else:
-            w = per_feature_weight(stats)
-            var = stats.scatter / np.where(w > 0, w, 1.0)
-            if ctype == "spherical" and stats.observed is None:
-                cov = var.mean(axis=1)
-            elif ctype == "spherical":  # pooled over the observed entries of the component's rows
-                total = stats.observed.sum(axis=1)
-                cov = stats.scatter.sum(axis=1) / np.where(total > 0, total, 1.0)
-            else:
-                cov = np.where(w > 0, var, 1.0)
-            cov[empty] = 1.0
-            cov = cov + reg_covar
-        return GaussianParams(mean=stats.mean.copy(), covariance=cov)
+            cov = np.where(w > 0, stats.scatter / np.where(w > 0, w, 1.0), 1.0)
+        cov[stats.weight <= 0] = 1.0
+        return cov + self.reg_covar
 
     # sampling ---------------------------------------------------------------------------
 
     def sample(self, params, n_per_component, rng):
-        ctype = self.covariance_type
+        ctype = self._storage
         k, d = params.mean.shape
         blocks = []
         for j, m in enumerate(n_per_component):
@@ -447,6 +493,30 @@ class Gaussian(ComponentFamily):
                 z = z * np.sqrt(params.covariance[j])
             blocks.append(params.mean[j] + z)
         return np.concatenate(blocks, axis=0)
+
+
+def _completed_moments(stats, current):
+    """Means (K, d) and scatter diagonals (K, d) of the rows with their missing entries completed.
+
+    The EM of independent features with missing entries (Little and Rubin, section 11.2): a
+    missing entry of a row of component k is ``N(mu_kj, sigma2_kj)`` under the E-step's
+    parameters, so it adds its expected value to the mean and its variance about the new mean to
+    the scatter. Without current parameters (the first M-step) they are the observed moments.
+    ``stats`` are per-feature moments of the observed entries (``stats.observed`` not None).
+    """
+    observed, weight = stats.observed, stats.weight[:, None]
+    safe = np.where(observed > 0, observed, 1.0)
+    if current is None:
+        old_mean, old_var = stats.mean, np.where(observed > 0, stats.scatter / safe, 1.0)
+    else:
+        old_mean = current.mean
+        old_var = np.broadcast_to(current.covariance if current.covariance.ndim == 2 else current.covariance[:, None],
+                                  stats.mean.shape)
+    unobserved = np.maximum(weight - observed, 0.0)
+    total = np.where(weight > 0, weight, 1.0)
+    mean = (observed * stats.mean + unobserved * old_mean) / total
+    shift = observed * unobserved / total * (stats.mean - old_mean) ** 2
+    return mean, stats.scatter + unobserved * old_var + shift
 
 
 def _inverse_factors_or_raise(cov, what):

@@ -1,0 +1,294 @@
+"""The 14 Gaussian covariance models of Celeux and Govaert (1995) and mclust: their M-steps and sizes.
+
+Each component covariance is decomposed as ``Sigma_k = lambda_k D_k A_k D_k'`` with ``lambda_k``
+its volume (``|Sigma_k|^(1/d)``), ``A_k`` a diagonal shape of determinant 1 and ``D_k`` an
+orthogonal orientation. A model name gives, in that order, whether volume, shape and orientation
+are Equal across components, Variable, or the Identity (spherical shape, axis-aligned
+orientation). ``EEE`` is one covariance for all components, ``VVV`` one free covariance each.
+
+The M-step is a function of the components' weights ``n_k`` and scatter matrices
+``W_k = sum_i r_ik (x_i - mu_k)(x_i - mu_k)'``: it minimises
+
+    F = sum_k n_k log |Sigma_k| + tr(W_k Sigma_k^-1)
+
+over the model's covariances (minus twice the profile log-likelihood, up to constants). Closed
+forms exist for all but VEI, VEE, VEV, EVE and VVE, which alternate between blocks of
+parameters (each step closed form or, for a common orientation, the majorisation-minimisation
+step of Browne and McNicholas, 2014) and decrease F at every step; they start from the
+current parameters of EM, so a few steps per EM iteration suffice near convergence.
+"""
+
+import numpy as np
+
+__all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
+
+#: Every model and how its covariances are stored (the layout of scikit-learn's four types).
+COVARIANCE_MODELS = {
+    "EII": "spherical", "VII": "spherical",
+    "EEI": "diag", "VEI": "diag", "EVI": "diag", "VVI": "diag",
+    "EEE": "tied",
+    "VEE": "full", "EVE": "full", "VVE": "full", "EEV": "full", "VEV": "full", "EVV": "full", "VVV": "full",
+}
+#: scikit-learn's covariance types and the mclust model each is.
+SKLEARN_TYPES = {"spherical": "VII", "diag": "VVI", "tied": "EEE", "full": "VVV"}
+
+# The alternating M-steps stop when F changes by less than this, relative (mclust's inner
+# tolerance is sqrt(machine epsilon), 1.5e-8), or after this many steps.
+_INNER_RTOL = 1e-12
+_INNER_MAX_ITER = 500
+
+
+def model_name(covariance_type):
+    """mclust's name of a covariance type (an mclust name, or one of scikit-learn's four)."""
+    return SKLEARN_TYPES.get(covariance_type, covariance_type)
+
+
+def storage_of(covariance_type):
+    """The storage layout ("full", "diag", "tied" or "spherical") of a covariance type."""
+    return COVARIANCE_MODELS[model_name(covariance_type)]
+
+
+def n_covariance_parameters(covariance_type, n_features, n_components):
+    """Free covariance parameters of ``n_components`` components (mclust's ``nVarParams``).
+
+    Parameters
+    ----------
+    covariance_type : str
+    n_features : int
+    n_components : int
+
+    Returns
+    -------
+    n : int
+    """
+    d, k = n_features, n_components
+    volume, shape, orientation = model_name(covariance_type)
+    n = k if volume == "V" else 1
+    if shape != "I":
+        n += (k if shape == "V" else 1) * (d - 1)
+    if orientation != "I":
+        n += (k if orientation == "V" else 1) * d * (d - 1) // 2
+    return n
+
+
+def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None):
+    """The covariances of a model that maximise the likelihood given weights and scatter matrices.
+
+    Parameters
+    ----------
+    covariance_type : str
+        An mclust model name or one of scikit-learn's four types.
+    weight : ndarray of shape (n_components,)
+        ``n_k``, the (weighted) responsibility totals; components with ``n_k = 0`` get the
+        identity (or a unit variance), a placeholder the caller replaces.
+    scatter : ndarray of shape (n_components, n_features, n_features) or (n_components, n_features)
+        ``W_k``, or only its diagonal for the models stored "diag" or "spherical".
+    reg_covar : float, default=0.0
+        Added to the diagonal of the scatter per unit weight (``W_k + reg_covar n_k I``): the
+        regularised covariances keep the model's constraints, and the "full" model gets
+        ``W_k / n_k + reg_covar I`` as scikit-learn does.
+    current : ndarray or None, default=None
+        The current covariances in the model's storage; the alternating M-steps start there.
+
+    Returns
+    -------
+    covariance : ndarray
+        (K, d, d) for "full", (d, d) for "tied", (K, d) for "diag", (K,) for "spherical".
+    """
+    model = model_name(covariance_type)
+    storage = COVARIANCE_MODELS[model]
+    k = weight.shape[0]
+    d = scatter.shape[-1]
+    occupied = weight > 0
+    n_k = weight[occupied]
+    n = n_k.sum()
+    if storage in ("full", "tied"):
+        W = scatter[occupied] + reg_covar * n_k[:, None, None] * np.eye(d)
+        W = 0.5 * (W + np.swapaxes(W, 1, 2))
+    else:
+        W = scatter[occupied] + reg_covar * n_k[:, None]
+    if model == "EEE":
+        return W.sum(axis=0) / n
+    start = None if current is None else _occupied(current, storage, occupied)
+    cov = _FULL_OR_DIAG[model](W, n_k, start) if model not in ("EII", "VII") else _spherical(model, W, n_k, d)
+    placeholder = np.eye(d) if storage == "full" else (np.ones(d) if storage == "diag" else 1.0)
+    out = np.empty((k, *np.shape(placeholder)))
+    out[:] = placeholder
+    out[occupied] = cov
+    return out
+
+
+def _occupied(current, storage, occupied):
+    current = np.asarray(current, dtype=np.float64)
+    return current if storage == "tied" else current[occupied]
+
+
+def _geometric_mean(values, axis=-1):
+    """``prod(values) ** (1/d)`` along an axis, through logs (no overflow)."""
+    with np.errstate(divide="ignore"):
+        return np.exp(np.mean(np.log(values), axis=axis))
+
+
+def _spherical(model, W, n_k, d):
+    traces = W.sum(axis=1)  # the diagonal of each W_k is stored
+    if model == "EII":
+        return np.full(n_k.shape[0], traces.sum() / (n_k.sum() * d))
+    return traces / (n_k * d)
+
+
+def _vvi(W, n_k, start):
+    return W / n_k[:, None]
+
+
+def _eei(W, n_k, start):
+    return np.broadcast_to(W.sum(axis=0) / n_k.sum(), W.shape).copy()
+
+
+def _evi(W, n_k, start):
+    # A_k = diag(W_k) / |diag(W_k)|^(1/d); lambda = sum_k |diag(W_k)|^(1/d) / n
+    g = _geometric_mean(W)
+    volume = g.sum() / n_k.sum()
+    return volume * W / g[:, None]
+
+
+def _vei(W, n_k, start):
+    # lambda_k = tr(W_k A^-1) / (d n_k) and A = sum_k W_k / lambda_k, normalised, in turn
+    d = W.shape[1]
+    shape = np.ones(d) if start is None else start[0] / _geometric_mean(start[0])
+    for _ in _alternations(lambda: np.sum(n_k * np.log(volume)) * d + np.sum(W / shape / volume[:, None])):
+        volume = (W / shape).sum(axis=1) / (d * n_k)
+        pooled = (W / volume[:, None]).sum(axis=0)
+        shape = pooled / _geometric_mean(pooled)
+    return volume[:, None] * shape
+
+
+def _vvv(W, n_k, start):
+    return W / n_k[:, None, None]
+
+
+def _evv(W, n_k, start):
+    # C_k = W_k / |W_k|^(1/d), lambda = sum_k |W_k|^(1/d) / n
+    d = W.shape[1]
+    g = np.exp(np.linalg.slogdet(W)[1] / d)
+    return (g.sum() / n_k.sum()) * W / g[:, None, None]
+
+
+def _eev(W, n_k, start):
+    # D_k: the eigenvectors of W_k; lambda A = sum_k Omega_k / n with Omega_k its eigenvalues
+    values, vectors = _eigh_descending(W)
+    pooled = values.sum(axis=0) / n_k.sum()
+    return _compose(vectors, np.broadcast_to(pooled, values.shape))
+
+
+def _vev(W, n_k, start):
+    # D_k the eigenvectors of W_k (they do not depend on lambda_k or A); then, in turn,
+    # lambda_k = tr(Omega_k A^-1) / (d n_k) and A = sum_k Omega_k / lambda_k, normalised
+    d = W.shape[1]
+    values, vectors = _eigh_descending(W)
+    shape = np.ones(d) if start is None else _start_shape(start)
+    for _ in _alternations(lambda: d * np.sum(n_k * np.log(volume)) + np.sum(values / shape / volume[:, None])):
+        volume = (values / shape).sum(axis=1) / (d * n_k)
+        pooled = (values / volume[:, None]).sum(axis=0)
+        shape = pooled / _geometric_mean(pooled)
+    return _compose(vectors, volume[:, None] * shape)
+
+
+def _vee(W, n_k, start):
+    # lambda_k = tr(W_k C^-1) / (d n_k) and C = sum_k W_k / lambda_k, normalised, in turn
+    d = W.shape[1]
+    C = np.eye(d) if start is None else start[0] / np.exp(np.linalg.slogdet(start[0])[1] / d)
+
+    def objective():
+        return d * np.sum(n_k * np.log(volume)) + np.sum(np.einsum("kij,ji->k", W, C_inv) / volume)
+
+    for _ in _alternations(objective):
+        C_inv = np.linalg.inv(C)
+        volume = np.einsum("kij,ji->k", W, C_inv) / (d * n_k)
+        pooled = (W / volume[:, None, None]).sum(axis=0)
+        C = pooled / np.exp(np.linalg.slogdet(pooled)[1] / d)
+        C = 0.5 * (C + C.T)
+    return volume[:, None, None] * C
+
+
+def _eve(W, n_k, start):
+    return _common_orientation(W, n_k, start, equal_volume=True)
+
+
+def _vve(W, n_k, start):
+    return _common_orientation(W, n_k, start, equal_volume=False)
+
+
+def _common_orientation(W, n_k, start, equal_volume):
+    """EVE and VVE: one orientation D for all components, a shape A_k each.
+
+    Given D, the diagonal ``B_k = diag(D' W_k D)`` gives the rest in closed form:
+    ``lambda_k A_k = B_k / n_k`` (VVE), or ``A_k = B_k / |B_k|^(1/d)`` and
+    ``lambda = sum_k |B_k|^(1/d) / n`` (EVE). Given the scaled shapes ``S_k = lambda_k A_k``, D
+    minimises ``f(D) = sum_k tr(W_k D S_k^-1 D')``; with ``a_k`` the largest eigenvalue of ``W_k``,
+    ``f`` is majorised at ``D_t`` by a function linear in D whose minimum over orthogonal matrices
+    is ``D = U V'`` from the SVD ``U S V'`` of ``G = sum_k (a_k I - W_k) D_t S_k^-1`` (Browne and
+    McNicholas, 2014).
+    """
+    d = W.shape[1]
+    if start is None:
+        D = np.linalg.eigh(W.sum(axis=0))[1][:, ::-1]
+    else:
+        D = np.linalg.eigh(start.sum(axis=0))[1][:, ::-1]
+    top = np.linalg.eigvalsh(W)[:, -1]
+    eye = np.eye(d)
+
+    def scaled_shapes(D):
+        B = np.einsum("ji,kjl,li->ki", D, W, D)  # diag(D' W_k D)
+        if equal_volume:
+            g = _geometric_mean(B)
+            return (g.sum() / n_k.sum()) * B / g[:, None]
+        return B / n_k[:, None]
+
+    def objective():
+        B = np.einsum("ji,kjl,li->ki", D, W, D)
+        return np.sum(n_k * np.log(S).sum(axis=1)) + np.sum(B / S)
+
+    S = scaled_shapes(D)
+    for _ in _alternations(objective):
+        G = np.einsum("kij,jl,kl->il", top[:, None, None] * eye - W, D, 1.0 / S)
+        U, _, Vt = np.linalg.svd(G)
+        D = U @ Vt
+        S = scaled_shapes(D)
+    return _compose(np.broadcast_to(D, W.shape), S)
+
+
+def _alternations(objective):
+    """Yield until ``objective()`` (evaluated after each step) stops decreasing, relative."""
+    yield 0
+    previous = objective()
+    for step in range(1, _INNER_MAX_ITER):
+        yield step
+        value = objective()
+        if abs(previous - value) <= _INNER_RTOL * max(1.0, abs(value)):
+            return
+        previous = value
+
+
+def _eigh_descending(W):
+    """Eigenvalues (K, d) and eigenvectors (K, d, d) of every W_k, largest first."""
+    values, vectors = np.linalg.eigh(W)
+    return values[:, ::-1], vectors[:, :, ::-1]
+
+
+def _start_shape(start):
+    # the shape of the current covariances (their eigenvalues, largest first, over the volume)
+    values = np.linalg.eigvalsh(start)[:, ::-1]
+    shape = values / _geometric_mean(values)[:, None]
+    return shape.mean(axis=0) / _geometric_mean(shape.mean(axis=0))
+
+
+def _compose(vectors, values):
+    """``D_k diag(values_k) D_k'`` for every k: (K, d, d)."""
+    cov = np.einsum("kij,kj,klj->kil", vectors, values, vectors)
+    return 0.5 * (cov + np.swapaxes(cov, 1, 2))
+
+
+_FULL_OR_DIAG = {
+    "EEI": _eei, "VEI": _vei, "EVI": _evi, "VVI": _vvi,
+    "VEE": _vee, "EVE": _eve, "VVE": _vve, "EEV": _eev, "VEV": _vev, "EVV": _evv, "VVV": _vvv,
+}
