@@ -275,7 +275,7 @@ def test_zero_weight_and_degenerate_probabilities_stay_finite():
         ({"weights_init": [0.5, 0.6]}, "weights_init must be non-negative and sum to one"),
         ({"weights_init": [1.0]}, "weights_init has shape"),
         ({"n_components": 0}, "n_components"),
-        ({"init_params": "kmeans"}, "init_params"),
+        ({"init_params": "kmeans+"}, "init_params"),
         ({"tol": -1.0}, "tol"),
         ({"dtype": "float16"}, "dtype"),
     ],

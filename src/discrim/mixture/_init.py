@@ -1,15 +1,16 @@
-"""Starting responsibilities for EM: k-means++ seeding, random soft assignments, random rows."""
+"""Starting responsibilities for EM: k-means++ seeding, k-means, hierarchical agglomeration, random starts, a given partition."""
 
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import kmeans_plusplus
+from sklearn.cluster import KMeans, kmeans_plusplus
 
 from discrim.backend import array_namespace, ops
+from discrim.mixture._hierarchical import MAX_ROWS, agglomerate, svd_coordinates
 
-__all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "initial_assignment"]
+__all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "given_assignment", "initial_assignment"]
 
-INIT_METHODS = ("kmeans++", "random", "random_from_data")
+INIT_METHODS = ("kmeans++", "kmeans", "hierarchical", "random", "random_from_data")
 
 
 def check_enough_distinct_rows(X, sample_weight, n_components):
@@ -84,11 +85,15 @@ def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=No
         All the rows, or a sample of them (data that do not fit in memory).
     sample_weight : ndarray of shape (n_sample,)
     n_components : int
-    method : {"kmeans++", "random", "random_from_data"}
+    method : {"kmeans++", "kmeans", "hierarchical", "random", "random_from_data"}
         "kmeans++": centers by k-means++ seeding (weighted), each row assigned to its nearest
-        center; "random": uniform random soft assignments normalised per row; "random_from_data":
-        ``n_components`` distinct rows of positive weight drawn uniformly as centers, each row
-        assigned to its nearest center.
+        center; "kmeans": the centers of a weighted k-means fit (Lloyd's algorithm from a
+        k-means++ seeding), each row assigned to its nearest center; "hierarchical": mclust's
+        model-based agglomeration (:mod:`~discrim.mixture._hierarchical`) of the rows of positive
+        weight, or of ``MAX_ROWS`` (2,000) of them drawn uniformly when there are more, whose
+        clusters' means are then the centers of all rows; "random": uniform random soft
+        assignments normalised per row; "random_from_data": ``n_components`` distinct rows of
+        positive weight drawn uniformly as centers, each row assigned to its nearest center.
     rng : numpy.random.Generator
     n_rows : int or None, default=None
         Number of rows of the whole data; None (or ``n_sample``) when X holds them all. "random"
@@ -110,7 +115,15 @@ def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=No
     Xf = np.asarray(X, dtype=np.float64)
     offset = Xf[np.argmax(sample_weight > 0)].copy()
     Xf = Xf - offset
-    if method == "kmeans++":
+    if method == "hierarchical":
+        return _hierarchical(Xf, sample_weight, n_components, rng, offset, all_rows=n_rows is None or n_rows == n)
+    if method == "kmeans":
+        seed = int(rng.integers(0, 2**31 - 1))
+        kmeans = KMeans(n_components, n_init=1, random_state=seed).fit(Xf, sample_weight=sample_weight)
+        if np.unique(kmeans.cluster_centers_, axis=0).shape[0] == n_components:
+            return InitialAssignment(n_components, offset=offset, centers=kmeans.cluster_centers_)
+        idx = _distinct_rows(Xf, sample_weight, n_components, rng)
+    elif method == "kmeans++":
         seed = int(rng.integers(0, 2**31 - 1))
         _, idx = kmeans_plusplus(Xf, n_components, sample_weight=sample_weight, random_state=seed)
     elif method == "random_from_data":
@@ -122,6 +135,59 @@ def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=No
         # k-means++ picks duplicates only when it has run out of distinct rows of positive weight.
         centers = Xf[_distinct_rows(Xf, sample_weight, n_components, rng)]
     return InitialAssignment(n_components, offset=offset, centers=centers)
+
+
+def _hierarchical(X, sample_weight, n_components, rng, offset, all_rows):
+    """The start of "hierarchical": a partition of all rows, or nearest-center from a sample's clusters."""
+    rows = np.flatnonzero(sample_weight > 0)
+    if rows.size > MAX_ROWS:
+        rows = np.sort(rng.choice(rows, MAX_ROWS, replace=False))
+    labels = agglomerate(svd_coordinates(X[rows]), n_components)
+    if all_rows and rows.size == X.shape[0]:
+        resp = np.zeros((X.shape[0], n_components))
+        resp[np.arange(X.shape[0]), labels] = 1.0
+        return InitialAssignment(n_components, resp=resp)
+    centers = np.stack([X[rows[labels == j]].mean(axis=0) for j in range(n_components)])
+    return InitialAssignment(n_components, offset=offset, centers=centers)
+
+
+def given_assignment(init, n_rows, n_components):
+    """The start EM takes from a user's partition or responsibilities (``init_params`` as an array).
+
+    Parameters
+    ----------
+    init : array-like of shape (n_rows,) or (n_rows, n_components)
+        The component of every row (ints in ``[0, n_components)``), or responsibilities:
+        non-negative rows summing to one.
+    n_rows : int
+    n_components : int
+
+    Returns
+    -------
+    assign : InitialAssignment
+    """
+    resp = np.asarray(init)
+    if resp.dtype.kind not in "biuf":
+        raise ValueError(f"init_params as an array must be numeric (a partition or responsibilities); got dtype {resp.dtype}.")
+    if resp.ndim == 1:
+        labels = resp
+        if resp.shape[0] != n_rows or not np.all(labels == np.round(labels)) or labels.min() < 0 or (
+                labels.max() >= n_components):
+            raise ValueError(
+                f"init_params as a partition must hold one int in [0, {n_components}) per row of X "
+                f"({n_rows} rows); got shape {resp.shape} with values in [{labels.min()}, {labels.max()}]."
+            )
+        resp = np.zeros((n_rows, n_components))
+        resp[np.arange(n_rows), labels.astype(np.int64)] = 1.0
+    elif resp.shape != (n_rows, n_components):
+        raise ValueError(
+            f"init_params as responsibilities must have shape ({n_rows}, {n_components}) (rows of X, "
+            f"n_components); got {resp.shape}."
+        )
+    resp = resp.astype(np.float64)
+    if not np.all(np.isfinite(resp)) or resp.min() < 0 or not np.allclose(resp.sum(axis=1), 1.0, rtol=0, atol=1e-6):
+        raise ValueError("init_params as responsibilities must be finite, non-negative, and sum to one in every row.")
+    return InitialAssignment(n_components, resp=resp)
 
 
 def _distinct_rows(X, sample_weight, n_components, rng):

@@ -21,7 +21,7 @@ from discrim.mixture._em import (
     run_em,
     stats_from_assignment,
 )
-from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, initial_assignment
+from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, given_assignment, initial_assignment
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream, spawn_generators
 from discrim.utils._dask import (
@@ -82,14 +82,20 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Initial component parameters by parameter name, each with a leading component axis
         (e.g. ``{"prob": [[0.6], [0.5]]}`` for a two-component Binomial). None: from
         ``init_params``.
-    init_params : {"kmeans++", "random", "random_from_data"}, default="kmeans++"
+    init_params : {"kmeans++", "kmeans", "hierarchical", "random", "random_from_data"} or array-like, \
+            default="kmeans++"
         How the initial responsibilities are drawn when ``params_init`` is None: k-means++
-        seeding then nearest-center assignment; random soft assignments; or distinct random rows
-        as centers then nearest-center assignment. The initial parameters are the weighted MLE
-        under those responsibilities.
+        seeding then nearest-center assignment; the clusters of a full (weighted) k-means fit;
+        mclust's model-based hierarchical agglomeration (its default start, on mclust's scaled
+        SVD coordinates; at most 2,000 rows agglomerated, the others assigned to the nearest
+        cluster mean); random soft assignments; or distinct random rows as centers then
+        nearest-center assignment. An array gives the start: a partition (n_samples,) of
+        component indices, or responsibilities (n_samples, n_components) with rows summing to
+        one (mclust's ``z``). The initial parameters are the weighted MLE under those
+        responsibilities.
     n_init : int, default=1
         Number of initialisations, at most ``MAX_N_INIT`` (10,000); the fit with the highest
-        final log-likelihood is kept. Ignored when ``params_init`` is given (the start is then
+        final log-likelihood is kept. Ignored when ``params_init`` or an array ``init_params`` is given (the start is then
         deterministic).
     max_iter : int, default=100
         Maximum number of EM iterations; 0 keeps the initial parameters (useful to inspect or
@@ -197,7 +203,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "weights_init": ["array-like", None],
         "fix_weights": ["boolean"],
         "params_init": [dict, None],
-        "init_params": [StrOptions(set(INIT_METHODS))],
+        "init_params": [StrOptions(set(INIT_METHODS)), "array-like"],
         "n_init": [Interval(Integral, 1, MAX_N_INIT, closed="both")],
         "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
@@ -417,7 +423,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             if weights0 is None:
                 weights0 = np.full(k, 1.0 / k)
             return weights0, params0
-        assign = initial_assignment(*sample, k, self.init_params, rng, n_rows=blocks.n_rows)
+        if isinstance(self.init_params, str):
+            assign = initial_assignment(*sample, k, self.init_params, rng, n_rows=blocks.n_rows)
+        else:
+            assign = given_assignment(self.init_params, blocks.n_rows, k)
         if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
             blocks = blocks.completed()
         stats = stats_from_assignment(family, blocks, assign)
@@ -466,7 +475,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             rngs = [None]
         else:
             # Given starting parameters leave nothing random: one run is enough.
-            n_init = 1 if self.params_init is not None else self.n_init
+            n_init = 1 if self.params_init is not None or not isinstance(self.init_params, str) else self.n_init
             rngs = spawn_generators(self.random_state, n_init)
             starts = [None] * n_init
         best = None
