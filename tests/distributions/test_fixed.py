@@ -9,7 +9,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discrim.distributions import Categorical, Fixed, Gamma, Gaussian, LogNormal, Poisson, Product, StudentT
+from discrim.distributions import Categorical, Fixed, Gamma, Gaussian, GaussianStats, LogNormal, Poisson, Product, StudentT
 from discrim.mixture import FiniteMixture
 from discrim.persistence import load_model, save_model
 
@@ -56,8 +56,20 @@ def test_gaussian_covariance_fixed(rng):
     fm = FiniteMixture(fam, 2, random_state=0).fit(X)
     np.testing.assert_array_equal(fm.params_["covariance"], [np.eye(2)] * 2)
     assert fm._n_parameters() == 2 * 2 + 1
-    with pytest.raises(ValueError, match="fixed mean needs a fixed covariance"):
-        FiniteMixture(Fixed(Gaussian(), {"mean": [0.0, 0.0]}), 2).fit(X)
+
+
+
+@pytest.mark.parametrize("model", ["full", "VEV", "EEI", "tied"])
+def test_gaussian_mean_fixed_gives_the_covariance_about_it(rng, model):
+    X = rng.normal(size=(300, 2)) @ np.array([[1.0, 0.4], [0.0, 0.7]]) + [1.0, -2.0]
+    fam = Fixed(Gaussian(model, reg_covar=0.0), {"mean": [0.0, 0.0]})
+    fm = FiniteMixture(fam, 1).fit(X)
+    np.testing.assert_array_equal(fm.params_["mean"], [[0.0, 0.0]])
+    about = X.T @ X / X.shape[0]  # the scatter about the fixed mean 0, over n
+    expected = Gaussian(model, reg_covar=0.0).params_from_stats(
+        GaussianStats(weight=np.array([300.0]), mean=np.zeros((1, 2)),
+                      scatter=(about * 300)[None] if fam.family._storage != "diag" else np.diag(about * 300)[None]))
+    np.testing.assert_allclose(fm.params_["covariance"], expected.covariance, rtol=1e-10)
 
 
 def _maximise(nll, x0):

@@ -35,9 +35,9 @@ class Fixed(ComponentFamily):
     entries (:meth:`ComponentFamily.param_sizes`). Starting values (``params_init``) and every
     M-step hold the fixed entries; the rest delegates to ``family``.
 
-    A Gaussian's mean fixed with its covariance free is refused: its covariance M-step about a
-    fixed mean is not implemented yet (fix the covariance too, or use a Student-t or LogNormal,
-    whose M-steps take a fixed location).
+    A Gaussian's fixed mean moves its covariance step to the scatter about that mean
+    (:meth:`Gaussian.params_given`); with a full or tied covariance a component's mean is
+    fixed whole.
 
     Examples
     --------
@@ -66,25 +66,7 @@ class Fixed(ComponentFamily):
                                   or not all(isinstance(c, Integral) and not isinstance(c, bool) and c >= 0
                                              for c in comps)):
             raise ValueError(f"components must be None or a non-empty list of component indices; got {comps!r}.")
-        from discrim.distributions.gaussian import Gaussian
-
-        base = self._innermost()
-        if isinstance(base, Gaussian) and "mean" in self._all_fixed_names() and "covariance" not in self._all_fixed_names():
-            raise ValueError("Fixed(Gaussian(...)) with a fixed mean needs a fixed covariance too (the covariance "
-                             "M-step about a fixed mean is not implemented); add 'covariance' to params.")
         return self
-
-    def _innermost(self):
-        family = self.family
-        while isinstance(family, Fixed):
-            family = family.family
-        return family
-
-    def _all_fixed_names(self):
-        names = set(self.params)
-        if isinstance(self.family, Fixed):
-            names |= self.family._all_fixed_names()
-        return names
 
     def _fixed(self, shapes):
         """``{name: (value, where)}`` of full parameter shapes, from the shapes of a parameter set."""

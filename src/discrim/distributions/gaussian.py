@@ -464,6 +464,33 @@ class Gaussian(ComponentFamily):
         cov = covariance_mle(self.covariance_type, stats.weight, scatter, self.reg_covar, previous)
         return GaussianParams(mean=mean, covariance=cov)
 
+    def params_given(self, stats, fixed, current=None):
+        """The M-step with fixed entries: a fixed mean moves the scatter to it before the covariance step.
+
+        The covariance that maximises the likelihood about a mean ``mu_k`` is that of the scatter
+        about ``mu_k``: ``W_k + n_k (m_k - mu_k)(m_k - mu_k)'`` with ``m_k`` the weighted mean.
+        Fixed entries of a mean row are either the whole row or, with independent features
+        ("diag" and "spherical" storage), any of its entries; the free entries keep ``m_k``.
+        """
+        if "mean" not in fixed:
+            return super().params_given(stats, fixed, current)
+        value, where = fixed["mean"]
+        partial = where.any(axis=1) & ~where.all(axis=1)
+        if self._storage in ("full", "tied") and partial.any():
+            raise ValueError(
+                "a Gaussian with a full or tied covariance takes a fixed mean only for whole components "
+                "(all features of a component's mean): fix every feature of those components' means."
+            )
+        mean = np.where(where, value, stats.mean)
+        shift = stats.mean - mean
+        weight = per_feature_weight(stats)
+        if stats.scatter.ndim == 3:
+            scatter = stats.scatter + weight[:, :1, None] * shift[:, :, None] * shift[:, None, :]
+        else:
+            scatter = stats.scatter + weight * shift**2
+        moved = GaussianStats(weight=stats.weight, mean=mean, scatter=scatter, observed=stats.observed)
+        return super().params_given(moved, fixed, current)
+
     def _observed_variances(self, stats):
         """VVI and VII from the moments of the observed entries: their direct MLE with a mask."""
         w = stats.observed
