@@ -1,4 +1,4 @@
-"""Model choice for finite mixtures: fit a grid of families and component counts, rank by BIC or AIC."""
+"""Model choice for finite mixtures: fit a grid of families and component counts, rank by BIC, AIC or ICL."""
 
 import itertools
 import warnings
@@ -106,6 +106,175 @@ class MixtureSelection:
 
     def __str__(self):
         return self.to_markdown()
+
+    def _criterion(self, criterion):
+        criterion = self.criterion if criterion is None else criterion
+        if criterion not in ("bic", "aic", "icl"):
+            raise ValueError(f"criterion must be 'bic', 'aic', 'icl' or None; got {criterion!r}.")
+        return criterion
+
+    def _usable_values(self, criterion, include_degenerate):
+        """The criterion per row, NaN where the fit failed (and, unless included, where it is degenerate)."""
+        values = self.table[criterion].to_numpy(dtype=float).copy()
+        if not include_degenerate:
+            values[self.table["degenerate"].to_numpy(dtype=bool)] = np.nan
+        return values
+
+    def criterion_table(self, criterion=None, *, mclust_sign=False, include_degenerate=False):
+        """The criterion as a wide table: one row per component count, one column per family.
+
+        This is the table that R's mclust prints for ``mclustBIC(X)``.
+
+        Parameters
+        ----------
+        criterion : {"bic", "aic", "icl"} or None, default=None
+            The column of :attr:`table` to show; None: :attr:`criterion`.
+        mclust_sign : bool, default=False
+            False: discrim's sign (``-2 log L + penalty``, lower is better). True: mclust's, the
+            negative (``2 log L - p log n`` for BIC, higher is better).
+        include_degenerate : bool, default=False
+            Show the values of degenerate fits (column ``degenerate`` of :attr:`table`); by
+            default they are NaN, as mclust prints NA for the fits it refuses. Failed fits are
+            NaN always.
+
+        Returns
+        -------
+        wide : pandas.DataFrame of shape (n_counts, n_families)
+            Indexed by ``n_components`` (increasing), the columns the family labels in grid order.
+        """
+        criterion = self._criterion(criterion)
+        long = self.table[["family", "n_components"]].copy()
+        long["value"] = self._usable_values(criterion, include_degenerate) * (-1.0 if mclust_sign else 1.0)
+        wide = long.pivot(index="n_components", columns="family", values="value")
+        wide = wide.reindex(columns=list(dict.fromkeys(self.table["family"]))).sort_index()
+        wide.columns.name = None
+        return wide
+
+    def top_models(self, n=3, criterion=None, *, mclust_sign=False):
+        """The best ``n`` models by a criterion, with their differences from the best.
+
+        The table of R's ``summary(mclustBIC(X))``. Failed and degenerate fits are left out
+        (they are never chosen); ties keep grid order.
+
+        Parameters
+        ----------
+        n : int, default=3
+            How many models (fewer when fewer fits are usable).
+        criterion : {"bic", "aic", "icl"} or None, default=None
+            The column of :attr:`table` to rank by; None: :attr:`criterion`.
+        mclust_sign : bool, default=False
+            Report values and differences with mclust's sign (the negatives, higher is better).
+
+        Returns
+        -------
+        top : pandas.DataFrame of shape (n, 4)
+            Best first, indexed by mclust-style labels ``"family,K"``, with columns ``family``,
+            ``n_components``, the criterion (e.g. ``bic``) and ``difference`` (the value less
+            the best value: >= 0 in discrim's sign, <= 0 in mclust's).
+        """
+        import pandas as pd
+
+        if isinstance(n, bool) or not isinstance(n, Integral) or n < 1:
+            raise ValueError(f"n must be a positive int; got {n!r}.")
+        criterion = self._criterion(criterion)
+        values = self._usable_values(criterion, include_degenerate=False)
+        if np.all(np.isnan(values)):  # every fit degenerate: rank them anyway, as select_mixture chooses
+            values = self._usable_values(criterion, include_degenerate=True)
+        rows = [i for i in np.argsort(values, kind="stable") if not np.isnan(values[i])][:n]
+        sign = -1.0 if mclust_sign else 1.0
+        top = pd.DataFrame({
+            "family": self.table["family"].to_numpy()[rows],
+            "n_components": self.table["n_components"].to_numpy()[rows],
+            criterion: sign * values[rows],
+            "difference": sign * (values[rows] - values[rows[0]]) + 0.0,  # + 0.0: no "-0" for the best
+        }, index=[f"{self.table['family'].iloc[i]},{self.table['n_components'].iloc[i]}" for i in rows])
+        return top
+
+    def summary(self, n=3, criterion=None, *, mclust_sign=False):
+        """Text of the best ``n`` models by a criterion, as R's ``summary(mclustBIC(X))``.
+
+        Parameters
+        ----------
+        n : int, default=3
+            How many models.
+        criterion : {"bic", "aic", "icl"} or None, default=None
+            The criterion to rank by; None: :attr:`criterion`.
+        mclust_sign : bool, default=False
+            Values with mclust's sign (higher is better).
+
+        Returns
+        -------
+        text : str
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from discrim.mixture import gaussian_models, select_mixture
+        >>> rng = np.random.default_rng(0)
+        >>> X = np.concatenate([rng.normal(-5, 1, (100, 2)), rng.normal(5, 1, (100, 2))])
+        >>> result = select_mixture(X, gaussian_models(["EII", "VVV"]), range(1, 4), random_state=0)
+        >>> print(result.summary(n=2))  # doctest: +ELLIPSIS
+        Top 2 models by BIC (-2 log L + p log n, lower is better):
+        ...
+        """
+        criterion = self._criterion(criterion)
+        top = self.top_models(n, criterion, mclust_sign=mclust_sign)
+        meaning = {"bic": "-2 log L + p log n", "aic": "-2 log L + 2 p", "icl": "BIC + 2 entropy"}[criterion]
+        if mclust_sign:
+            meaning = f"mclust's sign, {meaning.replace('-2 log L', '2 log L').replace(' + ', ' - ')}"
+        better = "higher" if mclust_sign else "lower"
+        name = criterion.upper()
+        values = top[[criterion, "difference"]].T
+        values.index = [name, f"{name} diff"]
+        return (f"Top {len(top)} models by {name} ({meaning}, {better} is better):\n"
+                + values.to_string(float_format=lambda v: f"{v:.4f}"))
+
+
+def gaussian_models(names=None, **options):
+    """mclust's Gaussian covariance models as families labelled by their names, for :func:`select_mixture`.
+
+    ``select_mixture(X, gaussian_models(), range(1, 10))`` fits what R's ``Mclust(X, G=1:9)``
+    fits: the 14 covariance models of Celeux and Govaert (1995) for every component count,
+    with the models' names as the family labels (the columns of
+    :meth:`MixtureSelection.criterion_table`).
+
+    Parameters
+    ----------
+    names : str or sequence of str, default=None
+        Some of "EII", "VII", "EEI", "VEI", "EVI", "VVI", "EEE", "VEE", "EVE", "VVE", "EEV",
+        "VEV", "EVV", "VVV" (see :class:`~discrim.distributions.Gaussian`); None: all 14.
+    **options
+        Further options of every :class:`~discrim.distributions.Gaussian`, such as
+        ``reg_covar``.
+
+    Returns
+    -------
+    families : dict of str to Gaussian
+        ``{name: Gaussian(covariance_type=name, **options)}``, in mclust's order when ``names``
+        is None, else in the given order.
+
+    Examples
+    --------
+    >>> from discrim.mixture import gaussian_models
+    >>> list(gaussian_models())[:4]
+    ['EII', 'VII', 'EEI', 'VEI']
+    >>> gaussian_models("VEV")
+    {'VEV': Gaussian(covariance_type='VEV')}
+    """
+    from discrim.distributions import Gaussian
+    from discrim.distributions._covariance_models import COVARIANCE_MODELS
+
+    if names is None:
+        names = list(COVARIANCE_MODELS)
+    elif isinstance(names, str):
+        names = [names]
+    names = list(names)
+    unknown = [name for name in names if name not in COVARIANCE_MODELS]
+    if unknown or not names or len(set(names)) < len(names):
+        raise ValueError(
+            f"names must be distinct mclust model names among {', '.join(COVARIANCE_MODELS)}; got {names!r}."
+        )
+    return {name: Gaussian(covariance_type=name, **options) for name in names}
 
 
 def _family_label(family):
@@ -360,17 +529,12 @@ def select_mixture(
     variance (column ``min_rel_variance``). Both are marked ``degenerate`` with the reason and
     never chosen, as mclust reports singular fits as missing.
 
-    mclust's covariance model names map to discrim's Gaussian family as follows (mclust has
-    more models, with equal volumes or shapes, that have no discrim counterpart):
-
-    ======  ==================================
-    mclust  discrim
-    ======  ==================================
-    VVV     ``Gaussian(covariance_type="full")``
-    EEE     ``Gaussian(covariance_type="tied")``
-    VVI     ``Gaussian(covariance_type="diag")``
-    VII     ``Gaussian(covariance_type="spherical")``
-    ======  ==================================
+    mclust's 14 covariance models are ``Gaussian(covariance_type=name)`` with mclust's names
+    ("EII", ..., "VVV"); :func:`gaussian_models` gives them as a dict labelled by name, so
+    ``select_mixture(X, gaussian_models(), range(1, 10))`` is ``Mclust(X, G=1:9)``, and
+    :meth:`MixtureSelection.criterion_table` and :meth:`MixtureSelection.summary` print
+    ``mclustBIC``'s table and summary. scikit-learn's four covariance types are the models
+    "VVV" ("full"), "EEE" ("tied"), "VVI" ("diag") and "VII" ("spherical").
 
     Examples
     --------
