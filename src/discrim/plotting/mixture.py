@@ -1,4 +1,4 @@
-"""Plots of finite mixtures: EM convergence, the fitted density over the data, and BIC against K."""
+"""Plots of finite mixtures: EM convergence, fitted densities, classification and uncertainty pairs, BIC against K."""
 
 import numpy as np
 
@@ -151,11 +151,34 @@ def _pmf_2d(mixture, X, ax, bins, grid_size):
     ax.legend(loc="best", fontsize="small")
 
 
-def plot_selection(selection, ax=None):
+# mclust's plot symbols and colours for its covariance models (mclust.options("bicPlotSymbols"),
+# "bicPlotColors"), with R's pch drawn as the nearest matplotlib marker (open or filled).
+_MCLUST_STYLE = {
+    "EII": ("^", True, "gray"), "VII": ("^", False, "black"),
+    "EEI": ("o", True, "#218B21"), "VEI": ("o", False, "#508476"), "EVI": (r"$\oplus$", False, "#41884F"),
+    "VVI": ("o", False, "#58819C"),
+    "EEE": ("s", True, "#597DC3"), "VEE": ("*", False, "#5178EA"), "EVE": ("D", False, "#716EE7"),
+    "VVE": ("P", False, "#9B60B8"),
+    "EEV": (r"$\boxplus$", False, "#B2508B"), "VEV": ("X", False, "#C03F60"), "EVV": ("v", False, "#C82A36"),
+    "VVV": ("s", False, "#CC0000"),
+}
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p")
+
+
+def _line_style(label, index):
+    """(marker, filled, colour) of the line of a family: mclust's for its model names, else a cycle."""
+    if label in _MCLUST_STYLE:
+        return _MCLUST_STYLE[label]
+    return _MARKERS[index % len(_MARKERS)], index // len(_MARKERS) % 2 == 0, f"C{index % 10}"
+
+
+def plot_selection(selection, ax=None, *, criterion=None, mclust_sign=False, include_degenerate=False):
     """Plot the model-choice criterion against the number of components, one line per family.
 
-    This is the picture of mclust's ``plot(mclustBIC(...))``, with discrim's sign: lower is
-    better (mclust draws the negative, where higher is better).
+    This is the picture of mclust's ``plot(mclustBIC(...))``: with mclust's model names as
+    labels (:func:`discrim.mixture.gaussian_models`) every model gets mclust's marker and
+    colour; other labels cycle through markers and colours. The legend takes two columns from
+    eight lines on.
 
     Parameters
     ----------
@@ -163,22 +186,471 @@ def plot_selection(selection, ax=None):
         The result of :func:`discrim.mixture.select_mixture`.
     ax : matplotlib.axes.Axes, default=None
         Axes to draw on; a new figure when None.
+    criterion : {"bic", "aic", "icl"} or None, default=None
+        The column to draw; None: the criterion of the selection.
+    mclust_sign : bool, default=False
+        Draw mclust's sign (the negative, higher is better) instead of discrim's (lower is
+        better).
+    include_degenerate : bool, default=False
+        Draw degenerate fits too; by default they are gaps, as mclust leaves its NA values out.
+        Failed fits are always gaps.
 
     Returns
     -------
     ax : matplotlib.axes.Axes
+        One line per family labelled by it (x: the counts, y: the values of
+        :meth:`~discrim.mixture.MixtureSelection.criterion_table`), and a circle, labelled
+        "best: ...", on the chosen model (for the selection's own criterion).
     """
     from matplotlib.ticker import MaxNLocator
 
-    ax = new_axes(ax)
-    table, crit = selection.table, selection.criterion
-    for label, rows in table.groupby("family", sort=False):
-        ax.plot(rows["n_components"], rows[crit], marker="o", markersize=4, label=str(label))
-    best = table.iloc[selection.best_index]
-    ax.scatter([best["n_components"]], [best[crit]], s=150, facecolors="none", edgecolors="red", zorder=3,
-               label=f"best: {best['family']}, K={best['n_components']}")
+    wide = selection.criterion_table(criterion, mclust_sign=mclust_sign, include_degenerate=include_degenerate)
+    crit = selection.criterion if criterion is None else criterion  # checked by criterion_table
+    ax = new_axes(ax, figsize=(7.0, 5.0))
+    ks = wide.index.to_numpy()
+    for i, label in enumerate(wide.columns):
+        marker, filled, colour = _line_style(label, i)
+        ax.plot(ks, wide[label].to_numpy(), marker=marker, markersize=6, color=colour, linewidth=1,
+                markerfacecolor=colour if filled else "none", markeredgecolor=colour, label=str(label))
+    if crit == selection.criterion:
+        best = selection.table.iloc[selection.best_index]
+        sign = -1.0 if mclust_sign else 1.0
+        ax.scatter([best["n_components"]], [sign * best[crit]], s=220, facecolors="none", edgecolors="red",
+                   linewidths=1.5, zorder=3, label=f"best: {best['family']}, K={best['n_components']}")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_xlabel("number of components K")
-    ax.set_ylabel(f"{crit.upper()} (lower is better)")
-    ax.legend(loc="best", fontsize="small")
+    ax.set_ylabel(f"{crit.upper()} ({'mclust sign, higher' if mclust_sign else 'lower'} is better)")
+    ax.legend(loc="best", fontsize="small", ncol=2 if wide.shape[1] >= 8 else 1)
     return ax
+
+
+# --- pairs plots of a fitted mixture: classification, uncertainty, density ------------------
+
+def _component_colours(n_components):
+    """One RGBA colour per component: tab10 up to 10, tab20 up to 20, else evenly along turbo."""
+    from matplotlib import colormaps
+
+    if n_components <= 10:
+        return [colormaps["tab10"](k) for k in range(n_components)]
+    if n_components <= 20:
+        return [colormaps["tab20"](k) for k in range(n_components)]
+    return [colormaps["turbo"](k / (n_components - 1)) for k in range(n_components)]
+
+
+def _check_pairs_input(mixture, X, dimensions):
+    """Validated (X as float ndarray, dimension indices, feature names); one-line ValueErrors."""
+    from numbers import Integral
+
+    from sklearn.utils.validation import check_array, check_is_fitted
+
+    from discrim.utils._dask import is_dask
+
+    check_is_fitted(mixture, "weights_")
+    if is_dask(X):
+        raise ValueError("the mixture plots take X in memory; compute a dask X (or a sample of it) first.")
+    X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
+    d = mixture.n_features_in_
+    if X.shape[1] != d:
+        raise ValueError(f"X has {X.shape[1]} columns but the mixture was fitted on {d}.")
+    names = [str(f) for f in getattr(mixture, "feature_names_in_", [f"x{j}" for j in range(d)])]
+    if dimensions is None:
+        dims = list(range(d))
+    else:
+        if isinstance(dimensions, (str, Integral)):
+            dimensions = [dimensions]
+        dims = []
+        for item in dimensions:
+            if isinstance(item, str) and item in names:
+                dims.append(names.index(item))
+            elif isinstance(item, Integral) and not isinstance(item, bool) and 0 <= item < d:
+                dims.append(int(item))
+            else:
+                raise ValueError(
+                    f"dimensions must be column indices in [0, {d}) or names among {names}; got {item!r}."
+                )
+        if not dims or len(set(dims)) < len(dims):
+            raise ValueError(f"dimensions must be distinct and not empty; got {list(dimensions)!r}.")
+    return X, dims, names
+
+
+def _check_sd(ellipse_sd):
+    """``ellipse_sd`` as a tuple of positive floats (None or empty: no ellipses)."""
+    from numbers import Real
+
+    values = () if ellipse_sd is None else (ellipse_sd,) if isinstance(ellipse_sd, Real) else ellipse_sd
+    try:
+        values = tuple(values)
+    except TypeError:
+        values = (ellipse_sd,)
+    if not all(isinstance(v, Real) and not isinstance(v, bool) and np.isfinite(v) and v > 0 for v in values):
+        raise ValueError(f"ellipse_sd must be positive numbers of standard deviations; got {ellipse_sd!r}.")
+    return tuple(float(v) for v in values)
+
+
+def _model_rows(mixture, A):
+    """Rows in the form the mixture was fitted on (a DataFrame with its column names, if it had them)."""
+    if hasattr(mixture, "feature_names_in_"):
+        import pandas as pd
+
+        return pd.DataFrame(A, columns=list(mixture.feature_names_in_))
+    return A
+
+
+def _marginal_rows(mixture, columns, values):
+    """(n, d) rows holding ``values`` (n, len(columns)) in ``columns`` and NaN (missing) elsewhere."""
+    A = np.full((values.shape[0], mixture.n_features_in_), np.nan)
+    A[:, columns] = values
+    return _model_rows(mixture, A)
+
+
+def _marginal_log_density(mixture, columns, values):
+    """Log of the mixture's marginal density of ``columns`` at ``values`` (n, len(columns)).
+
+    The other columns are passed as missing: every family that scores missing values returns
+    the marginal density of the observed ones (exact for Gaussians, whose marginals are Gaussian).
+    """
+    try:
+        return mixture.score_samples(_marginal_rows(mixture, columns, values))
+    except ValueError as exc:
+        raise ValueError(
+            f"the marginal density of columns {list(columns)} is not available for {mixture.family!r} "
+            f"(it needs rows with missing values: {exc}); plot all the columns of a mixture fitted on fewer."
+        ) from None
+
+
+def _axis_values(x, discrete, size):
+    """Evaluation points along one column: a grid over the data's range padded by 10%, or integers."""
+    x = x[np.isfinite(x)]
+    lo, hi = (x.min(), x.max()) if x.size else (0.0, 1.0)
+    if discrete:
+        return np.arange(np.floor(lo), np.ceil(hi) + 1.0)
+    pad = 0.1 * (hi - lo if hi > lo else max(abs(lo), 1.0))
+    return np.linspace(lo - pad, hi + pad, size)
+
+
+def _limits(x):
+    x = x[np.isfinite(x)]
+    lo, hi = (x.min(), x.max()) if x.size else (0.0, 1.0)
+    pad = 0.05 * (hi - lo if hi > lo else max(abs(lo), 1.0))
+    return lo - pad, hi + pad
+
+
+def _ellipse_geometry(cov2, n_sd):
+    """(width, height, angle in degrees) of the ``n_sd``-standard-deviation ellipse of a 2x2 covariance.
+
+    The width lies along the major axis: twice ``n_sd`` times the square root of the larger
+    eigenvalue; the angle is that axis' direction from the x axis.
+    """
+    values, vectors = np.linalg.eigh(cov2)
+    values = np.clip(values, 0.0, None)
+    major = vectors[:, 1]
+    angle = np.degrees(np.arctan2(major[1], major[0]))
+    return 2.0 * n_sd * np.sqrt(values[1]), 2.0 * n_sd * np.sqrt(values[0]), angle
+
+
+def _draw_ellipses(ax, gaussian, i, j, colours, ellipse_sd):
+    """Means and ``ellipse_sd`` contours of every component's (x_i, x_j) marginal covariance."""
+    from matplotlib.patches import Ellipse
+
+    means, covs = gaussian
+    for k in range(means.shape[0]):
+        cov2 = covs[k][np.ix_([i, j], [i, j])]
+        for level, n_sd in enumerate(ellipse_sd):
+            width, height, angle = _ellipse_geometry(cov2, n_sd)
+            ax.add_patch(Ellipse((means[k, i], means[k, j]), width, height, angle=angle, fill=False,
+                                 edgecolor=colours[k], linewidth=1.2, linestyle="-" if level == 0 else "--",
+                                 label=f"component {k}, {n_sd:g} sd"))
+    ax.scatter(means[:, i], means[:, j], marker="+", s=80, c="black", linewidths=1.5, zorder=4,
+               label="component means")
+
+
+def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
+    for k, colour in enumerate(colours):
+        rows = labels == k
+        ax.scatter(X[rows, i], X[rows, j], s=sizes[rows], color=colour, marker=_MARKERS[k % len(_MARKERS)],
+                   alpha=alpha, linewidths=0, label=f"component {k}")
+
+
+def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
+    discrete = bool(getattr(mixture.family, "is_discrete", False))
+    key = (min(i, j), max(i, j))
+    if key not in cache:
+        a, b = key
+        va, vb = _axis_values(X[:, a], discrete, grid_size), _axis_values(X[:, b], discrete, grid_size)
+        ga, gb = np.meshgrid(va, vb, indexing="ij")
+        dens = np.exp(_marginal_log_density(mixture, [a, b], np.column_stack([ga.ravel(), gb.ravel()])))
+        complete = np.isfinite(X[:, [a, b]]).all(axis=1)
+        at_data = np.exp(_marginal_log_density(mixture, [a, b], X[complete][:, [a, b]]))
+        cache[key] = va, vb, dens.reshape(ga.shape), at_data
+    va, vb, dens, at_data = cache[key]
+    if (i, j) != key:
+        va, vb, dens = vb, va, dens.T
+    if show_points:
+        ax.scatter(X[:, i], X[:, j], s=4, color="0.6", alpha=0.6, linewidths=0, label="data")
+    # The contour through the (1 - p) quantile of the density at the data encloses about a share p
+    # of the rows (a highest-density region); levels increasing, duplicates dropped.
+    heights = np.unique(np.quantile(at_data, 1.0 - np.sort(levels)[::-1])) if at_data.size else []
+    heights = [h for h in heights if dens.min() < h < dens.max()]
+    if heights:
+        ax.contour(va, vb, dens.T, levels=heights, cmap="viridis", linewidths=1)
+
+
+def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
+    x = X[:, i]
+    x = x[np.isfinite(x)]
+    discrete = bool(getattr(mixture.family, "is_discrete", False))
+    if discrete:
+        edges = np.arange(np.floor(x.min()) - 0.5, np.ceil(x.max()) + 1.0) if x.size else 10
+        ax.hist(x, bins=edges, density=True, color="0.8", edgecolor="0.6", label="data")
+    else:
+        ax.hist(x, bins="auto", density=True, color="0.8", edgecolor="0.6", label="data")
+    grid = _axis_values(x, discrete, grid_size)
+    try:
+        dens = np.exp(_marginal_log_density(mixture, [i], grid[:, None]))
+        parts = mixture.predict_proba(_marginal_rows(mixture, [i], grid[:, None])) * dens[:, None]
+    except ValueError:  # a family without marginal densities: the histogram alone
+        dens = parts = None
+    if dens is not None:
+        style = dict(linestyle="none", marker="o", markersize=3) if discrete else {}
+        if components:
+            for k, colour in enumerate(colours):
+                ax.plot(grid, parts[:, k], color=colour, linewidth=1, label=f"component {k} (weighted)", **style)
+        ax.plot(grid, dens, color="black", linewidth=1.5, label="mixture", **style)
+    ax.text(0.03, 0.95, name, transform=ax.transAxes, ha="left", va="top", fontsize="small", fontweight="bold")
+    ax.set_yticks([])
+
+
+def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_size=40.0, levels=(),
+           grid_size=100, show_points=True):
+    """The engine of plot_classification, plot_uncertainty and plot_density."""
+    X, dims, names = _check_pairs_input(mixture, X, dimensions)
+    if fig is not None and ax is not None:
+        raise ValueError("give fig (for a grid of panels) or ax (for one panel), not both.")
+    if ax is not None and len(dims) > 2:
+        raise ValueError(f"ax takes one panel: give one or two dimensions, not {len(dims)}.")
+    m = len(dims)
+    k = mixture.n_components
+    colours = _component_colours(k)
+    gaussian = None
+    if ellipse_sd:
+        from discrim.mixture._summary import gaussian_covariances
+
+        gaussian = gaussian_covariances(mixture)
+    proba = None
+    if what != "density":
+        proba = np.asarray(mixture.predict_proba(_model_rows(mixture, X)))
+        labels = np.argmax(proba, axis=1)
+        uncertainty = 1.0 - proba.max(axis=1)
+        if what == "uncertainty":
+            top = 1.0 - 1.0 / k if k > 1 else 1.0  # the largest possible uncertainty
+            sizes = 2.0 + (max_marker_size - 2.0) * uncertainty / top
+        else:
+            sizes = np.full(X.shape[0], 12.0)
+    if ax is not None:
+        axes = np.array([[ax]], dtype=object)
+        panels = [(0, 0, dims[0], dims[-1])]
+    else:
+        from discrim.plotting._mpl import pyplot
+
+        side = min(3.0 if m > 1 else 5.0, 24.0 / m)
+        if fig is None:
+            fig = pyplot().figure(figsize=(max(side * m, 4.0), max(side * m, 3.5)))
+        axes = fig.subplots(m, m, squeeze=False)
+        panels = [(r, c, dims[c], dims[r]) for r in range(m) for c in range(m)]
+    cache = {}
+    for r, c, i, j in panels:
+        panel = axes[r, c]
+        if i == j:
+            _draw_diagonal(panel, mixture, X, i, colours, what != "density", grid_size, names[i])
+            panel.set_xlim(*_limits(X[:, i]))
+            continue
+        if what == "density":
+            _draw_density_2d(panel, mixture, X, i, j, grid_size, levels, show_points, cache)
+        else:
+            _draw_points(panel, X, i, j, labels, colours, sizes, 0.7 if what == "classification" else 0.6)
+            if gaussian is not None:
+                _draw_ellipses(panel, gaussian, i, j, colours, ellipse_sd)
+        panel.set_xlim(*_limits(X[:, i]))
+        panel.set_ylim(*_limits(X[:, j]))
+        if ax is not None or r == m - 1:
+            panel.set_xlabel(names[i])
+        if ax is not None or c == 0 or (c == 1 and r == 0):
+            panel.set_ylabel(names[j])
+    title = {"classification": "classification (most probable component)",
+             "uncertainty": "uncertainty (1 - largest posterior: marker size)",
+             "density": "marginal mixture densities (contours enclose 25/50/75/95% of the rows)"
+             if tuple(np.sort(levels)) == (0.25, 0.5, 0.75, 0.95) else "marginal mixture densities"}[what]
+    if ax is not None:
+        ax.set_title(title, fontsize="small")
+    else:
+        fig.suptitle(f"{title}: {k} component{'s' if k != 1 else ''}", fontsize="medium")
+        fig.tight_layout()
+    if what != "density":
+        from matplotlib.lines import Line2D
+
+        handles = [Line2D([], [], linestyle="none", marker=_MARKERS[q % len(_MARKERS)], color=colours[q],
+                          label=f"component {q}") for q in range(k)]
+        target = axes[0, -1] if m > 1 or ax is not None else axes[0, 0]
+        target.legend(handles=handles, loc="best", fontsize="x-small", ncol=1 + k // 8)
+    return axes
+
+
+def plot_classification(mixture, X, *, dimensions=None, ellipse_sd=(1.0, 2.0), fig=None, ax=None):
+    """Pairs plot of the rows coloured by their most probable component, with component ellipses.
+
+    mclust's ``plot(fit, what="classification")`` in any dimension: panel ``(r, c)`` of the grid
+    shows column ``dimensions[c]`` (x) against ``dimensions[r]`` (y); each component's rows
+    (by largest posterior, MAP) get its colour and marker, and a Gaussian mixture's components
+    their means (``+``) and the ellipses of their 2-D marginal covariances, at ``ellipse_sd``
+    standard deviations (the first solid, the others dashed). The diagonal panels show each
+    column's histogram with the mixture's marginal density (black) and the weighted components
+    ``pi_k f_k(x)`` (colours); for discrete families these are probabilities at integers.
+
+    Parameters
+    ----------
+    mixture : FiniteMixture
+        Fitted.
+    X : array-like of shape (n_samples, n_features)
+        The rows to draw (usually the training data), with the mixture's columns.
+    dimensions : sequence of int or str, default=None
+        The columns to pair (indices, or names when the mixture was fitted on a DataFrame);
+        None: all of them.
+    ellipse_sd : sequence of float, default=(1.0, 2.0)
+        The ellipses drawn per component and panel, in standard deviations along each axis of
+        the marginal covariance; empty: none. Only Gaussian families have them.
+    fig : matplotlib.figure.Figure, default=None
+        Figure to draw the grid in; a new one when None.
+    ax : matplotlib.axes.Axes, default=None
+        Draw one panel there instead of a grid: the pair ``dimensions[0]`` (x) and
+        ``dimensions[1]`` (y), or the diagonal panel of one dimension.
+
+    Returns
+    -------
+    axes : ndarray of matplotlib.axes.Axes of shape (m, m)
+        ``m = len(dimensions)``; ``[[ax]]`` when ``ax`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Gaussian
+    >>> from discrim.mixture import FiniteMixture
+    >>> from discrim.plotting import plot_classification
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-3, 1, (100, 3)), rng.normal(3, 1, (100, 3))])
+    >>> mixture = FiniteMixture(Gaussian(covariance_type="VVV"), 2, random_state=0).fit(X)
+    >>> plot_classification(mixture, X).shape
+    (3, 3)
+    """
+    return _pairs(mixture, X, "classification", dimensions=dimensions, fig=fig, ax=ax,
+                  ellipse_sd=_check_sd(ellipse_sd))
+
+
+def plot_uncertainty(mixture, X, *, dimensions=None, ellipse_sd=(1.0,), max_marker_size=40.0, fig=None, ax=None):
+    """Pairs plot of the classification uncertainty, ``1 - max_k P(k | x)``, as marker size.
+
+    mclust's ``plot(fit, what="uncertainty")`` in any dimension: as
+    :func:`plot_classification`, but each row's marker area grows with its uncertainty, from 2
+    (certain) to ``max_marker_size`` (the largest possible uncertainty, ``1 - 1/K``), so the
+    rows between components stand out.
+
+    Parameters
+    ----------
+    mixture : FiniteMixture
+        Fitted.
+    X : array-like of shape (n_samples, n_features)
+        The rows to draw, with the mixture's columns.
+    dimensions : sequence of int or str, default=None
+        The columns to pair; None: all of them.
+    ellipse_sd : sequence of float, default=(1.0,)
+        Ellipses per Gaussian component and panel, in standard deviations; empty: none.
+    max_marker_size : float, default=40.0
+        Marker area (points squared) of a row with the largest possible uncertainty.
+    fig : matplotlib.figure.Figure, default=None
+        Figure to draw the grid in; a new one when None.
+    ax : matplotlib.axes.Axes, default=None
+        Draw one panel there instead of a grid (one or two dimensions).
+
+    Returns
+    -------
+    axes : ndarray of matplotlib.axes.Axes of shape (m, m)
+        ``m = len(dimensions)``; ``[[ax]]`` when ``ax`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Gaussian
+    >>> from discrim.mixture import FiniteMixture
+    >>> from discrim.plotting import plot_uncertainty
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-1, 1, (100, 2)), rng.normal(1, 1, (100, 2))])
+    >>> mixture = FiniteMixture(Gaussian(covariance_type="EEE"), 2, random_state=0).fit(X)
+    >>> plot_uncertainty(mixture, X, dimensions=[1, 0]).shape
+    (2, 2)
+    """
+    if isinstance(max_marker_size, bool) or not np.isfinite(max_marker_size) or max_marker_size <= 2:
+        raise ValueError(f"max_marker_size must be a number above 2 (points squared); got {max_marker_size!r}.")
+    return _pairs(mixture, X, "uncertainty", dimensions=dimensions, fig=fig, ax=ax,
+                  ellipse_sd=_check_sd(ellipse_sd), max_marker_size=float(max_marker_size))
+
+
+def plot_density(mixture, X, *, dimensions=None, levels=(0.25, 0.5, 0.75, 0.95), grid_size=100, show_points=True,
+                 fig=None, ax=None):
+    """Pairs plot of the mixture's 2-D marginal densities as contours over the rows.
+
+    mclust's ``plot(fit, what="density")`` in any dimension. Each panel's density is the
+    mixture's marginal density of its two columns, ``sum_k pi_k f_k(x_i, x_j)``, computed by
+    :meth:`FiniteMixture.score_samples` on rows whose other columns are missing: exact for
+    every family that scores missing values (for Gaussians the marginals are Gaussian with the
+    2x2 block of each covariance; for families of independent columns the product of the two
+    columns' densities); a family that cannot (e.g. a full-scale StudentT) raises a
+    ValueError unless the mixture has only the drawn columns. Contours are drawn at
+    highest-density levels: the one for ``p`` is the ``1 - p`` quantile of the density at the
+    rows, so it encloses about a share ``p`` of them. For discrete families the densities are
+    evaluated at integers. The diagonal panels show each column's histogram and marginal
+    density.
+
+    Parameters
+    ----------
+    mixture : FiniteMixture
+        Fitted.
+    X : array-like of shape (n_samples, n_features)
+        The rows, with the mixture's columns (they set the range and the levels).
+    dimensions : sequence of int or str, default=None
+        The columns to pair; None: all of them.
+    levels : sequence of float, default=(0.25, 0.5, 0.75, 0.95)
+        Shares of the rows that the contours enclose, in (0, 1).
+    grid_size : int, default=100
+        Points per axis of each panel's evaluation grid (at least 10).
+    show_points : bool, default=True
+        Draw the rows, small and grey, under the contours.
+    fig : matplotlib.figure.Figure, default=None
+        Figure to draw the grid in; a new one when None.
+    ax : matplotlib.axes.Axes, default=None
+        Draw one panel there instead of a grid (one or two dimensions).
+
+    Returns
+    -------
+    axes : ndarray of matplotlib.axes.Axes of shape (m, m)
+        ``m = len(dimensions)``; ``[[ax]]`` when ``ax`` is given.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Gaussian
+    >>> from discrim.mixture import FiniteMixture
+    >>> from discrim.plotting import plot_density
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-3, 1, (100, 3)), rng.normal(3, 1, (100, 3))])
+    >>> mixture = FiniteMixture(Gaussian(covariance_type="VII"), 2, random_state=0).fit(X)
+    >>> plot_density(mixture, X, dimensions=[0, 2]).shape
+    (2, 2)
+    """
+    from numbers import Integral
+
+    levels_arr = np.asarray(levels, dtype=float).reshape(-1)
+    if levels_arr.size == 0 or not np.all((levels_arr > 0) & (levels_arr < 1)):
+        raise ValueError(f"levels must be shares of the rows in (0, 1); got {levels!r}.")
+    if isinstance(grid_size, bool) or not isinstance(grid_size, Integral) or grid_size < 10:
+        raise ValueError(f"grid_size must be an int >= 10; got {grid_size!r}.")
+    return _pairs(mixture, X, "density", dimensions=dimensions, fig=fig, ax=ax, levels=levels_arr,
+                  grid_size=int(grid_size), show_points=bool(show_points))
