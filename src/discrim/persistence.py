@@ -31,6 +31,8 @@ TRUSTED_OBJECT_TYPES = {
     # parameters (the mixtures' params_).
     "discrim.distributions.gaussian.Gaussian": "family",
     "discrim.distributions.gaussian.GaussianParams": "fitted parameters",
+    "discrim.distributions._gaussian_prior.GaussianPrior": "a Gaussian family's prior (and a mixture's family_)",
+    "discrim.mixture._noise.NoiseRegion": "the region of a mixture's noise component (FiniteMixture(noise=True))",
     "discrim.distributions.binomial.Binomial": "family",
     "discrim.distributions.binomial.Bernoulli": "family",
     "discrim.distributions.binomial.BinomialParams": "fitted parameters",

@@ -7,6 +7,7 @@ from discrim.distributions.categorical import Categorical, CategoricalParams, Ca
 from discrim.distributions.exponential import Exponential, ExponentialParams, ExponentialStats
 from discrim.distributions.fixed import Fixed
 from discrim.distributions.gamma import Gamma, GammaParams, GammaStats
+from discrim.distributions._gaussian_prior import GaussianPrior
 from discrim.distributions.gaussian import Gaussian, GaussianParams, GaussianStats
 from discrim.distributions.lognormal import LogNormal, LogNormalParams, LogNormalStats
 from discrim.distributions.poisson import Poisson, PoissonParams, PoissonStats
@@ -48,6 +49,7 @@ __all__ = [
     "GammaStats",
     "Gaussian",
     "GaussianParams",
+    "GaussianPrior",
     "GaussianStats",
     "LogNormal",
     "LogNormalParams",

@@ -406,6 +406,33 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return self
 
+    def uses_data_defaults(self):
+        """Whether some option defaults to a moment of the data (a Gaussian prior's mean and scale).
+
+        Returns
+        -------
+        needed : bool
+            When True, a mixture computes :meth:`suff_stats` of all its rows with one component
+            once per fit and passes them to :meth:`fill_data_defaults`.
+        """
+        return False
+
+    def fill_data_defaults(self, data_stats, n_components):
+        """The family with its data-dependent defaults filled in (self when it has none).
+
+        Parameters
+        ----------
+        data_stats : Stats
+            :meth:`suff_stats` of all rows with a single component: additive, so they come from
+            row blocks or Dask like EM's statistics.
+        n_components : int
+
+        Returns
+        -------
+        family : ComponentFamily
+        """
+        return self
+
     def row_data(self, n_samples):
         """Per-row data for ``n_samples`` rows, or None when the family has none.
 

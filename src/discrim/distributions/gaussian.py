@@ -26,6 +26,7 @@ from discrim.distributions._covariance_models import (
     n_covariance_parameters,
     storage_of,
 )
+from discrim.distributions._gaussian_prior import PRIOR_MODELS, GaussianPrior, map_moments, resolve_prior
 from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns, pattern_inverses
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
@@ -108,6 +109,13 @@ class Gaussian(ComponentFamily):
     reg_covar : float, default=1e-6
         Non-negative amount added to the diagonal of every covariance by the M-step
         (:meth:`params_from_stats`). ``FiniteMixture(reg_covar=...)`` sets it for a fit.
+    prior : None, "default" or GaussianPrior, default=None
+        None: maximum-likelihood M-steps. "default" (``GaussianPrior()``, mclust's
+        ``priorControl()``) or a :class:`GaussianPrior`: the conjugate prior of Fraley and
+        Raftery (2007), and EM then finds the posterior mode (MAP) as mclust's EM with a prior
+        does; available for the models "EII", "VII", "EEI", "VEI", "EVI", "VVI", "EEE", "EEV",
+        "VEV" and "VVV" (as in mclust). ``reg_covar`` is still added: pass ``reg_covar=0`` for
+        mclust's estimates. See Notes.
 
     Notes
     -----
@@ -152,6 +160,13 @@ class Gaussian(ComponentFamily):
     entries by their conditional expectations under the E-step's parameters (the EM of
     Little and Rubin, Statistical Analysis with Missing Data, section 11.2).
 
+    **Prior.** With ``prior``, the M-step returns mclust's MAP means and covariances
+    (:func:`discrim.distributions._gaussian_prior.map_moments` tabulates them), the mixing
+    weights stay ``n_k / n``, and a mixture's log-likelihood, ``lower_bounds_`` and BIC are those
+    of the data at the MAP estimate, without the log prior (as mclust's ``loglik`` and BIC).
+    The prior's defaults that depend on the data (its mean and scale) are filled in by
+    :class:`~discrim.mixture.FiniteMixture` once per fit (see :class:`GaussianPrior`).
+
     Examples
     --------
     >>> import numpy as np
@@ -171,9 +186,48 @@ class Gaussian(ComponentFamily):
                  "gaussian-tied": {"covariance_type": "tied"}, "gaussian-spherical": {"covariance_type": "spherical"},
                  **{f"gaussian-{name}": {"covariance_type": name} for name in COVARIANCE_MODELS}}
 
-    def __init__(self, covariance_type="full", reg_covar=1e-6):
+    # The default for objects restored from files written before the prior was an option.
+    prior = None
+
+    def __init__(self, covariance_type="full", reg_covar=1e-6, prior=None):
         self.covariance_type = covariance_type
         self.reg_covar = reg_covar
+        self.prior = prior
+
+    def _prior(self):
+        """The prior as a GaussianPrior, or None."""
+        return GaussianPrior() if isinstance(self.prior, str) and self.prior == "default" else self.prior
+
+    def uses_data_defaults(self):
+        """Whether the prior has defaults that depend on the data (see :meth:`fill_data_defaults`).
+
+        Returns
+        -------
+        needed : bool
+        """
+        prior = self._prior()
+        return prior is not None and not prior.resolved
+
+    def fill_data_defaults(self, data_stats, n_components):
+        """The family with its prior's data-dependent defaults set from the statistics of all rows.
+
+        Parameters
+        ----------
+        data_stats : GaussianStats
+            :meth:`suff_stats` of all rows with a single component (responsibilities 1).
+        n_components : int
+            G, the number of Gaussian components.
+
+        Returns
+        -------
+        family : Gaussian
+            A copy whose ``prior`` is a resolved :class:`GaussianPrior`; self without a prior.
+        """
+        prior = self._prior()
+        if prior is None or prior.resolved:
+            return self
+        resolved = _resolve_from_stats(prior, self.model_name, data_stats, n_components)
+        return type(self)(covariance_type=self.covariance_type, reg_covar=self.reg_covar, prior=resolved)
 
     def check_options(self):
         if self.covariance_type not in _COVARIANCE_TYPES:
@@ -183,6 +237,14 @@ class Gaussian(ComponentFamily):
         reg = self.reg_covar
         if isinstance(reg, bool) or not isinstance(reg, Real) or not (np.isfinite(reg) and reg >= 0):
             raise ValueError(f"reg_covar must be a finite float >= 0; got {reg!r}.")
+        prior = self.prior
+        if prior is not None:
+            if not (isinstance(prior, GaussianPrior) or (isinstance(prior, str) and prior == "default")):
+                raise ValueError(f"prior must be None, 'default' or a GaussianPrior(...); got {prior!r}.")
+            if self.model_name not in PRIOR_MODELS:
+                raise ValueError(f"prior is not available for covariance_type={self.covariance_type!r} (nor in "
+                                 f"mclust): choose one of {sorted(PRIOR_MODELS)} or prior=None.")
+            self._prior().check(self.model_name)
         return self
 
     @property
@@ -456,12 +518,19 @@ class Gaussian(ComponentFamily):
 
     def params_from_stats(self, stats, current=None):
         mean, scatter = stats.mean.copy(), stats.scatter
+        prior = self._prior()
         if stats.observed is not None:  # a mask, and the "diag" or "spherical" storage
-            if self.model_name in ("VVI", "VII"):
+            if self.model_name in ("VVI", "VII") and prior is None:
                 return GaussianParams(mean=mean, covariance=self._observed_variances(stats))
             mean, scatter = _completed_moments(stats, current)
         previous = None if current is None else current.covariance
-        cov = covariance_mle(self.covariance_type, stats.weight, scatter, self.reg_covar, previous)
+        weight = stats.weight
+        if prior is not None:
+            if not prior.resolved:  # outside a mixture's fit: the pooled statistics of the components
+                prior = _resolve_from_stats(prior, self.model_name, sum(_split(stats)), stats.weight.shape[0])
+            prior.check(self.model_name, mean.shape[1])
+            mean, weight, scatter = map_moments(self.model_name, prior, weight, mean, scatter)
+        cov = covariance_mle(self.covariance_type, weight, scatter, self.reg_covar, previous)
         return GaussianParams(mean=mean, covariance=cov)
 
     def params_given(self, stats, fixed, current=None):
@@ -471,6 +540,17 @@ class Gaussian(ComponentFamily):
         about ``mu_k``: ``W_k + n_k (m_k - mu_k)(m_k - mu_k)'`` with ``m_k`` the weighted mean.
         Fixed entries of a mean row are either the whole row or, with independent features
         ("diag" and "spherical" storage), any of its entries; the free entries keep ``m_k``.
+
+        Parameters
+        ----------
+        stats : GaussianStats
+        fixed : dict of str to tuple of (ndarray, ndarray of bool)
+            As in :meth:`ComponentFamily.params_given`.
+        current : GaussianParams or None, default=None
+
+        Returns
+        -------
+        params : GaussianParams
         """
         if "mean" not in fixed:
             return super().params_given(stats, fixed, current)
@@ -520,6 +600,28 @@ class Gaussian(ComponentFamily):
                 z = z * np.sqrt(params.covariance[j])
             blocks.append(params.mean[j] + z)
         return np.concatenate(blocks, axis=0)
+
+
+def _split(stats):
+    """The statistics of every component as separate one-component statistics (their sum pools them)."""
+    return [GaussianStats(weight=stats.weight[j : j + 1], mean=stats.mean[j : j + 1],
+                          scatter=stats.scatter[j : j + 1],
+                          observed=None if stats.observed is None else stats.observed[j : j + 1])
+            for j in range(stats.weight.shape[0])]
+
+
+def _resolve_from_stats(prior, model, data_stats, n_components):
+    """A resolved prior from one-component statistics of all rows: their mean and covariance (divisor n - 1)."""
+    n = float(data_stats.weight[0])
+    if data_stats.observed is not None:
+        mean, scatter = _completed_moments(data_stats, None)
+    else:
+        mean, scatter = data_stats.mean, data_stats.scatter
+    cov = scatter[0] / max(n - 1.0, np.finfo(float).tiny)
+    d = mean.shape[1]
+    if cov.ndim == 2 and n <= d:  # mclust: the diagonal when there are no more rows than features
+        cov = np.diag(np.diag(cov))
+    return resolve_prior(prior, model, mean[0], cov, n_components)
 
 
 def _completed_moments(stats, current):
