@@ -265,14 +265,25 @@ class DaskRowBlocks:
                               reduce=reduce)
 
 
-def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_row):
+def _with_noise(log_dens, noise):
+    """``log_dens`` (n, K) with the noise component's constant log-density appended: (n, K + 1)."""
+    column = ops.like(np.full((1, log_dens.shape[0]), noise), log_dens)
+    return ops.concat_rows([log_dens.T, column]).T
+
+
+def _e_step_block(family, log_weights, params, with_stats, noise, Xb, wb, data, first_row):
     """E-step on one block of rows, in the namespace and on the device of the block (numpy, torch).
 
-    Returns (stats or None, weighted log-likelihood); the statistics are float64 host arrays.
+    Returns (stats or None, weighted log-likelihood, weight of the noise component); the
+    statistics are float64 host arrays.
     """
     xp = np if isinstance(Xb, np.ndarray) else array_namespace(Xb)
     allowed = data.pop("allowed", None)
     log_dens = family.log_prob(Xb, params, **data)
+    if noise is not None:
+        log_dens = _with_noise(log_dens, noise)
+        if allowed is not None:  # a labelled row is not noise
+            allowed = np.concatenate([allowed, allowed.all(axis=1, keepdims=True)], axis=1)
     if allowed is not None:  # a labelled row: no responsibility for the components of other labels
         log_dens = log_dens + ops.like(np.where(allowed, 0.0, -np.inf), log_dens)
     log_resp, log_norm = log_posterior(log_dens, ops.like(log_weights, Xb), xp=xp)
@@ -280,39 +291,48 @@ def _e_step_block(family, log_weights, params, with_stats, Xb, wb, data, first_r
         check_some_density(to_numpy(log_norm), "component", first_row=first_row)
     ll = float(ops.as_float64(wb) @ ops.as_float64(log_norm))
     if not with_stats:
-        return None, ll
-    log_resp = ops.exp_inplace(log_resp, xp)
-    return family.suff_stats(Xb, log_resp, wb, params=params, **data), ll
+        return None, ll, 0.0
+    resp = ops.exp_inplace(log_resp, xp)
+    noise_weight = 0.0
+    if noise is not None:
+        noise_weight = float(ops.as_float64(wb) @ ops.as_float64(resp[:, -1]))
+        resp = resp[:, :-1]
+    return family.suff_stats(Xb, resp, wb, params=params, **data), ll, noise_weight
 
 
-def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None):
+def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None, noise=None):
     """One pass over the rows: responsibilities, their sufficient statistics and the log-likelihood.
 
     Parameters
     ----------
     family : ComponentFamily
     blocks : RowBlocks or DaskRowBlocks
-    log_weights : ndarray of shape (n_components,)
-        Log mixing weights (``-inf`` for a weight of zero).
+    log_weights : ndarray of shape (n_components,) or (n_components + 1,)
+        Log mixing weights (``-inf`` for a weight of zero), the noise component's last.
     params : Params
     with_stats : bool, default=True
     mapper : BlockMapper or None, default=None
         Runs the blocks in threads; None runs them one after another.
+    noise : float or None, default=None
+        The log-density ``-log V`` of a uniform noise component (the last one), or None.
 
     Returns
     -------
     stats : Stats or None
-        Sum over blocks of ``family.suff_stats(block, resp, weight)``, in block order.
+        Sum over blocks of ``family.suff_stats(block, resp, weight)`` (the family's components'
+        responsibilities only), in block order.
     total_log_likelihood : float
-        ``sum_i w_i log sum_k pi_k f_k(x_i)``.
+        ``sum_i w_i log sum_k pi_k f_k(x_i)`` (the noise component among the ``f_k``).
+    noise_weight : float
+        ``sum_i w_i r_i0``, the noise component's total responsibility (0 without one).
     """
-    block = partial(_e_step_block, family, log_weights, params, with_stats)
+    block = partial(_e_step_block, family, log_weights, params, with_stats, noise)
     return blocks.map_reduce(block, _add_e_steps, mapper)
 
 
 def _add_e_steps(a, b):
-    """Merge the (stats or None, log-likelihood) of two blocks."""
-    return (None if a[0] is None else a[0] + b[0]), a[1] + b[1]
+    """Merge the (stats or None, log-likelihood, noise weight) of two blocks."""
+    return (None if a[0] is None else a[0] + b[0]), a[1] + b[1], a[2] + b[2]
 
 
 def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
@@ -344,7 +364,7 @@ def stats_from_assignment(family, blocks, assign):
     return blocks.map_reduce(partial(_assigned_stats_block, family, assign), operator.add)
 
 
-def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
+def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1, noise=None):
     """``log pi_k + log f_k(x_i)`` of every row and component, in blocks.
 
     Parameters
@@ -352,19 +372,25 @@ def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1):
     family : ComponentFamily
     blocks : RowBlocks
         numpy, or torch on any device (the log-densities are computed there).
-    log_weights : ndarray of shape (n_components,)
+    log_weights : ndarray of shape (n_components,) or (n_components + 1,)
+        The noise component's last.
     params : Params
     n_threads : int, default=1
+    noise : float or None, default=None
+        The log-density of a uniform noise component (the last column), or None.
 
     Returns
     -------
-    jll : ndarray of shape (n_samples, n_components)
+    jll : ndarray of shape (n_samples, n_components) or (n_samples, n_components + 1)
         float64 on the host, a fresh array (the posterior rule overwrites it).
     """
 
     def block(Xb, wb, data, first_row):
         # each block's (n_block, K) scores come to the host: the posterior rule works there
-        return to_numpy(family.log_prob(Xb, params, **data) + ops.like(log_weights, Xb))
+        log_dens = family.log_prob(Xb, params, **data)
+        if noise is not None:
+            log_dens = _with_noise(log_dens, noise)
+        return to_numpy(log_dens + ops.like(log_weights, Xb))
 
     with single_threaded_blas(), BlockMapper(n_threads) as mapper:
         parts = blocks.map(block, mapper)
@@ -398,6 +424,7 @@ def run_em(
     fix_weights=False,
     keep_history=False,
     n_threads=1,
+    noise=None,
 ):
     """Run EM from given starting parameters until the mean log-likelihood stops improving.
 
@@ -423,12 +450,16 @@ def run_em(
     keep_history : bool, default=False
     n_threads : int, default=1
         Threads over row blocks (:class:`~discrim.utils._threads.BlockMapper`).
+    noise : float or None, default=None
+        The log-density ``-log V`` of a uniform noise component, or None. With it, ``weights0``
+        has ``n_components + 1`` entries, the noise's last, and the noise weight is the mean of
+        its responsibilities, as mclust's.
 
     Returns
     -------
     result : EMResult
     """
-    n_components = weights0.shape[0]
+    n_components = params0.n_components
     total_weight = blocks.total_weight
     weights, params = np.asarray(weights0, dtype=np.float64), params0
     empty_ever = np.zeros(n_components, dtype=bool)
@@ -440,10 +471,10 @@ def run_em(
         def expectation(weights, params):
             with np.errstate(divide="ignore"):  # a weight of 0 has log-weight -inf
                 log_weights = np.log(weights)
-            stats, ll = e_step(family, blocks, log_weights, params, mapper=mapper)
-            return stats, ll / total_weight
+            stats, ll, noise_weight = e_step(family, blocks, log_weights, params, mapper=mapper, noise=noise)
+            return stats, ll / total_weight, noise_weight
 
-        stats, mean_ll = expectation(weights, params)
+        stats, mean_ll, noise_weight = expectation(weights, params)
         lower_bounds = [mean_ll]
         for n_iter in range(1, max_iter + 1):
             new_params = family.params_from_stats(stats, current=params)
@@ -453,8 +484,9 @@ def run_em(
                 new_params = _keep_empty(family, new_params, params, empty)
             params = new_params
             if not fix_weights:
-                weights = stats.weight / stats.weight.sum()
-            stats, mean_ll = expectation(weights, params)
+                totals = stats.weight if noise is None else np.append(stats.weight, noise_weight)
+                weights = totals / totals.sum()
+            stats, mean_ll, noise_weight = expectation(weights, params)
             lower_bounds.append(mean_ll)
             # progress for those who listen (the CLI's progress bar, benchmarks' iteration times)
             logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, mean_ll,

@@ -22,6 +22,7 @@ from discrim.mixture._em import (
     stats_from_assignment,
 )
 from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, given_assignment, initial_assignment
+from discrim.mixture._noise import default_noise_rows, noise_region
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream, spawn_generators
 from discrim.utils._dask import (
@@ -56,6 +57,23 @@ _MAX_SAMPLE_BYTES = 2**34
 # Rows of a dask X that the initialisation (k-means++ seeding) sees on the client: all of them up
 # to this many (the fit then starts exactly as in memory), else a uniform sample of this size.
 _INIT_SAMPLE_ROWS = 1 << 17
+
+
+def _one_component(X, first_row=0):
+    """Responsibilities of a single component: a column of ones (n_block, 1), where X lives."""
+    return ops.like(np.ones((X.shape[0], 1)), X)
+
+
+class _OutsideNoise:
+    """A start's responsibilities with the initial noise rows taken out (they start in the noise)."""
+
+    def __init__(self, assign, noise_rows):
+        self.assign = assign
+        self.keep = (~noise_rows).astype(np.float64)
+
+    def __call__(self, X, first_row=0):
+        resp = self.assign(X, first_row)
+        return resp * ops.like(self.keep[first_row : first_row + X.shape[0], None], resp)
 
 
 class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
@@ -142,11 +160,27 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         The value of ``y`` that marks an unlabelled row (e.g. -1; NaN marks one too): :meth:`fit`
         then keeps the labelled rows' responsibilities on their components. None: ``y`` is
         ignored, as by every scikit-learn mixture.
+    noise : bool or float, default=False
+        Add a uniform noise component of density ``1 / V`` (Banfield and Raftery, 1993), with
+        its own mixing weight estimated by EM, as mclust's ``Vinv``: False, none; True, ``V`` is
+        mclust's ``hypvol(X)``, the smaller of the volumes of the data's bounding box and of its
+        box along the principal axes; a positive float, ``V`` itself. The noise is the last
+        column of ``weights_``, :meth:`predict_proba` and :meth:`predict_log_proba`, and the
+        label -1 of :meth:`predict`; :meth:`score_samples` includes it (``1 / V`` everywhere, as
+        mclust), and it counts one free parameter (its weight) in :meth:`bic`, two with
+        ``noise=True`` (its weight and ``V``, estimated from the data: mclust's count).
+    noise_init : array-like of bool of shape (n_samples,) or None, default=None
+        With ``noise``: the rows that start in the noise component (mclust's
+        ``initialization=list(noise=...)``); the other rows give the components' start by
+        ``init_params``. None: the rows that the nearest-neighbour clutter removal of Byers and
+        Raftery (1998) calls clutter (5 neighbours, see
+        :func:`discrim.mixture._noise.default_noise_rows`).
 
     Attributes
     ----------
-    weights_ : ndarray of shape (n_components,)
-        Mixing weights ``pi_k`` (the seed's ``lambda`` and ``1 - lambda`` for two coins).
+    weights_ : ndarray of shape (n_components,) or (n_components + 1,)
+        Mixing weights ``pi_k`` (the seed's ``lambda`` and ``1 - lambda`` for two coins); with
+        ``noise``, the noise component's weight last.
     params_ : dict of str to ndarray
         Component parameters by name, each with a leading component axis: ``prob`` (Binomial,
         Bernoulli), ``rate`` (Poisson), ``probs`` (Categorical), ``mean`` and ``covariance``
@@ -157,9 +191,16 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Number of EM iterations of the best initialisation.
     lower_bounds_ : ndarray of shape (n_iter_ + 1,)
         Mean weighted log-likelihood of the initial parameters and after every iteration; never
-        decreases (up to rounding).
+        decreases (up to rounding). With a Gaussian ``prior`` it is the data's log-likelihood at
+        each MAP estimate (mclust's ``loglik``), without the log prior: EM increases the posterior,
+        and this may fall slightly.
     lower_bound_ : float
         ``lower_bounds_[-1]``.
+    family_ : ComponentFamily
+        The family as fitted: ``family`` with the mixture's ``reg_covar`` and its data-dependent
+        defaults filled in (a Gaussian prior's mean and scale, from this fit's rows).
+    noise_volume_ : float or None
+        ``V``, the hypervolume of the noise component (None without ``noise``).
     history_ : list of dict
         Only with ``keep_history=True``: ``{"weights": ..., <parameter name>: ...}`` for the
         initial parameters and every iteration (length ``n_iter_ + 1``).
@@ -217,7 +258,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "component_labels": ["array-like", None],
         "unlabeled": [Integral, None],
+        "noise": ["boolean", Interval(Real, 0, None, closed="neither")],
+        "noise_init": ["array-like", None],
     }
+
+    # Defaults for models restored from files written before the noise component was an option.
+    noise = False
+    noise_init = None
 
     def __init__(
         self,
@@ -241,6 +288,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         device=None,
         component_labels=None,
         unlabeled=None,
+        noise=False,
+        noise_init=None,
     ):
         self.family = family
         self.n_components = n_components
@@ -261,6 +310,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         self.device = device
         self.component_labels = component_labels
         self.unlabeled = unlabeled
+        self.noise = noise
+        self.noise_init = noise_init
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -402,38 +453,87 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return groups.astype(np.int64)
 
     def _check_weights_init(self):
-        k = self.n_components
+        k = self.n_components + (self._has_noise())
         if self.weights_init is None:
             return None
         w = np.asarray(self.weights_init, dtype=np.float64)
         if w.shape != (k,):
-            raise ValueError(f"weights_init has shape {w.shape}; expected ({k},) (one weight per component).")
+            raise ValueError(f"weights_init has shape {w.shape}; expected ({k},) (one weight per component"
+                             + (", the noise's last)." if self._has_noise() else ")."))
         if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.isclose(w.sum(), 1.0, rtol=0, atol=1e-6):
             raise ValueError("weights_init must be non-negative and sum to one.")
         return w / w.sum()
 
     # --- fitting --------------------------------------------------------------------------
 
-    def _initial(self, family, blocks, sample, rng):
-        """Starting (weights, params) for one initialisation; ``sample`` the rows the seeding sees."""
+    def _initial(self, family, blocks, sample, rng, noise_rows=None):
+        """Starting (weights, params) for one initialisation; ``sample`` the rows the seeding sees.
+
+        ``noise_rows`` (n_samples,) of bool: the rows that start in the noise component (the
+        other rows give the components' start), or None without noise.
+        """
         k, d = self.n_components, blocks.X.shape[1]
+        n_weights = k + (noise_rows is not None)
         weights0 = self._check_weights_init()
         if self.params_init is not None:
             params0 = family.make_params(self.params_init, k, d)
             if weights0 is None:
-                weights0 = np.full(k, 1.0 / k)
+                weights0 = np.full(n_weights, 1.0 / n_weights)
             return weights0, params0
         if isinstance(self.init_params, str):
-            assign = initial_assignment(*sample, k, self.init_params, rng, n_rows=blocks.n_rows)
+            sample_X, sample_w = sample
+            if noise_rows is not None:  # the noise is in memory: the sample is all rows
+                sample_w = np.where(noise_rows, 0.0, sample_w)
+            assign = initial_assignment(sample_X, sample_w, k, self.init_params, rng, n_rows=blocks.n_rows)
         else:
             assign = given_assignment(self.init_params, blocks.n_rows, k)
+        if noise_rows is not None:
+            assign = _OutsideNoise(assign, noise_rows)
         if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
             blocks = blocks.completed()
         stats = stats_from_assignment(family, blocks, assign)
         params0 = family.params_from_stats(stats)
         if weights0 is None:
-            weights0 = np.full(k, 1.0 / k) if self.fix_weights else stats.weight / stats.weight.sum()
+            totals = stats.weight
+            if noise_rows is not None:
+                totals = np.append(totals, np.asarray(to_numpy(blocks.sample_weight), dtype=np.float64)[noise_rows].sum())
+            weights0 = np.full(n_weights, 1.0 / n_weights) if self.fix_weights else totals / totals.sum()
         return weights0, params0
+
+    def _has_noise(self):
+        return not (self.noise is None or self.noise is False)
+
+    def _noise_start(self, blocks, labels):
+        """(log-density of the noise, its region or None, the initial noise rows) of a fit with noise."""
+        if isinstance(blocks, DaskRowBlocks):
+            raise ValueError("noise needs X in memory (numpy or torch): compute the dask array first, or fit "
+                             "without noise.")
+        X = np.asarray(to_numpy(blocks.completed().X if blocks.mask is not None else blocks.X), dtype=np.float64)
+        if self.noise is True:
+            region = noise_region(X)
+            log_volume = region.log_volume
+        else:
+            region, log_volume = None, float(np.log(self.noise))
+        if self.noise_init is None:
+            rows = default_noise_rows(X)
+        else:
+            rows = np.asarray(self.noise_init)
+            if rows.shape != (blocks.n_rows,) or rows.dtype.kind != "b":
+                raise ValueError(f"noise_init must be a bool array with one entry per row of X ({blocks.n_rows}); "
+                                 f"got shape {rows.shape} and dtype {rows.dtype}.")
+        if labels is not None:
+            rows = rows & (np.asarray(labels) < 0)  # a labelled row is not noise
+        if (~rows).sum() < self.n_components:
+            raise ValueError(f"noise_init leaves {int((~rows).sum())} rows for n_components={self.n_components}: "
+                             "mark fewer rows as noise.")
+        return -log_volume, region, rows
+
+    def _with_data_defaults(self, family, blocks):
+        """The family with its data-dependent defaults set from all rows (one pass, additive statistics)."""
+        if not family.uses_data_defaults():
+            return family
+        rows = replace(blocks.completed() if blocks.mask is not None else blocks, labels=None, groups=None)
+        return family.fill_data_defaults(stats_from_assignment(family, rows, _one_component), self.n_components)
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None, sample_weight=None):
@@ -470,6 +570,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 "one row per component. Reduce n_components."
             )
         check_enough_distinct_rows(*sample, self.n_components)
+        family = self._with_data_defaults(family, blocks)
+        noise, region, noise_rows = None, None, None
+        if self._has_noise():
+            noise, region, noise_rows = self._noise_start(blocks, labels)
         if warm:
             starts = [(self.weights_, self._params)]
             rngs = [None]
@@ -480,7 +584,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             starts = [None] * n_init
         best = None
         for start, rng in zip(starts, rngs):
-            weights0, params0 = start if start is not None else self._initial(family, blocks, sample, rng)
+            weights0, params0 = start if start is not None else self._initial(family, blocks, sample, rng, noise_rows)
             result = run_em(
                 family,
                 blocks,
@@ -491,6 +595,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 fix_weights=self.fix_weights,
                 keep_history=self.keep_history,
                 n_threads=self._block_threads(blocks, self.n_threads),
+                noise=noise,
             )
             if best is None or result.lower_bounds[-1] > best.lower_bounds[-1]:
                 best = result
@@ -508,6 +613,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 stacklevel=3,
             )
         self.weights_ = best.weights
+        self.family_ = family
+        self.noise_volume_ = None if noise is None else float(np.exp(-noise))
+        self._noise_log_density = noise
+        self._noise_region = region
         self._params = best.params
         self.params_ = {k: np.array(v, copy=True) for k, v in best.params.as_dict().items()}
         self.converged_ = best.converged
@@ -586,7 +695,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     _rule_label_kind = "component"
 
     def _rule_labels(self):
-        return np.arange(self.weights_.shape[0])
+        labels = np.arange(self.weights_.shape[0])
+        if self._fitted_noise() is not None:
+            labels[-1] = -1  # the noise component
+        return labels
+
+    def _fitted_noise(self):
+        return getattr(self, "_noise_log_density", None)
 
     def _joint_log_likelihood(self, X, log_prior=None):
         check_is_fitted(self)
@@ -594,7 +709,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         blocks = self._rows(X, family, reset=False)
         log_weights = self._log_weights() if log_prior is None else log_prior
         return joint_log_likelihood(family, blocks, log_weights, self._params,
-                                    self._block_threads(blocks, self.n_threads))
+                                    self._block_threads(blocks, self.n_threads), noise=self._fitted_noise())
 
     # --- missing values -------------------------------------------------------------------
 
@@ -625,9 +740,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         X0 = np.array(to_numpy(blocks.X), dtype=np.float64)
         if blocks.mask is None:
             return X0
-        jll = joint_log_likelihood(family, blocks, self._log_weights(), self._params, 1)
+        jll = joint_log_likelihood(family, blocks, self._log_weights(), self._params, 1, noise=self._fitted_noise())
         check_joint(jll, "component")
         resp = np.exp(log_posterior(jll, 0.0)[0])
+        if self._fitted_noise() is not None:  # the noise says nothing of the missing values
+            resp = resp[:, :-1] / np.maximum(resp[:, :-1].sum(axis=1, keepdims=True), np.finfo(float).tiny)
         rng = np.random.default_rng(as_seed_sequence(random_state)) if draw else None
         for observed, index in mask_patterns(blocks.mask):
             if observed.all():
@@ -646,7 +763,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def _n_parameters(self):
         n = self._family().n_parameters(self.n_features_in_, self.n_components)
-        return n + (0 if self.fix_weights else self.n_components - 1)
+        # noise=True estimates V from the data too: mclust's count (nMclustParams(noise=TRUE), + 2)
+        estimated_volume = getattr(self, "_noise_region", None) is not None
+        return n + (0 if self.fix_weights else self.weights_.shape[0] - 1) + estimated_volume
 
     def _log_likelihood_and_size(self, X, sample_weight):
         return weighted_total(self.score_samples(X), sample_weight)
@@ -713,7 +832,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         -------
         X : ndarray of shape (n_samples, n_features)
         labels : ndarray of shape (n_samples,)
-            The component of every row (rows are grouped by component).
+            The component of every row (rows are grouped by component; -1, last, for the noise,
+            drawn uniformly from the region behind ``noise=True``).
         """
         check_is_fitted(self)
         if not isinstance(n_samples, Integral) or isinstance(n_samples, bool) or n_samples < 1:
@@ -726,5 +846,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             )
         rng = np.random.default_rng(as_seed_sequence(self.random_state))
         counts = rng.multinomial(n_samples, self.weights_)
-        X = self._family().sample(self._params, counts, rng)
-        return X, np.repeat(np.arange(self.n_components), counts)
+        X = self._family().sample(self._params, counts[: self.n_components], rng)
+        if self._fitted_noise() is not None:
+            region = getattr(self, "_noise_region", None)
+            if region is None and counts[-1] > 0:
+                raise ValueError("sample cannot draw the noise of a mixture fitted with noise=<a volume> (no region "
+                                 "is known): fit with noise=True.")
+            X = np.concatenate([X, region.sample(int(counts[-1]), rng)]) if counts[-1] else X
+        return X, np.repeat(self._rule_labels(), counts)
