@@ -17,6 +17,7 @@ PUBLIC_MODULES = [
     "discrim.model_selection",
     "discrim.persistence",
     "discrim.evaluation",
+    "discrim.plotting",
 ]
 
 # GL08: no docstring; SS01: no summary; PR01: a parameter not documented; PR02: a documented
