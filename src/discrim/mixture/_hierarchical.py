@@ -48,17 +48,39 @@ def agglomerate(Z, n_clusters, alpha=1.0):
     ----------
     Z : ndarray of shape (n_samples, n_features)
         Rows in the coordinates to agglomerate in (see :func:`svd_coordinates`).
-    n_clusters : int
-        Stop when this many clusters are left; at most ``n_samples``.
+    n_clusters : int or list of int
+        Stop when this many clusters are left; at most ``n_samples``. A list gives the
+        partition at each of these stages of one agglomeration (mclust's ``hclass``).
     alpha : float, default=1.0
         The regulariser ``alpha I`` is ``alpha`` times the data's mean variance per feature.
 
     Returns
     -------
-    labels : ndarray of shape (n_samples,) of int
-        Cluster of every row, numbered 0, 1, ... in the order of their first row.
+    labels : ndarray of shape (n_samples,) of int, or dict of int to such arrays
+        Cluster of every row, numbered 0, 1, ... in the order of their first row; a dict by
+        cluster count when ``n_clusters`` is a list.
     """
-    Z = np.asarray(Z, dtype=np.float64)
+    counts = [n_clusters] if np.ndim(n_clusters) == 0 else sorted({int(c) for c in n_clusters}, reverse=True)
+    found = {}
+    for count, parent in _stages(np.asarray(Z, dtype=np.float64), counts, alpha):
+        found[count] = _labels(parent)
+    return found[n_clusters] if np.ndim(n_clusters) == 0 else found
+
+
+def _labels(parent):
+    """Every row's cluster from the parent links: followed to their roots, numbered by first row."""
+    root = parent.copy()
+    while True:
+        nxt = root[root]
+        if np.array_equal(nxt, root):
+            break
+        root = nxt
+    _, labels = np.unique(root, return_inverse=True)
+    return labels.reshape(-1)
+
+
+def _stages(Z, counts, alpha):
+    """Yield ``(count, parent links)`` when the agglomeration reaches each of ``counts`` (descending)."""
     n, d = Z.shape
     centred = Z - Z.mean(axis=0)
     reg = max(alpha * float(np.sum(centred**2)) / (n * d), np.finfo(np.float64).eps)
@@ -74,9 +96,17 @@ def agglomerate(Z, n_clusters, alpha=1.0):
     dist = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Z @ Z.T, 0.0)
     delta = 2.0 * ((d - 1) * np.log(reg) + np.log(reg + 0.5 * dist) - d * np.log(2.0)) - 2.0 * d * np.log(reg)
     delta[np.tril_indices(n)] = np.inf
-    for _ in range(n - n_clusters):
-        flat = int(np.argmin(delta))
-        i, j = divmod(flat, n)  # i < j: j joins i
+    # Each row's smallest change and where (a full argmin over n^2 pairs per merge would dominate).
+    best_col = np.argmin(delta, axis=1)
+    best = delta[np.arange(n), best_col]
+    pending = list(counts)
+    for left in range(n, 0, -1):
+        while pending and pending[0] == left:
+            yield pending.pop(0), parent.copy()
+        if not pending:
+            return
+        i = int(np.argmin(best))
+        j = int(best_col[i])  # i < j: j joins i
         diff = mean[i] - mean[j]
         total = size[i] + size[j]
         scatter[i] += scatter[j] + (size[i] * size[j] / total) * np.outer(diff, diff)
@@ -87,6 +117,7 @@ def agglomerate(Z, n_clusters, alpha=1.0):
         parent[j] = i
         delta[j, :] = np.inf
         delta[:, j] = np.inf
+        best[j] = np.inf
         others = np.flatnonzero(active)
         others = others[others != i]
         if others.size:
@@ -95,15 +126,15 @@ def agglomerate(Z, n_clusters, alpha=1.0):
             lower = others < i
             delta[others[lower], i] = change[lower]
             delta[i, others[~lower]] = change[~lower]
-    # follow every row to the cluster it ended in
-    root = parent.copy()
-    while True:
-        nxt = root[root]
-        if np.array_equal(nxt, root):
-            break
-        root = nxt
-    _, labels = np.unique(root, return_inverse=True)
-    return labels.reshape(-1)
+        # rows whose best pair involved i or j are searched again; the others compare with column i
+        stale = np.flatnonzero(active & ((best_col == i) | (best_col == j)))
+        stale = np.union1d(stale, [i])
+        best_col[stale] = np.argmin(delta[stale], axis=1)
+        best[stale] = delta[stale, best_col[stale]]
+        rows = others[others < i]
+        better = delta[rows, i] < best[rows]
+        best[rows[better]] = delta[rows[better], i]
+        best_col[rows[better]] = i
 
 
 def _cost(W, size, reg):

@@ -396,10 +396,25 @@ def _weighted_variance(X, w):
     return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
 
 
-def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var):
+def _hierarchical_starts(X, w, ks):
+    """The partitions of one agglomeration at every count of the grid (mclust's ``hclass``), or None.
+
+    Computed once for the grid when the agglomeration would see every row (in memory, complete,
+    positive weights, at most ``MAX_ROWS`` rows); otherwise each cell starts on its own.
+    """
+    from discrim.mixture._hierarchical import MAX_ROWS, agglomerate, svd_coordinates
+
+    if not isinstance(X, np.ndarray) or X.shape[0] > MAX_ROWS or np.any(w <= 0) or np.isnan(X).any():
+        return None
+    return agglomerate(svd_coordinates(X), ks)
+
+
+def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var, starts):
     """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
     from discrim.mixture import FiniteMixture
 
+    if starts is not None:  # the partition into k clusters of the one agglomeration of the grid
+        fit_params = {**fit_params, "init_params": starts[k]}
     row = dict.fromkeys(_COLUMNS, np.nan)
     row.update(family=label, n_components=k, converged=False, degenerate=False, degenerate_reason="", error="")
     try:
@@ -491,7 +506,9 @@ def select_mixture(
         X goes to the device once for the whole grid, whose cells then run one after another.
     **fit_params
         Further :class:`~discrim.mixture.FiniteMixture` parameters for every fit, such as
-        ``n_init``, ``max_iter``, ``tol``, ``reg_covar`` or ``init_params``.
+        ``n_init``, ``max_iter``, ``tol``, ``reg_covar`` or ``init_params``. With
+        ``init_params="hierarchical"`` (mclust's start) one agglomeration gives every cell's
+        start, as mclust's ``hclass`` does.
 
     Returns
     -------
@@ -579,7 +596,8 @@ def select_mixture(
     seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(len(cells))]
     # The cells through discrim's parallel layer: in a worker, each fit's E-step threads follow
     # the worker's share of the cores (FiniteMixture's n_threads=None), so nothing oversubscribes.
-    shared = dict(X=X, w=w, weighted=sample_weight is not None, fit_params=fit_params, feature_var=feature_var)
+    shared = dict(X=X, w=w, weighted=sample_weight is not None, fit_params=fit_params, feature_var=feature_var,
+                  starts=_hierarchical_starts(X, w, ks) if fit_params.get("init_params") == "hierarchical" else None)
     tasks = [(i, label, fam, k, seed) for i, ((label, fam, k), seed) in enumerate(zip(cells, seeds))]
     out = sorted(run_unordered(_fit_cell, tasks, n_jobs, shared=shared), key=lambda result: result[0])
     rows = [row for _, row, _ in out]
