@@ -1,0 +1,190 @@
+"""The conjugate prior (Gaussian(prior=...)): MAP EM against mclust 6, the posterior it maximises, the defaults.
+
+Oracles, written by ``data/mclust_prior_noise.R`` with mclust 6.0.0:
+``data/mclust_prior_me.csv`` holds ``me(..., prior=priorControl())`` log-likelihoods, BIC and
+parameter counts for the 10 models mclust fits with a prior and G = 1..4 on iris and faithful,
+each started from mclust's hierarchical partition (``data/mclust_models_hc_partitions.csv``) with
+tolerances 1e-11 and 1e-13 (``Mclust``/``mclustBIC`` fit one component by its own one-component
+routines, whose prior differs for some models, and stop at a relative change of 1e-5: not an
+oracle to 1e-7); ``data/mclust_default_prior_iris_G3.csv`` is
+``defaultPrior(iris, G=3, ...)`` for VVV and VII.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings, strategies as st
+from scipy import stats as sps
+from sklearn.datasets import load_iris
+
+from discrim.distributions import Gaussian, GaussianPrior
+from discrim.distributions._gaussian_prior import PRIOR_MODELS
+from discrim.mixture import FiniteMixture
+
+DATA = Path(__file__).parent / "data"
+
+
+def _data(name):
+    if name == "iris":
+        return load_iris().data
+    return pd.read_csv(DATA / "faithful.csv").to_numpy(dtype=float)
+
+
+def _partition(name, G, n):
+    return pd.read_csv(DATA / "mclust_models_hc_partitions.csv")[f"{name} {G}"].to_numpy()[:n].astype(int) - 1
+
+
+def _fit(X, model, G, init, prior="default", tol=1e-11, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return FiniteMixture(Gaussian(model, reg_covar=0.0, prior=prior), G, init_params=init, tol=tol,
+                             max_iter=20000, **kw).fit(X)
+
+
+def _oracle_rows():
+    table = pd.read_csv(DATA / "mclust_prior_me.csv")
+    return [row for row in table.itertuples(index=False) if np.isfinite(row.loglik)]
+
+
+@pytest.mark.parametrize("row", _oracle_rows(), ids=lambda r: f"{r.data}-{r.model}-G{r.G}")
+def test_map_log_likelihood_and_bic_match_mclust(row):
+    X = _data(row.data)
+    n, d = X.shape
+    fm = _fit(X, row.model, row.G, _partition(row.data, row.G, n))
+    log_lik = fm.score(X) * n
+    assert fm._n_parameters() == row.df
+    # mclust's BIC with a prior: the data's log-likelihood at the MAP estimate (R's sign)
+    assert log_lik == pytest.approx(row.loglik, rel=1e-7)
+    assert -fm.bic(X) == pytest.approx(row.bic, rel=1e-7)
+
+
+def test_default_prior_is_mclusts():
+    X = load_iris().data
+    ref = pd.read_csv(DATA / "mclust_default_prior_iris_G3.csv")
+    for model, column in (("VVV", None), ("VII", "scale_vii")):
+        fm = FiniteMixture(Gaussian(model, prior="default"), 3, max_iter=0, random_state=0).fit(X)
+        prior = fm.family_.prior
+        np.testing.assert_allclose(prior.mean, ref["mean"], rtol=1e-12)
+        assert prior.dof == ref["dof"][0] == 6
+        if column is None:
+            np.testing.assert_allclose(prior.scale, ref.filter(like="scale_vvv").to_numpy(), rtol=1e-12)
+        else:
+            assert prior.scale == pytest.approx(ref[column][0], rel=1e-12)
+    # the family itself keeps its option: the defaults are fitted state
+    assert fm.family.prior == "default"
+
+
+def test_given_prior_fields_are_kept():
+    X = load_iris().data
+    prior = GaussianPrior(shrinkage=0.5, mean=np.zeros(4), dof=10.0, scale=2 * np.eye(4))
+    fm = FiniteMixture(Gaussian("VVV", prior=prior), 2, max_iter=0, random_state=0).fit(X)
+    assert fm.family_.prior is prior
+
+
+def test_prior_defaults_from_row_blocks_equal_in_memory():
+    # the defaults come from additive statistics: blocks of 7 rows give the same prior and fit
+    X = _data("faithful")
+    init = _partition("faithful", 3, X.shape[0])
+    a = _fit(X, "VVV", 3, init, tol=1e-8)
+    b = _fit(X, "VVV", 3, init, tol=1e-8, chunk_size=7)
+    np.testing.assert_allclose(b.family_.prior.scale, a.family_.prior.scale, rtol=1e-12)
+    np.testing.assert_allclose(b.family_.prior.mean, a.family_.prior.mean, rtol=1e-12)
+    assert b.score(X) == pytest.approx(a.score(X), rel=1e-10)
+
+
+def test_prior_on_dask_rows_equals_in_memory():
+    da = pytest.importorskip("dask.array")
+    X = load_iris().data
+    init = np.repeat([0, 1, 2], 50)
+    a = _fit(X, "EEV", 3, init, tol=1e-8)
+    b = _fit(da.from_array(X, chunks=(40, 4)), "EEV", 3, init, tol=1e-8)
+    np.testing.assert_allclose(b.family_.prior.scale, a.family_.prior.scale, rtol=1e-12)
+    assert b.score(X) == pytest.approx(a.score(X), rel=1e-9)
+
+
+def test_family_alone_takes_the_pooled_moments():
+    # outside a mixture, an unresolved prior takes the pooled statistics of the components: the
+    # data's moments when every row's responsibilities sum to one
+    X = load_iris().data
+    resp = np.random.default_rng(0).dirichlet(np.ones(3), size=X.shape[0])
+    for model in PRIOR_MODELS:
+        fam = Gaussian(model, prior="default")
+        stats = fam.suff_stats(X, resp)
+        data_stats = fam.suff_stats(X, np.ones((X.shape[0], 1)))
+        resolved = fam.fill_data_defaults(data_stats, 3)
+        a, b = fam.params_from_stats(stats), resolved.params_from_stats(stats)
+        np.testing.assert_allclose(a.mean, b.mean, rtol=1e-12)
+        np.testing.assert_allclose(a.covariance, b.covariance, rtol=1e-10)
+
+
+def _log_posterior_vvv(X, fm):
+    """log L + log prior of Fraley and Raftery's VVV prior: N(mu_P, Sigma/kappa) x inverse Wishart(nu, Lambda)."""
+    prior = fm.family_.prior
+    params = fm.params_
+    total = fm.score(X) * X.shape[0]
+    for mean, cov in zip(params["mean"], params["covariance"]):
+        total += sps.multivariate_normal(prior.mean, cov / prior.shrinkage).logpdf(mean)
+        total += sps.invwishart(df=prior.dof, scale=prior.scale).logpdf(cov)
+    return total
+
+
+def test_vvv_map_is_a_maximum_of_the_posterior():
+    # the paper's posterior (scipy's densities), perturbed in every parameter, never exceeds the fit's
+    X = _data("faithful")
+    fm = _fit(X, "VVV", 2, _partition("faithful", 2, X.shape[0]), tol=1e-13)
+    best = _log_posterior_vvv(X, fm)
+    rng = np.random.default_rng(0)
+    base = {k: v.copy() for k, v in fm.params_.items()}
+    for _ in range(20):
+        step = 1e-3 * rng.standard_normal(base["mean"].shape)
+        sym = 1e-3 * rng.standard_normal(base["covariance"].shape)
+        sym = sym + np.swapaxes(sym, 1, 2)
+        fm.params_ = {"mean": base["mean"] + step, "covariance": base["covariance"] + sym}
+        fm._params = fm.family_.make_params(fm.params_, 2, 2)
+        assert _log_posterior_vvv(X, fm) <= best + 1e-9
+    fm.params_ = base
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 3))
+def test_map_em_never_decreases_the_vvv_posterior(seed, k):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(40, 2)) * rng.uniform(0.5, 3, 2) + rng.integers(0, 2, (40, 1)) * 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fm = FiniteMixture(Gaussian("VVV", reg_covar=0.0, prior="default"), k, max_iter=15, tol=0,
+                           keep_history=True, random_state=seed).fit(X)
+    values = []
+    for snap in fm.history_[1:]:  # the start is not a MAP step
+        fm.weights_ = snap["weights"]
+        fm.params_ = {"mean": snap["mean"], "covariance": snap["covariance"]}
+        fm._params = fm.family_.make_params(fm.params_, k, 2)
+        values.append(_log_posterior_vvv(X, fm))
+    assert np.all(np.diff(values) >= -1e-8 * np.abs(values[1:]))
+
+
+@pytest.mark.parametrize("model", ["VEE", "EVE", "VVE", "EVV"])
+def test_models_without_a_prior_are_refused(model):
+    with pytest.raises(ValueError, match="prior is not available"):
+        FiniteMixture(Gaussian(model, prior="default"), 2).fit(load_iris().data)
+
+
+@pytest.mark.parametrize("prior, match", [
+    ("flat", "prior must be None, 'default' or a GaussianPrior"),
+    (GaussianPrior(shrinkage=-1.0), "shrinkage must be a finite float >= 0"),
+    (GaussianPrior(dof=0.5), "dof must be a float > n_features - 1"),
+    (GaussianPrior(scale=np.eye(3)), r"scale must be a \(4, 4\) matrix"),
+    (GaussianPrior(mean=[0.0, 1.0]), "mean must be 4 finite floats"),
+])
+def test_bad_priors_are_refused_in_one_line(prior, match):
+    with pytest.raises(ValueError, match=match) as info:
+        FiniteMixture(Gaussian("VVV", prior=prior), 2, random_state=0).fit(load_iris().data)
+    assert "\n" not in str(info.value)
+
+
+def test_scalar_scale_for_diagonal_models():
+    with pytest.raises(ValueError, match="scale must be a float >= 0"):
+        FiniteMixture(Gaussian("VVI", prior=GaussianPrior(scale=np.eye(4))), 2).fit(load_iris().data)
