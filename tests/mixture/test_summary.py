@@ -145,13 +145,21 @@ def test_text_markdown_and_frame(blobs):
     assert frame.loc[0, "bic"] == s.bic and frame.loc[0, "df"] == s.df
 
 
-def test_unfitted_or_lazy_input_is_refused(blobs):
+def test_unfitted_mixture_is_refused(blobs):
     with pytest.raises(NotFittedError):
         summarize_mixture(FiniteMixture(Gaussian()), blobs)
+
+
+def test_dask_rows_summarise_as_in_memory(blobs):
     da = pytest.importorskip("dask.array")
-    mixture = FiniteMixture(Gaussian(), 2, random_state=0).fit(blobs)
+    mixture = FiniteMixture(Gaussian(covariance_type="EVI"), 3, random_state=0).fit(blobs)
+    eager = summarize_mixture(mixture, blobs)
+    lazy = summarize_mixture(mixture, da.from_array(blobs, chunks=50))
+    for name in ("log_likelihood", "bic", "icl", "aic", "n", "n_samples", "df"):
+        assert getattr(lazy, name) == pytest.approx(getattr(eager, name), rel=1e-10)
+    np.testing.assert_array_equal(lazy.components["size"], eager.components["size"])
     with pytest.raises(ValueError, match="in memory") as info:
-        summarize_mixture(mixture, da.from_array(blobs, chunks=50))
+        summarize_mixture(mixture, da.from_array(blobs, chunks=50), sample_weight=np.ones(len(blobs)))
     assert "\n" not in str(info.value)
 
 

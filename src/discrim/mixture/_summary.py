@@ -280,7 +280,8 @@ def summarize_mixture(mixture, X, sample_weight=None):
     mixture : FiniteMixture
         Fitted.
     X : array-like of shape (n_samples, n_features)
-        Usually the training data (in memory; NaN marks a missing value).
+        Usually the training data (NaN marks a missing value); a dask array is read chunk by
+        chunk (without ``sample_weight``).
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights, as in :meth:`FiniteMixture.bic`: the log-likelihood is weighted, ``n`` is
         the total weight and the sizes are sums of weights.
@@ -325,17 +326,22 @@ def summarize_mixture(mixture, X, sample_weight=None):
     from discrim.utils.validation import check_sample_weight
 
     check_is_fitted(mixture, "weights_")
-    if is_dask(X):
-        raise ValueError("summarize_mixture takes X in memory; compute a dask X (or a sample of it) first.")
-    log_lik, n = weighted_total(mixture.score_samples(X), sample_weight)
-    labels = np.asarray(mixture.predict(X))
-    n_samples = labels.shape[0]
-    w = check_sample_weight(sample_weight, n_samples)
     k = mixture.n_components
+    log_lik, n = weighted_total(mixture.score_samples(X), sample_weight)
+    labels = mixture.predict(X)
+    n_samples = int(labels.shape[0])
+    if is_dask(X):
+        if sample_weight is not None:
+            raise ValueError("summarize_mixture takes sample_weight with X in memory only; compute a dask X first.")
+        import dask.array as da
+
+        sizes = da.bincount(labels.astype(np.int64), minlength=k).compute().astype(float)
+    else:
+        labels = np.asarray(labels)
+        sizes = np.bincount(labels, weights=check_sample_weight(sample_weight, n_samples), minlength=k).astype(float)
     names = [str(f) for f in getattr(mixture, "feature_names_in_", [f"x{j}" for j in range(mixture.n_features_in_)])]
     label, model, description = _family_description(mixture)
-    columns = {"weight": np.asarray(mixture.weights_, dtype=float),
-               "size": np.bincount(labels, weights=w, minlength=k).astype(float)}
+    columns = {"weight": np.asarray(mixture.weights_, dtype=float), "size": sizes}
     covariances = orientations = None
     gaussian = gaussian_covariances(mixture)
     if gaussian is not None:
