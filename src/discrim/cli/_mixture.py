@@ -27,6 +27,11 @@ FAMILIES = tuple(FAMILY_NAMES)
 _ACCEPTED = {name: set(cls().get_params(deep=False)) for name, (cls, _) in FAMILY_NAMES.items()}
 # Options of a family set from command-line flags rather than from its name.
 _FLAG_OPTIONS = {"n_trials": "--n-trials", "n_categories": "--n-categories"}
+#: ``--family mclust``: every Gaussian covariance model of mclust, labelled by its name in the output.
+MCLUST_FAMILIES = {name.removeprefix("gaussian-"): name for name in FAMILIES
+                   if name.removeprefix("gaussian-") in {"EII", "VII", "EEI", "VEI", "EVI", "VVI", "EEE", "VEE", "EVE",
+                                                          "VVE", "EEV", "VEV", "EVV", "VVV"}}
+_PLOT_KINDS = ("overview", "classification", "uncertainty", "density")
 
 
 def make_family(name, n_trials=None, n_categories=None):
@@ -177,13 +182,27 @@ def _summary_table(mixture, X):
     return t
 
 
-def _write_plot(mixture, X, names, path, selection=None):
+def _write_plot(mixture, X, names, path, selection=None, kind="overview"):
     # A bare Figure renders with Agg without touching pyplot's global backend or figure list.
     from matplotlib.figure import Figure
 
     from discrim.plotting._mpl import save_figure_atomic
-    from discrim.plotting.mixture import plot_convergence, plot_mixture_density, plot_selection
+    from discrim.plotting.mixture import (
+        plot_classification,
+        plot_convergence,
+        plot_density,
+        plot_mixture_density,
+        plot_selection,
+        plot_uncertainty,
+    )
 
+    if kind != "overview":  # a pairs grid of every column, named
+        draw = {"classification": plot_classification, "uncertainty": plot_uncertainty, "density": plot_density}[kind]
+        side = max(3.0 * X.shape[1], 4.5)
+        fig = Figure(figsize=(side, side))
+        draw(mixture, pd.DataFrame(X, columns=names), fig=fig)
+        save_figure_atomic(fig, path)
+        return
     panels = ["selection"] * (selection is not None) + ["convergence"] + ["density"] * (X.shape[1] <= 2)
     fig = Figure(figsize=(5.5 * len(panels), 4.5))
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
@@ -275,10 +294,10 @@ def _selection_table(result):
               help="CSV file with a header row.")
 @click.option("--columns", multiple=True, metavar="NAMES",
               help="Columns to fit, comma-separated or repeated (default: every numeric column).")
-@click.option("--family", "families", type=click.Choice(FAMILIES), multiple=True, show_default=True,
+@click.option("--family", "families", type=click.Choice([*FAMILIES, "mclust"]), multiple=True, show_default=True,
               default=("gaussian",),
-              help="Component distribution (gaussian is full-covariance); repeat it to compare "
-                   "families by BIC.")
+              help="Component distribution (gaussian is full-covariance; gaussian-VEV etc. are mclust's "
+                   "covariance models, and mclust all 14 of them); repeat it to compare families by BIC.")
 @click.option("--components", default="2", show_default=True, metavar="K",
               help="Number of components K, or several to choose from by BIC: a range 1-6 or a "
                    "list 2,4,8.")
@@ -298,6 +317,10 @@ def _selection_table(result):
               help="Write the convergence curve (and, for one or two columns, the fitted density; "
                    "when choosing a model, BIC against K) to this image file (format from the "
                    "suffix, e.g. .png, .pdf, .svg).")
+@click.option("--plot-kind", type=click.Choice(_PLOT_KINDS), default="overview", show_default=True,
+              help="What --plot draws: the overview above, or a pairs grid of the columns with the rows "
+                   "by most probable component and the Gaussian components' ellipses (classification), "
+                   "their uncertainty as marker size (uncertainty), or the 2-D marginal densities (density).")
 @click.option("--impute", "impute_path", type=click.Path(dir_okay=False), default=None,
               help="Write the fitted columns to this CSV with their missing cells completed by their conditional "
                    "expectations under the chosen mixture.")
@@ -306,16 +329,20 @@ def _selection_table(result):
 @device_option
 @lazy_options
 def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
-            random_state, plot_path, impute_path, overwrite, quiet, device, parquet, zarr, scheduler):
+            random_state, plot_path, plot_kind, impute_path, overwrite, quiet, device, parquet, zarr, scheduler):
     """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
-    Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC. With
-    several --family options or component counts, every combination is fitted and the one
-    with the lowest BIC (or AIC) is reported, after the table of all of them. With --parquet
-    or --zarr the columns are read lazily by Dask and every E-step runs chunk by chunk.
+    Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC, and a
+    summary as mclust's. With several --family options or component counts,
+    every combination is fitted and the one with the lowest BIC (or AIC, ICL) is reported,
+    after the table of all of them, mclust's table of the criterion (counts by families) and
+    the top three models. ``--family mclust`` compares mclust's 14 Gaussian covariance models.
+    With --parquet or --zarr the columns are read lazily by Dask and every E-step runs chunk by
+    chunk.
     """
     ks = parse_components(components)
-    families = list(dict.fromkeys(families))  # repeated names once, in order
+    # repeated names once, in order; "mclust" stands for its 14 models
+    families = list(dict.fromkeys(m for f in families for m in (MCLUST_FAMILIES.values() if f == "mclust" else [f])))
     for option, value in (("n_trials", n_trials), ("n_categories", n_categories)):
         takers = [name for name in FAMILIES if family_takes(name, option)]
         if value is not None and not any(name in takers for name in families):
@@ -338,7 +365,8 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         else:
             X, names = read_columns(csv, columns)
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
-                        random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path)
+                        random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path,
+                        plot_kind=plot_kind)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -349,17 +377,24 @@ def read_lazy_columns(parquet, zarr, columns):
     return row_chunked(frame), [str(c) for c in frame.columns]
 
 
+def _label(name, families):
+    """A family's label in the output: mclust's model name when every family is one of its models."""
+    models = {cli: model for model, cli in MCLUST_FAMILIES.items()}
+    return models[name] if all(f in models for f in families) else name
+
+
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
-                    plot_path, progress=True, device=None, impute_path=None):
+                    plot_path, progress=True, device=None, impute_path=None, plot_kind="overview"):
     """Fit the mixture (or choose among several) and print the report; X in memory or a dask array."""
     from rich.console import Console
 
-    from discrim.mixture import FiniteMixture, select_mixture
+    from discrim.mixture import FiniteMixture, select_mixture, summarize_mixture
     from discrim.mixture._selection import FitFailedWarning
 
     if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
         n_categories = max(2, int(X.max()) + 1)
-    options = {name: make_family(name, n_trials, n_categories) for name in families}
+    options = {_label(name, families): make_family(name, n_trials, n_categories) for name in families}
+    families = list(options)
     em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device)
 
     selection = None
@@ -374,17 +409,25 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
                 selection = select_mixture(X, options, ks, criterion=criterion, random_state=random_state, **em)
                 model = selection.best_estimator
         tables = [*_parameter_tables(model, names), _trace_table(model), _summary_table(model, X)]
+        summary = summarize_mixture(model, X)
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
 
     console = Console(soft_wrap=False)
     if selection is not None:
         console.print(_selection_table(selection))
+        if len(options) > 1 and len(ks) > 1:
+            console.print(f"{criterion.upper()} by component count (rows) and family (columns), lower is better:")
+            console.print(selection.criterion_table().to_string(float_format=lambda v: f"{v:.4f}"), markup=False,
+                          highlight=False, soft_wrap=True)
+        console.print(selection.summary(), markup=False, highlight=False, soft_wrap=True)
     best = families[0] if selection is None else selection.best_params["family"]
     console.print(f"{best} mixture with {model.n_components} component(s) on {len(names)} column(s): "
                   f"{', '.join(names)}", markup=False)
     for table in tables:
         console.print(table)
+    if summary is not None:
+        console.print(summary.to_text(parameters=False), markup=False, highlight=False, soft_wrap=True)
     if not model.converged_:
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
     if impute_path is not None:
@@ -393,7 +436,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         console.print(f"{missing} missing cell(s) completed; table written to {impute_path}")
     if plot_path is not None:
         try:
-            _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection)
+            _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection, plot_kind)
         except (ValueError, OSError) as exc:
             raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
         console.print(f"plot written to {plot_path}")

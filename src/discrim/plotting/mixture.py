@@ -248,11 +248,17 @@ def _check_pairs_input(mixture, X, dimensions):
     check_is_fitted(mixture, "weights_")
     if is_dask(X):
         raise ValueError("the mixture plots take X in memory; compute a dask X (or a sample of it) first.")
+    columns = getattr(X, "columns", None)
     X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
     d = mixture.n_features_in_
     if X.shape[1] != d:
         raise ValueError(f"X has {X.shape[1]} columns but the mixture was fitted on {d}.")
-    names = [str(f) for f in getattr(mixture, "feature_names_in_", [f"x{j}" for j in range(d)])]
+    if hasattr(mixture, "feature_names_in_"):
+        names = [str(f) for f in mixture.feature_names_in_]
+    elif columns is not None:  # a DataFrame names the columns of a mixture fitted on an array
+        names = [str(f) for f in columns]
+    else:
+        names = [f"x{j}" for j in range(d)]
     if dimensions is None:
         dims = list(range(d))
     else:
@@ -412,9 +418,10 @@ def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
         dens = parts = None
     if dens is not None:
         style = dict(linestyle="none", marker="o", markersize=3) if discrete else {}
-        if components:
+        if components:  # dashed, above the mixture's curve where they coincide
             for k, colour in enumerate(colours):
-                ax.plot(grid, parts[:, k], color=colour, linewidth=1, label=f"component {k} (weighted)", **style)
+                ax.plot(grid, parts[:, k], color=colour, linewidth=1, zorder=3, label=f"component {k} (weighted)",
+                        **(style if discrete else {"linestyle": "--"}))
         ax.plot(grid, dens, color="black", linewidth=1.5, label="mixture", **style)
     ax.text(0.03, 0.95, name, transform=ax.transAxes, ha="left", va="top", fontsize="small", fontweight="bold")
     ax.set_yticks([])
@@ -513,8 +520,8 @@ def plot_classification(mixture, X, *, dimensions=None, ellipse_sd=(1.0, 2.0), f
     X : array-like of shape (n_samples, n_features)
         The rows to draw (usually the training data), with the mixture's columns.
     dimensions : sequence of int or str, default=None
-        The columns to pair (indices, or names when the mixture was fitted on a DataFrame);
-        None: all of them.
+        The columns to pair: indices, or names (of the DataFrame the mixture was fitted on, or
+        else of a DataFrame X, which also label the axes); None: all of them.
     ellipse_sd : sequence of float, default=(1.0, 2.0)
         The ellipses drawn per component and panel, in standard deviations along each axis of
         the marginal covariance; empty: none. Only Gaussian families have them.
