@@ -19,6 +19,7 @@ from discrim.utils._dask import (
     labelled_statistics,
     validated_rows,
     weight_totals,
+    weighted_total,
 )
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
@@ -93,10 +94,8 @@ def _selection_from_state(state):
     return MixtureSelection(table=table, **fields)
 
 
-def _with_common_family(selections, options):
-    """Each class's best mixture within the one family whose summed best BIC over the classes is lowest.
-
-    mclust's EDDA chooses one covariance model for all classes this way (with one component each).
+def _best_in_each_family(selections, options):
+    """Each class's best mixture within every family that fits all classes, with the summed criterion.
 
     Parameters
     ----------
@@ -106,7 +105,9 @@ def _with_common_family(selections, options):
 
     Returns
     -------
-    mixtures : list of FiniteMixture
+    candidates : dict of str -> (float, list of FiniteMixture)
+        By family label: the criterion (BIC) of the classes' best fits summed over the classes,
+        and those fits, in class order.
     """
     best = []  # per class: family label -> (criterion, row)
     for selection in selections:
@@ -121,13 +122,35 @@ def _with_common_family(selections, options):
     common = [label for label in options if all(label in b for b in best)]
     if not common:
         raise ValueError("common_family=True: no family could be fitted to every class; pass other families.")
-    chosen = min(common, key=lambda label: sum(b[label][0] for b in best))
-    return [selection.estimators[b[chosen][1]] for selection, b in zip(selections, best)]
+    return {label: (sum(b[label][0] for b in best), [s.estimators[b[label][1]] for s, b in zip(selections, best)])
+            for label in common}
 
 
 def _plain(label):
     """A class label as a Python scalar, so messages read 'b' rather than np.str_('b')."""
     return label.item() if isinstance(label, np.generic) else label
+
+
+def _joint_bic(mixtures, class_data, proportions):
+    """mclust's BIC of class densities fitted jointly (EDDA): ``-2 l + p log n``.
+
+    ``l = sum_i w_i log sum_k pi_k f_k(x_i)`` over the labelled rows, with ``pi_k`` the classes'
+    proportions: the log-likelihood of the classes' densities as one mixture, as mclust's
+    ``MclustDA`` reports it. ``p`` counts the family's parameters of all components together (a
+    shared parameter once) and each class's mixing weights, not the class proportions.
+    """
+    from scipy.special import logsumexp
+
+    log_lik, total = 0.0, 0.0
+    log_prop = np.log(proportions)
+    for X_k, w_k in class_data:
+        joint = np.column_stack([to_numpy(m.score_samples(X_k)) for m in mixtures]) + log_prop
+        value, weight = weighted_total(logsumexp(joint, axis=1), w_k)
+        log_lik, total = log_lik + value, total + weight
+    family = mixtures[0]._family()
+    sizes = [m.n_components for m in mixtures]
+    n_params = family.n_parameters(mixtures[0].n_features_in_, sum(sizes)) + sum(r - 1 for r in sizes)
+    return float(-2.0 * log_lik + n_params * np.log(total))
 
 
 class MixtureDiscriminant(BaseLikelihoodClassifier):
@@ -188,10 +211,13 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         ``Gaussian("tied")`` every subclass of every class has one covariance: Hastie and
         Tibshirani's (1996) mixture discriminant analysis. Unlabelled rows always take this path.
     common_family : bool, default=False
-        With several candidate families: one family for all classes, the one whose best BIC
-        summed over the classes is lowest (each class keeps its own parameters and its best
-        count in that family). Covariances shared across classes are ``joint=True`` with
-        ``Gaussian("tied")``.
+        With several candidate families: one family for all classes. Without ``joint``, the one
+        whose best BIC summed over the classes is lowest (each class keeps its own parameters
+        and its best count in that family). With ``joint=True`` each candidate is fitted jointly
+        and the one with the lowest BIC of the joint model wins, so that what a family shares
+        across components (EEE's covariance, VEV's shape, EII's volume, ...) is shared across
+        classes when it is judged: with one component per class and mclust's 14 covariance
+        models this is mclust's EDDA (``MclustDA(modelType = "EDDA")``).
 
     Attributes
     ----------
@@ -208,6 +234,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         :func:`discrim.mixture.select_mixture`); None where the count was fixed. Built on each
         access from plain arrays and lists kept by the fitted model, so that the model can be
         saved (skops cannot save the pandas table itself).
+    family_bic_ : dict of str -> float or None
+        With several candidate families, ``common_family=True`` and a joint fit (``joint=True``
+        or unlabelled rows): the BIC of the joint model of each candidate, lowest chosen, as
+        mclust's EDDA computes it: ``-2 sum_i w_i log sum_k pi_k f_k(x_i) + p log n`` over the
+        labelled rows, ``pi_k`` the class proportions and ``p`` the free parameters of the class
+        densities (not the class proportions); None otherwise.
     n_iter_ : ndarray of shape (n_classes,) of int
         EM iterations of each class's kept run.
     converged_ : bool
@@ -367,11 +399,22 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                                            random_state=seeds[k], **em)
                 mixtures.append(selection.best_estimator)
                 selections.append(selection)
+        candidates = None
         if self.common_family and len(options) > 1:
-            mixtures = _with_common_family(selections, options)
+            candidates = _best_in_each_family(selections, options)
+            if not (unlabelled or self.joint):
+                mixtures = min(candidates.values(), key=lambda c: c[0])[1]
 
         joint = None
-        if unlabelled or self.joint:  # one EM over all classes' components, from the class fits
+        self.family_bic_ = None
+        if (unlabelled or self.joint) and candidates is not None:
+            # EDDA: every candidate fitted jointly, judged by the BIC of the joint model
+            fits = {label: self._joint_fit(X, y_idx, w, per_class, priors, class_data, totals)
+                    for label, (_, per_class) in candidates.items()}
+            proportions = totals / totals.sum()
+            self.family_bic_ = {label: _joint_bic(fit[0], class_data, proportions) for label, fit in fits.items()}
+            mixtures, priors, joint = fits[min(self.family_bic_, key=self.family_bic_.get)]
+        elif unlabelled or self.joint:  # one EM over all classes' components, from the class fits
             mixtures, priors, joint = self._joint_fit(X, y_idx, w, mixtures, priors, class_data, totals)
 
         self.classes_ = classes
