@@ -37,3 +37,21 @@ def write_results(text, path):
     tmp.write_text(text)
     tmp.replace(path)
     print(text)
+
+
+def markdown_table(frame, floatfmt=".3g", index=False):
+    """A pandas DataFrame as a Markdown table (without the optional ``tabulate`` package)."""
+    import numpy as np
+
+    if index:
+        frame = frame.reset_index()
+
+    def cell(value):
+        if isinstance(value, (float, np.floating)):
+            return "NA" if np.isnan(value) else format(value, floatfmt)
+        return str(value)
+
+    header = [str(c) for c in frame.columns]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)

@@ -145,7 +145,7 @@ class Gaussian(ComponentFamily):
     =====  ==========================  =======================  ========================
 
     The alternating M-steps (see :mod:`discrim.distributions._covariance_models`) start from
-    the current parameters and iterate to a relative change of 1e-12 in the likelihood. The
+    the current parameters and iterate to a relative change of 1e-10 in the likelihood. The
     number of free parameters is mclust's (``nVarParams``), so BIC is mclust's up to its sign.
 
     Parameters are ``mean`` (n_components, n_features) and ``covariance``, stored as in
