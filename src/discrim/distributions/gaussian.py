@@ -178,7 +178,7 @@ class Gaussian(ComponentFamily):
     """
 
     params_class = GaussianParams
-    fit_options = ("reg_covar",)
+    fit_options = ("reg_covar", "prior")
     # The default for objects restored from files written before reg_covar was an option of the
     # family (their mixtures carried it and still pass it to the family).
     reg_covar = 1e-6
