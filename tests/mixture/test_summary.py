@@ -176,3 +176,17 @@ def test_mclusts_summary_of_iris_vev_2():
     assert s.log_likelihood == pytest.approx(-215.726, abs=1e-3)
     assert -s.bic == pytest.approx(-561.7285, abs=1e-3)
     assert sorted(s.components["size"].astype(int)) == [50, 100]
+
+
+def test_a_noise_component_gets_the_last_row(rng):
+    X = np.vstack([rng.normal(0, 1, (80, 2)), rng.normal(6, 1, (80, 2)), rng.uniform(-6, 12, (20, 2))])
+    mixture = FiniteMixture(Gaussian(), 2, noise=True, random_state=0).fit(X)
+    s = summarize_mixture(mixture, X)
+    table = s.components
+    assert list(table.index) == [0, 1, "noise"]
+    np.testing.assert_allclose(table["weight"], mixture.weights_)
+    assert table["weight"].sum() == pytest.approx(1.0) and table["size"].sum() == X.shape[0]
+    assert table.loc["noise", "size"] == np.sum(mixture.predict(X) == -1)
+    assert np.isnan(table.loc["noise", "mean[x0]"])
+    assert s.bic == pytest.approx(mixture.bic(X), rel=1e-12) and s.icl == pytest.approx(mixture.icl(X), rel=1e-12)
+    assert "model with 2 components and a noise term:" in str(s)

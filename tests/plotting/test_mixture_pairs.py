@@ -245,3 +245,18 @@ def test_selection_plot_has_one_mclust_styled_line_per_model(rng):
     assert "higher" in ax.get_ylabel()
     icl = plot_selection(result, criterion="icl")
     np.testing.assert_array_equal(icl.get_lines()[0].get_ydata(), result.criterion_table("icl")["EII"])
+
+
+def test_noise_rows_are_drawn_apart(rng):
+    X = np.vstack([rng.normal(0, 1, (80, 2)), rng.normal(6, 1, (80, 2)), rng.uniform(-6, 12, (20, 2))])
+    mixture = FiniteMixture(Gaussian(), 2, noise=True, random_state=0).fit(X)
+    labels = mixture.predict(X)
+    proba = mixture.predict_proba(X)
+    axes = plot_uncertainty(mixture, X, max_marker_size=50.0)
+    ax = axes[1, 0]
+    (noise,) = [c for c in ax.collections if c.get_label() == "noise"]
+    np.testing.assert_array_equal(noise.get_offsets(), X[labels == -1])
+    # the largest possible uncertainty counts the noise as a third component
+    np.testing.assert_allclose(noise.get_sizes(), 2 + 48 * (1 - proba.max(1))[labels == -1] / (1 - 1 / 3))
+    assert sum(isinstance(p, Ellipse) for p in ax.patches) == 2
+    assert "noise" in [t.get_text() for t in axes[0, 1].get_legend().get_texts()]

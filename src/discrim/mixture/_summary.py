@@ -138,7 +138,8 @@ class MixtureSummary:
         for a Gaussian family also ``variance[f]`` per feature, ``volume`` (``|Sigma_k|^(1/d)``)
         and ``shape[1]``, ..., ``shape[d]`` (the eigenvalues of ``Sigma_k / volume``, largest
         first, product 1); for other families the columns of the per-component parameters
-        (e.g. ``rate[f]``).
+        (e.g. ``rate[f]``). A mixture with a noise component (``FiniteMixture(noise=True)``)
+        has a last row ``"noise"`` with its weight and size (NaN elsewhere).
     covariances : ndarray of shape (n_components, n_features, n_features) or None
         Gaussian families: every component's full covariance (expanded from its storage).
     orientations : ndarray of shape (n_components, n_features, n_features) or None
@@ -171,7 +172,8 @@ class MixtureSummary:
     def _model_line(self):
         plural = "s" if self.n_components != 1 else ""
         what = f"{self.model_name} ({self.description})" if self.model_name is not None else self.family
-        return f"{what} model with {self.n_components} component{plural}:"
+        noise = " and a noise term" if "noise" in list(self.components.index) else ""
+        return f"{what} model with {self.n_components} component{plural}{noise}:"
 
     def _fit_numbers(self, mclust_sign):
         import pandas as pd
@@ -205,18 +207,19 @@ class MixtureSummary:
         numbers = self._fit_numbers(mclust_sign).to_string(index=False, float_format=lambda v: f"{v:.8g}")
         sizes = self.components["size"].to_numpy()
         sizes = [str(int(s)) if float(s).is_integer() else f"{s:.4g}" for s in sizes]
-        width = max(len(s) for s in [*sizes, str(self.n_components - 1)])
+        heads = [str(c) for c in self.components.index]
+        width = max(len(s) for s in [*sizes, *heads])
         lines = [rule, f" {self._title()}", rule, "", self._model_line(), "", numbers, self._sign_note(mclust_sign)]
         if not self.converged:
             lines.append(f"EM did not converge ({self.n_iter} iterations).")
         lines += ["", "Clustering table (rows by most probable component):",
-                  " ".join(str(k).rjust(width) for k in range(self.n_components)),
+                  " ".join(h.rjust(width) for h in heads),
                   " ".join(s.rjust(width) for s in sizes)]
         if parameters:
             table = self.components
             if table.shape[1] > table.shape[0]:  # more quantities than components: one column per component
                 table = table.T
-                table.columns = [f"component {k}" for k in range(self.n_components)]
+                table.columns = [f"component {c}" if c != "noise" else "noise" for c in self.components.index]
             lines += ["", "Components:", table.to_string(float_format=lambda v: f"{v:.6g}")]
         return "\n".join(lines)
 
@@ -330,15 +333,18 @@ def summarize_mixture(mixture, X, sample_weight=None):
     log_lik, n = weighted_total(mixture.score_samples(X), sample_weight)
     labels = mixture.predict(X)
     n_samples = int(labels.shape[0])
+    noise = getattr(mixture, "noise_volume_", None) is not None  # a last, uniform noise component (label -1)
+    slots = k + noise
     if is_dask(X):
         if sample_weight is not None:
             raise ValueError("summarize_mixture takes sample_weight with X in memory only; compute a dask X first.")
         import dask.array as da
 
-        sizes = da.bincount(labels.astype(np.int64), minlength=k).compute().astype(float)
+        slot = da.where(labels < 0, k, labels).astype(np.int64)
+        sizes = da.bincount(slot, minlength=slots).compute().astype(float)
     else:
-        labels = np.asarray(labels)
-        sizes = np.bincount(labels, weights=check_sample_weight(sample_weight, n_samples), minlength=k).astype(float)
+        slot = np.where(np.asarray(labels) < 0, k, np.asarray(labels)).astype(np.int64)
+        sizes = np.bincount(slot, weights=check_sample_weight(sample_weight, n_samples), minlength=slots).astype(float)
     names = [str(f) for f in getattr(mixture, "feature_names_in_", [f"x{j}" for j in range(mixture.n_features_in_)])]
     label, model, description = _family_description(mixture)
     columns = {"weight": np.asarray(mixture.weights_, dtype=float), "size": sizes}
@@ -353,7 +359,9 @@ def summarize_mixture(mixture, X, sample_weight=None):
         columns.update({f"shape[{j + 1}]": shapes[:, j] for j in range(shapes.shape[1])})
     else:
         columns.update(_parameter_columns(mixture, names))
-    components = pd.DataFrame(columns, index=pd.RangeIndex(k, name="component"))
+    # With noise its row comes last: its weight and size, NaN for the parameters it does not have.
+    columns = {name: np.append(v, np.nan) if noise and len(v) == k else v for name, v in columns.items()}
+    components = pd.DataFrame(columns, index=pd.Index([*range(k), *["noise"] * noise], name="component"))
     return MixtureSummary(
         family=label,
         model_name=model,

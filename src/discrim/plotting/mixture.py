@@ -375,6 +375,10 @@ def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
         rows = labels == k
         ax.scatter(X[rows, i], X[rows, j], s=sizes[rows], color=colour, marker=_MARKERS[k % len(_MARKERS)],
                    alpha=alpha, linewidths=0, label=f"component {k}")
+    noise = labels == -1  # rows of a noise component (FiniteMixture(noise=True))
+    if noise.any():
+        ax.scatter(X[noise, i], X[noise, j], s=sizes[noise], color="0.4", marker="x", alpha=alpha, linewidths=1,
+                   label="noise")
 
 
 def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
@@ -446,10 +450,10 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
     proba = None
     if what != "density":
         proba = np.asarray(mixture.predict_proba(_model_rows(mixture, X)))
-        labels = np.argmax(proba, axis=1)
+        labels = np.asarray(mixture.predict(_model_rows(mixture, X)))  # -1: the noise component, if any
         uncertainty = 1.0 - proba.max(axis=1)
         if what == "uncertainty":
-            top = 1.0 - 1.0 / k if k > 1 else 1.0  # the largest possible uncertainty
+            top = 1.0 - 1.0 / proba.shape[1] if proba.shape[1] > 1 else 1.0  # the largest possible uncertainty
             sizes = 2.0 + (max_marker_size - 2.0) * uncertainty / top
         else:
             sizes = np.full(X.shape[0], 12.0)
@@ -497,6 +501,8 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
 
         handles = [Line2D([], [], linestyle="none", marker=_MARKERS[q % len(_MARKERS)], color=colours[q],
                           label=f"component {q}") for q in range(k)]
+        if (labels == -1).any():
+            handles.append(Line2D([], [], linestyle="none", marker="x", color="0.4", label="noise"))
         target = axes[0, -1] if m > 1 or ax is not None else axes[0, 0]
         target.legend(handles=handles, loc="best", fontsize="x-small", ncol=1 + k // 8)
     return axes
