@@ -97,3 +97,14 @@ def test_every_start_works_for_a_discrete_family():
     for init in ("kmeans", "hierarchical", np.repeat([0, 1], 100)):
         fm = FiniteMixture(Poisson(), 2, init_params=init, random_state=0).fit(X)
         assert adjusted_rand_score(fm.predict(X), np.repeat([0, 1], 100)) > 0.95
+
+
+def test_n_init_adds_kmeans_starts_to_a_deterministic_one():
+    X = pd.read_csv(DATA / "faithful.csv").to_numpy(dtype=float)
+    one = FiniteMixture(Gaussian("EEE"), 3, init_params="hierarchical", tol=1e-8, max_iter=500).fit(X)
+    several = FiniteMixture(Gaussian("EEE"), 3, init_params="hierarchical", n_init=4, tol=1e-8, max_iter=500,
+                            random_state=0).fit(X)
+    assert several.lower_bound_ >= one.lower_bound_ - 1e-12
+    given = FiniteMixture(Gaussian("EEE"), 3, init_params=one.predict(X), n_init=4, tol=1e-8, max_iter=500,
+                          random_state=0).fit(X)
+    assert given.lower_bound_ >= one.lower_bound_ - 1e-7  # its own partition: the same fit, to tol

@@ -113,8 +113,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         responsibilities.
     n_init : int, default=1
         Number of initialisations, at most ``MAX_N_INIT`` (10,000); the fit with the highest
-        final log-likelihood is kept. Ignored when ``params_init`` or an array ``init_params`` is given (the start is then
-        deterministic).
+        final log-likelihood is kept. With a deterministic ``init_params`` ("hierarchical" or an
+        array) the first start is that one and the others are k-means++ seedings. Ignored when
+        ``params_init`` is given (the start is then deterministic).
     max_iter : int, default=100
         Maximum number of EM iterations; 0 keeps the initial parameters (useful to inspect or
         reuse a start).
@@ -466,12 +467,14 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     # --- fitting --------------------------------------------------------------------------
 
-    def _initial(self, family, blocks, sample, rng, noise_rows=None):
+    def _initial(self, family, blocks, sample, rng, noise_rows=None, init=None):
         """Starting (weights, params) for one initialisation; ``sample`` the rows the seeding sees.
 
         ``noise_rows`` (n_samples,) of bool: the rows that start in the noise component (the
-        other rows give the components' start), or None without noise.
+        other rows give the components' start), or None without noise. ``init``: the method or
+        array of this start (``init_params`` when None).
         """
+        init = self.init_params if init is None else init
         k, d = self.n_components, blocks.X.shape[1]
         n_weights = k + (noise_rows is not None)
         weights0 = self._check_weights_init()
@@ -480,13 +483,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             if weights0 is None:
                 weights0 = np.full(n_weights, 1.0 / n_weights)
             return weights0, params0
-        if isinstance(self.init_params, str):
+        if isinstance(init, str):
             sample_X, sample_w = sample
             if noise_rows is not None:  # the noise is in memory: the sample is all rows
                 sample_w = np.where(noise_rows, 0.0, sample_w)
-            assign = initial_assignment(sample_X, sample_w, k, self.init_params, rng, n_rows=blocks.n_rows)
+            assign = initial_assignment(sample_X, sample_w, k, init, rng, n_rows=blocks.n_rows)
         else:
-            assign = given_assignment(self.init_params, blocks.n_rows, k)
+            assign = given_assignment(init, blocks.n_rows, k)
         if noise_rows is not None:
             assign = _OutsideNoise(assign, noise_rows)
         if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
@@ -579,12 +582,17 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             rngs = [None]
         else:
             # Given starting parameters leave nothing random: one run is enough.
-            n_init = 1 if self.params_init is not None or not isinstance(self.init_params, str) else self.n_init
+            n_init = 1 if self.params_init is not None else self.n_init
             rngs = spawn_generators(self.random_state, n_init)
             starts = [None] * n_init
+        # A deterministic start (an agglomeration, a given partition) is made once; the further
+        # starts of n_init are k-means++ seedings.
+        deterministic = not isinstance(self.init_params, str) or self.init_params == "hierarchical"
         best = None
-        for start, rng in zip(starts, rngs):
-            weights0, params0 = start if start is not None else self._initial(family, blocks, sample, rng, noise_rows)
+        for run, (start, rng) in enumerate(zip(starts, rngs)):
+            init = "kmeans++" if deterministic and run > 0 else None
+            weights0, params0 = (start if start is not None else
+                                 self._initial(family, blocks, sample, rng, noise_rows, init))
             result = run_em(
                 family,
                 blocks,
