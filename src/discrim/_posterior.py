@@ -310,8 +310,8 @@ class PosteriorMixin:
         return np.asarray(self._rule_labels())[np.argmax(jll, axis=1)]
 
 
-def row_entropy(proba):
-    """Entropy of each row's class or component probabilities, ``-sum_k p_k log p_k`` (0 log 0 = 0).
+def map_log_probability(proba):
+    """Log of each row's largest class or component probability (that of its MAP assignment).
 
     Parameters
     ----------
@@ -319,11 +319,9 @@ def row_entropy(proba):
 
     Returns
     -------
-    entropy : ndarray (or dask.array.Array for a dask input) of shape (n_samples,)
+    log_p : ndarray (or dask.array.Array for a dask input) of shape (n_samples,)
     """
     if hasattr(proba, "map_blocks"):
-        return proba.map_blocks(row_entropy, drop_axis=1, dtype=np.float64)
+        return proba.map_blocks(map_log_probability, drop_axis=1, dtype=np.float64)
     p = np.asarray(to_numpy(proba), dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        terms = np.where(p > 0, p * np.log(p), 0.0)
-    return -terms.sum(axis=1)
+    return np.log(p.max(axis=1))

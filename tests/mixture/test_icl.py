@@ -1,6 +1,9 @@
-"""ICL: BIC plus twice the entropy of the responsibilities (Biernacki, Celeux and Govaert 2000; issue 22)."""
+"""ICL: BIC less twice the log-probabilities of the MAP assignments (Biernacki, Celeux and Govaert 2000; mclust's icl)."""
+
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_iris
 
@@ -8,17 +11,26 @@ from discrim.distributions import Gaussian
 from discrim.mixture import FiniteMixture, select_mixture
 
 
-def test_icl_is_bic_plus_twice_the_entropy():
+def test_icl_is_bic_less_twice_the_map_log_probabilities():
     X, _ = load_iris(return_X_y=True)
     model = FiniteMixture(Gaussian("full"), 3, random_state=0).fit(X)
     r = model.predict_proba(X)
-    entropy = -np.sum(np.where(r > 0, r * np.log(np.where(r > 0, r, 1.0)), 0.0))
-    assert model.icl(X) == pytest.approx(model.bic(X) + 2 * entropy, rel=1e-12)
+    log_map = np.log(r.max(axis=1))
+    assert model.icl(X) == pytest.approx(model.bic(X) - 2 * log_map.sum(), rel=1e-12)
     assert model.icl(X) >= model.bic(X)
     w = np.arange(1.0, 151.0)
-    weighted_entropy = -np.sum(w[:, None] * np.where(r > 0, r * np.log(np.where(r > 0, r, 1.0)), 0.0))
-    assert model.icl(X, sample_weight=w) == pytest.approx(model.bic(X, sample_weight=w) + 2 * weighted_entropy,
+    assert model.icl(X, sample_weight=w) == pytest.approx(model.bic(X, sample_weight=w) - 2 * np.sum(w * log_map),
                                                           rel=1e-12)
+
+
+def test_icl_is_mclusts():
+    # mclust 6.0.0: icl(Mclust(iris[, 1:4], G = 2, modelNames = "VEV")) = -561.728875651 (its sign),
+    # from its hierarchical start, given here as the partition it starts from
+    X, _ = load_iris(return_X_y=True)
+    partitions = pd.read_csv(Path(__file__).parent / "data" / "mclust_models_hc_partitions.csv")
+    start = partitions["iris 2"].to_numpy()[:150].astype(int) - 1
+    model = FiniteMixture(Gaussian("VEV", reg_covar=0.0), 2, init_params=start, tol=1e-10, max_iter=1000).fit(X)
+    assert -model.icl(X) == pytest.approx(-561.728875651, rel=1e-7)
 
 
 def test_separated_components_cost_nothing_overlapping_ones_do():

@@ -114,7 +114,7 @@ def test_summary_text_lists_the_top_models(selection):
         top["bic"].tolist(), abs=1e-4)
     assert lines[3].split()[:2] == ["BIC", "diff"]
     mclust = selection.summary(2, "icl", mclust_sign=True).splitlines()
-    assert mclust[0] == "Top 2 models by ICL (mclust's sign, BIC - 2 entropy, higher is better):"
+    assert mclust[0] == "Top 2 models by ICL (mclust's sign, BIC + 2 sum log max_k z_ik, higher is better):"
     assert [float(v) for v in mclust[2].split()[1:]] == pytest.approx((-selection.top_models(2, "icl")["icl"]).tolist(),
                                                                       abs=1e-4)
 

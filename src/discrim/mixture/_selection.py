@@ -7,7 +7,7 @@ from numbers import Integral
 
 import numpy as np
 
-from discrim._posterior import row_entropy
+from discrim._posterior import map_log_probability
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked, weighted_total
@@ -219,9 +219,10 @@ class MixtureSelection:
         """
         criterion = self._criterion(criterion)
         top = self.top_models(n, criterion, mclust_sign=mclust_sign)
-        meaning = {"bic": "-2 log L + p log n", "aic": "-2 log L + 2 p", "icl": "BIC + 2 entropy"}[criterion]
+        meaning = {"bic": ("-2 log L + p log n", "2 log L - p log n"), "aic": ("-2 log L + 2 p", "2 log L - 2 p"),
+                   "icl": ("BIC - 2 sum log max_k z_ik", "BIC + 2 sum log max_k z_ik")}[criterion][int(mclust_sign)]
         if mclust_sign:
-            meaning = f"mclust's sign, {meaning.replace('-2 log L', '2 log L').replace(' + ', ' - ')}"
+            meaning = f"mclust's sign, {meaning}"
         better = "higher" if mclust_sign else "lower"
         name = criterion.upper()
         values = top[[criterion, "difference"]].T
@@ -429,7 +430,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
     # n is the total weight, so that integer weights score like repeated rows.
     bic = -2.0 * log_lik + n_params * np.log(total_weight if weighted else X.shape[0])
     aic = -2.0 * log_lik + 2.0 * n_params
-    entropy, _ = weighted_total(row_entropy(mixture.predict_proba(X)), w)  # ICL's penalty for overlap
+    log_map, _ = weighted_total(map_log_probability(mixture.predict_proba(X)), w)  # ICL's penalty for overlap
     min_rows = float(np.min(np.asarray(mixture.weights_)) * total_weight)
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
@@ -450,7 +451,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
         log_likelihood=log_lik,
         bic=float(bic),
         aic=float(aic),
-        icl=float(bic + 2.0 * entropy),
+        icl=float(bic - 2.0 * log_map),
         converged=bool(mixture.converged_),
         n_iter=int(mixture.n_iter_),
     )
@@ -488,9 +489,9 @@ def select_mixture(
     n_components_range : int or iterable of int
         Component counts to try; an int ``G`` means ``1, ..., G``.
     criterion : {"bic", "aic", "icl"}, default="bic"
-        Criterion that picks the best model (the smallest value wins). "icl" is BIC plus twice
-        the entropy of the responsibilities (:meth:`FiniteMixture.icl`), mclust's ICL with the
-        sign turned: it prefers well-separated components.
+        Criterion that picks the best model (the smallest value wins). "icl" is BIC minus twice
+        the summed log-probability of each row's MAP component (:meth:`FiniteMixture.icl`),
+        mclust's ICL with the sign turned: it prefers well-separated components.
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights passed to every fit. The log-likelihood in the table is weighted and the
         :math:`n` of BIC is the total weight, so integer weights act as repeated rows.

@@ -126,7 +126,7 @@ class MixtureSummary:
     bic : float
         ``-2 log L + df log n`` (lower is better; mclust reports the negative).
     icl : float
-        BIC plus twice the entropy of the responsibilities (lower is better).
+        BIC minus twice the summed log-probability of each row's MAP component (lower is better).
     aic : float
         ``-2 log L + 2 df``.
     converged : bool
@@ -185,8 +185,8 @@ class MixtureSummary:
 
     def _sign_note(self, mclust_sign):
         if mclust_sign:
-            return "BIC = 2 log L - df log n, ICL = BIC - 2 entropy (mclust's sign: higher is better)."
-        return "BIC = -2 log L + df log n, ICL = BIC + 2 entropy (lower is better; mclust reports the negatives)."
+            return "BIC = 2 log L - df log n, ICL = BIC + 2 sum log max_k z_ik (mclust's sign: higher is better)."
+        return "BIC = -2 log L + df log n, ICL = BIC - 2 sum log max_k z_ik (lower is better; mclust reports the negatives)."
 
     def to_text(self, *, mclust_sign=False, parameters=True):
         """Render the summary as text, in the layout of mclust's ``summary(Mclust)``.
@@ -316,7 +316,7 @@ def summarize_mixture(mixture, X, sample_weight=None):
     <BLANKLINE>
      log-likelihood   n  df       BIC       ICL
          -702.34725 200   7 1441.7827 1441.7827
-    BIC = -2 log L + df log n, ICL = BIC + 2 entropy (lower is better; mclust reports the negatives).
+    BIC = -2 log L + df log n, ICL = BIC - 2 sum log max_k z_ik (lower is better; mclust reports the negatives).
     <BLANKLINE>
     Clustering table (rows by most probable component):
       0   1

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._posterior import PosteriorMixin, check_joint, log_posterior, row_entropy
+from discrim._posterior import PosteriorMixin, check_joint, log_posterior, map_log_probability
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
 from discrim.distributions._base import mask_patterns, slice_rows
@@ -813,9 +813,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     def icl(self, X, sample_weight=None):
         """Integrated completed likelihood criterion ``BIC + 2 E`` on X (lower is better).
 
-        ``E = -sum_i w_i sum_k r_ik log r_ik`` is the entropy of the responsibilities: ICL
-        (Biernacki, Celeux and Govaert 2000) adds to BIC a penalty for overlapping components,
-        and so prefers well-separated clusters. mclust reports ``-ICL`` (higher is better).
+        ``E = -sum_i w_i log r_i,map(i)``, minus the log-probability of each row's MAP
+        assignment: ICL (Biernacki, Celeux and Govaert 2000) scores the likelihood of the data
+        completed by their MAP classification, and so prefers well-separated clusters. This is
+        mclust's ``icl``; mclust reports ``-ICL`` (higher is better).
 
         Parameters
         ----------
@@ -826,8 +827,27 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         -------
         icl : float
         """
-        entropy, _ = weighted_total(row_entropy(self.predict_proba(X)), sample_weight)
-        return self.bic(X, sample_weight) + 2.0 * entropy
+        log_map, _ = weighted_total(map_log_probability(self.predict_proba(X)), sample_weight)
+        return self.bic(X, sample_weight) - 2.0 * log_map
+
+    def summary(self, X, sample_weight=None):
+        """The fitted model's summary on X, as mclust's ``summary(Mclust)``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        summary : MixtureSummary
+            Log-likelihood, n, df, BIC, ICL, the model's name and a component table; printed as
+            text (``str``), or ``to_markdown()``/``to_frame()``. See
+            :func:`~discrim.mixture.summarize_mixture`.
+        """
+        from discrim.mixture._summary import summarize_mixture
+
+        return summarize_mixture(self, X, sample_weight)
 
     def sample(self, n_samples=1):
         """Draw rows from the fitted mixture.
