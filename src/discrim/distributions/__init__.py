@@ -17,7 +17,10 @@ from discrim.distributions.student_t import StudentT, StudentTParams, StudentTSt
 #: Every family class: the command line offers their ``cli_names``.
 FAMILY_CLASSES = (Gaussian, Poisson, Binomial, Bernoulli, Categorical, StudentT, Gamma, Exponential, LogNormal)
 
-#: One instance of every family (and every Gaussian covariance type); tests parametrize over it.
+#: One instance of each of the first families (and of scikit-learn's four Gaussian covariance
+#: types); the shared tests parametrize over it. StudentT, Gamma, Exponential, LogNormal, Product,
+#: Fixed and mclust's other covariance models have test files of their own (tests/distributions,
+#: tests/mixture/test_covariance_models.py).
 FAMILIES = [
     Binomial(n_trials=10),
     Bernoulli(),
