@@ -129,6 +129,35 @@ def per_feature_weight(stats):
     return stats.weight[:, None] if stats.observed is None else stats.observed
 
 
+def merged_moments(weight_a, mean_a, scatter_a, weight_b, mean_b, scatter_b):
+    """Mean and centred scatter of two blocks of rows merged exactly (Chan, Golub and LeVeque).
+
+    Parameters
+    ----------
+    weight_a, weight_b : ndarray of shape (K, d) or (K, 1)
+        The weighted totals behind each block's means (per feature with a mask).
+    mean_a, mean_b : ndarray of shape (K, d)
+    scatter_a, scatter_b : ndarray of shape (K, d, d) or (K, d)
+        Weighted sums of squares (and products) about each block's means.
+
+    Returns
+    -------
+    mean : ndarray of shape (K, d)
+    scatter : ndarray, shaped as ``scatter_a``
+        About the merged means: ``S_a + S_b + n_a n_b / n (m_b - m_a)(m_b - m_a)'``.
+    weight : ndarray, shaped as ``weight_a``
+    """
+    weight = weight_a + weight_b
+    safe = np.where(weight > 0, weight, 1.0)
+    delta = mean_b - mean_a
+    coef = weight_a * weight_b / safe
+    if scatter_a.ndim == 3:
+        extra = coef[:, :, None] * delta[:, :, None] * delta[:, None, :]
+    else:
+        extra = coef * delta**2
+    return mean_a + delta * (weight_b / safe), scatter_a + scatter_b + extra, weight
+
+
 @dataclass(frozen=True)
 class Params:
     """Parameters of all K components of a family, each array with a leading component axis.

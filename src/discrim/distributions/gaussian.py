@@ -15,6 +15,7 @@ from discrim.distributions._base import (
     Stats,
     component_totals,
     host,
+    merged_moments,
     per_feature_weight,
     weighted_resp_t,
 )
@@ -80,19 +81,10 @@ class GaussianStats(Stats):
         if isinstance(other, int) and other == 0:
             return self
         # per-feature totals with a mask, else the component totals broadcast over features
-        na, nb = per_feature_weight(self), per_feature_weight(other)
-        n = na + nb
-        safe = np.where(n > 0, n, 1.0)
-        delta = other.mean - self.mean
-        mean = self.mean + delta * (nb / safe)
-        coef = na * nb / safe
-        if self.scatter.ndim == 3:
-            extra = coef[:, :, None] * delta[:, :, None] * delta[:, None, :]
-        else:
-            extra = coef * delta**2
-        observed = None if self.observed is None else n
-        return GaussianStats(weight=self.weight + other.weight, mean=mean, scatter=self.scatter + other.scatter + extra,
-                             observed=observed)
+        mean, scatter, n = merged_moments(per_feature_weight(self), self.mean, self.scatter,
+                                          per_feature_weight(other), other.mean, other.scatter)
+        return GaussianStats(weight=self.weight + other.weight, mean=mean, scatter=scatter,
+                             observed=None if self.observed is None else n)
 
 
 class Gaussian(ComponentFamily):

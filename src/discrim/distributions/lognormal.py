@@ -13,6 +13,7 @@ from discrim.distributions._base import (
     Stats,
     component_totals,
     host,
+    merged_moments,
     per_feature_weight,
     weighted_resp_t,
 )
@@ -46,12 +47,9 @@ class LogNormalStats(Stats):
     def __add__(self, other):
         if isinstance(other, int) and other == 0:
             return self
-        na, nb = per_feature_weight(self), per_feature_weight(other)
-        n = na + nb
-        safe = np.where(n > 0, n, 1.0)
-        delta = other.mean - self.mean
-        return LogNormalStats(weight=self.weight + other.weight, mean=self.mean + delta * (nb / safe),
-                              scatter=self.scatter + other.scatter + na * nb / safe * delta**2,
+        mean, scatter, n = merged_moments(per_feature_weight(self), self.mean, self.scatter,
+                                          per_feature_weight(other), other.mean, other.scatter)
+        return LogNormalStats(weight=self.weight + other.weight, mean=mean, scatter=scatter,
                               observed=None if self.observed is None else n)
 
 

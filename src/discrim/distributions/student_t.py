@@ -16,6 +16,7 @@ from discrim.distributions._base import (
     Stats,
     component_totals,
     host,
+    merged_moments,
     weighted_resp_t,
 )
 
@@ -65,18 +66,10 @@ class StudentTStats(Stats):
     def __add__(self, other):
         if isinstance(other, int) and other == 0:
             return self
-        na, nb = self.u_weight[:, None], other.u_weight[:, None]
-        n = na + nb
-        safe = np.where(n > 0, n, 1.0)
-        delta = other.mean - self.mean
-        coef = na * nb / safe
-        if self.scatter.ndim == 3:
-            extra = coef[:, :, None] * delta[:, :, None] * delta[:, None, :]
-        else:
-            extra = coef * delta**2
+        mean, scatter, _ = merged_moments(self.u_weight[:, None], self.mean, self.scatter,
+                                          other.u_weight[:, None], other.mean, other.scatter)
         return StudentTStats(weight=self.weight + other.weight, u_weight=self.u_weight + other.u_weight,
-                             mean=self.mean + delta * (nb / safe), scatter=self.scatter + other.scatter + extra,
-                             dof_term=self.dof_term + other.dof_term)
+                             mean=mean, scatter=scatter, dof_term=self.dof_term + other.dof_term)
 
 
 def solve_dof(c, bounds=DOF_BOUNDS):
