@@ -108,3 +108,17 @@ def test_n_init_adds_kmeans_starts_to_a_deterministic_one():
     given = FiniteMixture(Gaussian("EEE"), 3, init_params=one.predict(X), n_init=4, tol=1e-8, max_iter=500,
                           random_state=0).fit(X)
     assert given.lower_bound_ >= one.lower_bound_ - 1e-7  # its own partition: the same fit, to tol
+
+
+def test_rows_marked_minus_one_take_no_part_in_the_first_m_step():
+    X = load_iris().data
+    labels = _iris_partition(3)
+    subset = labels.copy()
+    subset[::3] = -1  # mclust's subset: the first M-step sees two rows in three
+    start = FiniteMixture(Gaussian("VVV"), 3, init_params=subset, max_iter=0).fit(X)
+    kept = subset >= 0
+    expected = Gaussian("VVV").fit_params(X[kept], np.eye(3)[subset[kept]])
+    np.testing.assert_allclose(start.params_["mean"], expected.mean, rtol=1e-12)
+    np.testing.assert_allclose(start.weights_, np.bincount(subset[kept]) / kept.sum())
+    with pytest.raises(ValueError, match="-1 leaves a row out"):
+        FiniteMixture(Gaussian(), 2, init_params=np.full(150, -1)).fit(X)

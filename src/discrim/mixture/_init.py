@@ -8,7 +8,8 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from discrim.backend import array_namespace, ops
 from discrim.mixture._hierarchical import MAX_ROWS, agglomerate, svd_coordinates
 
-__all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "given_assignment", "initial_assignment"]
+__all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "given_assignment", "hierarchical_partitions",
+           "initial_assignment"]
 
 INIT_METHODS = ("kmeans++", "kmeans", "hierarchical", "random", "random_from_data")
 
@@ -90,8 +91,9 @@ def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=No
         center; "kmeans": the centers of a weighted k-means fit (Lloyd's algorithm from a
         k-means++ seeding), each row assigned to its nearest center; "hierarchical": mclust's
         model-based agglomeration (:mod:`~discrim.mixture._hierarchical`) of the rows of positive
-        weight, or of ``MAX_ROWS`` (2,000) of them drawn uniformly when there are more, whose
-        clusters' means are then the centers of all rows; "random": uniform random soft
+        weight, or of ``MAX_ROWS`` (2,000) of them drawn uniformly when there are more (the
+        others then take no part in the first M-step, as mclust's ``subset``; from a sample of
+        data not in memory, the clusters' means are the centers of all rows); "random": uniform random soft
         assignments normalised per row; "random_from_data": ``n_components`` distinct rows of
         positive weight drawn uniformly as centers, each row assigned to its nearest center.
     rng : numpy.random.Generator
@@ -137,17 +139,42 @@ def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=No
     return InitialAssignment(n_components, offset=offset, centers=centers)
 
 
-def _hierarchical(X, sample_weight, n_components, rng, offset, all_rows):
-    """The start of "hierarchical": a partition of all rows, or nearest-center from a sample's clusters."""
+def hierarchical_partitions(X, sample_weight, counts, rng):
+    """mclust's hierarchical start at several component counts: one agglomeration, its partitions.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Complete rows.
+    sample_weight : ndarray of shape (n_samples,)
+    counts : list of int
+    rng : numpy.random.Generator
+        Draws the ``MAX_ROWS`` rows agglomerated when more have positive weight.
+
+    Returns
+    -------
+    partitions : dict of int to ndarray of shape (n_samples,) of int
+        By count: each row's cluster, or -1 for a row the agglomeration did not see, which then
+        takes no part in the first M-step (as mclust's ``subset``).
+    """
     rows = np.flatnonzero(sample_weight > 0)
     if rows.size > MAX_ROWS:
         rows = np.sort(rng.choice(rows, MAX_ROWS, replace=False))
-    labels = agglomerate(svd_coordinates(X[rows]), n_components)
-    if all_rows and rows.size == X.shape[0]:
-        resp = np.zeros((X.shape[0], n_components))
-        resp[np.arange(X.shape[0]), labels] = 1.0
-        return InitialAssignment(n_components, resp=resp)
-    centers = np.stack([X[rows[labels == j]].mean(axis=0) for j in range(n_components)])
+    out = {}
+    for count, labels in agglomerate(svd_coordinates(X[rows]), list(counts)).items():
+        out[count] = np.full(X.shape[0], -1)
+        out[count][rows] = labels
+    return out
+
+
+def _hierarchical(X, sample_weight, n_components, rng, offset, all_rows):
+    """The start of "hierarchical": a partition of the rows agglomerated, or of a sample's means."""
+    if all_rows:  # the rows left out of the agglomeration start outside the first M-step
+        labels = hierarchical_partitions(X, sample_weight, [n_components], rng)[n_components]
+        return given_assignment(labels, X.shape[0], n_components)
+    # a sample of data that are not all in memory: its clusters' means are the centers of all rows
+    labels = agglomerate(svd_coordinates(X), n_components)
+    centers = np.stack([X[labels == j].mean(axis=0) for j in range(n_components)])
     return InitialAssignment(n_components, offset=offset, centers=centers)
 
 
@@ -157,8 +184,9 @@ def given_assignment(init, n_rows, n_components):
     Parameters
     ----------
     init : array-like of shape (n_rows,) or (n_rows, n_components)
-        The component of every row (ints in ``[0, n_components)``), or responsibilities:
-        non-negative rows summing to one.
+        The component of every row (ints in ``[0, n_components)``, or -1 for a row that takes
+        no part in the first M-step, as the rows outside mclust's ``subset``), or
+        responsibilities: non-negative rows summing to one.
     n_rows : int
     n_components : int
 
@@ -171,14 +199,17 @@ def given_assignment(init, n_rows, n_components):
         raise ValueError(f"init_params as an array must be numeric (a partition or responsibilities); got dtype {resp.dtype}.")
     if resp.ndim == 1:
         labels = resp
-        if resp.shape[0] != n_rows or not np.all(labels == np.round(labels)) or labels.min() < 0 or (
-                labels.max() >= n_components):
+        if resp.shape[0] != n_rows or not np.all(labels == np.round(labels)) or labels.min() < -1 or (
+                labels.max() >= n_components) or np.all(labels < 0):
             raise ValueError(
                 f"init_params as a partition must hold one int in [0, {n_components}) per row of X "
-                f"({n_rows} rows); got shape {resp.shape} with values in [{labels.min()}, {labels.max()}]."
+                f"({n_rows} rows; -1 leaves a row out of the first M-step); got shape {resp.shape} with values "
+                f"in [{labels.min()}, {labels.max()}]."
             )
+        inside = np.flatnonzero(labels >= 0)
         resp = np.zeros((n_rows, n_components))
-        resp[np.arange(n_rows), labels.astype(np.int64)] = 1.0
+        resp[inside, labels[inside].astype(np.int64)] = 1.0
+        return InitialAssignment(n_components, resp=resp)
     elif resp.shape != (n_rows, n_components):
         raise ValueError(
             f"init_params as responsibilities must have shape ({n_rows}, {n_components}) (rows of X, "

@@ -397,17 +397,17 @@ def _weighted_variance(X, w):
     return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
 
 
-def _hierarchical_starts(X, w, ks):
+def _hierarchical_starts(X, w, ks, seed):
     """The partitions of one agglomeration at every count of the grid (mclust's ``hclass``), or None.
 
-    Computed once for the grid when the agglomeration would see every row (in memory, complete,
-    positive weights, at most ``MAX_ROWS`` rows); otherwise each cell starts on its own.
+    Computed once for the grid for complete rows in memory (see
+    :func:`~discrim.mixture._init.hierarchical_partitions`); otherwise each cell starts on its own.
     """
-    from discrim.mixture._hierarchical import MAX_ROWS, agglomerate, svd_coordinates
+    from discrim.mixture._init import hierarchical_partitions
 
-    if not isinstance(X, np.ndarray) or X.shape[0] > MAX_ROWS or np.any(w <= 0) or np.isnan(X).any():
+    if not isinstance(X, np.ndarray) or np.isnan(X).any():
         return None
-    return agglomerate(svd_coordinates(X), ks)
+    return hierarchical_partitions(X, w, ks, np.random.default_rng(seed))
 
 
 def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var, starts):
@@ -594,11 +594,14 @@ def select_mixture(
     ks = _check_range(n_components_range, X.shape[0], len(families))
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
-    seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(len(cells))]
+    # one stream per cell, and the last for the rows a hierarchical start agglomerates
+    streams = as_seed_sequence(random_state).spawn(len(cells) + 1)
+    seeds = [int(s.generate_state(1)[0]) for s in streams[:-1]]
     # The cells through discrim's parallel layer: in a worker, each fit's E-step threads follow
     # the worker's share of the cores (FiniteMixture's n_threads=None), so nothing oversubscribes.
     shared = dict(X=X, w=w, weighted=sample_weight is not None, fit_params=fit_params, feature_var=feature_var,
-                  starts=_hierarchical_starts(X, w, ks) if fit_params.get("init_params") == "hierarchical" else None)
+                  starts=(_hierarchical_starts(X, w, ks, streams[-1])
+                          if fit_params.get("init_params") == "hierarchical" else None))
     tasks = [(i, label, fam, k, seed) for i, ((label, fam, k), seed) in enumerate(zip(cells, seeds))]
     out = sorted(run_unordered(_fit_cell, tasks, n_jobs, shared=shared), key=lambda result: result[0])
     rows = [row for _, row, _ in out]
