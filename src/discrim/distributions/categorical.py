@@ -202,7 +202,9 @@ class Categorical(ComponentFamily):
 
     def check_data(self, X, rows=None):
         counts = self._counts(X.shape[1])
-        if not constraints.integer_interval(0, counts - 1).check(X):
+        # one bound for all columns as a scalar; per-column bounds where X lives (numpy or torch)
+        bound = int(counts[0]) - 1 if np.all(counts == counts[0]) else ops.like(counts - 1.0, X)
+        if not constraints.integer_interval(0, bound).check(X):
             upper = counts - 1
             upper = upper[0] if np.all(upper == upper[0]) else f"{upper.tolist()} (column by column)"
             raise ValueError(
