@@ -1,7 +1,17 @@
 """The prototype set classifier (seed 002): sparse kernel models of P(y | x) built in batches."""
 
-from discrim.prototype._explain import Explanation
+from discrim.prototype._explain import Explanation, UnfamiliarDataWarning
 from discrim.prototype._prototype_set import PrototypeBatch
+from discrim.prototype._report import explain, export, familiarity, write_report
 from discrim.prototype.classifier import PrototypeClassifier
 
-__all__ = ["Explanation", "PrototypeBatch", "PrototypeClassifier"]
+__all__ = [
+    "Explanation",
+    "PrototypeBatch",
+    "PrototypeClassifier",
+    "UnfamiliarDataWarning",
+    "explain",
+    "export",
+    "familiarity",
+    "write_report",
+]

@@ -2,6 +2,7 @@
 
 import copy
 import dataclasses
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,43 @@ from discrim.utils.validation import check_feature_magnitude
 _QUAD_EPSABS = 1e-11
 _QUAD_EPSREL = 1e-10
 
+# A row is unfamiliar when its familiarity is below this share of the total prototype weight
+# (every kernel at most about this small); most rows unfamiliar raises UnfamiliarDataWarning.
+UNFAMILIAR_SHARE = 1e-10
+
+
+class UnfamiliarDataWarning(UserWarning):
+    """Most rows lie far from every prototype: the predictions fall back to the class frequencies.
+
+    The usual cause is a model fitted on scaled features (e.g. the output of a StandardScaler)
+    that is given rows in their original units.
+    """
+
+
+def warn_if_unfamiliar(familiarity, batches):
+    """Warn when more than half of the rows have familiarity (almost) zero.
+
+    Parameters
+    ----------
+    familiarity : ndarray of shape (n_samples,)
+        ``sum_bj w_bj K_vb(x - s_bj)`` over ``batches``.
+    batches : list of PrototypeBatch
+        The batches the familiarity sums over (no warning without prototypes).
+    """
+    total = float(sum(np.sum(b.prototype_weights) for b in batches))
+    familiarity = np.asarray(familiarity, dtype=np.float64)
+    if total <= 0 or familiarity.shape[0] == 0:
+        return
+    unfamiliar = familiarity <= UNFAMILIAR_SHARE * total
+    if unfamiliar.mean() > 0.5:
+        warnings.warn(
+            f"{int(unfamiliar.sum())} of {familiarity.shape[0]} rows of X lie far from every prototype "
+            "(familiarity about 0), so their probabilities are the class frequencies. The likely cause: the "
+            "model was fitted on scaled features and is given rows in their original units; transform X "
+            "as for fit (e.g. scaler.transform(X)) or fit a Pipeline(scaler, model) that takes raw rows.",
+            UnfamiliarDataWarning, stacklevel=4,
+        )
+
 
 def _check_model(model):
     if not hasattr(model, "batches_") or not hasattr(model, "marginals_"):
@@ -28,6 +66,18 @@ def _check_model(model):
         check_is_fitted(model)
         raise TypeError(f"expected a fitted PrototypeClassifier, got {type(model).__name__}.")
     check_is_fitted(model, ["batches_", "marginals_", "classes_"])
+
+
+def _check_feature_names(model, feature_names):
+    """``feature_names`` as a list of str (default :func:`_feature_names`), one per model feature."""
+    if feature_names is None:
+        return _feature_names(model)
+    names = [str(name) for name in feature_names]
+    if len(names) != model.n_features_in_:
+        raise ValueError(f"feature_names has {len(names)} names but the model takes {model.n_features_in_} features.")
+    if len(set(names)) != len(names):
+        raise ValueError(f"feature_names must be distinct; got {names!r}.")
+    return names
 
 
 def _feature_names(model):
@@ -43,21 +93,47 @@ def _validate_X(model, X, name="X"):
     return check_feature_magnitude(X, name)
 
 
-def _active_features(model):
-    """Union over batches of the columns with positive feature weight, sorted."""
-    parts = [np.asarray(b.feature_index)[np.asarray(b.feature_weights) > 0] for b in model.batches_]
+def _check_n_batches(model, n_batches):
+    """``n_batches`` as None or an int in [0, len(batches_)]; one-line ValueError otherwise."""
+    fitted = len(model.batches_)
+    if n_batches is None:
+        return None
+    if isinstance(n_batches, (bool, np.bool_)) or not isinstance(n_batches, (int, np.integer)) or not (
+            0 <= n_batches <= fitted):
+        raise ValueError(f"n_batches must be None or an integer in [0, {fitted}]; got {n_batches!r}.")
+    return int(n_batches)
+
+
+def _sample_names(sample_names, index):
+    """The names of the training rows ``index`` (ndarray of int); one-line ValueError if out of range."""
+    names = np.asarray(sample_names, dtype=object).ravel()
+    if index.size and index.max() >= names.shape[0]:
+        raise ValueError(f"sample_names has {names.shape[0]} names but a prototype is training row "
+                         f"{int(index.max())}: give one name per row of the X the model was fitted on.")
+    return names[index]
+
+
+def _active_features(model, n_batches=None):
+    """Union over batches (the first ``n_batches``) of the columns with positive feature weight, sorted."""
+    parts = [np.asarray(b.feature_index)[np.asarray(b.feature_weights) > 0] for b in model.batches_[:n_batches]]
     if not parts:
         return np.zeros(0, dtype=np.intp)
     return np.unique(np.concatenate(parts)).astype(np.intp)
 
 
-def export_model(model):
+def export_model(model, n_batches=None, feature_names=None, sample_names=None):
     """Tabulate the prototypes of a fitted model, one row per prototype.
 
     Parameters
     ----------
     model : PrototypeClassifier
         Fitted.
+    n_batches : int or None, default=None
+        Export the first ``n_batches`` batches; None: all.
+    feature_names : list of str or None, default=None
+        Names of the model's features; default ``feature_names_in_`` or ``x0``, ``x1``, ...
+    sample_names : array-like of shape (n_training_samples,) or None, default=None
+        Names of the training rows: adds a column ``sample_name`` after ``sample_index``.
 
     Returns
     -------
@@ -87,11 +163,12 @@ def export_model(model):
     ``p_k(x) = q_k(x) / sum_l q_l(x)``.
     """
     _check_model(model)
-    names = _feature_names(model)
+    n_batches = _check_n_batches(model, n_batches)
+    names = _check_feature_names(model, feature_names)
     D = len(names)
     classes = np.asarray(model.classes_)
     parts = []
-    for b, batch in enumerate(model.batches_, start=1):
+    for b, batch in enumerate(model.batches_[:n_batches], start=1):
         J = len(batch.target)
         weights = np.zeros((J, D))
         values = np.full((J, D), np.nan)
@@ -105,12 +182,15 @@ def export_model(model):
             "target": classes[np.asarray(batch.target, dtype=np.intp)],
             "prototype_weight": np.asarray(batch.prototype_weights, dtype=np.float64),
         }
+        if sample_names is not None:
+            part["sample_name"] = _sample_names(sample_names, part["sample_index"])
         part = {key: value[order] for key, value in part.items()}
         for d, name in enumerate(names):
             part[f"{name}_weight"] = weights[order, d]
             part[f"{name}_value"] = values[order, d]
         parts.append(pd.DataFrame(part))
-    columns = ["batch", "sample_index", "target", "prototype_weight"]
+    columns = ["batch", "sample_index"] + (["sample_name"] if sample_names is not None else [])
+    columns += ["target", "prototype_weight"]
     columns += [f"{name}_{kind}" for name in names for kind in ("weight", "value")]
     parts = [p for p in parts if len(p)]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
@@ -136,29 +216,50 @@ class Explanation:
         The marginals' share of each class probability, ``p_0k / (1 + familiarity)``.
     prototypes : DataFrame
         The prototypes with the largest impact ``w_bj K_vb(x - s_bj)`` on this prediction, in
-        decreasing order of impact: ``batch``, ``sample_index``, ``target``,
-        ``prototype_weight``, ``similarity`` (the kernel value, in (0, 1]), ``impact``,
-        ``contribution`` (``impact / (1 + familiarity)``, the amount the prototype adds to the
-        probability of its target class), then for each active feature ``f`` of the model
-        ``<f>_value`` (the prototype's value) and ``<f>_similarity``
-        (``exp(-1/2 (v_bf (x_f - s_bjf))^2)``; NaN where f is inactive in the prototype's batch).
+        decreasing order of impact: ``batch``, ``sample_index`` (and ``sample_name`` when the
+        training rows were named), ``target``, ``prototype_weight``, ``similarity`` (the kernel
+        value, in (0, 1]), ``impact``, ``contribution`` (``impact / (1 + familiarity)``, the amount
+        the prototype adds to the probability of its target class), ``dominant_set`` (see Notes),
+        ``p_<class>`` for every class (the prototype's contribution to that class's probability:
+        ``contribution`` in its target's column, 0 elsewhere), then for each active feature ``f``
+        ``<f>_weight`` (its batch's feature weight, 0 where inactive), ``<f>_value`` (the
+        prototype's value), ``<f>_similarity`` (``exp(-1/2 (v_bf (x_f - s_bjf))^2)``; NaN where f
+        is inactive in the prototype's batch) and, explained through a pipeline, ``<f>_original``
+        (the value in the pipeline's input units).
     features : DataFrame
         One row per active feature (union over batches): ``feature``, ``value`` (x_f),
-        ``contribution`` (see Notes), in decreasing order of absolute contribution.
+        ``contribution`` (see Notes), in decreasing order of absolute contribution; through a
+        pipeline also ``original`` (x_f in the input units).
     log_proba : float
         ``log p_c(x)`` of the predicted class c.
     baseline_log_proba : float
         ``log p_c`` when x matches every prototype on every active feature (all kernels equal 1).
     n_prototypes_total : int
         Number of prototypes in the model; ``prototypes`` may show fewer.
+    true_class : object or None, default=None
+        The row's true class, when given.
+    familiarity_quantile : float or None, default=None
+        Share of the reference rows whose familiarity is at most this row's (their empirical
+        distribution function at ``familiarity``), when reference rows were given.
+    name : str or None, default=None
+        The row's name (its index label in a DataFrame), when known.
+    n_batches : int or None, default=None
+        The number of batches explained (None: all).
 
     Notes
     -----
     Two identities hold exactly, up to rounding:
 
     - ``marginal[k] + sum of contribution over all prototypes with target k == proba[k]``,
-      the decomposition of proset's ``explain``;
+      the decomposition of proset's ``explain`` (so ``marginal[k]`` plus the column ``p_<k>``
+      summed over all prototypes is ``proba[k]``);
     - ``features.contribution.sum() == log_proba - baseline_log_proba``.
+
+    The dominant set is proset's: the prototypes in decreasing order of contribution (ties
+    together) up to the last point at which the gap between the two largest accumulated class
+    probabilities (marginals included) is no larger than the probability still to come; the
+    prototypes outside it cannot change the predicted class. A row far from all prototypes has
+    an empty dominant set (the marginals decide).
 
     The feature contributions attribute ``log p_c(x)`` of the predicted class by integrated
     gradients along the path that scales every kernel exponent by ``s`` from 0 to 1:
@@ -183,6 +284,35 @@ class Explanation:
     log_proba: float
     baseline_log_proba: float
     n_prototypes_total: int
+    true_class: object = None
+    familiarity_quantile: float = None
+    name: str = None
+    n_batches: int = None
+
+    def to_frames(self):
+        """The explanation as tables, one per sheet of a report.
+
+        Returns
+        -------
+        frames : dict of str to DataFrame
+            ``summary`` (one row per figure: the row's name, the predicted and true class, its
+            probability, the familiarity and its quantile, the log-probabilities),
+            ``classes`` (per class: ``proba``, ``marginal``, ``prototypes`` = their difference),
+            ``prototypes`` and ``features`` (the attributes of the same names).
+        """
+        summary = pd.DataFrame({
+            "item": ["row", "predicted", "true class", "probability of predicted", "familiarity",
+                     "familiarity quantile", "log_proba", "baseline_log_proba", "prototypes in the model",
+                     "prototypes listed", "batches"],
+            "value": [self.name, self.predicted, self.true_class, float(self.proba[self.predicted]),
+                      self.familiarity, self.familiarity_quantile, self.log_proba, self.baseline_log_proba,
+                      self.n_prototypes_total, len(self.prototypes), self.n_batches],
+        })
+        summary["value"] = summary["value"].map(lambda v: "" if v is None else v).astype(object)
+        classes = pd.DataFrame({"class": self.proba.index, "proba": self.proba.to_numpy(),
+                                "marginal": self.marginal.to_numpy(),
+                                "prototypes": self.proba.to_numpy() - self.marginal.to_numpy()})
+        return {"summary": summary, "classes": classes, "prototypes": self.prototypes, "features": self.features}
 
 
 def _as_single_row(model, X_row):
@@ -198,8 +328,8 @@ def _as_single_row(model, X_row):
     return X[0].astype(np.float64)
 
 
-def _stack_prototypes(model, x, active):
-    """All prototypes of all batches, with their exponents on the active features.
+def _stack_prototypes(model, x, active, n_batches=None):
+    """All prototypes of the first ``n_batches`` batches (None: all), with their exponents on the active features.
 
     Parameters
     ----------
@@ -207,18 +337,21 @@ def _stack_prototypes(model, x, active):
     x : ndarray of shape (n_features_in,)
     active : ndarray of shape (n_active,) of int
         Union of the active features, sorted.
+    n_batches : int or None, default=None
 
     Returns
     -------
     parts : dict of ndarray
         ``E`` (J_total, n_active): ``e_jf = 1/2 (v_bf (x_f - s_jf))^2``, 0 where f is inactive in
         the prototype's batch; ``values`` (J_total, n_active): ``s_jf``, NaN where inactive;
-        ``batch`` (1-based), ``sample_index``, ``target`` (int) and ``weight``, each (J_total,).
+        ``weights`` (J_total, n_active): ``v_bf``, 0 where inactive; ``batch`` (1-based),
+        ``sample_index``, ``target`` (int) and ``weight``, each (J_total,).
     """
     position = np.searchsorted(active, np.arange(model.n_features_in_))
     n_active = len(active)
-    parts = {key: [] for key in ("E", "values", "batch", "sample_index", "target", "weight")}
-    for b, batch in enumerate(model.batches_, start=1):
+    keys = ("E", "values", "weights", "batch", "sample_index", "target", "weight")
+    parts = {key: [] for key in keys}
+    for b, batch in enumerate(model.batches_[:n_batches], start=1):
         J = len(batch.target)
         if J == 0:
             continue
@@ -228,22 +361,90 @@ def _stack_prototypes(model, x, active):
         S = np.asarray(batch.prototypes, dtype=np.float64)
         E = np.zeros((J, n_active))
         values = np.full((J, n_active), np.nan)
+        weights = np.zeros((J, n_active))
         # a missing feature of x contributes the factor 1 (its exponent 0) to every kernel
         E[:, cols] = np.nan_to_num(0.5 * (v * (x[index] - S)) ** 2, nan=0.0)
         values[:, cols] = S
+        weights[:, cols] = v
         parts["E"].append(E)
         parts["values"].append(values)
+        parts["weights"].append(weights)
         parts["batch"].append(np.full(J, b, dtype=np.int64))
         parts["sample_index"].append(np.asarray(batch.sample_index, dtype=np.int64))
         parts["target"].append(np.asarray(batch.target, dtype=np.intp))
         parts["weight"].append(np.asarray(batch.prototype_weights, dtype=np.float64))
     if not parts["E"]:
-        return {"E": np.zeros((0, n_active)), "values": np.zeros((0, n_active)), "batch": np.zeros(0, np.int64),
-                "sample_index": np.zeros(0, np.int64), "target": np.zeros(0, np.intp), "weight": np.zeros(0)}
+        return {"E": np.zeros((0, n_active)), "values": np.zeros((0, n_active)), "weights": np.zeros((0, n_active)),
+                "batch": np.zeros(0, np.int64), "sample_index": np.zeros(0, np.int64), "target": np.zeros(0, np.intp),
+                "weight": np.zeros(0)}
     return {key: np.concatenate(value) for key, value in parts.items()}
 
 
-def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
+def dominant_set(impact, target, marginals):
+    """proset's dominant set: the prototypes that decide the predicted class.
+
+    Parameters
+    ----------
+    impact : ndarray of shape (J,)
+        ``w_j K_j(x)`` of every prototype at the row.
+    target : ndarray of shape (J,) of int
+        Index of each prototype's class.
+    marginals : ndarray of shape (n_classes,)
+        ``p_0k``.
+
+    Returns
+    -------
+    dominant : ndarray of shape (J,) of bool
+        The prototypes, in decreasing order of impact (ties together), up to and including the
+        group after the last prefix at which the two largest accumulated probabilities
+        (``(p_0k + sum of the prefix's impacts of class k) / (1 + sum of all impacts)``) differ by
+        at most the probability not yet accumulated. Empty when the marginals alone decide, or
+        when every impact underflows to 0.
+    """
+    J = impact.shape[0]
+    scale = 1.0 + impact.sum()
+    if J == 0 or scale == 1.0:
+        return np.zeros(J, dtype=bool)
+    share = impact / scale
+    order = np.argsort(-share, kind="stable")
+    ordered = share[order]
+    group = np.cumsum(np.r_[True, ordered[1:] != ordered[:-1]]) - 1  # 0-based rank of each sorted prototype
+    per_group = np.zeros((group[-1] + 1, marginals.shape[0]))
+    np.add.at(per_group, (group, target[order]), ordered)
+    accumulated = np.vstack([marginals / scale, marginals / scale + np.cumsum(per_group, axis=0)])
+    remainder = 1.0 - accumulated.sum(axis=1)
+    top_two = np.sort(accumulated, axis=1)[:, -2:]
+    undecided = np.flatnonzero(top_two[:, 1] - top_two[:, 0] <= remainder)
+    dominant = np.zeros(J, dtype=bool)
+    if undecided.size:
+        dominant[order] = group <= undecided[-1]
+    return dominant
+
+
+def familiarity_quantile(value, reference_familiarity):
+    """Share of the reference familiarities at most ``value`` (their empirical distribution function).
+
+    Parameters
+    ----------
+    value : float
+    reference_familiarity : ndarray of shape (n_reference,)
+
+    Returns
+    -------
+    quantile : float in [0, 1]
+    """
+    reference_familiarity = np.asarray(reference_familiarity, dtype=np.float64)
+    if reference_familiarity.shape[0] == 0:
+        raise ValueError("reference must hold at least one row.")
+    return float(np.count_nonzero(reference_familiarity <= value) / reference_familiarity.shape[0])
+
+
+def _label(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=None, reference=None, n_batches=None,
+                       sample_names=None, name=None):
     """Explain the prediction for one row: marginals, the most influential prototypes, the features.
 
     Parameters
@@ -258,6 +459,17 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
     feature_names : list of str or None, default=None
         Names to show for the model's features; default ``feature_names_in_`` or ``x0``, ``x1``, ...
         (useful when the model is the last step of a pipeline).
+    y : object, default=None
+        The row's true class (one of ``classes_``).
+    reference : array-like of shape (n_reference, n_features), default=None
+        Rows in the model's units (e.g. the training rows): ``familiarity_quantile`` is the share
+        of them whose familiarity is at most the row's.
+    n_batches : int or None, default=None
+        Explain the model of the first ``n_batches`` batches; None: all.
+    sample_names : array-like of shape (n_training_samples,) or None, default=None
+        Names of the training rows, shown as ``sample_name`` next to ``sample_index``.
+    name : str or None, default=None
+        The row's name; default its index label when X_row is a DataFrame or Series.
 
     Returns
     -------
@@ -269,23 +481,28 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
         isinstance(n_prototypes, bool) or not isinstance(n_prototypes, (int, np.integer)) or n_prototypes < 0
     ):
         raise ValueError(f"n_prototypes must be a non-negative integer or None; got {n_prototypes!r}.")
+    n_batches = _check_n_batches(model, n_batches)
+    if name is None and isinstance(X_row, (pd.DataFrame, pd.Series)):
+        name = X_row.index[0] if isinstance(X_row, pd.DataFrame) and len(X_row) else X_row.name
     x = _as_single_row(model, X_row)
-    names = list(feature_names) if feature_names is not None else _feature_names(model)
-    if len(names) != model.n_features_in_:
-        raise ValueError(
-            f"feature_names has {len(names)} names but the model takes {model.n_features_in_} features."
-        )
+    names = _check_feature_names(model, feature_names)
     classes = np.asarray(model.classes_)
+    if y is not None and not np.any(classes == y):
+        raise ValueError(f"y must be one of the model's classes {classes.tolist()}; got {y!r}.")
     K = classes.shape[0]
     p0 = np.asarray(model.marginals_, dtype=np.float64)
-    active = _active_features(model)
-    stack = _stack_prototypes(model, x, active)
+    active = _active_features(model, n_batches)
+    stack = _stack_prototypes(model, x, active, n_batches)
     E, target, w = stack["E"], stack["target"], stack["weight"]
     e = E.sum(axis=1)
     similarity = np.exp(-e)
     impact = w * similarity
-    familiarity = float(impact.sum())
-    scale = 1.0 + familiarity
+    row_familiarity = float(impact.sum())
+    warn_if_unfamiliar(np.array([row_familiarity]), model.batches_[:n_batches])
+    quantile = None
+    if reference is not None:
+        quantile = familiarity_quantile(row_familiarity, familiarity(model, reference, n_batches=n_batches))
+    scale = 1.0 + row_familiarity
     q = p0 + np.bincount(target, weights=impact, minlength=K)
     proba = q / scale
     c = int(np.argmax(proba))
@@ -302,22 +519,28 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
     else:
         contribution = np.zeros(len(active))
     baseline = np.log((p0[c] + onehot_c @ w) / (1.0 + w.sum()))
+    dominant = dominant_set(impact, target, p0)
 
     order = np.argsort(-impact, kind="stable")
     if n_prototypes is not None:
         order = order[:n_prototypes]
-    rows = {
-        "batch": stack["batch"][order],
-        "sample_index": stack["sample_index"][order],
+    rows = {"batch": stack["batch"][order], "sample_index": stack["sample_index"][order]}
+    if sample_names is not None:
+        rows["sample_name"] = _sample_names(sample_names, rows["sample_index"])
+    rows.update({
         "target": classes[target[order]],
         "prototype_weight": w[order],
         "similarity": similarity[order],
         "impact": impact[order],
         "contribution": impact[order] / scale,
-    }
+        "dominant_set": dominant[order],
+    })
+    for k, label in enumerate(classes):
+        rows[f"p_{label}"] = np.where(target[order] == k, impact[order] / scale, 0.0)
     values = stack["values"][order]
     inactive = np.isnan(values)
     for i, d in enumerate(active):
+        rows[f"{names[d]}_weight"] = stack["weights"][order, i]
         rows[f"{names[d]}_value"] = values[:, i]
         rows[f"{names[d]}_similarity"] = np.where(inactive[:, i], np.nan, np.exp(-E[order, i]))
     features = pd.DataFrame({
@@ -328,14 +551,18 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None):
     features = features.iloc[np.argsort(-np.abs(contribution), kind="stable")].reset_index(drop=True)
     return Explanation(
         proba=pd.Series(proba, index=classes, name="proba"),
-        predicted=classes[c].item() if isinstance(classes[c], np.generic) else classes[c],
-        familiarity=familiarity,
+        predicted=_label(classes[c]),
+        familiarity=row_familiarity,
         marginal=pd.Series(p0 / scale, index=classes, name="marginal"),
         prototypes=pd.DataFrame(rows),
         features=features,
         log_proba=float(np.log(proba[c])),
         baseline_log_proba=float(baseline),
         n_prototypes_total=int(len(w)),
+        true_class=_label(y) if y is not None else None,
+        familiarity_quantile=quantile,
+        name=None if name is None else str(name),
+        n_batches=n_batches,
     )
 
 
@@ -381,7 +608,7 @@ def shrink_model(model):
     return shrunk
 
 
-def familiarity(model, X):
+def familiarity(model, X, n_batches=None):
     """Total kernel weight of all prototypes at each row, ``sum_bj w_bj K_vb(x - s_bj)``.
 
     Parameters
@@ -389,6 +616,8 @@ def familiarity(model, X):
     model : PrototypeClassifier
         Fitted.
     X : array-like of shape (n_samples, n_features)
+    n_batches : int or None, default=None
+        Sum over the first ``n_batches`` batches; None: all.
 
     Returns
     -------
@@ -399,11 +628,12 @@ def familiarity(model, X):
         training or validation rows to judge what is low.
     """
     _check_model(model)
+    n_batches = _check_n_batches(model, n_batches)
     X = _validate_X(model, X)
     total = np.zeros(X.shape[0], dtype=np.float64)
     # the model's centre, subtracted before the kernel's GEMM (None: a model from before it)
     center = getattr(model, "center_", None)
-    for batch in model.batches_:
+    for batch in model.batches_[:n_batches]:
         J = len(batch.target)
         if J == 0:
             continue

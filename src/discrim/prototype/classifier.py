@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._posterior import PosteriorMixin
+from discrim._posterior import PosteriorMixin, check_joint, proba_from_joint, proba_from_log_odds
 from discrim.backend import array_namespace, ops, to_numpy
 from discrim.backend._device import check_device, compute_device, is_tensor, rows_on_device
 from discrim.optim import NonNegElasticNet, PenalizedObjective
@@ -19,6 +19,7 @@ from discrim.prototype._candidates import (
     draw_candidates,
     stratified_subsample,
 )
+from discrim.prototype._explain import warn_if_unfamiliar
 from discrim.prototype._likelihood import CHUNK_ELEMENTS, DEVICE_CHUNK_ELEMENTS, PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
 from discrim.prototype._solver import START_FEATURE_WEIGHT, START_PROTOTYPE_WEIGHT, solve_batch
@@ -795,35 +796,271 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype))
         return X if is_tensor(X) else self._on_device(X)
 
-    def _joint_log_likelihood(self, X, log_prior=None):
+    def _joint_log_likelihood(self, X, log_prior=None, n_batches=None):
         """``log q_k(x)``: the class scores are the joint likelihoods of the posterior rule.
 
-        ``p_k(x) = q_k(x) / sum_l q_l(x)``; PosteriorMixin gives predict, predict_proba and
-        predict_log_proba from it (in log space, with the two-class log odds). The training
-        rows' class frequencies (``marginals_``, normalised) are the model's priors: other
-        priors ``pi`` shift the scores by ``log pi_k - log marginals_k``.
+        ``p_k(x) = q_k(x) / sum_l q_l(x)``; the training rows' class frequencies (``marginals_``,
+        normalised) are the model's priors: other priors ``pi`` shift the scores by
+        ``log pi_k - log marginals_k``. ``n_batches`` (None: all) counts the batches used. Warns
+        with :class:`UnfamiliarDataWarning` when most rows lie far from every prototype.
         """
-        jll = np.log(self._unscaled(self._validate_for_predict(X)))
+        q = self._unscaled(self._validate_for_predict(X), n_batches)
+        warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n_batches))
+        jll = np.log(q)
         if log_prior is not None:
             with np.errstate(divide="ignore"):
                 jll += log_prior - np.log(self.marginals_ / self.marginals_.sum())
         return jll
 
-    def staged_predict_proba(self, X):
-        """Class probabilities using the first ``b`` batches, for ``b = 0, ..., len(batches_)``.
+    # ------------------------------------------------------------------ prediction with n_batches
+
+    def _counted_batches(self, n_batches):
+        """The batches that ``n_batches`` (None or an int) uses."""
+        return self.batches_[:n_batches]
+
+    def _batch_counts(self, n_batches):
+        """``n_batches`` checked: None (all batches), an int or a list of ints in [0, len(batches_)]."""
+        check_is_fitted(self)
+        fitted = len(self.batches_)
+
+        def check(n):
+            if isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral) or not 0 <= n <= fitted:
+                raise ValueError(f"n_batches must be None, an integer in [0, {fitted}] (the fitted batches) or a "
+                                 f"list of them; got {n_batches!r}.")
+            return int(n)
+
+        if n_batches is None:
+            return None
+        if isinstance(n_batches, (list, tuple, np.ndarray)):
+            counts = [check(n) for n in np.asarray(n_batches, dtype=object).ravel().tolist()]
+            if not counts:
+                raise ValueError("n_batches must not be an empty list.")
+            return counts
+        return check(n_batches)
+
+    def _from_joint(self, jll, kind):
+        """``predict``, ``predict_proba`` or ``predict_log_proba`` (``kind``) from the joint scores."""
+        if jll.shape[1] == 2:
+            check_joint(jll)
+            odds = jll[:, 1] - jll[:, 0]
+            if kind == "predict":
+                return np.asarray(self.classes_)[(odds > 0).astype(np.intp)]
+            return proba_from_log_odds(odds, log=kind == "log_proba")
+        if kind == "predict":
+            check_joint(jll)
+            return np.asarray(self.classes_)[np.argmax(jll, axis=1)]
+        return proba_from_joint(jll, log=kind == "log_proba")
+
+    @blockwise
+    def _proba_at(self, X, priors=None, n_batches=None):
+        return self._from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), "proba")
+
+    @blockwise
+    def _log_proba_at(self, X, priors=None, n_batches=None):
+        return self._from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), "log_proba")
+
+    @blockwise
+    def _predict_at(self, X, priors=None, n_batches=None):
+        return self._from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), "predict")
+
+    def _predict_rule(self, X, priors, n_batches, kind):
+        """One output per batch count: a single array for an int or None, a list for a list."""
+        counts = self._batch_counts(n_batches)
+        at = {"proba": self._proba_at, "log_proba": self._log_proba_at, "predict": self._predict_at}[kind]
+        if not isinstance(counts, list):
+            return at(X, priors, counts)
+        if is_dask(X):
+            return [at(X, priors, n) for n in counts]
+        from discrim.backend._device import like_input
+
+        log_prior = self._log_prior(priors)
+        shift = None
+        if log_prior is not None:
+            with np.errstate(divide="ignore"):
+                shift = log_prior - np.log(self.marginals_ / self.marginals_.sum())
+        out = {}
+        for n, q in self._staged_unscaled(self._validate_for_predict(X), sorted(set(counts))):
+            warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n))
+            jll = np.log(q)
+            if shift is not None:
+                jll += shift
+            out[n] = like_input(self._from_joint(jll, kind), X)
+        return [out[n] for n in counts]
+
+    def _staged_unscaled(self, X, counts):
+        """``(n, q)`` for each count of the sorted ``counts``: ``q_k(x)`` of the first n batches, each batch
+        scored once (a fresh array per count)."""
+        q = np.tile(self.marginals_, (X.shape[0], 1))
+        done = 0
+        for n in counts:
+            for batch in self.batches_[done:n]:
+                if batch.n_prototypes:
+                    q += self._chunked_scores(batch, X, self.classes_.shape[0], self._center())
+            done = n
+            yield n, q.copy()
+
+    def predict_proba(self, X, priors=None, n_batches=None):
+        """Class probabilities ``p_k(x)``, from all batches or the first ``n_batches``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            Prior probabilities of the classes for this call, in the order of ``classes_``; None
+            uses the fitted ones (``marginals_``).
+        n_batches : int, list of int or None, default=None
+            Use only the first ``n_batches`` batches (0: the marginals). A list gives one result
+            per count, computed in one pass as by a staged method. None uses all batches.
+
+        Returns
+        -------
+        proba : ndarray of shape (n_samples, n_classes), or a list of them
+            One array per count when ``n_batches`` is a list.
+        """
+        return self._predict_rule(X, priors, n_batches, "proba")
+
+    def predict_log_proba(self, X, priors=None, n_batches=None):
+        """Log of the class probabilities, computed in log space (see :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            See :meth:`predict_proba`.
+        n_batches : int, list of int or None, default=None
+            See :meth:`predict_proba`.
+
+        Returns
+        -------
+        log_proba : ndarray of shape (n_samples, n_classes), or a list of them
+        """
+        return self._predict_rule(X, priors, n_batches, "log_proba")
+
+    def predict(self, X, priors=None, n_batches=None):
+        """The class of largest probability (see :meth:`predict_proba`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            See :meth:`predict_proba`.
+        n_batches : int, list of int or None, default=None
+            See :meth:`predict_proba`.
+
+        Returns
+        -------
+        y_pred : ndarray of shape (n_samples,), or a list of them
+        """
+        return self._predict_rule(X, priors, n_batches, "predict")
+
+    def score(self, X, y, sample_weight=None, n_batches=None):
+        """Mean (weighted) accuracy, scikit-learn's classifier score; see :meth:`log_likelihood` for proset's.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        n_batches : int, list of int or None, default=None
+            See :meth:`predict_proba`.
+
+        Returns
+        -------
+        score : float, or ndarray of shape (len(n_batches),) for a list
+        """
+        from sklearn.metrics import accuracy_score
+
+        pred = self.predict(X, n_batches=n_batches)
+        y = to_numpy(y) if is_tensor(y) else y
+        if isinstance(pred, list):
+            return np.array([accuracy_score(y, to_numpy(p), sample_weight=sample_weight) for p in pred])
+        return float(accuracy_score(y, to_numpy(pred), sample_weight=sample_weight))
+
+    def log_likelihood(self, X, y, sample_weight=None, n_batches=None):
+        """Mean (weighted) log-probability of the true classes, proset's score: ``-log_loss``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            Labels among ``classes_``.
+        sample_weight : array-like of shape (n_samples,), default=None
+        n_batches : int, list of int or None, default=None
+            See :meth:`predict_proba`.
+
+        Returns
+        -------
+        log_likelihood : float, or ndarray of shape (len(n_batches),) for a list
+            ``sum_i w_i log p_{y_i}(x_i) / sum_i w_i`` (computed in log space, not clipped).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from discrim.prototype import PrototypeClassifier
+        >>> rng = np.random.default_rng(0)
+        >>> X = rng.normal(size=(60, 2)); y = (X[:, 0] > 0).astype(int)
+        >>> clf = PrototypeClassifier(n_batches=2, n_candidates=20, random_state=0).fit(X, y)
+        >>> clf.log_likelihood(X, y, n_batches=[0, 2]).shape
+        (2,)
+        """
+        y = np.asarray(to_numpy(y) if is_tensor(y) else y)
+        check_is_fitted(self)
+        index = np.searchsorted(self.classes_, y)
+        index = np.clip(index, 0, len(self.classes_) - 1)
+        if y.ndim != 1 or not np.array_equal(np.asarray(self.classes_)[index], y):
+            unknown = sorted(set(np.asarray(y).ravel().tolist()) - set(np.asarray(self.classes_).tolist()))
+            raise ValueError(f"y must be one label per row among classes_ {self.classes_.tolist()}; got {unknown!r}.")
+        w = check_sample_weight(sample_weight, y.shape[0])
+        log_proba = self.predict_log_proba(X, n_batches=n_batches)
+
+        def mean(lp):
+            lp = np.asarray(to_numpy(lp), dtype=np.float64)
+            if lp.shape[0] != y.shape[0]:
+                raise ValueError(f"X has {lp.shape[0]} rows but y has {y.shape[0]}.")
+            return float(np.sum(w * lp[np.arange(y.shape[0]), index]) / np.sum(w))
+
+        if isinstance(log_proba, list):
+            return np.array([mean(lp) for lp in log_proba])
+        return mean(log_proba)
+
+    def staged_predict_proba(self, X, n_batches=None):
+        """Class probabilities using the first ``b`` batches, for ``b = 0, ..., n_batches``.
 
         Computed incrementally (each batch's contribution once), in row chunks.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        n_batches : int or None, default=None
+            Last batch count to yield; None: ``len(batches_)``.
 
         Yields
         ------
         proba : ndarray of shape (n_samples, n_classes)
             ``b = 0`` gives the marginals ``p_0k`` on every row.
         """
-        return self._staged_proba(self._validate_for_predict(X))
+        last = self._batch_counts(n_batches)
+        if isinstance(last, list):
+            raise ValueError(f"staged methods take n_batches as one count (the last to yield); got {n_batches!r}.")
+        X = self._validate_for_predict(X)  # now, not at the first next(): bad input fails at the call
+        counts = range(len(self.batches_) + 1 if last is None else last + 1)
+        return (q / q.sum(axis=1, keepdims=True) for _, q in self._staged_unscaled(X, counts))
+
+    def staged_predict(self, X, n_batches=None):
+        """Predicted classes using the first ``b`` batches, for ``b = 0, ..., n_batches``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_batches : int or None, default=None
+            Last batch count to yield; None: ``len(batches_)``.
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        classes = np.asarray(self.classes_)
+        return (classes[np.argmax(proba, axis=1)] for proba in self.staged_predict_proba(X, n_batches))
 
     def _staged_proba(self, X):
         """:meth:`staged_predict_proba` of validated X (an ndarray in the fitted dtype)."""
@@ -836,35 +1073,61 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ explanation (delegates)
 
-    def export(self):
-        """Tabulate the prototypes of all batches (see :func:`discrim.prototype._explain.export_model`).
-
-        Returns
-        -------
-        report : pandas.DataFrame
-        """
-        from discrim.prototype._explain import export_model
-
-        return export_model(self)
-
-    def explain(self, X_row, n_prototypes=10):
-        """Contributions of the most influential prototypes to one prediction
-        (see :func:`discrim.prototype._explain.explain_prediction`).
+    def export(self, *, n_batches=None, feature_names=None, sample_names=None, report=None):
+        """Tabulate the prototypes, one row per prototype (see :func:`discrim.prototype.export`).
 
         Parameters
         ----------
-        X_row : array-like of shape (n_features,) or (1, n_features)
-        n_prototypes : int, default=10
+        n_batches : int or None, default=None
+            Export the first ``n_batches`` batches; None: all.
+        feature_names : list of str or None, default=None
+            Names of the features; default ``feature_names_in_`` or ``x0``, ``x1``, ...
+        sample_names : array-like of shape (n_training_samples,) or None, default=None
+            Names of the training rows, shown next to each prototype's ``sample_index``.
+        report : str, path-like or None, default=None
+            Also write the table to this ``.xlsx`` or ``.html`` file (atomically).
+
+        Returns
+        -------
+        table : pandas.DataFrame
+        """
+        from discrim.prototype._report import export
+
+        return export(self, n_batches=n_batches, feature_names=feature_names, sample_names=sample_names,
+                      report=report)
+
+    def explain(self, X, y=None, reference=None, *, n_prototypes=10, n_batches=None, feature_names=None,
+                sample_names=None, report=None):
+        """Explain the prediction for one row (see :func:`discrim.prototype.explain`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_features,) or (1, n_features)
+            The row.
+        y : object, default=None
+            Its true class, when known.
+        reference : array-like of shape (n_reference, n_features), default=None
+            Rows (e.g. the training rows) against whose familiarity the row's is ranked.
+        n_prototypes : int or None, default=10
+            How many prototypes to list, by decreasing impact; None lists all.
+        n_batches : int or None, default=None
+            Use the first ``n_batches`` batches; None: all.
+        feature_names : list of str or None, default=None
+            Names of the features.
+        sample_names : array-like of shape (n_training_samples,) or None, default=None
+            Names of the training rows, shown next to each prototype's ``sample_index``.
+        report : str, path-like or None, default=None
+            Also write the explanation to this ``.xlsx`` or ``.html`` file (atomically).
 
         Returns
         -------
         explanation : Explanation
-            Marginal share, the prototypes with the largest impact and the feature
-            contributions (see :class:`discrim.prototype.Explanation`).
+            See :class:`discrim.prototype.Explanation`.
         """
-        from discrim.prototype._explain import explain_prediction
+        from discrim.prototype._report import explain
 
-        return explain_prediction(self, X_row, n_prototypes)
+        return explain(self, X, y, reference=reference, n_prototypes=n_prototypes, n_batches=n_batches,
+                       feature_names=feature_names, sample_names=sample_names, report=report)
 
     def shrink(self):
         """Model restricted to the features that some batch uses
@@ -879,12 +1142,14 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return shrink_model(self)
 
     @blockwise
-    def familiarity(self, X):
+    def familiarity(self, X, n_batches=None):
         """How well the prototypes cover each row (see :func:`discrim.prototype._explain.familiarity`).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        n_batches : int or None, default=None
+            Use the first ``n_batches`` batches; None: all.
 
         Returns
         -------
@@ -892,4 +1157,4 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         from discrim.prototype._explain import familiarity
 
-        return familiarity(self, X)
+        return familiarity(self, X, n_batches=n_batches)

@@ -1,0 +1,380 @@
+"""Export and explanation of prototype set models in the user's units, through pipelines, and as reports."""
+
+import dataclasses
+import html
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from discrim.prototype import _explain
+
+# The inverse of the preprocessing counts as column-wise (and as affine) when the cross-terms
+# (and the departure from a straight line) of unit steps are below this share of the largest step.
+_LINEAR_RTOL = 1e-9
+
+
+def split_model(model):
+    """The preprocessing and the fitted PrototypeClassifier behind ``model``.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier, PrototypeClassifierCV or Pipeline
+        Fitted; a pipeline's last step is one of the other two (a search gives its
+        ``best_estimator_``).
+
+    Returns
+    -------
+    pre : transformer or None
+        ``model[:-1]`` for a pipeline of several steps, else None.
+    final : PrototypeClassifier
+    input_names : list of str or None
+        The pipeline's ``feature_names_in_``, when it has them.
+    """
+    pre, final, names = None, model, None
+    if hasattr(model, "steps"):
+        final = model.steps[-1][1]
+        pre = model[:-1] if len(model.steps) > 1 else None
+        names = getattr(model, "feature_names_in_", None)
+    final = getattr(final, "best_estimator_", None) or final
+    _explain._check_model(final)
+    return pre, final, None if names is None else [str(n) for n in names]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Units:
+    """How the model's features map to the pipeline's input columns (column-wise preprocessing only).
+
+    ``inverse`` maps model rows (n, D) to input rows; ``slope`` (D,) is d(model feature) /
+    d(input feature) where the map is affine, NaN where it is not.
+    """
+
+    inverse: object
+    slope: np.ndarray
+    names: list
+
+
+def _units(pre, final, input_names):
+    """:class:`_Units` of a column-wise preprocessing, or None with a warning saying why not."""
+    D = final.n_features_in_
+    if not hasattr(pre, "inverse_transform"):
+        warnings.warn(f"the preprocessing {pre!r} has no inverse_transform: the report shows the model's units only.",
+                      UserWarning, stacklevel=4)
+        return None
+    c = np.asarray(getattr(final, "center_", np.zeros(D)), dtype=np.float64)
+    probe = np.vstack([c, c + np.eye(D), c + 2 * np.eye(D)])
+    try:
+        back = np.asarray(pre.inverse_transform(probe), dtype=np.float64)
+    except (ValueError, TypeError, AttributeError) as exc:
+        warnings.warn(f"the preprocessing cannot map the model's features back ({str(exc).splitlines()[0]}): the "
+                      "report shows the model's units only.", UserWarning, stacklevel=4)
+        return None
+    if back.shape != (2 * D + 1, D):
+        warnings.warn(f"the preprocessing maps {back.shape[1]} input columns to the model's {D} features: the report "
+                      "shows the model's units only (original units need a column-wise transform such as a scaler).",
+                      UserWarning, stacklevel=4)
+        return None
+    step = back[1:D + 1] - back[0]
+    size = np.abs(step).max()
+    off = step - np.diag(np.diag(step))
+    if not np.all(np.isfinite(step)) or size == 0 or np.abs(off).max() > _LINEAR_RTOL * size:
+        warnings.warn("the preprocessing mixes features: the report shows the model's units only (original units "
+                      "need a column-wise transform such as a scaler).", UserWarning, stacklevel=4)
+        return None
+    diag = np.diag(step)
+    twice = np.diag(back[D + 1:] - back[0])
+    affine = np.abs(twice - 2 * diag) <= _LINEAR_RTOL * np.maximum(np.abs(diag), size)
+    slope = np.where(affine & (diag != 0), 1.0 / np.where(diag != 0, diag, 1.0), np.nan)
+    names = input_names if input_names is not None and len(input_names) == D else _explain._feature_names(final)
+    return _Units(inverse=pre.inverse_transform, slope=np.abs(slope), names=list(names))
+
+
+def _to_original(units, final, values, columns):
+    """Model-unit values (n, len(columns)) of the features ``columns`` in input units (NaN stays NaN)."""
+    full = np.tile(np.asarray(getattr(final, "center_", np.zeros(final.n_features_in_)), dtype=np.float64),
+                   (values.shape[0], 1))
+    full[:, columns] = np.where(np.isnan(values), full[:, columns], values)
+    out = np.asarray(units.inverse(full), dtype=np.float64)[:, columns]
+    return np.where(np.isnan(values), np.nan, out)
+
+
+def _model_names(pre, final, feature_names, units):
+    """The feature names to show: given, the pipeline's input names (column-wise), the model's, or x0, x1, ..."""
+    if feature_names is not None:
+        return _explain._check_feature_names(final, feature_names)
+    if units is not None:
+        return units.names
+    if pre is not None and getattr(final, "feature_names_in_", None) is None:
+        try:
+            out = [str(n) for n in pre.get_feature_names_out()]
+        except (AttributeError, ValueError, TypeError):
+            out = None
+        if out is not None and len(out) == final.n_features_in_:
+            return out
+    return _explain._feature_names(final)
+
+
+def export(model, *, n_batches=None, feature_names=None, sample_names=None, report=None):
+    """Tabulate the prototypes of a fitted model, one row per prototype, in the model's and the input's units.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier, PrototypeClassifierCV or Pipeline
+        Fitted; a pipeline exports its last step, with its prototypes and feature weights also in
+        the units of the pipeline's input when the steps before it transform column by column
+        (e.g. a StandardScaler).
+    n_batches : int or None, default=None
+        Export the first ``n_batches`` batches; None: all.
+    feature_names : list of str or None, default=None
+        Names of the features; default the pipeline's input names, the model's
+        ``feature_names_in_``, or ``x0``, ``x1``, ...
+    sample_names : array-like of shape (n_training_samples,) or None, default=None
+        Names of the training rows: a column ``sample_name`` next to ``sample_index``.
+    report : str, path-like or None, default=None
+        Also write the table to this ``.xlsx`` (needs openpyxl, the ``report`` extra) or
+        ``.html`` file, with the sheets ``prototypes``, ``marginals`` and ``feature_weights``;
+        written atomically (a failure leaves no file).
+
+    Returns
+    -------
+    table : DataFrame of shape (n_prototypes_total, n_columns)
+        The columns of :func:`discrim.prototype._explain.export_model` (``batch``,
+        ``sample_index``, [``sample_name``], ``target``, ``prototype_weight``, and per feature f
+        ``<f>_weight`` and ``<f>_value`` in the model's units); through a column-wise pipeline,
+        after each feature's pair, ``<f>_weight_original`` (the feature weight per input unit,
+        ``v_bf * |d z_f / d x_f|``, NaN for a non-affine transform) and ``<f>_original`` (the
+        prototype's value in input units). ``table.attrs["marginals"]`` holds ``p_0k``.
+
+    Notes
+    -----
+    ``predict_proba`` of the model (or pipeline) is rebuilt from the table alone:
+    ``q_k(x) = p_0k + sum over rows with target k of prototype_weight * exp(-1/2 sum_f
+    (<f>_weight * (x_f - <f>_value))^2)`` on the model's features, or the same with
+    ``<f>_weight_original`` and ``<f>_original`` on the raw rows of an affine preprocessing;
+    ``p_k(x) = q_k(x) / sum_l q_l(x)``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> from discrim.prototype import PrototypeClassifier, export
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2)) * [1.0, 100.0]; y = (X[:, 0] > 0).astype(int)
+    >>> pipe = make_pipeline(StandardScaler(), PrototypeClassifier(n_candidates=20, random_state=0)).fit(X, y)
+    >>> table = export(pipe)
+    >>> [c for c in table.columns if c.startswith("x1")]
+    ['x1_weight', 'x1_value', 'x1_weight_original', 'x1_original']
+    """
+    pre, final, input_names = split_model(model)
+    units = _units(pre, final, input_names) if pre is not None else None
+    names = _model_names(pre, final, feature_names, units)
+    table = _explain.export_model(final, n_batches=n_batches, feature_names=names, sample_names=sample_names)
+    if units is not None and len(table):
+        D = final.n_features_in_
+        values = table[[f"{n}_value" for n in names]].to_numpy(dtype=np.float64)
+        original = _to_original(units, final, values, np.arange(D))
+        columns = [c for c in table.columns if not c.endswith(("_weight", "_value")) or c == "prototype_weight"]
+        for d, name in enumerate(names):
+            table[f"{name}_weight_original"] = table[f"{name}_weight"].to_numpy() * units.slope[d]
+            table[f"{name}_original"] = original[:, d]
+            columns += [f"{name}_weight", f"{name}_value", f"{name}_weight_original", f"{name}_original"]
+        marginals = table.attrs["marginals"]
+        table = table[columns]
+        table.attrs["marginals"] = marginals
+    if report is not None:
+        write_report(report, _export_frames(table, names, units is not None),
+                     title=f"prototype set model: {len(table)} prototypes")
+    return table
+
+
+def _export_frames(table, names, original):
+    """The sheets of an export report: prototypes, marginals, and feature weights per batch."""
+    marginals = pd.DataFrame({"class": list(table.attrs["marginals"]), "p0": list(table.attrs["marginals"].values())})
+    weights = {"batch": []}
+    for name in names:
+        weights[name] = []
+        if original:
+            weights[f"{name}_original"] = []
+    for b, part in table.groupby("batch", sort=True):
+        weights["batch"].append(b)
+        for name in names:
+            weights[name].append(float(part[f"{name}_weight"].iloc[0]))
+            if original:
+                weights[f"{name}_original"].append(float(part[f"{name}_weight_original"].iloc[0]))
+    return {"prototypes": table, "marginals": marginals, "feature_weights": pd.DataFrame(weights)}
+
+
+def familiarity(model, X, n_batches=None):
+    """Familiarity ``sum_bj w_bj K_vb(x - s_bj)`` of rows given to a model or a pipeline.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier, PrototypeClassifierCV or Pipeline
+        Fitted; a pipeline transforms X with its steps before the last.
+    X : array-like of shape (n_samples, n_features)
+        Rows in the units the model (or pipeline) takes.
+    n_batches : int or None, default=None
+        Sum over the first ``n_batches`` batches; None: all.
+
+    Returns
+    -------
+    familiarity : ndarray of shape (n_samples,)
+    """
+    pre, final, _ = split_model(model)
+    return _explain.familiarity(final, pre.transform(X) if pre is not None else X, n_batches=n_batches)
+
+
+def explain(model, X, y=None, *, reference=None, n_prototypes=10, n_batches=None, feature_names=None,
+            sample_names=None, report=None):
+    """Explain one prediction of a prototype set model, in the model's and the input's units.
+
+    Parameters
+    ----------
+    model : PrototypeClassifier, PrototypeClassifierCV or Pipeline
+        Fitted; a pipeline transforms X (and ``reference``) with its steps before the last and
+        shows values also in its input units where those steps work column by column.
+    X : array-like of shape (n_features,) or (1, n_features)
+        The row, in the units the model (or pipeline) takes; a one-row DataFrame names it by its
+        index label.
+    y : object, default=None
+        The row's true class.
+    reference : array-like of shape (n_reference, n_features), default=None
+        Rows in the same units (e.g. the training rows): the explanation's
+        ``familiarity_quantile`` is the share of them whose familiarity is at most the row's.
+    n_prototypes : int or None, default=10
+        How many prototypes to list, by decreasing impact; None lists all.
+    n_batches : int or None, default=None
+        Explain the model of the first ``n_batches`` batches; None: all.
+    feature_names : list of str or None, default=None
+        Names of the features (see :func:`export`).
+    sample_names : array-like of shape (n_training_samples,) or None, default=None
+        Names of the training rows, shown as ``sample_name`` next to each prototype's ``sample_index``.
+    report : str, path-like or None, default=None
+        Also write the explanation to this ``.xlsx`` (needs openpyxl) or ``.html`` file, with
+        the sheets ``summary``, ``classes``, ``prototypes`` and ``features``; written atomically.
+
+    Returns
+    -------
+    explanation : Explanation
+        Per prototype: its contribution to each class probability (``p_<class>``), whether it is
+        in the dominant set, its values (and, through a pipeline, ``<f>_original``); the row's
+        true class and familiarity quantile when given. See :class:`Explanation`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.prototype import PrototypeClassifier, explain
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(80, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = PrototypeClassifier(n_candidates=20, random_state=0).fit(X, y)
+    >>> ex = explain(clf, X[:1], y[0], reference=X)
+    >>> 0.0 <= ex.familiarity_quantile <= 1.0
+    True
+    """
+    pre, final, input_names = split_model(model)
+    units = _units(pre, final, input_names) if pre is not None else None
+    names = _model_names(pre, final, feature_names, units)
+    name = None
+    if isinstance(X, (pd.DataFrame, pd.Series)):
+        name = X.index[0] if isinstance(X, pd.DataFrame) and len(X) else X.name
+    raw = X
+    if pre is not None:
+        if not isinstance(raw, (pd.DataFrame, pd.Series)) and np.ndim(raw) == 1:
+            raw = np.asarray(raw)[None, :]
+        if isinstance(raw, pd.Series):
+            raw = raw.to_frame().T
+        X = np.asarray(pre.transform(raw), dtype=np.float64)
+        if reference is not None:
+            reference = pre.transform(reference)
+    ex = _explain.explain_prediction(final, X, n_prototypes, names, y=y, reference=reference, n_batches=n_batches,
+                                     sample_names=sample_names, name=name)
+    if units is not None:
+        ex = _with_original_units(ex, units, final, names)
+    if report is not None:
+        write_report(report, ex.to_frames(), title=f"explanation of row {ex.name if ex.name is not None else ''}")
+    return ex
+
+
+def _with_original_units(ex, units, final, names):
+    """``ex`` with ``<f>_original`` prototype columns and an ``original`` feature column."""
+    index = {name: d for d, name in enumerate(names)}
+    active = [index[f] for f in ex.features["feature"]]
+    protos = ex.prototypes.copy()
+    shown = [name for name in names if f"{name}_value" in protos.columns]
+    if shown and len(protos):
+        cols = np.array([index[n] for n in shown])
+        original = _to_original(units, final, protos[[f"{n}_value" for n in shown]].to_numpy(np.float64), cols)
+        for i, name in enumerate(shown):
+            at = protos.columns.get_loc(f"{name}_value") + 1
+            protos.insert(at, f"{name}_original", original[:, i])
+    features = ex.features.copy()
+    if len(features):
+        original = _to_original(units, final, features["value"].to_numpy(np.float64)[None, :], np.array(active))[0]
+        features.insert(2, "original", original)
+        features.insert(3, "weight_original_scale", units.slope[active])
+    return dataclasses.replace(ex, prototypes=protos, features=features)
+
+
+# ------------------------------------------------------------------ report files
+
+
+def write_report(path, frames, title="report"):
+    """Write tables to an ``.xlsx`` workbook (one sheet each) or an ``.html`` page, atomically.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file; its suffix chooses the format. Written under a temporary name and renamed
+        when complete, so a failure leaves no file (and an existing file unchanged).
+    frames : dict of str to DataFrame
+        Sheet (or section) name to table, in order.
+    title : str, default="report"
+        The HTML page's title and heading.
+
+    Raises
+    ------
+    ValueError
+        If the suffix is neither ``.xlsx`` nor ``.html``/``.htm``.
+    ImportError
+        For ``.xlsx`` without openpyxl (``pip install "discrim[report]"``).
+    """
+    from discrim.utils._files import atomic_output
+
+    suffix = Path(path).suffix.lower()
+    if suffix not in {".xlsx", ".html", ".htm"}:
+        raise ValueError(f"a report is an .xlsx or .html file; got {str(path)!r}.")
+    if suffix == ".xlsx":
+        import importlib.util
+
+        if importlib.util.find_spec("openpyxl") is None:
+            raise ImportError("xlsx reports need openpyxl: install it with `pip install \"discrim[report]\"`, "
+                              "or write an .html report.") from None
+        with atomic_output(path) as tmp:
+            with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
+                for sheet, frame in frames.items():
+                    _for_file(frame).to_excel(writer, sheet_name=sheet[:31], index=False)
+        return
+    parts = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
+             "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:12px}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
+             f"<h1>{html.escape(title)}</h1>"]
+    for sheet, frame in frames.items():
+        parts.append(f"<h2 id=\"{html.escape(sheet)}\">{html.escape(sheet)}</h2>")
+        parts.append(_for_file(frame).to_html(index=False, na_rep="", float_format=lambda v: f"{v:.6g}",
+                                              table_id=sheet, escape=True))
+    parts.append("</body></html>\n")
+    with atomic_output(path) as tmp:
+        Path(tmp).write_text("\n".join(parts), encoding="utf-8")
+
+
+def _for_file(frame):
+    """A copy whose object columns hold plain values (labels as str where they are not numbers)."""
+    out = frame.copy()
+    out.attrs = {}
+    for column in out.columns:
+        if out[column].dtype == object:
+            out[column] = out[column].map(lambda v: v if v is None or isinstance(v, (int, float, str, bool))
+                                          else str(v))
+    return out
