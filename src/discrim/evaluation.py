@@ -19,6 +19,15 @@ def score_probabilities(y_true, proba, classes):
     scores : dict of str to float
         ``log_loss``, ``accuracy``, ``balanced_accuracy`` and ``roc_auc`` (one-vs-rest macro
         average for more than two classes; NaN when the test set lacks a class).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.evaluation import score_probabilities
+    >>> proba = np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]])
+    >>> scores = score_probabilities(np.array([0, 1, 1]), proba, np.array([0, 1]))
+    >>> round(scores["log_loss"], 4), scores["accuracy"], scores["roc_auc"]
+    (0.4987, 0.6666666666666666, 1.0)
     """
     y_true = np.asarray(y_true)
     classes = np.asarray(classes)
@@ -68,6 +77,17 @@ def score_probabilities_lazy(y_true, proba, classes):
     scores : dict of str to float
         ``log_loss`` (probabilities clipped at machine epsilon, as scikit-learn does), ``accuracy``,
         ``balanced_accuracy`` and ``roc_auc`` (NaN: it needs all rows sorted by score).
+
+    Examples
+    --------
+    >>> import dask.array as da
+    >>> import numpy as np
+    >>> from discrim.evaluation import score_probabilities_lazy
+    >>> proba = da.from_array(np.array([[0.8, 0.2], [0.3, 0.7], [0.6, 0.4]]), chunks=(2, 2))
+    >>> y_true = da.from_array(np.array([0, 1, 1]), chunks=2)
+    >>> scores = score_probabilities_lazy(y_true, proba, np.array([0, 1]))
+    >>> round(scores["log_loss"], 4), scores["accuracy"]
+    (0.4987, 0.6666666666666666)
     """
     from discrim.utils._dask import map_row_chunks
 

@@ -119,7 +119,14 @@ def _skops_protocol():
 
 
 class ModelFileError(ValueError):
-    """A model file that cannot be read: missing, unreadable, corrupted or not a discrim model."""
+    """A model file that cannot be read: missing, unreadable, corrupted or not a discrim model.
+
+    Examples
+    --------
+    >>> from discrim.persistence import ModelFileError
+    >>> issubclass(ModelFileError, ValueError)
+    True
+    """
 
 
 def save_model(estimator, path):
@@ -141,6 +148,17 @@ def save_model(estimator, path):
     ModelFileError
         If the folder does not exist, or the estimator holds objects that discrim's model files
         do not allow (for example univariate ``scipy.stats`` distributions).
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from discrim.discriminant import LinearDiscriminant
+    >>> from discrim.persistence import load_model, save_model
+    >>> lda = LinearDiscriminant().fit([[0.0], [1.0], [3.0], [4.0]], [0, 0, 1, 1])
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "lda.skops"
+    >>> save_model(lda, path)
+    >>> load_model(path).predict([[0.2], [3.9]]).tolist()
+    [0, 1]
     """
     path = Path(path)
     if not path.parent.exists():
@@ -198,6 +216,18 @@ def load_model(path):
     read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
     a type is trusted by its exact name or not at all. :func:`save_model` applies the same check
     to the file it is about to write, so it never writes a model that :func:`load_model` refuses.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from discrim.persistence import ModelFileError, load_model
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "not-a-model.skops"
+    >>> _ = path.write_bytes(b"not a zip archive")
+    >>> try:
+    ...     load_model(path)
+    ... except ModelFileError as error:
+    ...     print("refused")
+    refused
     """
     path = Path(path)
     if not path.is_file():

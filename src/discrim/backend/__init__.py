@@ -25,6 +25,13 @@ def namespace(backend="numpy"):
     -------
     xp : module
         An array-API compatible namespace.
+
+    Examples
+    --------
+    >>> from discrim.backend import namespace
+    >>> xp = namespace("numpy")
+    >>> float(xp.sum(xp.asarray([1.0, 2.0])))
+    3.0
     """
     if backend == "numpy":
         import array_api_compat.numpy as xp
@@ -38,14 +45,49 @@ def namespace(backend="numpy"):
 
 
 def asarray(x, xp, device=None, dtype=None):
-    """Convert ``x`` to an array of namespace ``xp`` on ``device``."""
+    """Convert ``x`` to an array of namespace ``xp`` on ``device``.
+
+    Parameters
+    ----------
+    x : array-like
+    xp : module
+        An array-API namespace, from :func:`namespace`.
+    device : str, torch.device or None, default=None
+        None keeps the namespace's default device.
+    dtype : dtype or None, default=None
+
+    Returns
+    -------
+    array : array of namespace ``xp``
+
+    Examples
+    --------
+    >>> from discrim.backend import asarray, namespace
+    >>> asarray([1, 2], namespace("numpy"), dtype=float)
+    array([1., 2.])
+    """
     if device is None:
         return xp.asarray(x, dtype=dtype)
     return xp.asarray(x, dtype=dtype, device=device)
 
 
 def to_numpy(x):
-    """Return ``x`` as a numpy array on the host (a no-op for numpy input)."""
+    """Return ``x`` as a numpy array on the host (a no-op for numpy input).
+
+    Parameters
+    ----------
+    x : array-like or torch.Tensor
+
+    Returns
+    -------
+    array : ndarray
+
+    Examples
+    --------
+    >>> from discrim.backend import to_numpy
+    >>> to_numpy([1, 2])
+    array([1, 2])
+    """
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "detach"):  # torch tensor
@@ -54,7 +96,23 @@ def to_numpy(x):
 
 
 def host_input(x):
-    """Per-row input (labels, weights) on the host: a torch tensor as numpy, anything else unchanged."""
+    """Per-row input (labels, weights) on the host: a torch tensor as numpy, anything else unchanged.
+
+    Parameters
+    ----------
+    x : object
+
+    Returns
+    -------
+    x : object
+        ``x``, or a torch tensor's values as a numpy array.
+
+    Examples
+    --------
+    >>> from discrim.backend import host_input
+    >>> host_input([0, 1, 1])
+    [0, 1, 1]
+    """
     if hasattr(x, "detach") and hasattr(x, "device"):  # torch tensor
         return x.detach().cpu().numpy()
     return x

@@ -12,6 +12,12 @@ def coin_tosses():
     heads : ndarray of shape (5, 1) of int
         The counts 5, 9, 8, 4 and 7, one row per experiment; fit with
         ``FiniteMixture(Binomial(n_trials=10), n_components=2)``.
+
+    Examples
+    --------
+    >>> from discrim.datasets import coin_tosses
+    >>> coin_tosses().ravel().tolist()
+    [5, 9, 8, 4, 7]
     """
     import numpy as np
 

@@ -81,6 +81,12 @@ def list_datasets():
     -------
     datasets : dict of str to str
         Name to one-line description, in the order of the benchmark table.
+
+    Examples
+    --------
+    >>> from discrim.datasets import list_datasets
+    >>> list(list_datasets())[:3]
+    ['iris', 'iris-2f', 'wine']
     """
     return {name: case.description for name, case in _CASES.items()}
 

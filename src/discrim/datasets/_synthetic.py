@@ -23,6 +23,13 @@ def make_checkerboard(n_per_square=100, n_squares=8, rotate=False, random_state=
     X : ndarray of shape (n_per_square * n_squares**2, 2)
     y : ndarray of shape (n_per_square * n_squares**2,) of int
         ``(floor(n x1) + floor(n x2)) mod 2`` computed before any rotation.
+
+    Examples
+    --------
+    >>> from discrim.datasets import make_checkerboard
+    >>> X, y = make_checkerboard(n_per_square=2, n_squares=2, random_state=0)
+    >>> X.shape, sorted(set(y.tolist()))
+    ((8, 2), [0, 1])
     """
     rng = np.random.default_rng(as_seed_sequence(random_state))
     corners = np.array([(i, j) for i in range(n_squares) for j in range(n_squares)], dtype=float)
@@ -52,6 +59,15 @@ def make_continuous_xor(n_features=6, n_per_orthant=100, n_noise=0, random_state
     -------
     X : ndarray of shape (n_per_orthant * 2**n_features, n_features + n_noise)
     y : ndarray of shape (n_per_orthant * 2**n_features,) of int
+
+    Examples
+    --------
+    >>> from discrim.datasets import make_continuous_xor
+    >>> X, y = make_continuous_xor(n_features=3, n_per_orthant=2, random_state=0)
+    >>> X.shape
+    (16, 3)
+    >>> bool(((X.prod(axis=1) >= 0) == (y == 1)).all())
+    True
     """
     rng = np.random.default_rng(as_seed_sequence(random_state))
     signs = np.array(np.meshgrid(*[[-1.0, 1.0]] * n_features, indexing="ij")).reshape(n_features, -1).T

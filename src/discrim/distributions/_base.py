@@ -163,6 +163,15 @@ class Params:
     """Parameters of all K components of a family, each array with a leading component axis.
 
     Subclasses are frozen dataclasses whose fields are the parameter names.
+
+    Examples
+    --------
+    >>> from discrim.distributions import Params, Poisson, PoissonParams
+    >>> params = Poisson().make_params({"rate": [[1.5], [4.0]]}, n_components=2, n_features=1)
+    >>> isinstance(params, PoissonParams) and isinstance(params, Params)
+    True
+    >>> params.n_components, sorted(params.as_dict())
+    (2, ['rate'])
     """
 
     @property
@@ -197,6 +206,15 @@ class Stats:
 
     The default ``__add__`` adds field by field, which is right for plain sums. Families whose
     statistics are centred moments override it with the exact merge rule.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Poisson
+    >>> X, resp = np.array([[1.0], [3.0]]), np.ones((2, 1))
+    >>> merged = Poisson().suff_stats(X[:1], resp[:1]) + Poisson().suff_stats(X[1:], resp[1:])
+    >>> merged.weight.tolist(), merged.weighted_sum.tolist()
+    ([2.0], [[4.0]])
     """
 
     def __add__(self, other):
@@ -247,6 +265,21 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     - **Options** are validated once, by :meth:`check_options`, before a fit or a scoring
       pass; the other methods assume valid options.
     - **The M-step** receives the current parameters, which a numerical M-step starts from.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import ComponentFamily, Poisson
+    >>> fam = Poisson()
+    >>> isinstance(fam, ComponentFamily)
+    True
+    >>> X = np.array([[0.0], [2.0], [5.0]])
+    >>> resp = np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 1.0]])
+    >>> stats = fam.suff_stats(X[:2], resp[:2]) + fam.suff_stats(X[2:], resp[2:])  # two row blocks
+    >>> fam.params_from_stats(stats).rate.ravel().tolist()  # the weighted means: the M-step
+    [0.6666666666666666, 4.0]
+    >>> fam.log_prob(X, fam.params_from_stats(stats)).shape
+    (3, 2)
     """
 
     arg_constraints: ClassVar[dict] = {}

@@ -61,6 +61,19 @@ class MixtureSelection:
         Label -> family object, as used in the grid.
     estimators : list of FiniteMixture or None
         The fitted mixture of every row of ``table`` (None where the fit failed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Gaussian
+    >>> from discrim.mixture import select_mixture
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.vstack([rng.normal(0, 1, (60, 2)), rng.normal(5, 1, (60, 2))])
+    >>> selection = select_mixture(X, {"VVV": Gaussian("full")}, range(1, 4), random_state=0)
+    >>> selection.best_params
+    {'family': 'VVV', 'n_components': 2}
+    >>> list(selection.table.columns[:4])
+    ['family', 'n_components', 'n_parameters', 'log_likelihood']
     """
 
     table: object

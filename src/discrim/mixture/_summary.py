@@ -145,6 +145,19 @@ class MixtureSummary:
     orientations : ndarray of shape (n_components, n_features, n_features) or None
         Gaussian families: the eigenvectors of each covariance as columns, in the order of
         ``shape[1]``, ... (mclust's ``D_k``).
+
+    Examples
+    --------
+    >>> from discrim.datasets import coin_tosses
+    >>> from discrim.distributions import Binomial
+    >>> from discrim.mixture import FiniteMixture, summarize_mixture
+    >>> X = coin_tosses()
+    >>> fm = FiniteMixture(Binomial(n_trials=10), 2, random_state=0).fit(X)
+    >>> summary = summarize_mixture(fm, X)
+    >>> summary.n_components, summary.n_samples, summary.df
+    (2, 5, 3)
+    >>> bool(abs(summary.bic - fm.bic(X)) < 1e-9)
+    True
     """
 
     family: str
