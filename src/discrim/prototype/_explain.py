@@ -21,6 +21,9 @@ _QUAD_EPSREL = 1e-10
 # A row is unfamiliar when its familiarity is below this share of the total prototype weight
 # (every kernel at most about this small); most rows unfamiliar raises UnfamiliarDataWarning.
 UNFAMILIAR_SHARE = 1e-10
+# ... or when most rows lie more than this many bandwidths 1 / v_bd from every prototype along a feature
+# (its factor of the kernel below exp(-7^2 / 2), about 2e-11).
+UNFAMILIAR_BANDWIDTHS = 7.0
 
 
 class UnfamiliarDataWarning(UserWarning):
@@ -31,8 +34,46 @@ class UnfamiliarDataWarning(UserWarning):
     """
 
 
-def warn_if_unfamiliar(familiarity, batches):
-    """Warn when more than half of the rows have familiarity (almost) zero.
+def _far_features(X, batches, n_bandwidths=UNFAMILIAR_BANDWIDTHS, max_rows=1000):
+    """Features along which most rows lie far from the values of every prototype that uses them.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+        Rows in the model's units (NaN: missing, never far).
+    batches : list of PrototypeBatch
+    n_bandwidths : float, default=UNFAMILIAR_BANDWIDTHS
+        Far means more than this many bandwidths ``1 / v_bd`` from the nearest prototype's value.
+    max_rows : int, default=1000
+        Only this many evenly spaced rows are checked.
+
+    Returns
+    -------
+    far : dict of int to float
+        Feature index to the share of the checked rows far along it, for shares above 90%.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] > max_rows:
+        X = X[np.linspace(0, X.shape[0] - 1, max_rows).astype(np.intp)]
+    near = {}
+    for batch in batches:
+        if batch.n_prototypes == 0:
+            continue
+        for i, d in enumerate(np.asarray(batch.feature_index)):
+            values = np.sort(np.asarray(batch.prototypes, dtype=np.float64)[:, i])
+            x = X[:, d]
+            at = np.clip(np.searchsorted(values, x), 1, values.shape[0]) if values.shape[0] > 1 else np.zeros(
+                x.shape[0], dtype=np.intp)
+            gap = np.abs(x - values[at - 1 if values.shape[0] > 1 else at])
+            if values.shape[0] > 1:
+                gap = np.minimum(gap, np.abs(x - values[np.minimum(at, values.shape[0] - 1)]))
+            ok = ~(gap * batch.feature_weights[i] > n_bandwidths)  # NaN (missing) counts as near
+            near[d] = near.get(d, np.zeros(x.shape[0], dtype=bool)) | ok
+    return {d: float(1.0 - ok.mean()) for d, ok in near.items() if X.shape[0] and ok.mean() < 0.1}
+
+
+def warn_if_unfamiliar(familiarity, batches, X=None):
+    """Warn when most rows lie far from every prototype (familiarity about 0), or nearly all along a feature.
 
     Parameters
     ----------
@@ -40,20 +81,27 @@ def warn_if_unfamiliar(familiarity, batches):
         ``sum_bj w_bj K_vb(x - s_bj)`` over ``batches``.
     batches : list of PrototypeBatch
         The batches the familiarity sums over (no warning without prototypes).
+    X : ndarray of shape (n_samples, n_features) or None, default=None
+        The rows in the model's units, for the check feature by feature (see :func:`_far_features`).
     """
     total = float(sum(np.sum(b.prototype_weights) for b in batches))
     familiarity = np.asarray(familiarity, dtype=np.float64)
     if total <= 0 or familiarity.shape[0] == 0:
         return
     unfamiliar = familiarity <= UNFAMILIAR_SHARE * total
-    if unfamiliar.mean() > 0.5:
-        warnings.warn(
-            f"{int(unfamiliar.sum())} of {familiarity.shape[0]} rows of X lie far from every prototype "
-            "(familiarity about 0), so their probabilities are the class frequencies. The likely cause: the "
-            "model was fitted on scaled features and is given rows in their original units; transform X "
-            "as for fit (e.g. scaler.transform(X)) or fit a Pipeline(scaler, model) that takes raw rows.",
-            UnfamiliarDataWarning, stacklevel=4,
-        )
+    far = _far_features(X, batches) if X is not None else {}
+    if unfamiliar.mean() <= 0.5 and not far:
+        return
+    where = (f"{int(unfamiliar.sum())} of {familiarity.shape[0]} rows of X lie far from every prototype "
+             "(familiarity about 0)" if unfamiliar.mean() > 0.5 else
+             "nearly all rows of X lie far (more than {:g} bandwidths) from every prototype along feature(s) {}".format(
+                 UNFAMILIAR_BANDWIDTHS, ", ".join(f"{d} ({100 * share:.0f}% of rows)" for d, share in far.items())))
+    warnings.warn(
+        f"{where}, so the prototypes there barely count. The likely cause: the model was fitted on scaled "
+        "features and is given rows in their original units; transform X as for fit (e.g. scaler.transform(X)) "
+        "or fit a Pipeline(scaler, model) that takes raw rows.",
+        UnfamiliarDataWarning, stacklevel=4,
+    )
 
 
 def _check_model(model):
@@ -498,7 +546,7 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=N
     similarity = np.exp(-e)
     impact = w * similarity
     row_familiarity = float(impact.sum())
-    warn_if_unfamiliar(np.array([row_familiarity]), model.batches_[:n_batches])
+    warn_if_unfamiliar(np.array([row_familiarity]), model.batches_[:n_batches], x[None, :])
     quantile = None
     if reference is not None:
         quantile = familiarity_quantile(row_familiarity, familiarity(model, reference, n_batches=n_batches))

@@ -361,7 +361,7 @@ def write_report(path, frames, title="report"):
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}</style></head><body>",
              f"<h1>{html.escape(title)}</h1>"]
     for sheet, frame in frames.items():
-        parts.append(f"<h2 id=\"{html.escape(sheet)}\">{html.escape(sheet)}</h2>")
+        parts.append(f"<h2>{html.escape(sheet)}</h2>")
         parts.append(_for_file(frame).to_html(index=False, na_rep="", float_format=lambda v: f"{v:.6g}",
                                               table_id=sheet, escape=True))
     parts.append("</body></html>\n")

@@ -804,8 +804,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         ``log pi_k - log marginals_k``. ``n_batches`` (None: all) counts the batches used. Warns
         with :class:`UnfamiliarDataWarning` when most rows lie far from every prototype.
         """
-        q = self._unscaled(self._validate_for_predict(X), n_batches)
-        warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n_batches))
+        X = self._validate_for_predict(X)
+        q = self._unscaled(X, n_batches)
+        warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n_batches), to_numpy(X))
         jll = np.log(q)
         if log_prior is not None:
             with np.errstate(divide="ignore"):
@@ -879,8 +880,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             with np.errstate(divide="ignore"):
                 shift = log_prior - np.log(self.marginals_ / self.marginals_.sum())
         out = {}
-        for n, q in self._staged_unscaled(self._validate_for_predict(X), sorted(set(counts))):
-            warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n))
+        X_valid = self._validate_for_predict(X)
+        for n, q in self._staged_unscaled(X_valid, sorted(set(counts))):
+            warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n), to_numpy(X_valid))
             jll = np.log(q)
             if shift is not None:
                 jll += shift

@@ -1,0 +1,250 @@
+"""Tests of export/explain in the user's units, n_batches, log_likelihood, reports and the unfamiliar-rows warning."""
+
+import functools
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.stats import percentileofscore
+from sklearn.metrics import log_loss
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import MinMaxScaler, StandardScaler
+
+from discrim.prototype import PrototypeClassifier, UnfamiliarDataWarning, explain, export, familiarity, write_report
+from discrim.prototype._explain import dominant_set
+
+NAMES = ["a", "b", "c"]
+SCALE = np.array([1.0, 250.0, 0.01])
+OFFSET = np.array([0.0, 1000.0, -3.0])
+
+
+def _data(n=300, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 3))
+    y = np.where(Z[:, 0] + Z[:, 1] ** 2 > 1.0, "yes", np.where(Z[:, 0] < -0.5, "left", "no"))
+    return pd.DataFrame(Z * SCALE + OFFSET, columns=NAMES), y
+
+
+@functools.lru_cache(maxsize=None)
+def _pipe(scaler="standard"):
+    X, y = _data()
+    pre = StandardScaler() if scaler == "standard" else MinMaxScaler()
+    return make_pipeline(pre, PrototypeClassifier(n_batches=3, n_candidates=60, random_state=0)).fit(X, y)
+
+
+def _rebuild(table, X, names, weight, value):
+    """predict_proba from an export table alone (the formula of its Notes)."""
+    X = np.asarray(X, dtype=np.float64)
+    classes = list(table.attrs["marginals"])
+    q = np.tile(list(table.attrs["marginals"].values()), (X.shape[0], 1))
+    for _, row in table.iterrows():
+        e = np.zeros(X.shape[0])
+        for d, f in enumerate(names):
+            v = row[f"{f}_{weight}"]
+            if v > 0:
+                e += (v * (X[:, d] - row[f"{f}_{value}"])) ** 2
+        q[:, classes.index(row["target"])] += row["prototype_weight"] * np.exp(-0.5 * e)
+    return q / q.sum(axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("scaler", ["standard", "minmax"])
+def test_export_rebuilds_predict_proba_in_both_units(scaler):
+    pipe = _pipe(scaler)
+    X, _ = _data(80, seed=1)
+    table = export(pipe)
+    assert {f"{f}_{k}" for f in NAMES for k in ("weight", "value", "weight_original", "original")} <= set(table)
+    want = pipe.predict_proba(X)
+    # raw rows with the weights and values in original units
+    np.testing.assert_allclose(_rebuild(table, X, NAMES, "weight_original", "original"), want, rtol=1e-9, atol=1e-12)
+    # scaled rows with the model's units
+    np.testing.assert_allclose(_rebuild(table, pipe[0].transform(X), NAMES, "weight", "value"), want,
+                               rtol=1e-9, atol=1e-12)
+    # the original values are the prototypes' training rows where the feature is active
+    Xtr, _ = _data()
+    for _, row in table.iterrows():
+        for d, f in enumerate(NAMES):
+            if row[f"{f}_weight"] > 0:
+                np.testing.assert_allclose(row[f"{f}_original"], Xtr.iloc[row["sample_index"], d], rtol=1e-10)
+            else:
+                assert np.isnan(row[f"{f}_original"])
+
+
+def test_export_n_batches_feature_and_sample_names():
+    pipe = _pipe()
+    full = export(pipe)
+    part = export(pipe, n_batches=1, feature_names=["A", "B", "C"], sample_names=[f"row{i}" for i in range(300)])
+    assert set(part["batch"]) == {1} and len(part) == (full["batch"] == 1).sum()
+    assert "A_original" in part and "a_value" not in part
+    assert list(part["sample_name"]) == [f"row{i}" for i in part["sample_index"]]
+    with pytest.raises(ValueError, match="sample_names has 5 names"):
+        export(pipe, sample_names=list("abcde"))
+    with pytest.raises(ValueError, match=r"n_batches must be None or an integer in \[0, 3\]"):
+        export(pipe, n_batches=4)
+
+
+def test_explain_contributions_add_up_to_predict_proba_and_dominant_set():
+    pipe = _pipe()
+    X, y = _data(20, seed=2)
+    for i in range(5):
+        ex = explain(pipe, X.iloc[[i]], y[i], n_prototypes=None)
+        proba = pipe.predict_proba(X.iloc[[i]])[0]
+        np.testing.assert_allclose(ex.proba.to_numpy(), proba, rtol=1e-10)
+        for k, label in enumerate(pipe.classes_):
+            # spec: p_k(x) = (p_0k + sum_{j: y_j = k} w_j K_j) / (1 + sum_j w_j K_j)
+            total = ex.marginal[label] + ex.prototypes[f"p_{label}"].sum()
+            np.testing.assert_allclose(total, proba[k], rtol=1e-10)
+        assert ex.true_class == y[i] and ex.name == str(X.index[i])
+        # raw row values and prototype values back in original units
+        row = ex.features.set_index("feature")
+        np.testing.assert_allclose(row["original"], X.iloc[i][row.index].to_numpy(), rtol=1e-10)
+        dom = ex.prototypes["dominant_set"].to_numpy()
+        if dom.any():  # the dominant set decides: its classes' shares alone give the predicted class
+            share = ex.marginal.to_numpy() + ex.prototypes.loc[dom, [f"p_{c}" for c in pipe.classes_]].sum().to_numpy()
+            assert pipe.classes_[np.argmax(share)] == ex.predicted
+            assert ex.prototypes["impact"][dom].min() >= np.max(ex.prototypes["impact"].to_numpy()[~dom], initial=0)
+
+
+def test_dominant_set_by_hand():
+    marginals = np.array([0.5, 0.5])
+    # one heavy prototype of class 1 decides; the light ones cannot overturn it
+    impact = np.array([0.01, 5.0, 0.02])
+    target = np.array([0, 1, 0])
+    np.testing.assert_array_equal(dominant_set(impact, target, marginals), [False, True, False])
+    # far from everything: empty
+    np.testing.assert_array_equal(dominant_set(np.zeros(3), target, marginals), [False] * 3)
+    # two equal heavy prototypes of different classes and a light tie-breaker: all needed
+    np.testing.assert_array_equal(dominant_set(np.array([1.0, 1.0, 0.1]), np.array([0, 1, 1]), marginals),
+                                  [True, True, True])
+
+
+def test_familiarity_quantile_equals_independent_ecdf():
+    pipe = _pipe()
+    Xtr, _ = _data()
+    X, _ = _data(10, seed=3)
+    Z = pipe[0].transform(Xtr)
+    model = pipe[-1]
+    # independent familiarity: the seed's kernel, summed directly
+    ref = np.zeros(len(Z))
+    for batch in model.batches_:
+        diff = Z[:, None, batch.feature_index] - batch.prototypes[None]
+        ref += np.exp(-0.5 * ((diff * batch.feature_weights) ** 2).sum(axis=2)) @ batch.prototype_weights
+    np.testing.assert_allclose(familiarity(pipe, Xtr), ref, rtol=1e-9)
+    for i in range(4):
+        ex = explain(pipe, X.iloc[[i]], reference=Xtr)
+        assert ex.familiarity_quantile == pytest.approx(percentileofscore(ref, ex.familiarity, kind="weak") / 100)
+
+
+def test_n_batches_equals_truncated_model_and_staged():
+    X, y = _data()
+    Xt, yt = _data(60, seed=4)
+    full = PrototypeClassifier(n_batches=3, n_candidates=60, random_state=0).fit(X, y)
+    staged = list(full.staged_predict_proba(Xt))
+    for k in range(4):
+        # batch b always draws from stream b: a model fitted with k batches is the first k of the full one
+        short = PrototypeClassifier(n_batches=k, n_candidates=60, random_state=0).fit(X, y)
+        np.testing.assert_allclose(full.predict_proba(Xt, n_batches=k), short.predict_proba(Xt), rtol=1e-12)
+        np.testing.assert_array_equal(full.predict(Xt, n_batches=k), short.predict(Xt))
+        assert full.score(Xt, yt, n_batches=k) == short.score(Xt, yt)
+        np.testing.assert_allclose(full.predict_proba(Xt, n_batches=k), staged[k], rtol=1e-12)
+    listed = full.predict_proba(Xt, n_batches=[3, 0, 2])
+    assert isinstance(listed, list) and len(listed) == 3
+    for got, k in zip(listed, [3, 0, 2]):
+        np.testing.assert_allclose(got, staged[k], rtol=1e-12)
+    np.testing.assert_allclose(np.exp(full.predict_log_proba(Xt, n_batches=[1])[0]), staged[1], rtol=1e-10)
+    np.testing.assert_array_equal(full.score(Xt, yt, n_batches=[0, 3]),
+                                  [full.score(Xt, yt, n_batches=0), full.score(Xt, yt)])
+    assert [p.tolist() for p in full.staged_predict(Xt, n_batches=2)] == [
+        full.predict(Xt, n_batches=k).tolist() for k in range(3)]
+    assert len(list(full.staged_predict_proba(Xt, n_batches=1))) == 2
+
+
+def test_log_likelihood_is_minus_log_loss():
+    X, y = _data()
+    Xt, yt = _data(60, seed=5)
+    model = PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0).fit(X, y)
+    w = np.random.default_rng(0).uniform(0.5, 2.0, len(yt))
+    for k in (0, 1, 2):
+        proba = model.predict_proba(Xt, n_batches=k)
+        assert model.log_likelihood(Xt, yt, n_batches=k) == pytest.approx(
+            -log_loss(yt, proba, labels=model.classes_), rel=1e-10)
+        assert model.log_likelihood(Xt, yt, sample_weight=w, n_batches=k) == pytest.approx(
+            -log_loss(yt, proba, sample_weight=w, labels=model.classes_), rel=1e-10)
+    np.testing.assert_allclose(model.log_likelihood(Xt, yt, n_batches=[0, 2]),
+                               [model.log_likelihood(Xt, yt, n_batches=0), model.log_likelihood(Xt, yt)])
+    with pytest.raises(ValueError, match="among classes_"):
+        model.log_likelihood(Xt, np.where(yt == "yes", "maybe", yt))
+
+
+@pytest.mark.parametrize("bad", [-1, 3, 1.5, True, [], [0, 9], "2"])
+def test_bad_n_batches_one_line(bad):
+    X, y = _data()
+    model = PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"n_batches must") as info:
+        model.predict_proba(X, n_batches=bad)
+    assert "\n" not in str(info.value)
+
+
+def test_raw_rows_to_a_model_fitted_on_scaled_rows_warn():
+    X, y = _data()
+    pipe = _pipe()
+    model = pipe[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfamiliarDataWarning)
+        model.predict_proba(pipe[0].transform(X))  # scaled rows: no warning
+        pipe.predict_proba(X)  # the pipeline scales them
+        explain(pipe, X.iloc[[0]])
+    with pytest.warns(UnfamiliarDataWarning, match=r"fitted on scaled features .* Pipeline\(scaler, model\)"):
+        model.predict_proba(X.to_numpy())
+    with pytest.warns(UnfamiliarDataWarning):
+        model.predict(X.to_numpy(), n_batches=[1, 2])
+    with pytest.warns(UnfamiliarDataWarning):
+        model.explain(X.to_numpy()[0])
+
+
+@pytest.mark.parametrize("suffix", [".xlsx", ".html"])
+def test_reports_are_written_with_expected_sheets(tmp_path, suffix):
+    pipe = _pipe()
+    X, y = _data(5, seed=6)
+    table = export(pipe, report=tmp_path / f"export{suffix}")
+    ex = explain(pipe, X.iloc[[0]], y[0], reference=_data()[0], n_prototypes=4, report=tmp_path / f"ex{suffix}")
+    if suffix == ".xlsx":
+        openpyxl = pytest.importorskip("openpyxl")
+        book = openpyxl.load_workbook(tmp_path / "export.xlsx")
+        assert book.sheetnames == ["prototypes", "marginals", "feature_weights"]
+        assert book["prototypes"].max_row == len(table) + 1  # header + one row per prototype
+        header = [c.value for c in book["prototypes"][1]]
+        assert header == list(table.columns)
+        assert book["marginals"].max_row == 1 + len(pipe.classes_)
+        assert book["feature_weights"].max_row == 1 + 3
+        book = openpyxl.load_workbook(tmp_path / "ex.xlsx")
+        assert book.sheetnames == ["summary", "classes", "prototypes", "features"]
+        assert book["prototypes"].max_row == 5
+        items = {r[0].value: r[1].value for r in book["summary"].iter_rows(min_row=2)}
+        assert items["true class"] == y[0] and items["familiarity quantile"] == pytest.approx(ex.familiarity_quantile)
+    else:
+        bs4 = pytest.importorskip("bs4")
+        page = bs4.BeautifulSoup((tmp_path / "export.html").read_text(), "html.parser")
+        assert [h.text for h in page.find_all("h2")] == ["prototypes", "marginals", "feature_weights"]
+        assert len(page.find(id="prototypes").find("tbody").find_all("tr")) == len(table)
+        page = bs4.BeautifulSoup((tmp_path / "ex.html").read_text(), "html.parser")
+        assert [h.text for h in page.find_all("h2")] == ["summary", "classes", "prototypes", "features"]
+        assert len(page.find(id="prototypes").find("tbody").find_all("tr")) == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"export{suffix}", f"ex{suffix}"])  # no temp files
+
+
+def test_report_failure_leaves_no_file(tmp_path, monkeypatch):
+    target = tmp_path / "out.html"
+    target.write_text("old")
+
+    class Boom(pd.DataFrame):
+        def to_html(self, *args, **kwargs):
+            raise RuntimeError("disk full")
+
+    frame = pd.DataFrame({"a": [1]})
+    monkeypatch.setattr(pd.DataFrame, "to_html", Boom.to_html)
+    with pytest.raises(RuntimeError, match="disk full"):
+        write_report(target, {"x": frame})
+    assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.html"]
+    with pytest.raises(ValueError, match=r"\.xlsx or \.html"):
+        write_report(tmp_path / "out.csv", {"x": frame})
