@@ -38,12 +38,16 @@ def model_summary(cv_estimator):
 def _blocks(cv_estimator, title, data, metrics, figures):
     """The report as a list of blocks: ("h2"/"p", text), ("table", header, rows), ("img", alt, src)."""
     res = cv_estimator.cv_results_
-    alphas = np.unique(res["alpha_feature"])
-    counts = np.unique(res["n_batches"])
-    mean = np.asarray(res["mean_test_log_loss"]).reshape(alphas.shape[0], counts.shape[0])
-    std = np.asarray(res["std_test_log_loss"]).reshape(alphas.shape[0], counts.shape[0])
-    best = np.unravel_index(int(np.argmin(mean)), mean.shape)
     sel = cv_estimator.best_params_
+    # with an alpha_prototype grid: the (alpha_feature x batch count) table of the selected value
+    rows = np.ones(len(res["n_batches"]), dtype=bool)
+    if "alpha_prototype" in sel:
+        rows = np.asarray(res["alpha_prototype"]) == sel["alpha_prototype"]
+    alphas = np.unique(np.asarray(res["alpha_feature"])[rows])
+    counts = np.unique(res["n_batches"])
+    mean = np.asarray(res["mean_test_log_loss"])[rows].reshape(alphas.shape[0], counts.shape[0])
+    std = np.asarray(res["std_test_log_loss"])[rows].reshape(alphas.shape[0], counts.shape[0])
+    best = np.unravel_index(int(np.argmin(mean)), mean.shape)
     summary = model_summary(cv_estimator)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [("h1", title), ("p", f"Written by discrim on {stamp}.")]

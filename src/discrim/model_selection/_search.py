@@ -35,6 +35,9 @@ class PathResult:
         L-BFGS-B iterations summed over the batches of each fit.
     fit_time : ndarray of shape (n_alphas,)
         Seconds spent on each fit and its scoring.
+    score : ndarray of shape (n_alphas, max_batches + 1) or None
+        The validation score named by ``scoring`` (ROC-AUC or balanced accuracy, higher is
+        better) of the model truncated after b batches; None when the search scores by log-loss.
     path_state : PathWarmStart or None
         The warm start after the last fit (None without warm starts): passed to the task that
         continues the path, it makes the continuation take the same steps as one long task.
@@ -47,6 +50,7 @@ class PathResult:
     n_features: np.ndarray
     n_iter: np.ndarray
     fit_time: np.ndarray
+    score: object = None
     path_state: object = None
 
 
@@ -75,6 +79,45 @@ def weighted_log_loss(proba, y_idx, sample_weight, classes):
     p = np.where(known, proba[np.arange(y_idx.shape[0]), col], 0.0)
     p = np.clip(p, np.finfo(np.float64).eps, 1.0)
     return float(-np.sum(sample_weight * np.log(p)) / np.sum(sample_weight))
+
+
+# Validation scores the search can select by besides the log-loss (higher is better for both).
+SCORES = ("roc_auc", "balanced_accuracy")
+
+
+def validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes):
+    """scikit-learn's ROC-AUC or balanced accuracy of one truncated model on the validation rows.
+
+    Parameters
+    ----------
+    scoring : {"roc_auc", "balanced_accuracy"}
+        ROC-AUC is one-vs-rest with the macro average for more than two classes
+        (``roc_auc_score(..., multi_class="ovr", average="macro")``), of the positive class's
+        probability for two.
+    proba : ndarray of shape (n_samples, n_fitted_classes)
+        Probabilities with columns in the order of ``classes``.
+    y_idx : ndarray of shape (n_samples,) of int
+        True classes as indices into the classes of the whole search.
+    sample_weight : ndarray of shape (n_samples,)
+    classes : ndarray of shape (n_fitted_classes,) of int
+        The (sorted) class indices the fold's model was trained on; the others get probability 0.
+    n_classes : int
+        Classes of the whole search.
+
+    Returns
+    -------
+    score : float
+    """
+    from sklearn.metrics import balanced_accuracy_score, roc_auc_score
+
+    full = np.zeros((proba.shape[0], n_classes))
+    full[:, classes] = proba
+    if scoring == "balanced_accuracy":
+        return float(balanced_accuracy_score(y_idx, np.argmax(full, axis=1), sample_weight=sample_weight))
+    if n_classes == 2:
+        return float(roc_auc_score(y_idx == 1, full[:, 1], sample_weight=sample_weight))
+    return float(roc_auc_score(y_idx, full, multi_class="ovr", average="macro", labels=np.arange(n_classes),
+                               sample_weight=sample_weight))
 
 
 class PathWarmStart:
@@ -201,8 +244,8 @@ def _model_size(batches, max_batches):
     return n_proto, n_feat
 
 
-def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, path_state=None, *,
-             X, y_idx, sample_weight):
+def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, path_state=None,
+             scoring="log_loss", *, X, y_idx, sample_weight, X_folds=None):
     """Fit one fold along a stretch of the alpha_feature path and score every batch count.
 
     Parameters
@@ -226,11 +269,17 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     path_state : PathWarmStart or None, default=None
         With ``warm_start``, the ``path_state`` of the task that fitted the stretch of the path
         just before this one (None: this stretch starts cold).
+    scoring : {"log_loss", "roc_auc", "balanced_accuracy"}, default="log_loss"
+        Besides the log-loss (always computed), the score of :func:`validation_score` per batch
+        count.
     X : ndarray of shape (n_samples, n_features)
         All the rows of the search (keyword-only: the data every task shares, see
         :func:`discrim.utils._parallel.run_unordered`).
     y_idx : ndarray of shape (n_samples,) of int
     sample_weight : ndarray of shape (n_samples,)
+    X_folds : sequence of ndarray of shape (n_samples, n_transformed_features) or None, default=None
+        With a ``transformer``, all the rows transformed by the transformer fitted on each fold's
+        training part: fold ``fold`` uses ``X_folds[fold]`` instead of ``X``.
 
     Returns
     -------
@@ -244,10 +293,14 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     up the path (more penalty, fewer features) only ever needs to drop features, so the warm
     start loses nothing; going down it would lock out features that a smaller penalty admits.
     """
+    if X_folds is not None:
+        X = X_folds[fold]
     X_train, y_train, w_train = X[train], y_idx[train], sample_weight[train]
     X_test, y_test, w_test = X[test], y_idx[test], sample_weight[test]
     n = len(alphas)
+    n_classes = int(y_idx.max()) + 1
     losses = np.empty((n, max_batches + 1))
+    scores = None if scoring == "log_loss" else np.empty((n, max_batches + 1))
     n_proto = np.zeros((n, max_batches + 1), dtype=int)
     n_feat = np.zeros((n, max_batches + 1), dtype=int)
     n_iter = np.zeros(n, dtype=int)
@@ -262,17 +315,19 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
         _fit_prototypes(model, X_train, y_train, w_train, path, validated=True)
         classes = np.asarray(model.classes_)
         # X_test is validated already (the search's float64 rows): only the model's dtype applies
-        staged = model._staged_proba(np.asarray(X_test, dtype=np.dtype(model.dtype)))
-        stage_losses = [weighted_log_loss(p, y_test, w_test, classes) for p in staged]
+        staged = list(model._staged_proba(np.asarray(X_test, dtype=np.dtype(model.dtype))))
         # A fit that stopped adding batches scores like its last state for the larger counts.
-        stage_losses += [stage_losses[-1]] * (max_batches + 1 - len(stage_losses))
-        losses[i] = stage_losses[: max_batches + 1]
+        staged += [staged[-1]] * (max_batches + 1 - len(staged))
+        losses[i] = [weighted_log_loss(p, y_test, w_test, classes) for p in staged[: max_batches + 1]]
+        if scores is not None:
+            scores[i] = [validation_score(scoring, p, y_test, w_test, classes, n_classes)
+                         for p in staged[: max_batches + 1]]
         n_proto[i], n_feat[i] = _model_size(model.batches_, max_batches)
         n_iter[i] = int(np.sum(model.n_iter_)) if len(model.n_iter_) else 0
         fit_time[i] = time.perf_counter() - start
         if path is not None:
             path.advance(model.batches_)
-    return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time, path)
+    return PathResult(fold, np.asarray(alpha_index), losses, n_proto, n_feat, n_iter, fit_time, scores, path)
 
 
 def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_batches, seed, warm_start,
@@ -319,7 +374,7 @@ def refit_path(search_template, refit_template, X, y, sample_weight, alphas, n_b
     return model
 
 
-def plan_tasks(n_folds, n_alphas, n_workers):
+def plan_tasks(n_folds, n_alphas, n_workers, n_paths=1):
     """Split the grid into tasks: every fold, with the alpha path cut into contiguous chunks.
 
     Parameters
@@ -329,6 +384,10 @@ def plan_tasks(n_folds, n_alphas, n_workers):
         Effective number of parallel workers. With more workers than folds the path of each
         fold is cut into ``ceil(n_workers / n_folds)`` chunks so that all workers get work;
         each chunk starts cold.
+    n_paths : int, default=1
+        Independent alpha_feature paths per fold (one per alpha_prototype): path ``p`` holds
+        the positions ``p * n_alphas`` to ``(p + 1) * n_alphas - 1``, cut like the first, so
+        each path is planned as it would be alone.
 
     Returns
     -------
@@ -336,7 +395,7 @@ def plan_tasks(n_folds, n_alphas, n_workers):
     """
     n_chunks = int(min(n_alphas, max(1, -(-n_workers // n_folds))))
     chunks = [c for c in np.array_split(np.arange(n_alphas), n_chunks) if c.size]
-    return [(fold, chunk) for fold in range(n_folds) for chunk in chunks]
+    return [(fold, chunk + p * n_alphas) for fold in range(n_folds) for p in range(n_paths) for chunk in chunks]
 
 
 def split_stretch(stretch, warm_start, n_pieces=PIECES_PER_STRETCH):
@@ -412,8 +471,11 @@ def select_one_se(mean, std, alphas):
     Parameters
     ----------
     mean, std : ndarray of shape (n_alphas, n_batch_counts)
-        Mean and standard deviation over folds of the validation log-loss.
+        Mean and standard deviation over folds of the validation log-loss (or of any loss:
+        a score that is better higher is passed negated).
     alphas : ndarray of shape (n_alphas,)
+        The penalties, or any key that orders the rows from the least to the most sparse (the
+        largest is preferred).
 
     Returns
     -------

@@ -1,4 +1,4 @@
-"""PrototypeClassifierCV: the cross-validated search over alpha_feature and the batch count."""
+"""PrototypeClassifierCV: the cross-validated search over alpha_feature (and alpha_prototype) and the batch count."""
 
 import logging
 import time
@@ -6,13 +6,13 @@ from numbers import Integral, Real
 from typing import NamedTuple
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
-from discrim.model_selection._search import fit_path, plan_chains, plan_tasks, refit_path, select_one_se
+from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_tasks, refit_path, select_one_se
 from discrim.utils._parallel import run_unordered
-from discrim.utils._param_validation import Interval, fit_context
+from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype.classifier import MAX_BATCHES
 from discrim.utils.validation import (
@@ -29,7 +29,8 @@ logger = logging.getLogger(__name__)
 MAX_ALPHAS = 1000
 
 # Parameters handed unchanged to every PrototypeClassifier of the search and the refit; the
-# classifier validates them (once, before any work starts).
+# classifier validates them (once, before any work starts). alpha_prototype is replaced by each
+# value of alpha_prototype_grid when that is given.
 _PASSTHROUGH = (
     "n_candidates",
     "max_fraction",
@@ -72,10 +73,13 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     """Prototype set classifier with alpha_feature and the batch count chosen by cross-validation.
 
     This is the updated fit strategy of the proset technical report: a grid of feature-weight
-    penalties ``alpha_feature`` times the batch counts 0..``max_batches``, scored by stratified
-    k-fold cross-validation with the log-loss; the 1-SE rule picks the sparsest model whose mean
-    log-loss lies within one standard deviation of the best; the chosen model is refitted on all
-    the training data.
+    penalties ``alpha_feature`` (optionally times a grid of prototype-weight penalties
+    ``alpha_prototype``) times the batch counts 0..``max_batches``, scored by stratified k-fold
+    cross-validation with the log-loss (or ROC-AUC or balanced accuracy); the 1-SE rule picks the
+    sparsest model whose mean score lies within one standard deviation of the best; the chosen
+    model is refitted on all the training data. An optional ``transformer`` (e.g. a
+    ``StandardScaler``) is fitted inside every fold on its training part and refitted with the
+    final model, which then predicts raw rows.
 
     Parameters
     ----------
@@ -84,7 +88,24 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         means ``np.logspace(-6, -1, 11)``.
     max_batches : int in [0, 10000], default=10
         Largest batch count tried; every count from 0 to ``max_batches`` is scored from the one
-        fit with ``max_batches`` batches.
+        fit with ``max_batches`` batches (the cost grows linearly with it).
+    alpha_prototype_grid : array-like of shape (n_alpha_prototypes,), default=None
+        Non-negative candidate values of ``alpha_prototype`` (the seed's lambda_w), a second grid
+        axis: each value is an alpha_feature path of its own (fits of one value are exactly those
+        of a search with ``alpha_prototype`` set to it). None keeps ``alpha_prototype`` fixed.
+    scoring : {"log_loss", "roc_auc", "balanced_accuracy"}, default="log_loss"
+        Validation score the 1-SE rule selects by: the sample-weighted log-loss (lower is
+        better), or scikit-learn's ``roc_auc_score`` (one-vs-rest, macro average for more than
+        two classes) or ``balanced_accuracy_score`` with the sample weights (higher is better).
+        The log-loss is recorded in ``cv_results_`` in every case.
+    transformer : scikit-learn transformer or None, default=None
+        Applied to X before the classifier: a clone is fitted on the training part of every fold
+        (``fit(X_train, y_train)``) and transforms the fold's rows, and a clone fitted on all the
+        rows is kept as ``transformer_`` and applied by the prediction methods, so the fitted
+        search predicts raw rows (equal to a per-fold ``make_pipeline(transformer, classifier)``).
+        None uses X as given. The transformer runs on the host. (Not named ``transform``: an
+        estimator with a ``transform`` attribute is taken for a transformer by scikit-learn's
+        duck typing, e.g. by its estimator checks and as a pipeline step.)
     cv : int, cross-validation splitter or iterable, default=5
         An int k gives ``StratifiedKFold(k, shuffle=True)``, or ``StratifiedGroupKFold(k,
         shuffle=True)`` when ``groups`` is passed to :meth:`fit`, seeded from ``random_state``;
@@ -136,19 +157,25 @@ max_samples, dtype, backend, device
     Attributes
     ----------
     cv_results_ : dict of str to ndarray
-        One entry per grid point (alpha_feature major, batch count minor), loadable with
-        ``pandas.DataFrame(cv_results_)``: ``params`` (list of dict), ``alpha_feature``,
-        ``n_batches`` (also as ``param_alpha_feature`` and ``param_n_batches``),
+        One entry per grid point (alpha_prototype major if it has a grid, then alpha_feature,
+        batch count minor), loadable with ``pandas.DataFrame(cv_results_)``: ``params`` (list of
+        dict), ``alpha_feature``, ``alpha_prototype``, ``n_batches`` (also as
+        ``param_alpha_feature``, ``param_alpha_prototype`` and ``param_n_batches``),
         ``split{i}_test_log_loss``, ``mean_test_log_loss``, ``std_test_log_loss``,
-        ``rank_test_log_loss``, ``mean_n_prototypes``, ``mean_n_features`` and
-        ``mean_fit_time`` (seconds per fit with ``max_batches`` batches, the same for every batch
-        count of one alpha).
+        ``rank_test_log_loss``, the same four for ``scoring`` when it is not the log-loss (e.g.
+        ``mean_test_roc_auc``; rank 1 is the highest), ``mean_n_prototypes``,
+        ``mean_n_features`` and ``mean_fit_time`` (seconds per fit with ``max_batches`` batches,
+        the same for every batch count of one alpha).
     best_index_ : int
         Row of ``cv_results_`` selected by the 1-SE rule.
     best_params_ : dict
-        ``{"alpha_feature": ..., "n_batches": ...}`` of the selected point.
+        ``{"alpha_feature": ..., "n_batches": ...}`` of the selected point, with
+        ``"alpha_prototype"`` when it has a grid.
     threshold_ : float
-        Lowest mean validation log-loss plus its standard deviation over the folds (ddof=1).
+        Lowest mean validation log-loss plus its standard deviation over the folds (ddof=1); with
+        another ``scoring``, its highest mean less its standard deviation.
+    transformer_ : transformer or None
+        ``transformer`` fitted on all the rows (None without one).
     best_estimator_ : PrototypeClassifier
         Refitted on all the data with the selected parameters and ``tol=refit_tol`` (with warm
         starts, at the end of the same stretch of the alpha_feature path as in the search, see
@@ -200,7 +227,9 @@ max_samples, dtype, backend, device
     The selection follows the report: ``threshold_`` is the lowest mean log-loss plus its
     standard deviation (the sample standard deviation over the folds, ddof=1, as in the original
     proset; scikit-learn's ``std_test_score`` uses ddof=0); among the grid points whose mean is
-    within it, the largest alpha_feature is taken, then the fewest batches for it.
+    within it, the largest alpha_feature is taken, then the largest alpha_prototype, then the
+    fewest batches. With ``scoring="roc_auc"`` or ``"balanced_accuracy"`` the same rule runs on
+    the negated score.
 
     Symbols of the seed: alpha_feature is lambda_v; the batch count is B.
 
@@ -218,6 +247,9 @@ max_samples, dtype, backend, device
     _parameter_constraints = {
         "alpha_feature_grid": ["array-like", None],
         "max_batches": [Interval(Integral, 0, MAX_BATCHES, closed="both")],
+        "alpha_prototype_grid": ["array-like", None],
+        "scoring": [StrOptions({"log_loss", *SCORES})],
+        "transformer": [HasMethods(["fit", "transform"]), None],
         "cv": ["cv_object"],
         "n_jobs": [Integral, None],
         "search_tol": [Interval(Real, 0, None, closed="neither")],
@@ -236,6 +268,9 @@ max_samples, dtype, backend, device
         alpha_feature_grid=None,
         max_batches=10,
         *,
+        alpha_prototype_grid=None,
+        scoring="log_loss",
+        transformer=None,
         cv=5,
         n_jobs=None,
         search_tol=1e-5,
@@ -259,6 +294,9 @@ max_samples, dtype, backend, device
     ):
         self.alpha_feature_grid = alpha_feature_grid
         self.max_batches = max_batches
+        self.alpha_prototype_grid = alpha_prototype_grid
+        self.scoring = scoring
+        self.transformer = transformer
         self.cv = cv
         self.n_jobs = n_jobs
         self.search_tol = search_tol
@@ -298,13 +336,37 @@ max_samples, dtype, backend, device
             raise ValueError("alpha_feature_grid holds a value twice: give distinct values.")
         return grid
 
-    def _template(self, tol, max_iter=None, ftol=None):
+    def _prototype_grid(self):
+        """alpha_prototype per path: the grid's values, or the one fixed value."""
+        if self.alpha_prototype_grid is None:
+            return np.array([self.alpha_prototype], dtype=np.float64)
+        grid = np.asarray(self.alpha_prototype_grid, dtype=np.float64).ravel()
+        if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
+            raise ValueError(
+                "alpha_prototype_grid must hold at least one non-negative, finite value, e.g. "
+                f"[1e-8, 1e-4]; got {self.alpha_prototype_grid!r}."
+            )
+        if grid.size > MAX_ALPHAS:
+            raise ValueError(f"alpha_prototype_grid holds {grid.size} values; at most {MAX_ALPHAS} are supported.")
+        if np.unique(grid).size != grid.size:
+            raise ValueError("alpha_prototype_grid holds a value twice: give distinct values.")
+        return grid
+
+    def _template(self, tol, max_iter=None, ftol=None, alpha_prototype=None):
         from discrim.prototype import PrototypeClassifier
 
         params = {name: getattr(self, name) for name in _PASSTHROUGH}
         if max_iter is not None:
             params["max_iter"] = max_iter
+        if alpha_prototype is not None:
+            params["alpha_prototype"] = float(alpha_prototype)
         return PrototypeClassifier(**params, tol=tol, ftol=ftol)
+
+    def _fold_rows(self, X, y, splits):
+        """X transformed by a clone of ``transformer`` fitted on each fold's training part, or None."""
+        if self.transformer is None:
+            return None
+        return tuple(_transformed(clone(self.transformer).fit(X[train], y[train]), X) for train, _ in splits)
 
     def _splitter(self, seed, groups):
         if isinstance(self.cv, Integral):
@@ -346,11 +408,14 @@ max_samples, dtype, backend, device
         X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True, allow_nan=True)
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        if np.isnan(X).any():
+        if np.isnan(X).any() and self.transformer is None:
             check_observed_columns(~np.isnan(X), sample_weight)
         alphas = self._alpha_grid()
-        search_template = self._template(self.search_tol, self.search_max_iter, self.search_ftol)
-        search_template._validate_params()  # fail on a bad pass-through parameter before any work
+        prototype_alphas = self._prototype_grid()
+        n_a, n_p = alphas.shape[0], prototype_alphas.shape[0]
+        # one search template per alpha_prototype (path p of every fold uses templates[p])
+        templates = [self._template(self.search_tol, self.search_max_iter, self.search_ftol, a) for a in prototype_alphas]
+        templates[0]._validate_params()  # fail on a bad pass-through parameter before any work
 
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(3)]
         splitter = self._splitter(seeds[0], groups)
@@ -359,56 +424,80 @@ max_samples, dtype, backend, device
         if n_splits < 2:
             raise ValueError(f"cv must give at least 2 splits; it gave {n_splits}.")
         fold_seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
+        X_folds = self._fold_rows(X, y, splits)
 
-        order = np.argsort(alphas, kind="stable")  # the path runs up the penalty (see Notes)
-        tasks = plan_tasks(n_splits, alphas.shape[0], effective_n_jobs(self.n_jobs))
+        # Grid points c = p * n_a + a (alpha_prototype p, alpha_feature a); every p is a path of
+        # its own that runs up alpha_feature (see Notes)
+        feature_order = np.argsort(alphas, kind="stable")
+        order = np.concatenate([p * n_a + feature_order for p in range(n_p)])
+        alpha_f, alpha_p = np.tile(alphas, n_p), np.repeat(prototype_alphas, n_a)
+        tasks = plan_tasks(n_splits, n_a, effective_n_jobs(self.n_jobs), n_paths=n_p)
         B = self.max_batches
-        split_losses = np.empty((n_splits, alphas.shape[0], B + 1))
+        split_losses = np.empty((n_splits, n_p * n_a, B + 1))
+        split_scores = None if self.scoring == "log_loss" else np.empty_like(split_losses)
         n_proto = np.zeros_like(split_losses)
         n_feat = np.zeros_like(split_losses)
-        fit_time = np.zeros((n_splits, alphas.shape[0]))
+        fit_time = np.zeros((n_splits, n_p * n_a))
 
         def job(fold, piece, path_state=None):
-            return (search_template, splits[fold][0], splits[fold][1], fold, alphas[order[piece]], order[piece],
-                    fold_seeds[fold], B, self.warm_start, path_state)
+            grid = order[piece]
+            return (templates[int(grid[0]) // n_a], splits[fold][0], splits[fold][1], fold, alpha_f[grid], grid,
+                    fold_seeds[fold], B, self.warm_start, path_state, self.scoring)
 
         first_jobs, follow_up, n_tasks = plan_chains(tasks, order, self.warm_start, job)
 
         start = time.perf_counter()
         results = run_unordered(fit_path, first_jobs, self.n_jobs, fork_safe=self.backend == "numpy" and self.device is None,
-                                shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight},
+                                shared={"X": X, "y_idx": y_idx, "sample_weight": sample_weight, "X_folds": X_folds},
                                 follow_up=follow_up)
         for n_done, res in enumerate(results, start=1):
             split_losses[res.fold, res.alpha_index] = res.log_loss
+            if split_scores is not None:
+                split_scores[res.fold, res.alpha_index] = res.score
             n_proto[res.fold, res.alpha_index] = res.n_prototypes
             n_feat[res.fold, res.alpha_index] = res.n_features
             fit_time[res.fold, res.alpha_index] = res.fit_time
             seconds = float(np.sum(res.fit_time))
             logger.log(
                 logging.INFO if self.verbose else logging.DEBUG,
-                "search task %d/%d done: fold %d, alpha_feature %s, %.2f s, %d L-BFGS-B iterations",
-                n_done, n_tasks, res.fold, ", ".join(f"{a:.3g}" for a in alphas[res.alpha_index]),
-                seconds, int(np.sum(res.n_iter)),
+                "search task %d/%d done: fold %d, alpha_feature %s, alpha_prototype %.3g, %.2f s, %d L-BFGS-B iterations",
+                n_done, n_tasks, res.fold, ", ".join(f"{a:.3g}" for a in alpha_f[res.alpha_index]),
+                alpha_p[res.alpha_index[0]], seconds, int(np.sum(res.n_iter)),
             )
             if self.callback is not None:
-                self.callback(SearchProgress(n_done, n_tasks, res.fold, tuple(map(float, alphas[res.alpha_index])), seconds))
+                self.callback(SearchProgress(n_done, n_tasks, res.fold, tuple(map(float, alpha_f[res.alpha_index])),
+                                             seconds))
         self.search_time_ = time.perf_counter() - start
 
-        mean = split_losses.mean(axis=0)
-        std = split_losses.std(axis=0, ddof=1)  # as the original proset
-        _, (a_sel, b_sel), self.threshold_ = select_one_se(mean, std, alphas)
-        self.cv_results_ = _cv_results(alphas, B, split_losses, mean, std, n_proto, n_feat, fit_time)
-        self.best_index_ = a_sel * (B + 1) + b_sel
-        self.best_params_ = {"alpha_feature": float(alphas[a_sel]), "n_batches": int(b_sel)}
+        # the 1-SE rule on a loss: the log-loss, or the negated score
+        selected = split_losses if split_scores is None else -split_scores
+        mean = selected.mean(axis=0)
+        std = selected.std(axis=0, ddof=1)  # as the original proset
+        # rows ordered from the least to the most sparse: alpha_feature, then alpha_prototype
+        sparsity = np.empty(n_p * n_a, dtype=np.int64)
+        sparsity[np.lexsort((alpha_p, alpha_f))] = np.arange(n_p * n_a)
+        _, (c_sel, b_sel), threshold = select_one_se(mean, std, sparsity)
+        self.threshold_ = threshold if split_scores is None else -threshold
+        self.cv_results_ = _cv_results(alpha_f, alpha_p, B, split_losses, n_proto, n_feat, fit_time,
+                                       None if split_scores is None else (self.scoring, split_scores),
+                                       with_prototype=self.alpha_prototype_grid is not None)
+        self.best_index_ = c_sel * (B + 1) + b_sel
+        self.best_params_ = dict(self.cv_results_["params"][self.best_index_])
         self.n_splits_ = n_splits
 
         start = time.perf_counter()
-        # the task that fitted the selected alpha: the refit repeats its stretch of the path
-        chunk = next(order[c] for fold, c in tasks if fold == 0 and a_sel in order[c])
-        path = alphas[chunk[: int(np.flatnonzero(chunk == a_sel)[0]) + 1]]
+        self.transformer_ = None
+        X_refit = X_in
+        if self.transformer is not None:
+            self.transformer_ = clone(self.transformer).fit(X, y)
+            X_refit = _transformed(self.transformer_, X)
+        # the task that fitted the selected point: the refit repeats its stretch of the path
+        chunk = next(order[c] for fold, c in tasks if fold == 0 and c_sel in order[c])
+        path = alpha_f[chunk[: int(np.flatnonzero(chunk == c_sel)[0]) + 1]]
+        p_sel = alpha_p[c_sel]
         self.best_estimator_ = refit_path(
-            search_template, self._template(self.refit_tol), X_in, y, sample_weight, path, b_sel, seeds[2],
-            self.warm_start, X.shape[1],
+            templates[c_sel // n_a], self._template(self.refit_tol, alpha_prototype=p_sel), X_refit, y, sample_weight,
+            path, b_sel, seeds[2], self.warm_start, X.shape[1] if X_folds is None else X_folds[0].shape[1],
         )
         self.n_iter_ = np.asarray(self.best_estimator_.n_iter_, dtype=int)
         self.refit_time_ = time.perf_counter() - start
@@ -426,6 +515,12 @@ max_samples, dtype, backend, device
         # search (so with the same feature names) and runs scikit-learn's checks itself.
         return self.best_estimator_
 
+    def _rows(self, X):
+        """X as the refitted classifier takes it: through ``transformer_`` when there is one."""
+        check_is_fitted(self)
+        transform = getattr(self, "transformer_", None)
+        return X if transform is None else _transformed(transform, X)
+
     def predict(self, X):
         """Predict classes with the refitted model.
 
@@ -437,7 +532,7 @@ max_samples, dtype, backend, device
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._fitted_model().predict(X)
+        return self._fitted_model().predict(self._rows(X))
 
     def predict_proba(self, X):
         """Class probabilities of the refitted model.
@@ -451,7 +546,7 @@ max_samples, dtype, backend, device
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        return self._fitted_model().predict_proba(X)
+        return self._fitted_model().predict_proba(self._rows(X))
 
     def predict_log_proba(self, X):
         """Log class probabilities of the refitted model.
@@ -464,7 +559,7 @@ max_samples, dtype, backend, device
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        return self._fitted_model().predict_log_proba(X)
+        return self._fitted_model().predict_log_proba(self._rows(X))
 
     def score(self, X, y, sample_weight=None):
         """Accuracy of the refitted model (scikit-learn's ``score`` of a classifier).
@@ -479,29 +574,54 @@ max_samples, dtype, backend, device
         -------
         score : float
         """
-        return self._fitted_model().score(X, y, sample_weight=sample_weight)
+        return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight)
 
 
-def _cv_results(alphas, max_batches, split_losses, mean, std, n_proto, n_feat, fit_time):
-    """Flatten the (fold, alpha, batch count) arrays into scikit-learn's ``cv_results_`` layout."""
-    n_alphas, n_counts = mean.shape
-    alpha_col = np.repeat(alphas, n_counts)
-    batch_col = np.tile(np.arange(n_counts), n_alphas)
-    flat_mean = mean.ravel()
-    # Rank like scikit-learn: 1 is the lowest loss, ties share the smallest rank.
-    rank = np.searchsorted(np.sort(flat_mean), flat_mean) + 1
+def _transformed(transform, X):
+    """``transform.transform(X)`` as a float64 ndarray (what the classifiers of the search take)."""
+    out = transform.transform(X)
+    if hasattr(out, "toarray"):  # a sparse result
+        out = out.toarray()
+    out = np.asarray(out, dtype=np.float64)
+    if out.ndim != 2 or out.shape[0] != X.shape[0]:
+        raise ValueError(f"transform gave an array of shape {out.shape} for {X.shape[0]} rows; it must give "
+                         "one row per input row.")
+    return out
+
+
+def _cv_results(alpha_f, alpha_p, max_batches, split_losses, n_proto, n_feat, fit_time, scored=None,
+                with_prototype=False):
+    """Flatten the (fold, grid point, batch count) arrays into scikit-learn's ``cv_results_`` layout.
+
+    ``scored`` is ``(name, split_scores)`` for a score other than the log-loss (higher is better).
+    """
+    n_points, n_counts = split_losses.shape[1:]
+    alpha_col = np.repeat(alpha_f, n_counts)
+    proto_col = np.repeat(alpha_p, n_counts)
+    batch_col = np.tile(np.arange(n_counts), n_points)
+    if with_prototype:
+        params = [{"alpha_feature": float(a), "alpha_prototype": float(p), "n_batches": int(b)}
+                  for a, p, b in zip(alpha_col, proto_col, batch_col)]
+    else:
+        params = [{"alpha_feature": float(a), "n_batches": int(b)} for a, b in zip(alpha_col, batch_col)]
     results = {
-        "params": [{"alpha_feature": float(a), "n_batches": int(b)} for a, b in zip(alpha_col, batch_col)],
+        "params": params,
         "alpha_feature": alpha_col,
+        "alpha_prototype": proto_col,
         "n_batches": batch_col,
         "param_alpha_feature": alpha_col.copy(),
+        "param_alpha_prototype": proto_col.copy(),
         "param_n_batches": batch_col.copy(),
     }
-    for i in range(split_losses.shape[0]):
-        results[f"split{i}_test_log_loss"] = split_losses[i].ravel()
-    results["mean_test_log_loss"] = flat_mean
-    results["std_test_log_loss"] = std.ravel()
-    results["rank_test_log_loss"] = rank.astype(np.int32)
+    metrics = [("log_loss", split_losses, 1.0)] + ([] if scored is None else [(scored[0], scored[1], -1.0)])
+    for name, splits, sign in metrics:
+        for i in range(splits.shape[0]):
+            results[f"split{i}_test_{name}"] = splits[i].ravel()
+        flat_mean = splits.mean(axis=0).ravel()
+        results[f"mean_test_{name}"] = flat_mean
+        results[f"std_test_{name}"] = splits.std(axis=0, ddof=1).ravel()
+        # Rank like scikit-learn: 1 is the best (lowest loss, highest score), ties share the smallest rank.
+        results[f"rank_test_{name}"] = (np.searchsorted(np.sort(sign * flat_mean), sign * flat_mean) + 1).astype(np.int32)
     results["mean_n_prototypes"] = n_proto.mean(axis=0).ravel()
     results["mean_n_features"] = n_feat.mean(axis=0).ravel()
     results["mean_fit_time"] = np.repeat(fit_time.mean(axis=0), n_counts)

@@ -1,0 +1,140 @@
+"""PrototypeClassifierCV's transformer, alpha_prototype grid, scoring options and batch-count cost."""
+
+import numpy as np
+import pytest
+from sklearn.metrics import balanced_accuracy_score, log_loss, roc_auc_score
+from sklearn.preprocessing import StandardScaler
+
+import discrim.prototype.classifier as classifier_module
+from discrim.datasets import load_benchmark
+from discrim.model_selection import PrototypeClassifierCV
+from discrim.prototype import PrototypeClassifier
+from discrim.utils._random import as_seed_sequence
+
+pytestmark = pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+
+SMALL = dict(alpha_feature_grid=[1e-3], max_batches=2, n_candidates=40, n_jobs=1)
+
+
+def _fold_seeds(random_state, n_splits):
+    """The seed of every fold's fits, derived as PrototypeClassifierCV derives it."""
+    seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(random_state).spawn(3)]
+    return [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
+
+
+def _manual_staged(search, X_train, y_train, X_test, seed):
+    """A fold's fit as a plain PrototypeClassifier with the search's settings: staged probabilities."""
+    model = PrototypeClassifier(
+        n_batches=search.max_batches, alpha_feature=search.alpha_feature_grid[0], n_candidates=search.n_candidates,
+        tol=search.search_tol, max_iter=search.search_max_iter, ftol=search.search_ftol, random_state=seed,
+    ).fit(X_train, y_train)
+    return model, list(model.staged_predict_proba(X_test))
+
+
+def _splits(y, n_splits=2):
+    rng = np.random.default_rng(0)
+    fold = rng.permutation(np.arange(y.shape[0]) % n_splits)
+    return [(np.flatnonzero(fold != f), np.flatnonzero(fold == f)) for f in range(n_splits)]
+
+
+@pytest.fixture(scope="module")
+def raw_iris():
+    X_train, _, y_train, _ = load_benchmark("iris-2f", scale=False)
+    return 100.0 * X_train + 5.0, y_train  # far from unit scale: the scaler matters
+
+
+def test_transformer_inside_folds_equals_a_manual_per_fold_pipeline(raw_iris):
+    X, y = raw_iris
+    splits = _splits(y)
+    search = PrototypeClassifierCV(**SMALL, cv=splits, transformer=StandardScaler(), random_state=3).fit(X, y)
+    for f, (seed, (train, test)) in enumerate(zip(_fold_seeds(3, 2), splits)):
+        scaler = StandardScaler().fit(X[train])
+        model, staged = _manual_staged(search, scaler.transform(X[train]), y[train], scaler.transform(X[test]), seed)
+        expected = [log_loss(y[test], p, labels=model.classes_) for p in staged]
+        np.testing.assert_allclose(search.cv_results_[f"split{f}_test_log_loss"], expected, rtol=1e-12)
+    # the refitted transformer is fitted on all rows, and the search predicts raw rows through it
+    scaler = StandardScaler().fit(X)
+    np.testing.assert_array_equal(search.transformer_.mean_, scaler.mean_)
+    np.testing.assert_array_equal(search.predict_proba(X), search.best_estimator_.predict_proba(scaler.transform(X)))
+    assert search.score(X, y) == search.best_estimator_.score(scaler.transform(X), y)
+    # and the fold scaling differs from scaling once before the split (the leak it removes)
+    leaky = PrototypeClassifierCV(**SMALL, cv=splits, random_state=3).fit(scaler.transform(X), y)
+    assert not np.array_equal(leaky.cv_results_["mean_test_log_loss"], search.cv_results_["mean_test_log_loss"])
+
+
+def test_alpha_prototype_grid_equals_separate_searches(raw_iris):
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    params = dict(alpha_feature_grid=[1e-4, 1e-2], max_batches=2, n_candidates=40, cv=3, n_jobs=1, random_state=1)
+    grid = [1e-8, 3e-2]
+    both = PrototypeClassifierCV(**params, alpha_prototype_grid=grid).fit(X, y)
+    res = both.cv_results_
+    n_rows = 2 * 3  # alpha_feature values x batch counts per alpha_prototype
+    assert len(res["params"]) == len(grid) * n_rows
+    for p, alpha_prototype in enumerate(grid):
+        alone = PrototypeClassifierCV(**params, alpha_prototype=alpha_prototype).fit(X, y)
+        rows = slice(p * n_rows, (p + 1) * n_rows)
+        np.testing.assert_array_equal(res["alpha_prototype"][rows], alpha_prototype)
+        for key in ("split0_test_log_loss", "split1_test_log_loss", "split2_test_log_loss", "mean_n_prototypes",
+                    "alpha_feature", "n_batches"):
+            np.testing.assert_array_equal(res[key][rows], alone.cv_results_[key], err_msg=key)
+    # the 1-SE rule: within the threshold, the largest alpha_feature, then alpha_prototype, then fewest batches
+    mean = res["mean_test_log_loss"]
+    best = int(np.argmin(mean))
+    within = np.flatnonzero(mean <= mean[best] + res["std_test_log_loss"][best])
+    key = [(res["alpha_feature"][i], res["alpha_prototype"][i], -res["n_batches"][i]) for i in within]
+    assert both.best_index_ == within[max(range(len(within)), key=key.__getitem__)]
+    assert both.best_params_ == res["params"][both.best_index_]
+    assert both.best_estimator_.alpha_prototype == both.best_params_["alpha_prototype"]
+
+
+@pytest.mark.parametrize("scoring", ["roc_auc", "balanced_accuracy"])
+def test_scoring_equals_sklearn_metrics_on_the_cv_predictions(raw_iris, scoring):
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    splits = _splits(y)
+    search = PrototypeClassifierCV(**SMALL, cv=splits, scoring=scoring, random_state=2).fit(X, y)
+    for f, (seed, (train, test)) in enumerate(zip(_fold_seeds(2, 2), splits)):
+        model, staged = _manual_staged(search, X[train], y[train], X[test], seed)
+        if scoring == "roc_auc":
+            expected = [roc_auc_score(y[test], p, multi_class="ovr", average="macro", labels=model.classes_)
+                        for p in staged]
+        else:
+            expected = [balanced_accuracy_score(y[test], model.classes_[np.argmax(p, axis=1)]) for p in staged]
+        np.testing.assert_allclose(search.cv_results_[f"split{f}_test_{scoring}"], expected, rtol=1e-12)
+        # the log-loss is recorded as well
+        np.testing.assert_allclose(search.cv_results_[f"split{f}_test_log_loss"],
+                                   [log_loss(y[test], p, labels=model.classes_) for p in staged], rtol=1e-12)
+    mean, std = search.cv_results_[f"mean_test_{scoring}"], search.cv_results_[f"std_test_{scoring}"]
+    best = int(np.argmax(mean))
+    assert search.threshold_ == pytest.approx(mean[best] - std[best])
+    assert mean[search.best_index_] >= search.threshold_
+    assert search.cv_results_[f"rank_test_{scoring}"][best] == 1
+
+
+def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
+    """Every fit of the search solves exactly max_batches batches, each with a bounded number of
+    objective evaluations that does not grow with the batch count."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    calls = []
+    solve = classifier_module.solve_batch
+
+    def counted(objective, *args, **kwargs):
+        result = solve(objective, *args, **kwargs)
+        calls.append(result.n_eval)
+        return result
+
+    monkeypatch.setattr(classifier_module, "solve_batch", counted)
+    evaluations = {}
+    for B in (5, 50):
+        calls.clear()
+        search = PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], max_batches=B, n_candidates=20, cv=2,
+                                       n_jobs=1, random_state=0).fit(X, y)
+        # folds x alphas x batches in the search, then the refit's path (at most two fits of the
+        # selected batch count)
+        assert 2 * 2 * B <= len(calls) <= 2 * 2 * B + 2 * search.best_params_["n_batches"]
+        evaluations[B] = np.asarray(calls[: 2 * 2 * B])
+    # the evaluations per batch do not grow with the batch count: total cost is linear in B
+    assert evaluations[50].mean() <= 1.5 * evaluations[5].mean()
+    assert evaluations[50].sum() <= 1.5 * (50 / 5) * evaluations[5].sum()
