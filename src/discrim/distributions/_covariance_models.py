@@ -227,7 +227,8 @@ def _common_orientation(W, n_k, start, equal_volume):
     minimises ``f(D) = sum_k tr(D' W_k D S_k^-1)``. Instead of the majorisation steps of Browne and
     McNicholas (2014), which converge slowly, each step here is a sweep of plane rotations of
     D's columns (as Flury's algorithm for common principal components): rotating columns i and j
-    by an angle t changes f by ``B cos 2t + C sin 2t`` plus a constant, minimised exactly.
+    by an angle t changes f by ``B cos 2t + C sin 2t`` plus a constant, minimised exactly. A
+    sweep visits the pairs in rounds of disjoint pairs, each round one vectorised step.
     """
     d = W.shape[1]
     D = np.linalg.eigh(W.sum(axis=0) if start is None else start.sum(axis=0))[1][:, ::-1]
@@ -243,32 +244,47 @@ def _common_orientation(W, n_k, start, equal_volume):
     def objective():
         return np.sum(n_k * np.log(S).sum(axis=1)) + np.sum(np.diagonal(M, axis1=1, axis2=2) / S)
 
-    pairs = [(i, j) for i in range(d) for j in range(i + 1, d)]
+    rounds = _round_robin(d)
     for _ in _alternations(objective):
         S = scaled_shapes()
         inv = 1.0 / S
-        for i, j in pairs:
-            gap = inv[:, i] - inv[:, j]
-            B = 0.5 * float(gap @ (M[:, i, i] - M[:, j, j]))
-            C = float(gap @ M[:, i, j])
-            if B * B + C * C == 0.0:
-                continue
+        for I, J in rounds:  # disjoint planes: their rotations commute, so a round is one step
+            gap = inv[:, I] - inv[:, J]
+            B = 0.5 * np.sum(gap * (M[:, I, I] - M[:, J, J]), axis=0)
+            C = np.sum(gap * M[:, I, J], axis=0)
             t = 0.5 * np.arctan2(-C, -B)  # where B cos 2t + C sin 2t is smallest
             c, s = np.cos(t), np.sin(t)
-            _rotate(D, i, j, c, s)
-            _rotate(M, i, j, c, s)  # columns of D' W_k D, then its rows
-            _rotate(np.swapaxes(M, 1, 2), i, j, c, s)
+            _rotate(D, I, J, c, s)
+            _rotate(M, I, J, c, s)  # columns of D' W_k D, then its rows
+            _rotate(np.swapaxes(M, 1, 2), I, J, c, s)
         S = scaled_shapes()
     return _compose(np.broadcast_to(D, W.shape), S)
 
 
-def _rotate(A, i, j, c, s):
-    """Rotate columns i and j (last axis) of A in place: ``[a_i, a_j] @ [[c, -s], [s, c]]``."""
-    a_i = A[..., i].copy()
-    A[..., i] *= c
-    A[..., i] += s * A[..., j]
-    A[..., j] *= c
-    A[..., j] -= s * a_i
+def _rotate(A, I, J, c, s):
+    """Rotate column pairs (I[m], J[m]) (last axis) of A in place by angles with cosines c and sines s."""
+    a_i = A[..., I]
+    a_j = A[..., J]
+    A[..., I] = c * a_i + s * a_j
+    A[..., J] = c * a_j - s * a_i
+
+
+def _round_robin(d):
+    """The d (d - 1) / 2 pairs of columns as d - 1 rounds of disjoint pairs (the circle method).
+
+    Returns
+    -------
+    rounds : list of (ndarray of int, ndarray of int)
+    """
+    players = list(range(d)) + ([-1] if d % 2 else [])  # -1: a bye
+    n = len(players)
+    rounds = []
+    for _ in range(n - 1):
+        pairs = [(players[k], players[n - 1 - k]) for k in range(n // 2)]
+        pairs = [(min(a, b), max(a, b)) for a, b in pairs if a >= 0 and b >= 0]
+        rounds.append((np.array([a for a, _ in pairs], dtype=np.intp), np.array([b for _, b in pairs], dtype=np.intp)))
+        players = [players[0], players[-1], *players[1:-1]]
+    return rounds
 
 
 def _alternations(objective):
