@@ -9,16 +9,21 @@ every decision. This module is a leaf: it imports nothing else from discrim but 
 Dask data path (a dask X gives a dask array, computed chunk by chunk).
 """
 
+from __future__ import annotations
+
+from types import ModuleType
+
 import numpy as np
 from scipy.special import expit, log_expit
 from sklearn.utils.validation import check_is_fitted
 
+from discrim._typing import Array, ArrayLike
 from discrim.backend import _ops as ops
 from discrim.backend import to_numpy
 from discrim.utils._dask import blockwise
 
 
-def log_posterior(log_dens, log_prior, xp=np):
+def log_posterior(log_dens, log_prior, xp: ModuleType = np):
     """Posterior log-probabilities from log-densities and log-priors.
 
     Parameters
@@ -239,7 +244,7 @@ class PosteriorMixin:
         return jll[:, 1] - jll[:, 0]
 
     @blockwise
-    def predict_log_proba(self, X, priors=None):
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
         """Posterior log-probabilities of the labels, computed in log space.
 
         Parameters
@@ -262,7 +267,7 @@ class PosteriorMixin:
         return proba_from_joint(self._joint_log_likelihood(X, log_prior), log=True, labels=kind)
 
     @blockwise
-    def predict_proba(self, X, priors=None):
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
         """Posterior probabilities of the labels (a mixture: the responsibilities).
 
         Parameters
@@ -285,7 +290,7 @@ class PosteriorMixin:
         return proba_from_joint(self._joint_log_likelihood(X, log_prior), labels=kind)
 
     @blockwise
-    def predict(self, X, priors=None):
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
         """The label of largest posterior probability (the ML rule with equal priors, else Bayes).
 
         Parameters
@@ -310,7 +315,7 @@ class PosteriorMixin:
         return np.asarray(self._rule_labels())[np.argmax(jll, axis=1)]
 
 
-def map_log_probability(proba):
+def map_log_probability(proba: ArrayLike):
     """Log of each row's largest class or component probability (that of its MAP assignment).
 
     Parameters

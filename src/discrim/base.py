@@ -1,11 +1,14 @@
 """The shared base of classifiers that decide by the maximum-likelihood or Bayes rule."""
 
+from __future__ import annotations
+
 from abc import ABCMeta, abstractmethod
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from discrim._typing import Array, ArrayLike
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.backend._device import rows_on_device
 from discrim.utils._dask import blockwise
@@ -80,7 +83,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         return check_priors(self.priors, totals)
 
     @blockwise
-    def log_density(self, X):
+    def log_density(self, X: ArrayLike) -> Array:
         """Log-density of each row under each class, ``log f_k(x)``.
 
         Parameters
@@ -102,7 +105,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         return self._log_density(X) + (self._fitted_log_prior() if log_prior is None else log_prior)
 
     @blockwise
-    def decision_function(self, X, priors=None):
+    def decision_function(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
         """Log joint likelihood ``log f_k(x) + log pi_k`` (scikit-learn's convention).
 
         Parameters

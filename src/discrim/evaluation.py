@@ -1,10 +1,14 @@
 """Hold-out metrics of probabilistic classifiers, computed the same way everywhere in discrim."""
 
+from __future__ import annotations
+
 import numpy as np
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, log_loss, roc_auc_score
 
+from discrim._typing import Array, ArrayLike
 
-def score_probabilities(y_true, proba, classes):
+
+def score_probabilities(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike) -> dict:
     """Log-loss, accuracy, balanced accuracy and ROC-AUC of predicted class probabilities.
 
     Parameters
@@ -61,7 +65,7 @@ def _score_chunk(classes, proba, y_true):
                            np.bincount(index[known], minlength=n), np.bincount(index[correct], minlength=n)])
 
 
-def score_probabilities_lazy(y_true, proba, classes):
+def score_probabilities_lazy(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike) -> dict:
     """:func:`score_probabilities` of dask arrays, in one pass over their chunks (no ROC-AUC).
 
     Parameters

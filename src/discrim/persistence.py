@@ -1,15 +1,22 @@
 """Model files: fitted estimators saved and loaded with skops.io, checked so that loading runs no code."""
 
+from __future__ import annotations
+
 import dataclasses
 import functools
 import io
 import json
+import os
 import zipfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import skops.io as sio
 
 from discrim.utils._files import atomic_output
+
+if TYPE_CHECKING:
+    from sklearn.base import BaseEstimator
 
 # Types rebuilt by skops's ObjectNode (``cls.__new__(cls)``, then ``__setstate__`` or an update
 # of ``__dict__``: no ``__init__`` runs and the state is data). The reason for each is the model
@@ -129,7 +136,7 @@ class ModelFileError(ValueError):
     """
 
 
-def save_model(estimator, path):
+def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     """Save a fitted estimator to ``path`` with skops.io, atomically.
 
     The file is written to a temporary name in the same folder and renamed at the end, so a
@@ -176,7 +183,7 @@ def save_model(estimator, path):
         Path(tmp).write_bytes(data)
 
 
-def load_model(path):
+def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     """Load an estimator saved by :func:`save_model`; loading runs no code from the file.
 
     Every node of the file is checked against discrim's exact list of trusted types and skops

@@ -4,9 +4,14 @@ Numerical kernels in discrim are written once against an array namespace ``xp``.
 resolves the namespace for a backend name and moves arrays between host and device.
 """
 
+from __future__ import annotations
+
+from types import ModuleType
+
 import numpy as np
 from array_api_compat import array_namespace, is_torch_namespace
 
+from discrim._typing import ArrayLike
 from discrim.backend import _ops as ops
 
 __all__ = ["BACKENDS", "array_namespace", "asarray", "host_input", "is_torch_namespace", "namespace", "ops", "to_numpy"]
@@ -14,7 +19,7 @@ __all__ = ["BACKENDS", "array_namespace", "asarray", "host_input", "is_torch_nam
 BACKENDS = ("numpy", "torch")
 
 
-def namespace(backend="numpy"):
+def namespace(backend: str = "numpy") -> ModuleType:
     """Return the array namespace for ``backend``.
 
     Parameters
@@ -44,7 +49,7 @@ def namespace(backend="numpy"):
     raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
 
 
-def asarray(x, xp, device=None, dtype=None):
+def asarray(x: ArrayLike, xp: ModuleType, device: str | None = None, dtype: object | None = None):
     """Convert ``x`` to an array of namespace ``xp`` on ``device``.
 
     Parameters
@@ -71,7 +76,7 @@ def asarray(x, xp, device=None, dtype=None):
     return xp.asarray(x, dtype=dtype, device=device)
 
 
-def to_numpy(x):
+def to_numpy(x: ArrayLike) -> np.ndarray:
     """Return ``x`` as a numpy array on the host (a no-op for numpy input).
 
     Parameters
@@ -95,7 +100,7 @@ def to_numpy(x):
     return np.asarray(x)
 
 
-def host_input(x):
+def host_input(x: ArrayLike):
     """Per-row input (labels, weights) on the host: a torch tensor as numpy, anything else unchanged.
 
     Parameters

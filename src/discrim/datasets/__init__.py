@@ -1,10 +1,11 @@
 """Built-in data sets: the benchmark cases of the proset technical report and the seed examples."""
 
+from __future__ import annotations
+
 from discrim.datasets._benchmark import list_datasets, load_benchmark, load_dataset
 from discrim.datasets._synthetic import make_checkerboard, make_continuous_xor
 
-
-def coin_tosses():
+def coin_tosses() -> np.ndarray:
     """Heads in five experiments of ten tosses each: the two-coin example of the EM seed.
 
     Returns

@@ -1,5 +1,7 @@
 """The benchmark cases, split and scaled as in the proset technical report."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,7 +21,7 @@ class _Case:
 
 
 def _sklearn_case(loader, n_features=None):
-    def load(random_state):
+    def load(random_state: int | np.random.RandomState | np.random.Generator | None):
         bunch = loader()
         X = bunch.data[:, :n_features] if n_features else bunch.data
         names = [str(name) for name in bunch.feature_names[: X.shape[1]]]
@@ -30,7 +32,7 @@ def _sklearn_case(loader, n_features=None):
 
 
 def _generated_case(make, **kwargs):
-    def load(random_state):
+    def load(random_state: int | np.random.RandomState | np.random.Generator | None):
         X, y = make(random_state=random_state, **kwargs)
         return X, y, [f"x{i}" for i in range(X.shape[1])]
 
@@ -74,7 +76,7 @@ _CASES = {
 }
 
 
-def list_datasets():
+def list_datasets() -> dict:
     """Names and descriptions of the built-in data sets.
 
     Returns
@@ -91,7 +93,7 @@ def list_datasets():
     return {name: case.description for name, case in _CASES.items()}
 
 
-def load_dataset(name, random_state=0, as_frame=False):
+def load_dataset(name: str, random_state: int | np.random.RandomState | np.random.Generator | None = 0, as_frame: bool = False):
     """Load all rows of a built-in data set in their own units, unsplit and unscaled.
 
     Parameters
@@ -126,7 +128,7 @@ def _load(name, random_state):
     return _CASES[name].load(random_state)
 
 
-def load_benchmark(name, random_state=0, test_size=0.3, as_frame=False, scale=True):
+def load_benchmark(name: str, random_state: int | np.random.RandomState | np.random.Generator | None = 0, test_size: float = 0.3, as_frame: bool = False, scale: bool = True):
     """Load a benchmark case split 70/30 stratified, scaled on the training part.
 
     Parameters

@@ -1,11 +1,13 @@
 """Generators for the synthetic benchmark cases of the proset technical report."""
 
+from __future__ import annotations
+
 import numpy as np
 
 from discrim.utils._random import as_seed_sequence
 
 
-def make_checkerboard(n_per_square=100, n_squares=8, rotate=False, random_state=None):
+def make_checkerboard(n_per_square: int = 100, n_squares: int = 8, rotate: bool = False, random_state: int | np.random.RandomState | np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Uniform points on [0, 1]^2 labelled by the colour of an n x n checkerboard.
 
     Parameters
@@ -42,7 +44,7 @@ def make_checkerboard(n_per_square=100, n_squares=8, rotate=False, random_state=
     return X, y
 
 
-def make_continuous_xor(n_features=6, n_per_orthant=100, n_noise=0, random_state=None):
+def make_continuous_xor(n_features: int = 6, n_per_orthant: int = 100, n_noise: int = 0, random_state: int | np.random.RandomState | np.random.Generator | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Uniform points on [-1, 1]^k labelled 1 where the product of the features is >= 0.
 
     Parameters

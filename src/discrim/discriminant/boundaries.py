@@ -1,5 +1,7 @@
 """Allocation regions of the ML rule for two univariate normal populations (equation 8.2)."""
 
+from __future__ import annotations
+
 import math
 from typing import NamedTuple
 
@@ -44,7 +46,7 @@ def _check_param(name, value, positive):
     return v
 
 
-def normal_boundaries(mean1, std1, mean2, std2):
+def normal_boundaries(mean1: float, std1: float, mean2: float, std2: float) -> "NormalBoundaries":
     """Boundary points and allocation region of the ML rule for ``N(mu_1, s_1^2)`` vs ``N(mu_2, s_2^2)``.
 
     The ML rule allocates ``x`` to population 1 iff ``f_1(x) > f_2(x)``, which by eq. (8.2)

@@ -1,5 +1,7 @@
 """The sample ML rule for normal populations: linear (common covariance) and quadratic discriminants."""
 
+from __future__ import annotations
+
 import warnings
 from numbers import Integral, Real
 
@@ -7,6 +9,7 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
+from discrim._typing import Array, ArrayLike
 from discrim.base import BaseLikelihoodClassifier
 from discrim.backend import ops, to_numpy
 from discrim.discriminant import _gaussian_math as gm
@@ -67,7 +70,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         self.covariance_estimator = covariance_estimator
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_GaussianDiscriminant":
         """Estimate the class means and covariance(s) from labelled training data.
 
         Parameters
@@ -224,7 +227,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         return X
 
     @blockwise
-    def mahalanobis(self, X):
+    def mahalanobis(self, X: ArrayLike) -> Array:
         """Squared Mahalanobis distance of each row to each class mean.
 
         Parameters
@@ -484,7 +487,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         self._xbar_c = center_c
 
     @blockwise
-    def transform(self, X):
+    def transform(self, X: ArrayLike) -> Array:
         """Project rows onto the canonical variates (Fisher's discriminant directions).
 
         Parameters
@@ -512,7 +515,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         """Rows with their missing entries replaced by ``E[x_m | x_o]`` under the fitted mixture of classes."""
         return np.einsum("nk,knd->nd", self.predict_proba(X), self._conditioned(X).completed)
 
-    def get_feature_names_out(self, input_features=None):
+    def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names of the canonical variates: ``lineardiscriminant0``, ``lineardiscriminant1``, ...
 
         Parameters
@@ -566,7 +569,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         return to_numpy(odds)
 
     @blockwise
-    def decision_function(self, X, priors=None):
+    def decision_function(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
         """Linear discriminant scores (scikit-learn's convention).
 
         Parameters

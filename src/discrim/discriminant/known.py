@@ -1,7 +1,10 @@
 """The ML and Bayes discriminant rules for populations with known densities."""
 
+from __future__ import annotations
+
 import numpy as np
 
+from discrim._typing import ArrayLike
 from discrim.base import BaseLikelihoodClassifier
 from discrim.distributions._base import mask_patterns
 from discrim.discriminant._validation import validate_training_data
@@ -91,7 +94,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         self.priors = priors
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "KnownDensityClassifier":
         """Record the class labels and check the densities against them.
 
         Parameters

@@ -1,10 +1,13 @@
 """Mixture discriminant analysis: one finite mixture per class, decided by the ML or Bayes rule."""
 
+from __future__ import annotations
+
 import dataclasses
 from numbers import Integral, Real
 
 import numpy as np
 
+from discrim._typing import ArrayLike
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor
 from discrim.base import BaseLikelihoodClassifier
@@ -349,7 +352,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.common_family = common_family
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "MixtureDiscriminant":
         """Fit one mixture per class by EM.
 
         Parameters

@@ -1,5 +1,7 @@
 """The parametric bootstrap likelihood-ratio test for the number of mixture components (mclustBootstrapLRT)."""
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import dataclass
 from numbers import Integral
@@ -7,6 +9,7 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 
+from discrim._typing import ArrayLike
 from discrim.mixture.finite_mixture import FiniteMixture
 from discrim.utils._parallel import run_unordered
 from discrim.utils._random import as_seed_sequence
@@ -58,7 +61,7 @@ class BootstrapLRT:
     log_likelihood: np.ndarray
     model: str
 
-    def table(self):
+    def table(self) -> pd.DataFrame:
         """The tests as a table: one row per test.
 
         Returns
@@ -71,7 +74,7 @@ class BootstrapLRT:
         return pd.DataFrame({"test": [f"{g} vs {g + 1}" for g in self.n_components],
                              "statistic": self.statistic, "p_value": self.p_value})
 
-    def to_markdown(self, digits=4):
+    def to_markdown(self, digits: int = 4) -> str:
         """The tests as a Markdown table, headed by the model and the number of replicates.
 
         Parameters
@@ -94,7 +97,7 @@ class BootstrapLRT:
         return self.to_markdown()
 
 
-def bootstrap_lrt(X, family, max_components, n_boot=999, *, random_state=None, n_jobs=None, **mixture_params):
+def bootstrap_lrt(X: ArrayLike, family, max_components: int, n_boot: int = 999, *, random_state: int | np.random.RandomState | np.random.Generator | None = None, n_jobs: int | None = None, **mixture_params) -> "BootstrapLRT":
     """Parametric bootstrap likelihood-ratio tests of G against G + 1 components, as mclust's ``mclustBootstrapLRT``.
 
     For G = 1, ..., ``max_components - 1`` the statistic is ``2 (l_{G+1} - l_G)``, the

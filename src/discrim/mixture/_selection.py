@@ -1,5 +1,9 @@
 """Model choice for finite mixtures: fit a grid of families and component counts, rank by BIC, AIC or ICL."""
 
+from __future__ import annotations
+
+from collections.abc import Iterable
+
 import itertools
 import warnings
 from dataclasses import dataclass, field
@@ -84,7 +88,7 @@ class MixtureSelection:
     families: dict = field(repr=False)
     estimators: list = field(repr=False)
 
-    def to_markdown(self, floatfmt=".2f"):
+    def to_markdown(self, floatfmt: str = ".2f") -> str:
         """Render the table as Markdown, the chosen row marked with ``*``.
 
         Parameters
@@ -133,7 +137,7 @@ class MixtureSelection:
             values[self.table["degenerate"].to_numpy(dtype=bool)] = np.nan
         return values
 
-    def criterion_table(self, criterion=None, *, mclust_sign=False, include_degenerate=False):
+    def criterion_table(self, criterion: str | None = None, *, mclust_sign: bool = False, include_degenerate: bool = False) -> pd.DataFrame:
         """The criterion as a wide table: one row per component count, one column per family.
 
         This is the table that R's mclust prints for ``mclustBIC(X)``.
@@ -163,7 +167,7 @@ class MixtureSelection:
         wide.columns.name = None
         return wide
 
-    def top_models(self, n=3, criterion=None, *, mclust_sign=False):
+    def top_models(self, n: int = 3, criterion: str | None = None, *, mclust_sign: bool = False) -> pd.DataFrame:
         """The best ``n`` models by a criterion, with their differences from the best.
 
         The table of R's ``summary(mclustBIC(X))``. Failed and degenerate fits are left out
@@ -203,7 +207,7 @@ class MixtureSelection:
         }, index=[f"{self.table['family'].iloc[i]},{self.table['n_components'].iloc[i]}" for i in rows])
         return top
 
-    def summary(self, n=3, criterion=None, *, mclust_sign=False):
+    def summary(self, n: int = 3, criterion: str | None = None, *, mclust_sign: bool = False):
         """Text of the best ``n`` models by a criterion, as R's ``summary(mclustBIC(X))``.
 
         Parameters
@@ -244,7 +248,7 @@ class MixtureSelection:
                 + values.to_string(float_format=lambda v: f"{v:.4f}"))
 
 
-def gaussian_models(names=None, **options):
+def gaussian_models(names: Iterable[str] | None = None, **options) -> dict:
     """mclust's Gaussian covariance models as families labelled by their names, for :func:`select_mixture`.
 
     ``select_mixture(X, gaussian_models(), range(1, 10))`` fits what R's ``Mclust(X, G=1:9)``

@@ -1,8 +1,16 @@
 """Printed summary of a fitted finite mixture: log-likelihood, df, BIC, ICL and a component table."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from discrim._typing import ArrayLike
+
+if TYPE_CHECKING:
+    from discrim.mixture.finite_mixture import FiniteMixture
 
 __all__ = ["MixtureSummary", "summarize_mixture"]
 
@@ -25,7 +33,7 @@ MODEL_DESCRIPTIONS = {
 }
 
 
-def gaussian_covariances(mixture):
+def gaussian_covariances(mixture: FiniteMixture):
     """Means and full covariance matrices of a fitted Gaussian mixture, or None for other families.
 
     Parameters
@@ -201,7 +209,7 @@ class MixtureSummary:
             return "BIC = 2 log L - df log n, ICL = BIC + 2 sum log max_k z_ik (mclust's sign: higher is better)."
         return "BIC = -2 log L + df log n, ICL = BIC - 2 sum log max_k z_ik (lower is better; mclust reports the negatives)."
 
-    def to_text(self, *, mclust_sign=False, parameters=True):
+    def to_text(self, *, mclust_sign: bool = False, parameters=True):
         """Render the summary as text, in the layout of mclust's ``summary(Mclust)``.
 
         Parameters
@@ -239,7 +247,7 @@ class MixtureSummary:
     def __str__(self):
         return self.to_text()
 
-    def to_markdown(self, floatfmt=".6g", *, mclust_sign=False):
+    def to_markdown(self, floatfmt: str = ".6g", *, mclust_sign: bool = False) -> str:
         """Render the summary as Markdown: the model, a table of the fit and the component table.
 
         Parameters
@@ -288,7 +296,7 @@ def _markdown_table(frame, floatfmt, index):
     return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
 
 
-def summarize_mixture(mixture, X, sample_weight=None):
+def summarize_mixture(mixture: FiniteMixture, X: ArrayLike, sample_weight: ArrayLike | None = None) -> "MixtureSummary":
     """Summarise a fitted finite mixture on X, as mclust's ``summary(Mclust)``.
 
     Parameters

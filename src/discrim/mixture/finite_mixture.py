@@ -1,5 +1,7 @@
 """FiniteMixture: a mixture of K components of any family, fitted by EM."""
 
+from __future__ import annotations
+
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
@@ -9,6 +11,7 @@ from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from discrim._typing import Array, ArrayLike
 from discrim._posterior import PosteriorMixin, check_joint, log_posterior, map_log_probability
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
@@ -539,7 +542,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return family.fill_data_defaults(stats_from_assignment(family, rows, _one_component), self.n_components)
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y=None, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> "FiniteMixture":
         """Estimate the mixture by EM.
 
         Parameters
@@ -637,7 +640,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             del self.history_
         return self
 
-    def fit_predict(self, X, y=None, sample_weight=None):
+    def fit_predict(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> Array:
         """Fit, then return the most responsible component of every row of X.
 
         Parameters
@@ -664,7 +667,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return log_posterior(self._joint_log_likelihood(X), 0.0)  # the weights are in the joint
 
     @blockwise
-    def score_samples(self, X):
+    def score_samples(self, X: ArrayLike) -> Array:
         """Log mixture density ``log sum_k pi_k f_k(x)`` of every row.
 
         Parameters
@@ -681,7 +684,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             raise ValueError(f"the log-density of row {bad} of X is NaN: check that row for extreme values.")
         return log_density
 
-    def score(self, X, y=None, sample_weight=None):
+    def score(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> float:
         """Mean (sample-weighted) log mixture density of X.
 
         Parameters
@@ -721,7 +724,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     # --- missing values -------------------------------------------------------------------
 
-    def impute(self, X, *, draw=False, random_state=None):
+    def impute(self, X: ArrayLike, *, draw: bool = False, random_state: int | np.random.RandomState | np.random.Generator | None = None) -> Array:
         """Complete the missing values (NaN) of X from the fitted mixture; observed values are kept.
 
         Parameters
@@ -778,7 +781,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     def _log_likelihood_and_size(self, X, sample_weight):
         return weighted_total(self.score_samples(X), sample_weight)
 
-    def bic(self, X, sample_weight=None):
+    def bic(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Bayesian information criterion ``-2 log L + p log n`` on X (lower is better).
 
         Parameters
@@ -794,7 +797,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         log_lik, n = self._log_likelihood_and_size(X, sample_weight)
         return -2.0 * log_lik + self._n_parameters() * np.log(n)
 
-    def aic(self, X, sample_weight=None):
+    def aic(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Akaike information criterion ``-2 log L + 2 p`` on X (lower is better).
 
         Parameters
@@ -810,7 +813,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         log_lik, _ = self._log_likelihood_and_size(X, sample_weight)
         return -2.0 * log_lik + 2.0 * self._n_parameters()
 
-    def icl(self, X, sample_weight=None):
+    def icl(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Integrated completed likelihood criterion ``BIC + 2 E`` on X (lower is better).
 
         ``E = -sum_i w_i log r_i,map(i)``, minus the log-probability of each row's MAP
@@ -830,7 +833,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         log_map, _ = weighted_total(map_log_probability(self.predict_proba(X)), sample_weight)
         return self.bic(X, sample_weight) - 2.0 * log_map
 
-    def summary(self, X, sample_weight=None):
+    def summary(self, X: ArrayLike, sample_weight: ArrayLike | None = None):
         """The fitted model's summary on X, as mclust's ``summary(Mclust)``.
 
         Parameters
@@ -849,7 +852,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
         return summarize_mixture(self, X, sample_weight)
 
-    def sample(self, n_samples=1):
+    def sample(self, n_samples: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """Draw rows from the fitted mixture.
 
         Parameters
