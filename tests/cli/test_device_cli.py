@@ -45,7 +45,7 @@ def test_tune_takes_a_device(tmp_path):
     result = run("tune", "--dataset", "iris-2f", "--device", "cpu", "--n-alphas", "2", "--max-batches", "1",
                  "--cv", "2", "--quiet", "--output", tmp_path / "tuned")
     assert result.exit_code == 0, result.output
-    assert load_model(tmp_path / "tuned" / "model.skops")[-1].device is None
+    assert load_model(tmp_path / "tuned" / "model.skops").device is None
 
 
 @pytest.mark.parametrize("command", [["fit", "--dataset", "iris-2f", "--model", "lda"],

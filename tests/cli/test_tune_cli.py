@@ -26,18 +26,21 @@ def test_tune_dataset_writes_model_plots_and_report(tmp_path):
     for png in ("search.png", "prototype_map.png", "decision_surface.png"):
         assert (out / png).read_bytes()[:4] == b"\x89PNG"
     model = load_model(out / "model.skops")
-    # The saved model standardises inside: it takes the raw rows and agrees with the search on scaled rows.
+    # The saved search standardises inside (its transformer, fitted in every fold and on all training
+    # rows): it takes the raw rows and agrees with its refitted classifier on scaled rows.
     _, X_raw, _, _ = load_benchmark("iris-2f", as_frame=True, scale=False)
     _, X_scaled, _, _ = load_benchmark("iris-2f", as_frame=True)
-    search = model[-1]
-    np.testing.assert_allclose(model.predict_proba(X_raw), search.predict_proba(X_scaled), rtol=1e-12, atol=1e-15)
+    search = model
+    assert type(search.transformer_).__name__ == "StandardScaler"
+    np.testing.assert_allclose(model.predict_proba(X_raw), search.best_estimator_.predict_proba(X_scaled.to_numpy()),
+                               rtol=1e-9, atol=1e-12)
     report = (out / "report.md").read_text()
     assert "## Selected hyperparameters" in report and "![Prototype map](prototype_map.png)" in report
     assert f"| n_batches | {search.best_params_['n_batches']} |" in report
     assert search.callback is None  # the progress bar is not saved with the model
 
 
-def test_tune_csv_standardises_inside_a_pipeline_and_writes_html(tmp_path):
+def test_tune_csv_standardises_inside_the_search_and_writes_html(tmp_path):
     X_train, _, y_train, _ = load_benchmark("wine", as_frame=True)
     csv = tmp_path / "wine.csv"
     X_train.assign(cultivar=y_train).to_csv(csv, index=False)
@@ -48,7 +51,8 @@ def test_tune_csv_standardises_inside_a_pipeline_and_writes_html(tmp_path):
     assert names == ["model.skops", "prototype_map.png", "report.html", "search.png"]  # 13 features: no surface
     assert (out / "report.html").read_text().startswith("<!DOCTYPE html>")
     model = load_model(out / "model.skops")
-    assert [name for name, _ in model.steps] == ["standardscaler", "prototypeclassifiercv"]
+    assert type(model).__name__ == "PrototypeClassifierCV"
+    assert type(model.transformer).__name__ == "StandardScaler" and model.transformer_.n_features_in_ == 13
 
 
 def test_tune_without_output_only_prints():

@@ -111,7 +111,8 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--n-jobs", default=None, type=int, help="Parallel search tasks (-1: all cores).")
 @click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
-              help="Standardise the features inside the model, with the training part's mean and spread.")
+              help="Standardise the features inside the model: fitted on each fold's training part during the "
+                   "search and on the whole training part for the final model.")
 @click.option("--output", type=click.Path(file_okay=False), help="Folder for model.skops, the plots and the report.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of an earlier run in the --output folder.")
 @click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
@@ -125,7 +126,6 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
     test metrics, and with --output DIR writes model.skops, search.png, prototype_map.png,
     decision_surface.png (two-feature data) and the report into DIR.
     """
-    from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
     from discrim.cli.main import _load_training_data
@@ -137,9 +137,11 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_folds, n_jobs
     out_dir = _prepare_output(output, overwrite, csv)
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
+    # the scaler is fitted inside every fold on its training part, and with the final model on all rows
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,
-                                   random_state=random_state, device=device)
-    model = make_pipeline(StandardScaler(), search) if scale else search
+                                   random_state=random_state, device=device,
+                                   transformer=StandardScaler() if scale else None)
+    model = search
     try:
         _search_with_progress(model, X_train, y_train, quiet)
     except ValueError as exc:
