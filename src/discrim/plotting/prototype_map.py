@@ -56,7 +56,7 @@ def scaled_prototypes(model):
     return Z, weights, target, features
 
 
-def weighted_pca(Z, weights, n_components=2):
+def weighted_pca(Z, weights, n_components=2, return_axes=False):
     """Principal axes of the rows of Z under the weights.
 
     Parameters
@@ -65,6 +65,9 @@ def weighted_pca(Z, weights, n_components=2):
     weights : ndarray of shape (n,)
         Non-negative, with a positive sum.
     n_components : int, default=2
+    return_axes : bool, default=False
+        Also return the weighted mean and the axes, to project supplementary rows
+        (``(rows - mean) @ axes``).
 
     Returns
     -------
@@ -72,18 +75,26 @@ def weighted_pca(Z, weights, n_components=2):
         Coordinates of the centred rows on the principal axes (zero columns when d < n_components).
     explained : ndarray of shape (n_components,)
         Fraction of the weighted variance along each axis (0 when the variance is 0).
+    mean : ndarray of shape (d,)
+        Only with ``return_axes``: the weighted mean of the rows.
+    axes : ndarray of shape (d, n_components)
+        Only with ``return_axes``: the principal axes as columns (zero columns when d < n_components).
     """
     w = weights / weights.sum()
-    centred = Z - w @ Z
+    mean = w @ Z
+    centred = Z - mean
     cov = (centred * w[:, None]).T @ centred
     values, vectors = np.linalg.eigh(cov)
     top = np.argsort(values)[::-1][:n_components]
-    scores = np.zeros((Z.shape[0], n_components))
-    scores[:, : top.shape[0]] = centred @ vectors[:, top]
+    axes = np.zeros((Z.shape[1], n_components))
+    axes[:, : top.shape[0]] = vectors[:, top]
+    scores = centred @ axes
     explained = np.zeros(n_components)
     total = values.clip(min=0).sum()
     if total > 0:
         explained[: top.shape[0]] = values[top].clip(min=0) / total
+    if return_axes:
+        return scores, explained, mean, axes
     return scores, explained
 
 

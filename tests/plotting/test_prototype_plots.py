@@ -1,0 +1,175 @@
+"""Tests of the prototype set plots: surfaces on slices, maps per batch, feature weights."""
+
+import functools
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.collections import PathCollection  # noqa: E402
+from matplotlib.contour import ContourSet  # noqa: E402
+from matplotlib.image import AxesImage  # noqa: E402
+from sklearn.pipeline import make_pipeline  # noqa: E402
+from sklearn.preprocessing import StandardScaler  # noqa: E402
+
+from discrim.plotting import plot_batch_maps, plot_feature_weights, plot_prototype_surface  # noqa: E402
+from discrim.plotting.prototype_map import weighted_pca  # noqa: E402
+from discrim.prototype import PrototypeClassifier  # noqa: E402
+
+NAMES = ["a", "b", "c", "d"]
+
+
+def _data(n=160, seed=0):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, 4))
+    y = np.where(Z[:, 0] + Z[:, 1] > 0, "p", "n")
+    return pd.DataFrame(Z * [1, 50, 1, 1] + [0, 500, 0, 0], columns=NAMES), y
+
+
+@functools.lru_cache(maxsize=None)
+def _pipe():
+    X, y = _data()
+    return make_pipeline(StandardScaler(), PrototypeClassifier(n_batches=3, n_candidates=40, random_state=0)).fit(X, y)
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+def _gids(ax):
+    return [c.get_gid() for c in ax.collections if isinstance(c, PathCollection)]
+
+
+def test_surface_panel_artists_and_values():
+    X, y = _data()
+    pipe = _pipe()
+    ax = plot_prototype_surface(pipe, X, y, features=("a", "b"), explain=X.iloc[:2], resolution=15)
+    contours = [c for c in ax.collections if isinstance(c, ContourSet)]
+    filled = [c for c in contours if c.filled]
+    lines = [c for c in contours if not c.filled]
+    assert len(filled) == 1 and len(lines) == 1 and lines[0].get_gid() == "familiarity"
+    assert _gids(ax) == ["reference", "baseline", "explained"]
+    reference, baseline, explained = (c for c in ax.collections if isinstance(c, PathCollection))
+    np.testing.assert_allclose(reference.get_offsets(), X[["a", "b"]].to_numpy())
+    np.testing.assert_allclose(baseline.get_offsets(), [X[["a", "b"]].median().to_numpy()])
+    np.testing.assert_allclose(explained.get_offsets(), X[["a", "b"]].to_numpy()[:2])
+    # the familiarity contours sit at quantiles of the reference rows' familiarity
+    from discrim.prototype import familiarity
+
+    q = np.quantile(familiarity(pipe, X), (0.05, 0.25, 0.5))
+    assert set(np.round(lines[0].levels, 10)) <= set(np.round(q, 10))
+    assert ax.get_xlabel() == "a" and ax.get_ylabel() == "b"
+
+
+def test_surface_several_slices_and_decision():
+    X, y = _data()
+    axes = plot_prototype_surface(_pipe(), X, features=[("a", "b"), (2, 3)], kind="decision", baseline="mean",
+                                  familiarity_quantiles=(), resolution=10)
+    assert axes.shape == (2,)
+    for ax in axes:
+        assert len(ax.images) == 1 and not [c for c in ax.collections if isinstance(c, ContourSet)]
+        assert _gids(ax) == ["reference", "baseline"]
+    assert axes[1].get_xlabel() == "c" and axes[1].get_ylabel() == "d"
+
+
+def test_surface_default_pair_is_largest_weight_and_bare_model():
+    X, y = _data()
+    pipe = _pipe()
+    Z = pipe[0].transform(X)
+    model = pipe[-1]
+    total = np.zeros(4)
+    for batch in model.batches_:
+        total[batch.feature_index] += batch.feature_weights
+    first, second = np.argsort(-total)[:2]
+    ax = plot_prototype_surface(model, Z, y, resolution=10)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == (f"x{first}", f"x{second}")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"features": ("a", "zz")}, "features must be"),
+    ({"features": ("a", "a")}, "must differ"),
+    ({"kind": "heat"}, "kind must be"),
+    ({"baseline": [1, 2]}, "baseline must be"),
+    ({"baseline": "mode"}, "baseline must be"),
+    ({"resolution": 1}, "resolution must be"),
+    ({"target": "maybe"}, "target must be"),
+    ({"familiarity_quantiles": (0.5, 1.0)}, "familiarity_quantiles"),
+])
+def test_surface_bad_arguments_one_line(kwargs, match):
+    X, y = _data()
+    with pytest.raises(ValueError, match=match) as info:
+        plot_prototype_surface(_pipe(), X, y, resolution=kwargs.pop("resolution", 10), **kwargs)
+    assert "\n" not in str(info.value)
+
+
+def test_one_map_per_batch_with_supplementary_points():
+    X, y = _data()
+    pipe = _pipe()
+    axes = plot_batch_maps(pipe, X, y, explain=X.iloc[[3]])
+    model = pipe[-1]
+    assert axes.shape == (len(model.batches_),)
+    Z = pipe[0].transform(X)
+    assert any(b.n_prototypes == 0 for b in model.batches_)  # this fit has an empty batch: a note, no points
+    for ax, batch in zip(axes, model.batches_):
+        gids = _gids(ax)
+        if batch.n_prototypes == 0:
+            assert gids == [] and "no prototypes" in ax.texts[0].get_text()
+            continue
+        assert gids[0] == "supplementary" and gids[-1] == "explained"
+        assert gids.count("prototypes") == len(np.unique(batch.target))
+        # supplementary points: the rows on the batch's weighted principal axes
+        v = batch.feature_weights
+        _, _, mean, pcs = weighted_pca(batch.prototypes * v, batch.prototype_weights, return_axes=True)
+        sup = ax.collections[0].get_offsets()
+        np.testing.assert_allclose(sup, (Z[:, batch.feature_index] * v - mean) @ pcs, atol=1e-10)
+        n_protos = sum(len(c.get_offsets()) for c in ax.collections if c.get_gid() == "prototypes")
+        assert n_protos == batch.n_prototypes
+    assert plot_batch_maps(pipe, n_batches=2).shape == (2,)
+
+
+def test_weighted_pca_axes_reproduce_the_scores():
+    rng = np.random.default_rng(1)
+    Z, w = rng.normal(size=(30, 3)), rng.uniform(0.1, 2, 30)
+    scores, explained, mean, axes = weighted_pca(Z, w, return_axes=True)
+    np.testing.assert_allclose((Z - mean) @ axes, scores)
+    s2, e2 = weighted_pca(Z, w)
+    np.testing.assert_array_equal(s2, scores)
+    np.testing.assert_array_equal(e2, explained)
+
+
+def test_feature_weight_heat_map():
+    pipe = _pipe()
+    model = pipe[-1]
+    ax = plot_feature_weights(pipe)
+    image = [im for im in ax.images if isinstance(im, AxesImage)][0]
+    W = np.zeros((len(model.batches_), 4))
+    for b, batch in enumerate(model.batches_):
+        W[b, batch.feature_index] = batch.feature_weights
+    active = np.flatnonzero((W > 0).any(axis=0))
+    np.testing.assert_allclose(image.get_array(), W[:, active])
+    assert [t.get_text() for t in ax.get_xticklabels()] == [NAMES[d] for d in active]
+    ax = plot_feature_weights(pipe, units="original", n_batches=1)
+    image = ax.images[0]
+    scale = pipe[0].scale_
+    np.testing.assert_allclose(image.get_array(), (W[:1] / scale)[:, np.flatnonzero(W[0] > 0)])
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda m: plot_batch_maps(m, n_batches=9), "n_batches must be"),
+    (lambda m: plot_batch_maps(m, ncols=0), "ncols must be"),
+    (lambda m: plot_batch_maps(m, np.zeros((3, 2))), "X must have shape"),
+    (lambda m: plot_feature_weights(m, units="raw"), "units must be"),
+    (lambda m: plot_feature_weights(m[-1], units="original"), "units='original' needs a Pipeline"),
+    (lambda m: plot_feature_weights(m, n_batches=-1), "n_batches must be"),
+])
+def test_map_and_weights_bad_arguments_one_line(call, match):
+    with pytest.raises(ValueError, match=match) as info:
+        call(_pipe())
+    assert "\n" not in str(info.value)
