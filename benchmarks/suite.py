@@ -44,8 +44,10 @@ sys.path.append(str(Path(__file__).resolve().parent))  # last: benchmarks/distri
 from _machine import cpu_model  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results" / "suite.md"
+# "name@B" is case "name" searched over 0..B batches instead of 0..MAX_BATCHES (the report's
+# optima of digits and xor-6f lie at 24 and 33 batches)
 CASES = ("iris-2f", "wine", "cancer", "digits", "checker", "checker-rot", "xor-3f", "xor-4f", "xor-5f", "xor-6f",
-         "xor-6+6f")
+         "xor-6+6f", "digits@50", "xor-6f@50")
 GRID = np.logspace(-6, -1, 11)
 MAX_BATCHES = 10
 N_FOLDS = 5
@@ -96,6 +98,44 @@ PUBLISHED_CAVEATS = {
 }
 
 
+def _base(name):
+    """A case name as (benchmark data set, largest batch count of the search): "digits@50" -> ("digits", 50)."""
+    base, _, batches = name.partition("@")
+    return base, int(batches) if batches else MAX_BATCHES
+
+
+for _name in CASES:  # a case with a raised batch bound is judged against its data set's published figures
+    if "@" in _name:
+        for _table in (PUBLISHED, PUBLISHED_OTHERS, PUBLISHED_CAVEATS):
+            if _base(_name)[0] in _table:
+                _table[_name] = _table[_base(_name)[0]]
+
+
+def export_round_trip(model, X):
+    """Largest |p - p_export| over X, where p_export is rebuilt from ``model.export()`` alone.
+
+    The rebuild follows the export's documented formula, independently of the library's kernel:
+    ``q_k(x) = p_0k + sum over rows of target k of prototype_weight * exp(-1/2 sum_f (<f>_weight *
+    (x_f - <f>_value))^2)`` over the features with positive weight, ``p_k = q_k / sum_l q_l``.
+    """
+    table = model.export()
+    classes = list(model.classes_)
+    marginals = table.attrs["marginals"]
+    X = np.asarray(X, dtype=np.float64)
+    names = [c[: -len("_weight")] for c in table.columns if c.endswith("_weight") and c != "prototype_weight"]
+    q = np.tile([marginals[c] for c in classes], (X.shape[0], 1))
+    weights = table[[f"{f}_weight" for f in names]].to_numpy(dtype=np.float64)
+    values = table[[f"{f}_value" for f in names]].to_numpy(dtype=np.float64)
+    cols = np.searchsorted(np.asarray(classes), table["target"].to_numpy())
+    w = table["prototype_weight"].to_numpy(dtype=np.float64)
+    for j in range(len(table)):
+        on = weights[j] > 0
+        z = weights[j, on] * (X[:, on] - values[j, on])
+        q[:, cols[j]] += w[j] * np.exp(-0.5 * np.sum(z * z, axis=1))
+    rebuilt = q / q.sum(axis=1, keepdims=True)
+    return float(np.max(np.abs(rebuilt - model.predict_proba(X))))
+
+
 def _splitter(seed):
     from sklearn.model_selection import StratifiedKFold
 
@@ -122,12 +162,12 @@ def _log_loss_se(y_test, proba, classes):
     return float(losses.std(ddof=1) / np.sqrt(losses.size))
 
 
-def run_discrim(data, n_jobs, seed):
+def run_discrim(data, n_jobs, seed, max_batches=MAX_BATCHES):
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary
 
     X_train, X_test, y_train, y_test = data
-    search = PrototypeClassifierCV(alpha_feature_grid=GRID, max_batches=MAX_BATCHES, cv=_splitter(seed),
+    search = PrototypeClassifierCV(alpha_feature_grid=GRID, max_batches=max_batches, cv=_splitter(seed),
                                    n_jobs=n_jobs, random_state=seed)
     start = time.perf_counter()
     search.fit(X_train, y_train)
@@ -141,6 +181,7 @@ def run_discrim(data, n_jobs, seed):
         "selected": f"alpha_feature={search.best_params_['alpha_feature']:.3g}, "
                     f"{search.best_params_['n_batches']} batches",
         "test_se": _log_loss_se(y_test, proba, search.classes_),
+        "export_max_diff": export_round_trip(search.best_estimator_, X_test),
     }
 
 
@@ -225,8 +266,8 @@ def run_draws(name, args, case):
     draws = {"discrim": [first["discrim"] and first["discrim"]["log_loss"]],
              "proset": [first["proset"]["log_loss"]] if with_proset else []}
     for seed in range(args.seed + 1, args.seed + args.draws):
-        data = load_benchmark(name, random_state=seed)
-        runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed))]
+        data = load_benchmark(_base(name)[0], random_state=seed)
+        runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed, _base(name)[1]))]
         if with_proset and seed < args.seed + args.proset_draws:
             runs.append(("proset", lambda: run_proset_search(data, args.n_jobs, seed, args.proset_timeout,
                                                               args.threads)))
@@ -253,7 +294,8 @@ def _mean_se(values):
 def run_case(name, args):
     from discrim.datasets import load_benchmark
 
-    data = load_benchmark(name, random_state=args.seed)
+    base, max_batches = _base(name)
+    data = load_benchmark(base, random_state=args.seed)
     n_train, n_features = data[0].shape
     case = {"case": name, "n_train": n_train, "n_features": n_features, "rows": [], "proset_note": None}
 
@@ -275,9 +317,12 @@ def run_case(name, args):
               flush=True)
         return row
 
-    case["rows"].append(attempt("discrim PrototypeClassifierCV", lambda: run_discrim(data, args.n_jobs, args.seed)))
+    case["rows"].append(attempt("discrim PrototypeClassifierCV",
+                                lambda: run_discrim(data, args.n_jobs, args.seed, max_batches)))
     if args.no_proset:
         case["proset_note"] = "not run (--no-proset)"
+    elif max_batches != MAX_BATCHES:
+        case["proset_note"] = f"not run (the raised batch bound {max_batches} of discrim's search only)"
     elif n_train > args.skip_proset_above:
         case["proset_note"] = f"not run ({n_train:,} training rows > --skip-proset-above {args.skip_proset_above:,})"
     else:
@@ -482,6 +527,20 @@ def environment(load_before, load_after, args):
     ])
 
 
+def export_table(cases):
+    """Per case: the largest difference between probabilities rebuilt from export() and predict_proba."""
+    lines = ["Probabilities of the refitted model on the test rows rebuilt from `export()` alone (the table's "
+             "documented formula, evaluated in this script) against `predict_proba`.", "",
+             "| case | prototypes | max abs difference | equal to 1e-12 |", "| --- | --- | --- | --- |"]
+    for case in cases:
+        row = _row(case, "discrim")
+        if row is None or "export_max_diff" not in row:
+            continue
+        diff = row["export_max_diff"]
+        lines.append(f"| {case['case']} | {row['n_prototypes']} | {diff:.2e} | {'yes' if diff <= 1e-12 else 'no'} |")
+    return "\n".join(lines)
+
+
 def write(cases, args, load_before, argv):
     summary, draws = summary_table(cases), draws_table(cases)
     text = "\n\n".join([
@@ -509,6 +568,7 @@ def write(cases, args, load_before, argv):
         "## Summary\n\n" + summary,
         "## All models\n\n" + detail_table(cases),
         *(["## Draws\n\n" + draws] if draws else []),
+        "## Export round trip\n\n" + export_table(cases),
         "## Notes\n\n"
         "- proset's searches were run only where the summary shows a time; the others are marked "
         "`not run` with the reason (its search repeats 55 fits of 10 batches and takes hours on the cases "
