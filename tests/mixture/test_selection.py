@@ -184,3 +184,18 @@ def test_parallel_fits_share_the_cores_instead_of_oversubscribing(three_blobs):
     assert seen == {max(1, cpu_count() // 2)}
     result = select_mixture(three_blobs, MCLUST, [1, 2], random_state=0, n_jobs=2)
     assert {m.n_threads for m in result.estimators} == {None}
+
+
+def test_a_data_frame_names_the_features_of_every_fitted_mixture():
+    import warnings
+
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(60, 2)), columns=["height", "width"])
+    result = select_mixture(X, {"VVV": Gaussian("full")}, [1, 2], random_state=0)
+    for estimator in result.estimators:
+        assert list(estimator.feature_names_in_) == ["height", "width"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scikit-learn warns when names go missing between fit and predict
+        result.best_estimator.predict(X)

@@ -414,6 +414,14 @@ def _weighted_variance(X, w):
     return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
 
 
+def _string_columns(X):
+    """The column names of a data frame whose columns are all strings (scikit-learn's rule), else None."""
+    columns = getattr(X, "columns", None)
+    if columns is None or not all(isinstance(c, str) for c in columns):
+        return None
+    return np.asarray(list(columns), dtype=object)
+
+
 def _hierarchical_starts(X, w, ks, seed):
     """The partitions of one agglomeration at every count of the grid (mclust's ``hclass``), or None.
 
@@ -595,12 +603,14 @@ def select_mixture(
             "component counts in n_components_range."
         )
     families = _check_family_options(family_options)
+    names = None
     if is_dask(X):
         refuse_device(device)
         # Each fit's E-steps run on the cluster already: the cells go one after another.
         X, w, feature_var = _dask_rows_and_variance(X, sample_weight)
         n_jobs = 1
     else:
+        names = _string_columns(X)
         X = rows_on_device(_Grid(device), X, lambda X: check_feature_magnitude(
             check_array(X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")), reset=True, dtype=None)
         w = check_sample_weight(sample_weight, X.shape[0])
@@ -651,6 +661,10 @@ def select_mixture(
         )
         usable = scores
     best = int(np.nanargmin(usable))
+    if names is not None:  # the cells saw an array: the fitted mixtures keep the frame's column names
+        for estimator in estimators:
+            if estimator is not None:
+                estimator.feature_names_in_ = names
     return MixtureSelection(
         table=table,
         criterion=criterion,
