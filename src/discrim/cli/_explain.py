@@ -1,11 +1,20 @@
 """The ``discrim explain`` command: why a saved prototype set model predicts what it does for one row."""
 
+import dataclasses
+
 import click
 import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from discrim.cli._io import check_finite_probabilities, damaged_model_errors, model_features, read_csv
+from discrim.cli._io import (
+    check_distinct_outputs,
+    check_finite_probabilities,
+    check_output,
+    damaged_model_errors,
+    model_features,
+    read_csv,
+)
 
 
 def _prototype_step(model, model_path):
@@ -22,23 +31,6 @@ def _prototype_step(model, model_path):
     return pre, final
 
 
-def _model_feature_names(pre, final, n_inputs_names):
-    """Names of the features the prototype model sees, when they can be told."""
-    names = getattr(final, "feature_names_in_", None)
-    if names is not None:
-        return [str(n) for n in names]
-    if pre is not None:
-        try:
-            out = [str(n) for n in pre.get_feature_names_out()]
-        except (AttributeError, ValueError, TypeError):
-            out = None
-        if out is not None and len(out) == final.n_features_in_:
-            return out
-    if n_inputs_names is not None and len(n_inputs_names) == final.n_features_in_:
-        return list(n_inputs_names)
-    return None
-
-
 def _fmt(value):
     return f"{value:.4g}"
 
@@ -50,13 +42,27 @@ def _fmt(value):
 @click.option("--row", required=True, type=int, help="Position of the row to explain among the CSV's data rows, from 0.")
 @click.option("--n-prototypes", default=10, show_default=True, type=click.IntRange(min=0),
               help="How many of the most influential prototypes to list.")
-def explain(model_path, csv, row, n_prototypes):
+@click.option("--n-batches", default=None, type=click.IntRange(min=0),
+              help="Explain the model of the first N batches (default: all).")
+@click.option("--target", "target", default=None,
+              help="Column of the CSV with the true class, shown next to the prediction.")
+@click.option("--reference", default=None, type=click.Path(dir_okay=False),
+              help="CSV of reference rows (e.g. the training data): the row's familiarity is ranked among theirs.")
+@click.option("--report", default=None, type=click.Path(dir_okay=False),
+              help="Also write the explanation to this .xlsx or .html file (all prototypes; written atomically).")
+@click.option("--overwrite", is_flag=True, help="Replace an existing --report file.")
+def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, report, overwrite):
     """Explain one prediction of a prototype set model: class probabilities split into the marginals'
     and the prototypes' shares, the most influential prototypes, and each active feature's
     contribution to the log-probability of the predicted class."""
     from discrim.persistence import load_model
-    from discrim.prototype._explain import explain_prediction
+    from discrim.prototype import explain as explain_row
+    from discrim.prototype import write_report
 
+    if report is not None and not report.lower().endswith((".xlsx", ".html", ".htm")):
+        raise click.ClickException(f"--report: {report!r} must end in .xlsx or .html.")
+    check_output(report, "--report", overwrite=overwrite, inputs=(model_path, csv, reference))
+    check_distinct_outputs(**{"--report": report})
     try:
         model = load_model(model_path)
     except ValueError as exc:
@@ -68,28 +74,48 @@ def explain(model_path, csv, row, n_prototypes):
         raise click.ClickException(
             f"--row {row} is out of range: {csv!r} has {len(df)} data rows, numbered 0 to {len(df) - 1}."
         )
+    if target is not None and target not in df.columns:
+        raise click.ClickException(f"--target {target!r} is not a column of {csv!r}.")
+    if n_batches is not None and n_batches > len(final.batches_):
+        raise click.ClickException(f"--n-batches {n_batches}: the model has {len(final.batches_)} batches.")
+    true_class = None
+    if target is not None:
+        true_class = df[target].iloc[row]
+        true_class = true_class.item() if isinstance(true_class, np.generic) else true_class
+        if not np.any(np.asarray(final.classes_) == true_class):
+            raise click.ClickException(f"--target: row {row} has class {true_class!r}, which the model does not "
+                                       f"know (its classes: {np.asarray(final.classes_).tolist()}).")
+        df = df.drop(columns=[target])
     with damaged_model_errors(model_path):
         X = model_features(model, df)
+        X_reference = model_features(model, read_csv(reference)) if reference is not None else None
     X_row = X.iloc[[row]] if hasattr(X, "iloc") else X[[row]]
     input_names = list(X.columns) if hasattr(X, "columns") else None
     try:
         with damaged_model_errors(model_path):
-            X_model = pre.transform(X_row) if pre is not None else X_row
-            names = _model_feature_names(pre, final, input_names)
-            if names is not None and getattr(final, "feature_names_in_", None) is None and hasattr(X_model, "iloc"):
-                X_model = X_model.to_numpy()
-            ex = explain_prediction(final, X_model, n_prototypes=n_prototypes, feature_names=names)
+            names = None
+            if getattr(final, "feature_names_in_", None) is None and pre is None and input_names is not None:
+                names = input_names
+            ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
+                             n_batches=n_batches, feature_names=names)
     except ValueError as exc:
         raise click.ClickException(f"cannot explain row {row}: {str(exc).splitlines()[0]}") from None
     check_finite_probabilities(np.asarray(ex.proba, dtype=float)[None, :], f"the model at row {row}")
+    if report is not None:
+        write_report(report, ex.to_frames(), title=f"explanation of row {row} of {csv}")
+    ex = dataclasses.replace(ex, prototypes=ex.prototypes.iloc[:n_prototypes])
     # CSV values next to the model's, when preprocessing keeps the columns one to one (e.g. scaling)
-    raw = dict(zip(input_names, np.asarray(X_row, dtype=float)[0])) if pre is not None and input_names else {}
+    raw = dict(zip(ex.features["feature"], ex.features["original"])) if "original" in ex.features else {}
 
     console = Console()
+    quantile = ("" if ex.familiarity_quantile is None else
+                f", above {100 * ex.familiarity_quantile:.0f}% of the reference rows' familiarity")
+    truth = "" if ex.true_class is None else f"; true class [bold]{ex.true_class!r}[/bold]"
     console.print(
         f"[bold]row {row}[/bold] of {csv}: predicted [bold]{ex.predicted!r}[/bold] "
-        f"(probability {ex.proba[ex.predicted]:.4f}); familiarity {ex.familiarity:.4g} "
-        f"(total kernel weight of the {ex.n_prototypes_total} prototypes at this row; low = far from the training data)"
+        f"(probability {ex.proba[ex.predicted]:.4f}){truth}; familiarity {ex.familiarity:.4g} "
+        f"(total kernel weight of the {ex.n_prototypes_total} prototypes at this row; low = far from the training "
+        f"data{quantile})"
     )
 
     table = Table("class", "probability", "from marginals", "from prototypes",
@@ -114,15 +140,16 @@ def explain(model_path, csv, row, n_prototypes):
     )
 
     shown = len(ex.prototypes)
-    table = Table("batch", "sample index", "class", "weight", "similarity", "impact", "adds to p(class)",
+    table = Table("batch", "sample index", "class", "weight", "similarity", "impact", "adds to p(class)", "dominant",
                   title=f"the {shown} most influential of {ex.n_prototypes_total} prototypes")
     protos = ex.prototypes
     for cells in zip(protos["batch"], protos["sample_index"], protos["target"], protos["prototype_weight"],
-                     protos["similarity"], protos["impact"], protos["contribution"]):
-        batch, sample, target, weight, similarity, impact, contribution = cells
-        table.add_row(str(batch), str(sample), str(target), _fmt(weight), _fmt(similarity), _fmt(impact),
-                      f"{contribution:.4f}")
+                     protos["similarity"], protos["impact"], protos["contribution"], protos["dominant_set"]):
+        batch, sample, label, weight, similarity, impact, contribution, dominant = cells
+        table.add_row(str(batch), str(sample), str(label), _fmt(weight), _fmt(similarity), _fmt(impact),
+                      f"{contribution:.4f}", "yes" if dominant else "")
     console.print(table)
     console.print("impact = weight x similarity (the kernel value); a prototype adds impact / (1 + familiarity) "
                   "to the probability of its class. sample index = the prototype's row in the X the model was "
-                  "fitted on.")
+                  "fitted on. dominant = the prototypes that decide the predicted class (proset's dominant set)."
+                  + (f" Report written to {report}." if report is not None else ""))
