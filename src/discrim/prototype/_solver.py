@@ -41,7 +41,9 @@ def _solver_scale(n_features, n_candidates):
 FEATURE_STAGE_MAX_ITER = 20
 STAGE1_MIN_SHARE = 0.5
 # After this many iterations of stage 2, a batch whose objective is not below the empty batch's
-# is left empty (measured: useful batches on the benchmark cases get below it within 1-55).
+# is left empty (measured: useful batches on the benchmark cases get below it within 1-55, a few
+# on cancer only after 116 and 188; benchmarks/results/prototype_scale.md). The default of
+# PrototypeClassifier's empty_check_iter.
 TRIVIAL_CHECK_ITER = 200
 # The relative-decrease test (``ftol``) applies from this iteration of each stage on: the first
 # L-BFGS-B steps on a new batch can lower the objective by less than a loose ``ftol`` (measured on
@@ -57,12 +59,14 @@ FTOL_AFTER = 4
 EMPTY_PROBE_ITER = 6
 
 
-def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_features_first=True):
+def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_features_first=True,
+                empty_check_iter=TRIVIAL_CHECK_ITER):
     """Minimise one batch's objective in two stages; returns a SolverResult.
 
     ``tol`` and ``ftol`` are the stopping tests of :func:`discrim.optim.minimize_lbfgsb`. With
     ``fit_features_first=False`` stage 1 is skipped: a warm start already brings feature weights
-    fitted together with its prototype weights.
+    fitted together with its prototype weights. ``empty_check_iter`` is the stage-2 iteration
+    from which a batch whose objective is not below the empty batch's is returned empty.
 
     1. L-BFGS-B on ``v`` alone, ``w`` held at its start, for at most FEATURE_STAGE_MAX_ITER
        iterations and with ``v >= STAGE1_MIN_SHARE * v0`` (a feature at ``v_d = 0`` could never
@@ -76,9 +80,14 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     When the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2 tends to remove
     one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it meets), about J
     iterations; so a batch whose objective is not below the empty batch's after
-    TRIVIAL_CHECK_ITER iterations is returned empty (``v = 0``, ``w = 0``). Fitting ``v`` and a
+    ``empty_check_iter`` iterations is returned empty (``v = 0``, ``w = 0``). Fitting ``v`` and a
     common factor of ``w`` in stage 1 instead also emptied batches that are not empty at the
-    optimum (xor-6f), so it is not used.
+    optimum (xor-6f), so it is not used. Nor is a test of the optimality conditions at the empty
+    batch before solving: the problem is not convex, and they hold at the seed's start bandwidth
+    on batches that the solver fills (digits' second batch: no prototype weight has a negative
+    gradient at ``w = 0``, yet the solved batch beats the empty one), while on the checkerboard's
+    later batches, which end empty, some always has one; whether a batch ends empty is only known
+    by solving it, so the cost of finding out is bounded by ``empty_check_iter`` instead.
     """
     D, J = n_features, n_candidates
     x0 = objective.x0()
@@ -106,11 +115,11 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     else:
         first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     # Useful batches beat the empty batch within a few dozen iterations; one that has not after
-    # TRIVIAL_CHECK_ITER is declared empty instead of letting L-BFGS-B remove its weights one per
+    # empty_check_iter is declared empty instead of letting L-BFGS-B remove its weights one per
     # iteration. (The callback is only passed when it can fire: it costs a call per iteration.)
     # A batch started empty was empty before (a warm start): a short probe decides whether it
     # should now hold prototypes.
-    check_iter = EMPTY_PROBE_ITER if started_empty else TRIVIAL_CHECK_ITER
+    check_iter = EMPTY_PROBE_ITER if started_empty else empty_check_iter
     stop = None
     if max_iter > check_iter:
         stop = lambda n_iter, theta, value: n_iter >= check_iter and value >= trivial  # noqa: E731
