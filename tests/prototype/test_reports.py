@@ -248,3 +248,19 @@ def test_report_failure_leaves_no_file(tmp_path, monkeypatch):
     assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["out.html"]
     with pytest.raises(ValueError, match=r"\.xlsx or \.html"):
         write_report(tmp_path / "out.csv", {"x": frame})
+
+
+def test_search_with_a_transformer_explains_raw_rows():
+    from discrim.model_selection import PrototypeClassifierCV
+
+    X, y = _data(150)
+    search = PrototypeClassifierCV([1e-3, 1e-2], max_batches=1, transformer=StandardScaler(), cv=2, n_candidates=40,
+                                   random_state=0).fit(X, y)
+    table = export(search)
+    assert "a_original" in table
+    np.testing.assert_allclose(_rebuild(table, X.iloc[:20], NAMES, "weight_original", "original"),
+                               search.predict_proba(X.iloc[:20]), rtol=1e-9, atol=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfamiliarDataWarning)
+        ex = explain(search, X.iloc[[0]])
+    np.testing.assert_allclose(ex.proba.to_numpy(), search.predict_proba(X.iloc[[0]])[0], rtol=1e-10)

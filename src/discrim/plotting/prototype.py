@@ -12,15 +12,15 @@ def _parts(model):
     """(preprocessing or None, fitted PrototypeClassifier) of a model, a search or a pipeline."""
     from sklearn.utils.validation import check_is_fitted
 
-    pre, final = None, model
-    if hasattr(model, "steps"):
-        final = model.steps[-1][1]
-        pre = model[:-1] if len(model.steps) > 1 else None
-    final = getattr(final, "best_estimator_", None) or final
-    if not hasattr(final, "batches_"):
-        check_is_fitted(final)
+    from discrim.prototype._report import split_model
+
+    inner = model.steps[-1][1] if hasattr(model, "steps") else model
+    inner = getattr(inner, "best_estimator_", None) or inner
+    if not hasattr(inner, "batches_"):
+        check_is_fitted(inner)
         raise ValueError(f"expected a fitted PrototypeClassifier (or a search or Pipeline ending in one); "
-                         f"got {type(final).__name__}.")
+                         f"got {type(inner).__name__}.")
+    pre, final, _ = split_model(model)
     return pre, final
 
 
@@ -45,11 +45,9 @@ def _frame_like(A, columns):
 
 def _input_features(model, pre, final):
     """Number and names of the columns the model (or pipeline) takes."""
-    if pre is None:
-        names = getattr(final, "feature_names_in_", None)
-        return final.n_features_in_, None if names is None else [str(n) for n in names]
-    names = getattr(model, "feature_names_in_", None)
-    return int(model.n_features_in_), None if names is None else [str(n) for n in names]
+    outer = model if pre is not None else final
+    names = getattr(outer, "feature_names_in_", None)
+    return int(outer.n_features_in_), None if names is None else [str(n) for n in names]
 
 
 def _feature_index(item, names, n):

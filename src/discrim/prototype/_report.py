@@ -27,7 +27,8 @@ def split_model(model):
     Returns
     -------
     pre : transformer or None
-        ``model[:-1]`` for a pipeline of several steps, else None.
+        ``model[:-1]`` for a pipeline of several steps, followed by a search's fitted
+        ``transformer_``; None when neither applies.
     final : PrototypeClassifier
     input_names : list of str or None
         The pipeline's ``feature_names_in_``, when it has them.
@@ -37,7 +38,15 @@ def split_model(model):
         final = model.steps[-1][1]
         pre = model[:-1] if len(model.steps) > 1 else None
         names = getattr(model, "feature_names_in_", None)
+    search_transform = getattr(final, "transformer_", None)  # PrototypeClassifierCV(transformer=...)
+    if names is None and search_transform is not None:
+        names = getattr(final, "feature_names_in_", None)
     final = getattr(final, "best_estimator_", None) or final
+    if search_transform is not None:
+        from sklearn.pipeline import Pipeline
+
+        steps = ([("pre", pre)] if pre is not None else []) + [("transformer", search_transform)]
+        pre = Pipeline(steps) if len(steps) > 1 else search_transform
     _explain._check_model(final)
     return pre, final, None if names is None else [str(n) for n in names]
 
