@@ -35,7 +35,7 @@ SKLEARN_TYPES = {"spherical": "VII", "diag": "VVI", "tied": "EEE", "full": "VVV"
 # The alternating M-steps stop when F changes by less than this, relative (mclust's inner
 # tolerance is sqrt(machine epsilon), 1.5e-8), or after this many steps.
 _INNER_RTOL = 1e-10
-_INNER_MAX_ITER = 500
+_INNER_MAX_ITER = 100
 
 
 def model_name(covariance_type):
