@@ -38,6 +38,7 @@ _PASSTHROUGH = (
     "alpha_prototype",
     "l1_ratio_prototype",
     "max_iter",
+    "empty_check_iter",
     "max_samples",
     "dtype",
     "backend",
@@ -144,7 +145,7 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     warm_start : bool, default=True
         Start each fit of a fold from the solution for the previous (smaller) alpha_feature.
     n_candidates, max_fraction, l1_ratio_feature, alpha_prototype, l1_ratio_prototype, max_iter, \
-max_samples, dtype, backend, device
+empty_check_iter, max_samples, dtype, backend, device
         Passed unchanged to every :class:`~discrim.prototype.PrototypeClassifier`; see there.
     random_state : int, RandomState instance or None, default=None
         Seeds the fold assignment, the candidate sampling of every fold and of the refit.
@@ -284,6 +285,7 @@ max_samples, dtype, backend, device
         alpha_prototype=1e-8,
         l1_ratio_prototype=0.05,
         max_iter=15000,
+        empty_check_iter=200,
         max_samples=None,
         dtype="float64",
         backend="numpy",
@@ -310,6 +312,7 @@ max_samples, dtype, backend, device
         self.alpha_prototype = alpha_prototype
         self.l1_ratio_prototype = l1_ratio_prototype
         self.max_iter = max_iter
+        self.empty_check_iter = empty_check_iter
         self.max_samples = max_samples
         self.dtype = dtype
         self.backend = backend
