@@ -62,3 +62,19 @@ def test_pairs_plots(data_csv, tmp_path, kind):
 def test_unknown_plot_kind_is_a_usage_error(data_csv, tmp_path):
     result = _run(["--csv", data_csv, "--plot", tmp_path / "p.png", "--plot-kind", "pie"])
     assert result.exit_code == 2 and "--plot-kind" in result.output
+
+
+def test_mclust_starts_as_mclust_and_chooses_its_model(tmp_path):
+    # mclust 6.0.0: Mclust(iris[, 1:2], G = 1:4) chooses VEV with 2 components, BIC -501.9588 (its sign)
+    from sklearn.datasets import load_iris
+
+    path = tmp_path / "iris.csv"
+    pd.DataFrame(load_iris().data[:, :2], columns=["sepal_length", "sepal_width"]).to_csv(path, index=False)
+    result = _run(["--csv", path, "--family", "mclust", "--components", "1-4", "--quiet"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    top = lines.index("Top 3 models by BIC (-2 log L + p log n, lower is better):")
+    assert lines[top + 1].split()[0] == "VEV,2"
+    assert float(lines[top + 2].split()[1]) == pytest.approx(501.9588, abs=0.02)  # reg_covar=1e-6 aside
+    kmeans = _run(["--csv", path, "--family", "mclust", "--components", "1-4", "--quiet", "--init", "kmeans++"])
+    assert kmeans.exit_code == 0, kmeans.output

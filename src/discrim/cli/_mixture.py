@@ -308,7 +308,11 @@ def _selection_table(result):
 @click.option("--n-categories", type=click.IntRange(min=2), default=None,
               help="Category codes 0..C-1, for --family categorical (default: largest code + 1).")
 @click.option("--n-init", type=click.IntRange(min=1), default=1, show_default=True,
-              help="EM restarts; the best run is kept.")
+              help="EM restarts; the best run is kept (after a hierarchical start, k-means++ restarts).")
+@click.option("--init", "init_params", type=click.Choice(["kmeans++", "kmeans", "hierarchical", "random",
+                                                          "random_from_data"]), default=None,
+              help="How EM starts: hierarchical is mclust's model-based agglomeration.  [default: hierarchical "
+                   "with --family mclust, else kmeans++]")
 @click.option("--max-iter", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--tol", type=click.FloatRange(min=0), default=1e-3, show_default=True,
               help="Stop when the mean log-likelihood improves by less than this.")
@@ -328,7 +332,7 @@ def _selection_table(result):
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
 @device_option
 @lazy_options
-def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, max_iter, tol,
+def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, init_params, max_iter, tol,
             random_state, plot_path, plot_kind, impute_path, overwrite, quiet, device, parquet, zarr, scheduler):
     """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
@@ -341,6 +345,8 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
     chunk.
     """
     ks = parse_components(components)
+    if init_params is None:  # mclust's models from mclust's start
+        init_params = "hierarchical" if "mclust" in families else "kmeans++"
     # repeated names once, in order; "mclust" stands for its 14 models
     families = list(dict.fromkeys(m for f in families for m in (MCLUST_FAMILIES.values() if f == "mclust" else [f])))
     for option, value in (("n_trials", n_trials), ("n_categories", n_categories)):
@@ -366,7 +372,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
             X, names = read_columns(csv, columns)
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
                         random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path,
-                        plot_kind=plot_kind)
+                        plot_kind=plot_kind, init_params=init_params)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -384,7 +390,8 @@ def _label(name, families):
 
 
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
-                    plot_path, progress=True, device=None, impute_path=None, plot_kind="overview"):
+                    plot_path, progress=True, device=None, impute_path=None, plot_kind="overview",
+                    init_params="kmeans++"):
     """Fit the mixture (or choose among several) and print the report; X in memory or a dask array."""
     from rich.console import Console
 
@@ -395,7 +402,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         n_categories = max(2, int(X.max()) + 1)
     options = {_label(name, families): make_family(name, n_trials, n_categories) for name in families}
     families = list(options)
-    em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device)
+    em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device, init_params=init_params)
 
     selection = None
     try:
