@@ -333,12 +333,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ fitting
 
-    @fit_context(prefer_skip_nested_validation=True)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN is a missing value: the factor 1 in every kernel
         return tags
 
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the batches of prototypes.
 
