@@ -31,6 +31,17 @@ def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.1, 
     Returns
     -------
     ax : matplotlib Axes
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from discrim.discriminant import LinearDiscriminant
+    >>> from discrim.plotting import plot_decision_surface
+    >>> X, y = load_iris(return_X_y=True)
+    >>> X = X[:, :2]
+    >>> ax = plot_decision_surface(LinearDiscriminant().fit(X, y), X, y)
+    >>> type(ax).__name__
+    'Axes'
     """
     from matplotlib.colors import ListedColormap
 

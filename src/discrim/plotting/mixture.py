@@ -20,6 +20,17 @@ def plot_convergence(mixture, ax=None):
     Returns
     -------
     ax : matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Gaussian
+    >>> from discrim.mixture import FiniteMixture
+    >>> from discrim.plotting import plot_convergence
+    >>> X = np.random.default_rng(0).normal(size=(100, 2))
+    >>> ax = plot_convergence(FiniteMixture(Gaussian(), 2, random_state=0).fit(X))
+    >>> ax.get_xlabel()
+    'iteration (0: initial parameters)'
     """
     from matplotlib.ticker import MaxNLocator
     from sklearn.utils.validation import check_is_fitted
@@ -61,6 +72,18 @@ def plot_mixture_density(mixture, X, ax=None, *, bins="auto", grid_size=200):
     Returns
     -------
     ax : matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.distributions import Gaussian
+    >>> from discrim.mixture import FiniteMixture
+    >>> from discrim.plotting import plot_mixture_density
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-3, 1, (100, 1)), rng.normal(3, 1, (100, 1))])
+    >>> ax = plot_mixture_density(FiniteMixture(Gaussian(), 2, random_state=0).fit(X), X)
+    >>> type(ax).__name__
+    'Axes'
     """
     from sklearn.utils.validation import check_array, check_is_fitted
 
@@ -201,6 +224,18 @@ def plot_selection(selection, ax=None, *, criterion=None, mclust_sign=False, inc
         One line per family labelled by it (x: the counts, y: the values of
         :meth:`~discrim.mixture.MixtureSelection.criterion_table`), and a circle, labelled
         "best: ...", on the chosen model (for the selection's own criterion).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.mixture import gaussian_models, select_mixture
+    >>> from discrim.plotting import plot_selection
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(-3, 1, (100, 2)), rng.normal(3, 1, (100, 2))])
+    >>> result = select_mixture(X, gaussian_models(["EII", "VVV"]), range(1, 4), random_state=0)
+    >>> ax = plot_selection(result)
+    >>> type(ax).__name__
+    'Axes'
     """
     from matplotlib.ticker import MaxNLocator
 
