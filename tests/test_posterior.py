@@ -82,7 +82,9 @@ def test_the_rule_module_is_a_leaf_and_every_package_imports_plainly():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     # the array ops and the Dask data path (which imports neither dask nor other discrim modules)
-    assert out.strip() == "['discrim.backend', 'discrim.backend._ops', 'discrim.utils', 'discrim.utils._dask']"
+    # (and discrim._typing, the annotations' aliases, which imports nothing of discrim)
+    assert out.strip() == ("['discrim._typing', 'discrim.backend', 'discrim.backend._ops', 'discrim.utils', "
+                           "'discrim.utils._dask']")
     for module in ("discrim.base", "discrim.mixture", "discrim.discriminant", "discrim.mixture._em"):
         subprocess.run([sys.executable, "-c", f"import {module}"], check=True)
 
@@ -95,8 +97,19 @@ def test_every_model_takes_its_posteriors_from_the_mixin():
 
     for cls in (LinearDiscriminant, KnownDensityClassifier, MixtureDiscriminant, FiniteMixture, PrototypeClassifier):
         assert issubclass(cls, PosteriorMixin)
+        if cls is PrototypeClassifier:
+            continue  # its methods take n_batches (below)
         for method in ("predict", "predict_proba", "predict_log_proba"):
             assert getattr(cls, method) is getattr(PosteriorMixin, method), (cls, method)
+    # PrototypeClassifier's n_batches-aware methods give the mixin's answers for all batches
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    model = PrototypeClassifier(n_batches=2, random_state=0).fit(X, y)
+    for method in ("predict", "predict_proba", "predict_log_proba"):
+        np.testing.assert_array_equal(getattr(model, method)(X), getattr(PosteriorMixin, method)(model, X))
+        np.testing.assert_array_equal(getattr(model, method)(X, priors="equal"),
+                                      getattr(PosteriorMixin, method)(model, X, priors="equal"))
 
 
 @pytest.mark.parametrize("k", [1, 2, 3])
