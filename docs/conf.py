@@ -116,7 +116,7 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 # --- HTML -----------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"discrim {release}"
-html_static_path = ["_static"]
+html_static_path = []  # no static files of our own (an empty _static/ does not survive git)
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
