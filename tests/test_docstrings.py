@@ -88,10 +88,7 @@ EXAMPLES_PENDING = {
     "discrim.prototype._explain.Explanation",
     "discrim.prototype._prototype_set.PrototypeBatch",
     "discrim.model_selection._search.SearchProgress",
-    "discrim.plotting.prototype_map.plot_prototype_map",
-    "discrim.plotting.search.plot_search",
     "discrim.model_selection.prototype_cv.SearchProgress",
-    "discrim.prototype._report.familiarity",
     "discrim.prototype._report.write_report",
 }
 

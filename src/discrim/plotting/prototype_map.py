@@ -120,6 +120,16 @@ def plot_prototype_map(model, ax=None, *, max_marker_size=300.0):
     ax : matplotlib.axes.Axes
         With one scatter collection per class present among the prototypes; a model without
         prototypes gives an empty map with a note.
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from discrim.plotting import plot_prototype_map
+    >>> from discrim.prototype import PrototypeClassifier
+    >>> X, y = load_iris(return_X_y=True)
+    >>> ax = plot_prototype_map(PrototypeClassifier(random_state=0).fit(X, y))
+    >>> type(ax).__name__
+    'Axes'
     """
     inner = _prototype_model(model)
     Z, weights, target, features = scaled_prototypes(inner)

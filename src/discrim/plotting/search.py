@@ -25,6 +25,16 @@ def plot_search(cv_estimator, ax=None, *, batch_counts=None, show_std=False):
     Returns
     -------
     ax : matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from discrim.model_selection import PrototypeClassifierCV
+    >>> from discrim.plotting import plot_search
+    >>> X, y = load_iris(return_X_y=True)
+    >>> ax = plot_search(PrototypeClassifierCV(max_batches=2, random_state=0).fit(X, y))
+    >>> type(ax).__name__
+    'Axes'
     """
     from sklearn.utils.validation import check_is_fitted
 

@@ -230,6 +230,14 @@ def familiarity(model, X, n_batches=None):
     Returns
     -------
     familiarity : ndarray of shape (n_samples,)
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from discrim.prototype import PrototypeClassifier, familiarity
+    >>> X, y = load_iris(return_X_y=True)
+    >>> familiarity(PrototypeClassifier(random_state=0).fit(X, y), X[:3]).shape
+    (3,)
     """
     pre, final, _ = split_model(model)
     return _explain.familiarity(final, pre.transform(X) if pre is not None else X, n_batches=n_batches)
