@@ -110,7 +110,7 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
     if model == "EEE":
         return W.sum(axis=0) / n
     start = None if current is None else _occupied(current, storage, occupied)
-    cov = _FULL_OR_DIAG[model](W, n_k, start) if model not in ("EII", "VII") else _spherical(model, W, n_k, d)
+    cov = _M_STEPS[model](W, n_k, start)
     placeholder = np.eye(d) if storage == "full" else (np.ones(d) if storage == "diag" else 1.0)
     out = np.empty((k, *np.shape(placeholder)))
     out[:] = placeholder
@@ -129,11 +129,13 @@ def _geometric_mean(values, axis=-1):
         return np.exp(np.mean(np.log(values), axis=axis))
 
 
-def _spherical(model, W, n_k, d):
-    traces = W.sum(axis=1)  # the diagonal of each W_k is stored
-    if model == "EII":
-        return np.full(n_k.shape[0], traces.sum() / (n_k.sum() * d))
-    return traces / (n_k * d)
+def _eii(W, n_k, start):
+    # the diagonal of each W_k is stored: lambda = sum_k tr(W_k) / (n d)
+    return np.full(n_k.shape[0], W.sum() / (n_k.sum() * W.shape[1]))
+
+
+def _vii(W, n_k, start):
+    return W.sum(axis=1) / (n_k * W.shape[1])
 
 
 def _vvi(W, n_k, start):
@@ -318,7 +320,8 @@ def _compose(vectors, values):
     return 0.5 * (cov + np.swapaxes(cov, 1, 2))
 
 
-_FULL_OR_DIAG = {
+_M_STEPS = {
+    "EII": _eii, "VII": _vii,
     "EEI": _eei, "VEI": _vei, "EVI": _evi, "VVI": _vvi,
     "VEE": _vee, "EVE": _eve, "VVE": _vve, "EEV": _eev, "VEV": _vev, "EVV": _evv, "VVV": _vvv,
 }
