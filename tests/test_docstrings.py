@@ -81,18 +81,6 @@ def test_public_docstring(qualname):
 
 # --- Examples ------------------------------------------------------------------------------
 
-# Public classes and functions whose docstrings still lack an Examples section; their packages
-# were being reworked when the doctests were extended (issue 24) and are left to those changes.
-# The family parameter and statistics dataclasses are shown in use by their family's Examples.
-EXAMPLES_PENDING = {
-    "discrim.prototype._explain.Explanation",
-    "discrim.prototype._prototype_set.PrototypeBatch",
-    "discrim.model_selection._search.SearchProgress",
-    "discrim.model_selection.prototype_cv.SearchProgress",
-    "discrim.prototype._report.write_report",
-}
-
-
 def _is_family_container(qualname):
     return qualname.startswith("discrim.distributions.") and qualname.endswith(("Params", "Stats")) \
         and qualname.rsplit(".", 1)[-1] not in {"Params", "Stats"}
@@ -110,8 +98,8 @@ def _top_level_objects():
 
 @pytest.mark.parametrize("qualname", [q for q, _ in _top_level_objects()])
 def test_public_object_has_examples(qualname):
-    if qualname in EXAMPLES_PENDING or _is_family_container(qualname):
-        pytest.skip("Examples section not written yet (see EXAMPLES_PENDING)")
+    if _is_family_container(qualname):
+        pytest.skip("the family parameter and statistics dataclasses are shown in use by their family's Examples")
     module_name, _, name = qualname.rpartition(".")
     obj = getattr(importlib.import_module(module_name), name)
     if inspect.isclass(obj) and issubclass(obj, BaseException):

@@ -61,6 +61,22 @@ class SearchProgress(NamedTuple):
         alpha_feature values the task fitted, in order.
     seconds : float
         Time the task spent fitting and scoring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.model_selection import PrototypeClassifierCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> progress = []
+    >>> search = PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], max_batches=1, cv=2,
+    ...                                n_candidates=20, random_state=0,
+    ...                                callback=progress.append).fit(X, y)
+    >>> last = progress[-1]
+    >>> last.n_done == last.n_tasks == len(progress)
+    True
+    >>> sorted({p.fold for p in progress})
+    [0, 1]
     """
 
     n_done: int

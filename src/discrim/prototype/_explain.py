@@ -321,6 +321,26 @@ class Explanation:
     feature f lowers the probability of the predicted class (it is far from prototypes that
     support it), a positive one that it raises it (it is far from prototypes of other classes).
     The integral is computed by adaptive quadrature (``scipy.integrate.quad_vec``).
+
+    Examples
+    --------
+    :func:`discrim.prototype.explain` returns one for a row; both identities of the Notes hold:
+
+    >>> import numpy as np
+    >>> from discrim.prototype import PrototypeClassifier, explain
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = PrototypeClassifier(n_batches=1, n_candidates=20, random_state=0).fit(X, y)
+    >>> ex = explain(clf, X[:1], n_prototypes=100)
+    >>> bool(ex.predicted == ex.proba.idxmax())
+    True
+    >>> by_class = ex.prototypes.groupby("target")["contribution"].sum()
+    >>> bool(np.allclose(ex.marginal + by_class.reindex(ex.proba.index, fill_value=0), ex.proba))
+    True
+    >>> bool(np.isclose(ex.features["contribution"].sum(), ex.log_proba - ex.baseline_log_proba))
+    True
+    >>> sorted(ex.to_frames())
+    ['classes', 'features', 'prototypes', 'summary']
     """
 
     proba: pd.Series

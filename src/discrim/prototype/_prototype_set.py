@@ -38,6 +38,23 @@ class PrototypeBatch:
     sample_index : ndarray of shape (J,) of int
         Row of the training X whose features the prototype carries (the first in training order
         for a merged group).
+
+    Examples
+    --------
+    A fitted :class:`PrototypeClassifier` keeps one batch per fitted batch in ``batches_``:
+
+    >>> import numpy as np
+    >>> from discrim.prototype import PrototypeClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 2)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = PrototypeClassifier(n_batches=1, n_candidates=20, random_state=0).fit(X, y)
+    >>> batch = clf.batches_[0]
+    >>> batch.prototypes.shape == (batch.n_prototypes, batch.feature_index.size)
+    True
+    >>> bool(np.all(np.diff(batch.target) >= 0) and np.all(batch.prototype_weights > 0))
+    True
+    >>> batch.class_scores(X[:3], n_classes=2).shape
+    (3, 2)
     """
 
     prototypes: np.ndarray

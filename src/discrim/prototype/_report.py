@@ -356,6 +356,21 @@ def write_report(path, frames, title="report"):
         If the suffix is neither ``.xlsx`` nor ``.html``/``.htm``.
     ImportError
         For ``.xlsx`` without openpyxl (``pip install "discrim[report]"``).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import pandas as pd
+    >>> from discrim.prototype import write_report
+    >>> frames = {"summary": pd.DataFrame({"item": ["rows"], "value": [3]}),
+    ...           "scores": pd.DataFrame({"row": [0, 1, 2], "score": [0.5, 0.25, 0.125]})}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "report.html"
+    ...     write_report(path, frames, title="three rows")
+    ...     page = path.read_text(encoding="utf-8")
+    >>> "<h1>three rows</h1>" in page and 'id="scores"' in page
+    True
     """
     from discrim.utils._files import atomic_output
 
