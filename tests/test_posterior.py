@@ -155,3 +155,23 @@ def test_zero_density_everywhere_names_the_kind_of_label():
     for method in (fm.predict_proba, fm.predict_log_proba, fm.predict):
         with pytest.raises(ValueError, match="under both components|every component"):
             method(np.zeros((3, 1)))
+
+
+@pytest.mark.parametrize("n_labels", [2, 3])
+def test_rule_from_joint_is_the_softmax_and_argmax(n_labels):
+    """The one rule every classifier's predict methods go through, two labels by the log odds."""
+    from scipy.special import log_softmax
+
+    from discrim._posterior import rule_from_joint
+
+    rng = np.random.default_rng(n_labels)
+    jll = rng.normal(scale=30, size=(50, n_labels))
+    labels = np.array(["a", "b", "c"][:n_labels])
+    np.testing.assert_array_equal(rule_from_joint(jll.copy(), "predict", labels), labels[np.argmax(jll, axis=1)])
+    np.testing.assert_allclose(rule_from_joint(jll.copy(), "log_proba", labels), log_softmax(jll, axis=1),
+                               rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(rule_from_joint(jll.copy(), "proba", labels), np.exp(log_softmax(jll, axis=1)),
+                               rtol=1e-12, atol=1e-300)
+    jll[3, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        rule_from_joint(jll, "predict", labels)

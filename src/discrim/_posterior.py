@@ -199,6 +199,58 @@ def proba_from_log_odds(odds, log=False, labels="class"):
     return out.T  # contiguous writes; an (n, 2) view as scikit-learn returns
 
 
+def rule_from_log_odds(odds, kind, labels, label_kind="class"):
+    """The decision of the rule between two labels from the log odds of the second.
+
+    Parameters
+    ----------
+    odds : ndarray of shape (n_samples,)
+        ``log P(label 1 | x) - log P(label 0 | x)``; NaN raises ValueError.
+    kind : {"predict", "proba", "log_proba"}
+        The labels of largest posterior probability, the posteriors, or their logs.
+    labels : array-like of shape (2,)
+        The labels, in the order of the columns.
+    label_kind : {"class", "component"}, default="class"
+        What the labels are, for the messages.
+
+    Returns
+    -------
+    out : ndarray of shape (n_samples,) for ``"predict"``, else (n_samples, 2)
+    """
+    if kind == "predict":
+        check_log_odds(odds, label_kind)
+        return np.asarray(labels)[(odds > 0).astype(np.intp)]
+    return proba_from_log_odds(odds, log=kind == "log_proba", labels=label_kind)
+
+
+def rule_from_joint(jll, kind, labels, label_kind="class"):
+    """The decision of the ML/Bayes rule from joint log-likelihoods: labels, posteriors or their logs.
+
+    Parameters
+    ----------
+    jll : ndarray of shape (n_samples, n_labels)
+        ``log pi_k f_k(x_i)``, possibly up to a term common to the row; overwritten.
+    kind : {"predict", "proba", "log_proba"}
+        The labels of largest posterior probability, the posteriors, or their logs.
+    labels : array-like of shape (n_labels,)
+        The labels, in the order of the columns.
+    label_kind : {"class", "component"}, default="class"
+        What the labels are, for the messages.
+
+    Returns
+    -------
+    out : ndarray of shape (n_samples,) for ``"predict"``, else (n_samples, n_labels)
+        Two labels go through the log odds, so a tiny probability keeps its relative precision.
+    """
+    if jll.shape[1] == 2:
+        check_joint(jll, label_kind)
+        return rule_from_log_odds(jll[:, 1] - jll[:, 0], kind, labels, label_kind)
+    if kind == "predict":
+        check_joint(jll, label_kind)
+        return np.asarray(labels)[np.argmax(jll, axis=1)]
+    return proba_from_joint(jll, log=kind == "log_proba", labels=label_kind)
+
+
 class PosteriorMixin:
     """``predict``, ``predict_proba`` and ``predict_log_proba`` from a joint log-likelihood.
 
@@ -243,6 +295,14 @@ class PosteriorMixin:
         check_joint(jll, self._rule_label_kind)  # a NaN (invalid density) or a row of zero density says why
         return jll[:, 1] - jll[:, 0]
 
+    def _apply_rule(self, X, priors, kind):
+        """``predict``, ``predict_proba`` or ``predict_log_proba`` (``kind``) of rows X."""
+        log_prior = self._log_prior(priors)
+        if self._is_binary():
+            return rule_from_log_odds(self._log_odds(X, log_prior), kind, self._rule_labels(), self._rule_label_kind)
+        return rule_from_joint(self._joint_log_likelihood(X, log_prior), kind, self._rule_labels(),
+                               self._rule_label_kind)
+
     @blockwise
     def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
         """Posterior log-probabilities of the labels, computed in log space.
@@ -260,11 +320,7 @@ class PosteriorMixin:
         log_proba : ndarray of shape (n_samples, n_labels)
             Columns in the order of ``classes_`` (a mixture: of its components).
         """
-        kind = self._rule_label_kind
-        log_prior = self._log_prior(priors)
-        if self._is_binary():
-            return proba_from_log_odds(self._log_odds(X, log_prior), log=True, labels=kind)
-        return proba_from_joint(self._joint_log_likelihood(X, log_prior), log=True, labels=kind)
+        return self._apply_rule(X, priors, "log_proba")
 
     @blockwise
     def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
@@ -283,11 +339,7 @@ class PosteriorMixin:
         proba : ndarray of shape (n_samples, n_labels)
             Rows sum to one; columns in the order of ``classes_`` (a mixture: of its components).
         """
-        kind = self._rule_label_kind
-        log_prior = self._log_prior(priors)
-        if self._is_binary():
-            return proba_from_log_odds(self._log_odds(X, log_prior), labels=kind)
-        return proba_from_joint(self._joint_log_likelihood(X, log_prior), labels=kind)
+        return self._apply_rule(X, priors, "proba")
 
     @blockwise
     def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None) -> Array:
@@ -305,14 +357,7 @@ class PosteriorMixin:
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        log_prior = self._log_prior(priors)
-        if self._is_binary():
-            odds = self._log_odds(X, log_prior)
-            check_log_odds(odds, self._rule_label_kind)
-            return np.asarray(self._rule_labels())[(odds > 0).astype(np.intp)]
-        jll = self._joint_log_likelihood(X, log_prior)
-        check_joint(jll, self._rule_label_kind)
-        return np.asarray(self._rule_labels())[np.argmax(jll, axis=1)]
+        return self._apply_rule(X, priors, "predict")
 
 
 def map_log_probability(proba: ArrayLike):

@@ -8,7 +8,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._posterior import PosteriorMixin, check_joint, proba_from_joint, proba_from_log_odds
+from discrim._posterior import PosteriorMixin, rule_from_joint
 from discrim.backend import array_namespace, ops, to_numpy
 from discrim.backend._device import check_device, compute_device, is_tensor, rows_on_device
 from discrim.optim import NonNegElasticNet, PenalizedObjective
@@ -851,39 +851,18 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             return counts
         return check(n_batches)
 
-    def _from_joint(self, jll, kind):
-        """``predict``, ``predict_proba`` or ``predict_log_proba`` (``kind``) from the joint scores."""
-        if jll.shape[1] == 2:
-            check_joint(jll)
-            odds = jll[:, 1] - jll[:, 0]
-            if kind == "predict":
-                return np.asarray(self.classes_)[(odds > 0).astype(np.intp)]
-            return proba_from_log_odds(odds, log=kind == "log_proba")
-        if kind == "predict":
-            check_joint(jll)
-            return np.asarray(self.classes_)[np.argmax(jll, axis=1)]
-        return proba_from_joint(jll, log=kind == "log_proba")
-
     @blockwise
-    def _proba_at(self, X, priors=None, n_batches=None):
-        return self._from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), "proba")
-
-    @blockwise
-    def _log_proba_at(self, X, priors=None, n_batches=None):
-        return self._from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), "log_proba")
-
-    @blockwise
-    def _predict_at(self, X, priors=None, n_batches=None):
-        return self._from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), "predict")
+    def _rule_at(self, X, priors, n_batches, kind):
+        """``kind`` ("predict", "proba" or "log_proba") of the first ``n_batches`` batches (an int or None)."""
+        return rule_from_joint(self._joint_log_likelihood(X, self._log_prior(priors), n_batches), kind, self.classes_)
 
     def _predict_rule(self, X, priors, n_batches, kind):
         """One output per batch count: a single array for an int or None, a list for a list."""
         counts = self._batch_counts(n_batches)
-        at = {"proba": self._proba_at, "log_proba": self._log_proba_at, "predict": self._predict_at}[kind]
         if not isinstance(counts, list):
-            return at(X, priors, counts)
+            return self._rule_at(X, priors, counts, kind)
         if is_dask(X):
-            return [at(X, priors, n) for n in counts]
+            return [self._rule_at(X, priors, n, kind) for n in counts]
         from discrim.backend._device import like_input
 
         log_prior = self._log_prior(priors)
@@ -898,7 +877,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             jll = np.log(q)
             if shift is not None:
                 jll += shift
-            out[n] = like_input(self._from_joint(jll, kind), X)
+            out[n] = like_input(rule_from_joint(jll, kind, self.classes_), X)
         return [out[n] for n in counts]
 
     def _staged_unscaled(self, X, counts):

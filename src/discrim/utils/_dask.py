@@ -232,9 +232,11 @@ def _with_names(block, names):
     return pd.DataFrame(block, columns=names)
 
 
-def _probe(method, estimator, n_features, dtype, names):
-    """The shape after the row axis and the dtype of ``method``'s output, from one zero row."""
-    out = np.asarray(method(estimator, _with_names(np.zeros((1, n_features), dtype=dtype), names)))
+def _probe(method, estimator, n_features, dtype, names, args=(), kwargs=None):
+    """The shape after the row axis and the dtype of ``method``'s output (called with ``args`` and
+    ``kwargs`` after X), from one zero row."""
+    row = _with_names(np.zeros((1, n_features), dtype=dtype), names)
+    out = np.asarray(method(estimator, row, *args, **(kwargs or {})))
     return out.shape[1:], out.dtype
 
 
@@ -261,7 +263,7 @@ def blockwise(method):
         check_feature_names(self, X, reset=False)
         X = row_chunked(X)
         names = getattr(self, "feature_names_in_", None)
-        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names)
+        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names, args, kwargs)
 
         @on_worker
         def run(block, block_info=None):
