@@ -30,7 +30,28 @@ class SolverResult:
     n_eval : int
         Objective evaluations (each with its gradient).
     converged : bool
+        Whether a stopping test of the tolerances was met (not the iteration limit, a failed
+        line search or the ``stop`` callback).
     message : str
+        Why the solve ended.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import scipy.optimize
+    >>> from discrim.optim import minimize_lbfgsb
+    >>> class Quadratic:
+    ...     n_params = 2
+    ...     def x0(self):
+    ...         return np.ones(2)
+    ...     def bounds(self):
+    ...         return scipy.optimize.Bounds(np.zeros(2), np.full(2, np.inf))
+    ...     def value_and_grad(self, theta):
+    ...         r = theta - np.array([1.0, -1.0])
+    ...         return 0.5 * float(r @ r), r
+    >>> result = minimize_lbfgsb(Quadratic())
+    >>> result.converged, round(result.value, 6), result.n_eval >= result.n_iter
+    (True, 0.5, True)
     """
 
     theta: np.ndarray
@@ -94,6 +115,7 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
     Parameters
     ----------
     objective : Objective
+        The function to minimise, with its starting point and bounds.
     max_iter : int, default=15000
         Iteration limit.
     tol : float, default=1e-5
@@ -128,6 +150,7 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
     Returns
     -------
     result : SolverResult
+        The last iterate, its value, the counts and whether the solve converged.
 
     Warns
     -----
@@ -139,6 +162,31 @@ def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_afte
     With a tested scipy (1.15 to 1.17) the compiled routine is driven directly (:mod:`._setulb`:
     the same iterates as ``scipy.optimize.minimize``, without its per-evaluation overhead);
     otherwise through ``scipy.optimize.minimize``.
+
+    Examples
+    --------
+    ``1/2 |theta - (1, -1)|^2`` over ``theta >= 0``, whose minimum is at (1, 0):
+
+    >>> import numpy as np
+    >>> import scipy.optimize
+    >>> from discrim.optim import minimize_lbfgsb
+    >>> class Quadratic:
+    ...     n_params = 2
+    ...     def x0(self):
+    ...         return np.full(2, 3.0)
+    ...     def bounds(self):
+    ...         return scipy.optimize.Bounds(np.zeros(2), np.full(2, np.inf))
+    ...     def value_and_grad(self, theta):
+    ...         r = theta - np.array([1.0, -1.0])
+    ...         return 0.5 * float(r @ r), r
+    >>> result = minimize_lbfgsb(Quadratic(), tol=1e-8)
+    >>> result.theta.round(6).tolist(), result.converged
+    ([1.0, 0.0], True)
+
+    A ``stop`` callback ends the solve early (without a warning):
+
+    >>> minimize_lbfgsb(Quadratic(), stop=lambda n_iter, theta, value: True).message
+    'stopped by the stop callback'
     """
     if driver not in ("auto", "scipy"):
         raise ValueError(f"driver must be 'auto' or 'scipy'; got {driver!r}.")

@@ -15,10 +15,40 @@ from discrim.optim._penalties import NonNegElasticNet
 class Objective(Protocol):
     """A smooth function of a bounded parameter vector, evaluated with its gradient.
 
+    This is the only thing :func:`minimize_lbfgsb` knows about a problem. A class need not
+    derive from it: any object with these members is an objective (``isinstance`` checks the
+    members' presence, not their signatures).
+
     Attributes
     ----------
     n_params : int
         Length of the parameter vector.
+
+    See Also
+    --------
+    PenalizedObjective : A data term plus elastic-net penalties on blocks of the parameters.
+    Restricted : An objective as a function of some of its coordinates.
+
+    Examples
+    --------
+    A quadratic with its minimum outside the bounds, at (1, -1); the bounded minimum is (1, 0):
+
+    >>> import numpy as np
+    >>> import scipy.optimize
+    >>> from discrim.optim import Objective, minimize_lbfgsb
+    >>> class Quadratic:
+    ...     n_params = 2
+    ...     def x0(self):
+    ...         return np.ones(2)
+    ...     def bounds(self):
+    ...         return scipy.optimize.Bounds(np.zeros(2), np.full(2, np.inf))
+    ...     def value_and_grad(self, theta):
+    ...         r = theta - np.array([1.0, -1.0])
+    ...         return 0.5 * float(r @ r), r
+    >>> isinstance(Quadratic(), Objective)
+    True
+    >>> minimize_lbfgsb(Quadratic()).theta.round(6).tolist()
+    [1.0, 0.0]
     """
 
     n_params: int
@@ -30,7 +60,20 @@ class Objective(Protocol):
         """Box constraints on the parameters."""
 
     def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
-        """Value and gradient at ``theta``; float64 in and out."""
+        """Value and gradient at ``theta``; float64 in and out.
+
+        Parameters
+        ----------
+        theta : ndarray of shape (n_params,), float64
+            A point within the bounds.
+
+        Returns
+        -------
+        value : float
+            The objective's value at ``theta``.
+        grad : ndarray of shape (n_params,), float64
+            Its gradient at ``theta``.
+        """
 
 
 class PenalizedObjective:
@@ -51,6 +94,27 @@ class PenalizedObjective:
         ``theta[slice]``.
     x0 : ndarray of shape (n_params,)
         Starting point.
+
+    Examples
+    --------
+    Least squares ``1/2 |A theta - b|^2`` with a pure L1 penalty of strength 0.5 on both
+    parameters; with ``A`` the identity and ``b = (1, -1)`` the solution is ``(0.5, 0)``:
+
+    >>> import numpy as np
+    >>> from discrim.optim import NonNegElasticNet, PenalizedObjective, minimize_lbfgsb
+    >>> class LeastSquares:
+    ...     xp, dtype, device = np, np.float64, None
+    ...     def __init__(self, A, b):
+    ...         self.A, self.b = A, b
+    ...     def value_and_grad(self, theta):
+    ...         r = self.A @ theta - self.b
+    ...         return 0.5 * float(r @ r), self.A.T @ r
+    >>> datafit = LeastSquares(np.eye(2), np.array([1.0, -1.0]))
+    >>> objective = PenalizedObjective(datafit, [(slice(0, 2), NonNegElasticNet(0.5, 1.0))], np.ones(2))
+    >>> objective.value_and_grad(np.array([0.5, 0.0]))[1].tolist()  # zero on the free coordinate
+    [0.0, 1.5]
+    >>> minimize_lbfgsb(objective).theta.round(6).tolist()
+    [0.5, 0.0]
     """
 
     def __init__(self, datafit, penalties, x0):
@@ -76,7 +140,18 @@ class PenalizedObjective:
         return self._x0.copy()
 
     def with_x0(self, x0):
-        """The same objective with another starting point."""
+        """The same objective with another starting point.
+
+        Parameters
+        ----------
+        x0 : ndarray of shape (n_params,)
+            The new starting point.
+
+        Returns
+        -------
+        objective : PenalizedObjective
+            A new objective sharing the data term and the penalties.
+        """
         return PenalizedObjective(self.datafit, self.penalties, x0)
 
     def value_at_zero(self):
@@ -134,12 +209,34 @@ class Restricted:
     Parameters
     ----------
     objective : Objective
+        The full objective.
     free : ndarray of int
         Indices of the coordinates that vary.
     theta : ndarray of shape (objective.n_params,)
         The point that supplies the fixed coordinates and the start of the free ones.
     lower : ndarray of shape (len(free),) or None, default=None
         Lower bounds of the free coordinates that replace the objective's (tighter ones).
+
+    Examples
+    --------
+    ``1/2 |theta - (1, 2, 3)|^2`` over its second coordinate alone, the others held at 0:
+
+    >>> import numpy as np
+    >>> import scipy.optimize
+    >>> from discrim.optim import Restricted, minimize_lbfgsb
+    >>> class Quadratic:
+    ...     n_params = 3
+    ...     def x0(self):
+    ...         return np.zeros(3)
+    ...     def bounds(self):
+    ...         return scipy.optimize.Bounds(np.zeros(3), np.full(3, np.inf))
+    ...     def value_and_grad(self, theta):
+    ...         r = theta - np.array([1.0, 2.0, 3.0])
+    ...         return 0.5 * float(r @ r), r
+    >>> part = Restricted(Quadratic(), free=[1], theta=np.zeros(3))
+    >>> result = minimize_lbfgsb(part)
+    >>> part.embed(result.theta).round(6).tolist()
+    [0.0, 2.0, 0.0]
     """
 
     def __init__(self, objective, free, theta, lower=None):
@@ -162,12 +259,36 @@ class Restricted:
         return scipy.optimize.Bounds(lb, np.broadcast_to(b.ub, self.theta.shape)[self.free])
 
     def embed(self, t):
-        """The full parameter vector with the free coordinates set to ``t``."""
+        """The full parameter vector with the free coordinates set to ``t``.
+
+        Parameters
+        ----------
+        t : ndarray of shape (n_params,)
+            Values of the free coordinates.
+
+        Returns
+        -------
+        theta : ndarray of shape (objective.n_params,)
+            A new vector: ``theta`` with ``t`` at the positions ``free``.
+        """
         full = self.theta.copy()
         full[self.free] = t
         return full
 
     def value_and_grad(self, t):
-        """Value and gradient with respect to the free coordinates."""
+        """Value and gradient with respect to the free coordinates.
+
+        Parameters
+        ----------
+        t : ndarray of shape (n_params,), float64
+            Values of the free coordinates.
+
+        Returns
+        -------
+        value : float
+            The full objective's value at ``embed(t)``.
+        grad : ndarray of shape (n_params,), float64
+            Its gradient's entries at the free coordinates.
+        """
         value, grad = self.objective.value_and_grad(self.embed(t))
         return value, grad[self.free]

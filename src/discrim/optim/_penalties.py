@@ -19,6 +19,17 @@ class NonNegElasticNet:
     l1_ratio : float
         Share of the L1 part, in [0, 1]. The prototype seed's ``alpha`` is the L2 share,
         ``1 - l1_ratio``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from discrim.optim import NonNegElasticNet
+    >>> penalty = NonNegElasticNet(alpha=2.0, l1_ratio=0.25)
+    >>> penalty.coefficients()
+    (0.5, 1.5)
+    >>> value, grad = penalty.value_and_grad(np.array([0.0, 2.0]))
+    >>> value, grad.tolist()  # 0.5 * 2 + 1.5 / 2 * 4; 0.5 + 1.5 * t
+    (4.0, [0.5, 3.5])
     """
 
     alpha: float
