@@ -50,7 +50,8 @@ numpydoc_attributes_as_param_list = True
 # --- intersphinx ----------------------------------------------------------------------------
 # The CI machine reaches only package registries, so the inventories are never fetched at build
 # time unless asked for. For each project, a local inventory docs/_intersphinx/<key>.inv is used
-# when present (fetch them once with `python docs/_intersphinx/fetch.py` on a machine online);
+# when present (all but torch are committed, from Debian's documentation packages: see
+# docs/_intersphinx/README; `python docs/_intersphinx/fetch.py` refreshes them on a machine online);
 # DISCRIM_DOCS_INTERSPHINX=online reads them from the projects' sites instead; otherwise the
 # project is left out and a reference to it renders as plain code (never a warning: the build
 # does not run in nitpicky mode). See docs/development.rst.

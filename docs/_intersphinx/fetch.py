@@ -2,6 +2,8 @@
 
 Run once on a machine with internet access: ``python docs/_intersphinx/fetch.py``; commit the
 ``*.inv`` files it writes next to this script. docs/conf.py uses a local inventory when present.
+The committed ones come from Debian's documentation packages instead (no access to the projects'
+sites where they were taken); README beside this script says which package and version each is.
 """
 
 import sys
