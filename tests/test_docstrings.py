@@ -1,6 +1,5 @@
 """numpydoc validation of the public API's docstrings, and their Examples run as doctests."""
 
-import dataclasses
 import doctest
 import importlib
 import inspect
@@ -9,80 +8,28 @@ from pathlib import Path
 
 import pytest
 
-numpydoc_validate = pytest.importorskip("numpydoc.validate")
+from _public_api import public_objects
 
-PUBLIC_MODULES = [
-    "discrim.datasets",
-    "discrim.discriminant",
-    "discrim.distributions",
-    "discrim.mixture",
-    "discrim.prototype",
-    "discrim.model_selection",
-    "discrim.persistence",
-    "discrim.evaluation",
-    "discrim.plotting",
-    "discrim.backend",
-    "discrim.optim",
-]
+numpydoc_validate = pytest.importorskip("numpydoc.validate")
 
 # GL08: no docstring; SS01: no summary; PR01: a parameter not documented; PR02: a documented
 # parameter that does not exist; SS05/GL02 etc. are matters of taste and not enforced.
 ENFORCED = {"GL08", "SS01", "PR01", "PR02"}
 
-
-DATACLASSES = set()
-PROTOCOLS = set()
-
-
-def _documented_in_base(cls, attr):
-    return any(getattr(getattr(base, attr, None), "__doc__", None) for base in cls.__mro__[1:])
-
-
-def _public_names(module):
-    """``__all__``, or else the public functions and classes the module defines itself."""
-    if hasattr(module, "__all__"):
-        return module.__all__
-    return [name for name, obj in vars(module).items()
-            if not name.startswith("_") and (inspect.isfunction(obj) or inspect.isclass(obj))
-            and obj.__module__ == module.__name__]
+# dataclass fields are documented under Attributes; a Protocol is never instantiated (typing
+# gives it the signature (*args, **kwargs)): neither has parameters to document
+NO_PARAMETERS = {qualname for qualname, _, kind in public_objects() if kind in {"dataclass", "protocol"}}
 
 
 def _public_objects():
-    seen = set()
-    for module_name in PUBLIC_MODULES:
-        module = importlib.import_module(module_name)
-        for name in _public_names(module):
-            obj = getattr(module, name)
-            if inspect.ismodule(obj) or not (inspect.isclass(obj) or callable(obj)):
-                continue  # constants (FAMILIES, BACKENDS) and submodules (ops, constraints)
-            if not obj.__module__.startswith("discrim"):
-                continue  # re-exported from another package (array_api_compat's helpers)
-            qualname = f"{obj.__module__}.{obj.__qualname__}" if hasattr(obj, "__qualname__") else None
-            if qualname is None or qualname in seen:
-                continue
-            seen.add(qualname)
-            if dataclasses.is_dataclass(obj):
-                DATACLASSES.add(qualname)
-            if getattr(obj, "_is_protocol", False):
-                PROTOCOLS.add(qualname)
-            yield qualname
-            if inspect.isclass(obj):
-                for attr, member in vars(obj).items():
-                    if attr.startswith("_") or not callable(member) or inspect.isclass(member):
-                        continue
-                    if member.__doc__ is None and _documented_in_base(obj, attr):
-                        continue  # an override documented by the interface it implements
-                    yield f"{qualname}.{attr}"
+    for qualname, _, _ in public_objects():
+        yield qualname
 
 
 @pytest.mark.parametrize("qualname", sorted(set(_public_objects())))
 def test_public_docstring(qualname):
     result = numpydoc_validate.validate(qualname)
-    enforced = ENFORCED
-    if qualname in DATACLASSES:
-        enforced = ENFORCED - {"PR01"}  # dataclass fields are documented under Attributes
-    if qualname in PROTOCOLS:
-        enforced = ENFORCED - {"PR01"}  # never instantiated: typing gives it (*args, **kwargs)
+    enforced = ENFORCED - {"PR01"} if qualname in NO_PARAMETERS else ENFORCED
     errors = [(code, msg) for code, msg in result["errors"] if code in enforced]
     assert not errors, f"{qualname}: {errors}"
 
@@ -95,13 +42,10 @@ def _is_family_container(qualname):
 
 
 def _top_level_objects():
-    for qualname in sorted(set(_public_objects())):
-        module_name, _, rest = qualname.rpartition(".")
-        try:
-            obj = getattr(importlib.import_module(module_name), rest)
-        except ImportError:
-            continue  # a method: module_name is the class's qualified name
-        yield qualname, obj
+    """The public classes and functions (not the methods), sorted by qualified name."""
+    objects = {qualname: obj for qualname, obj, kind in public_objects() if kind != "method"}
+    for qualname in sorted(objects):
+        yield qualname, objects[qualname]
 
 
 @pytest.mark.parametrize("qualname", [q for q, _ in _top_level_objects()])
