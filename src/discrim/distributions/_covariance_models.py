@@ -232,9 +232,15 @@ def _common_orientation(W, n_k, start, equal_volume):
     by an angle t changes f by ``B cos 2t + C sin 2t`` plus a constant, minimised exactly. A
     sweep visits the pairs in rounds of disjoint pairs, each round one vectorised step.
     """
-    d = W.shape[1]
-    D = np.linalg.eigh(W.sum(axis=0) if start is None else start.sum(axis=0))[1][:, ::-1]
-    M = np.einsum("ji,kjl,lm->kim", D, W, D)  # D' W_k D, kept current under the rotations
+    k, d = W.shape[:2]
+    # D and the rows of every D' W_k D in one (K d + d, d) buffer: a rotation of D's columns is
+    # then the same rotation of the buffer's columns, one step for both.
+    buffer = np.empty((k * d + d, d))
+    M = buffer[: k * d].reshape(k, d, d)  # D' W_k D, kept current under the rotations
+    D = buffer[k * d :]
+    vectors = np.linalg.eigh(W.sum(axis=0) if start is None else start.sum(axis=0))[1][:, ::-1]
+    M[:] = np.einsum("ji,kjl,lm->kim", vectors, W, vectors)
+    D[:] = vectors
 
     def scaled_shapes():
         B = np.diagonal(M, axis1=1, axis2=2)
@@ -246,29 +252,52 @@ def _common_orientation(W, n_k, start, equal_volume):
     def objective():
         return np.sum(n_k * np.log(S).sum(axis=1)) + np.sum(np.diagonal(M, axis1=1, axis2=2) / S)
 
-    rounds = _round_robin(d)
+    rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
+    flat = M.reshape(k, d * d)
+    rows_of_M = np.swapaxes(M, 1, 2)
     for _ in _alternations(objective):
         S = scaled_shapes()
         inv = 1.0 / S
-        for I, J in rounds:  # disjoint planes: their rotations commute, so a round is one step
-            gap = inv[:, I] - inv[:, J]
-            B = 0.5 * np.sum(gap * (M[:, I, I] - M[:, J, J]), axis=0)
-            C = np.sum(gap * M[:, I, J], axis=0)
+        for r in rounds:  # disjoint planes: their rotations commute, so a round is one step
+            inv_ij = inv[:, r.pairs].reshape(k, 2, -1)
+            gap = inv_ij[:, 0] - inv_ij[:, 1]
+            m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
+            B = 0.5 * np.sum(gap * (m[:, 0] - m[:, 1]), axis=0)
+            C = np.sum(gap * m[:, 2], axis=0)
             t = 0.5 * np.arctan2(-C, -B)  # where B cos 2t + C sin 2t is smallest
-            c, s = np.cos(t), np.sin(t)
-            _rotate(D, I, J, c, s)
-            _rotate(M, I, J, c, s)  # columns of D' W_k D, then its rows
-            _rotate(np.swapaxes(M, 1, 2), I, J, c, s)
+            first, second = r.coefficients(t)
+            _rotate(buffer, r.pairs, first, second)  # columns of D and of every D' W_k D
+            _rotate(rows_of_M, r.pairs, first, second)  # then the rows of D' W_k D
         S = scaled_shapes()
     return _compose(np.broadcast_to(D, W.shape), S)
 
 
-def _rotate(A, I, J, c, s):
-    """Rotate column pairs (I[m], J[m]) (last axis) of A in place by angles with cosines c and sines s."""
-    a_i = A[..., I]
-    a_j = A[..., J]
-    A[..., I] = c * a_i + s * a_j
-    A[..., J] = c * a_j - s * a_i
+class _Round:
+    """One round of disjoint column pairs (I[m], J[m]) of a d x d matrix, as indices for one gather each."""
+
+    def __init__(self, I, J, d):
+        self.pairs = np.concatenate([I, J])
+        self.entries = np.concatenate([I * d + I, J * d + J, I * d + J])
+        self._coefficients = np.empty((2, 2, I.size))
+
+    def coefficients(self, t):
+        """``[c, -s]`` and ``[s, c]`` (each (2, n_pairs)) of the angles t, for :func:`_rotate`."""
+        first, second = self._coefficients
+        np.cos(t, out=first[0])
+        np.sin(t, out=second[0])
+        np.negative(second[0], out=first[1])
+        second[1] = first[0]
+        return first, second
+
+
+def _rotate(A, pairs, first, second):
+    """Rotate the column pairs (I[m], J[m]) of A (last axis) in place, ``pairs`` = [I, J].
+
+    Column I[m] becomes ``c_m a_i + s_m a_j`` and column J[m] ``c_m a_j - s_m a_i``, with
+    ``first = [c, -s]`` and ``second = [s, c]`` of shape (2, n_pairs).
+    """
+    a = A[..., pairs].reshape(*A.shape[:-1], 2, -1)
+    A[..., pairs] = (a[..., :1, :] * first + a[..., 1:, :] * second).reshape(*A.shape[:-1], -1)
 
 
 def _round_robin(d):

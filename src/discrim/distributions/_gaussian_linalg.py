@@ -47,17 +47,29 @@ def cholesky_factors(cov, collinear_rtol=COLLINEAR_RTOL):
         relative precision ``collinear_rtol``. ``(L_jj)^2 / cov_jj`` is the share of feature j's variance not
         explained by features 1..j-1, so the test does not depend on the units of the features.
     """
-    chol = np.empty_like(cov)
-    for k in range(cov.shape[0]):
-        try:
-            chol[k] = np.linalg.cholesky(cov[k])
-        except np.linalg.LinAlgError:
-            raise SingularCovarianceError(k, "not positive definite") from None
-        diag = np.diagonal(cov[k])
-        unexplained = np.diagonal(chol[k]) ** 2 / diag
-        if not np.all(np.isfinite(unexplained)) or unexplained.min() < collinear_rtol:
-            raise SingularCovarianceError(k, "numerically singular (collinear features)")
+    cov = np.asarray(cov)
+    try:
+        # numpy factors a stack matrix by matrix with LAPACK's potrf, as single calls do
+        chol = np.linalg.cholesky(cov)
+    except np.linalg.LinAlgError:  # the first matrix that fails, and why, one by one
+        chol = np.empty_like(cov)
+        for k in range(cov.shape[0]):
+            try:
+                chol[k] = np.linalg.cholesky(cov[k])
+            except np.linalg.LinAlgError:
+                raise SingularCovarianceError(k, "not positive definite") from None
+            _check_collinear(chol[k : k + 1], cov[k : k + 1], collinear_rtol, first=k)
+    _check_collinear(chol, cov, collinear_rtol)
     return chol
+
+
+def _check_collinear(chol, cov, collinear_rtol, first=0):
+    """Raise SingularCovarianceError for the first matrix of a stack whose features are collinear."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        unexplained = np.diagonal(chol, axis1=1, axis2=2) ** 2 / np.diagonal(cov, axis1=1, axis2=2)
+    bad = ~np.all(np.isfinite(unexplained), axis=1) | (unexplained.min(axis=1, initial=np.inf) < collinear_rtol)
+    if bad.any():
+        raise SingularCovarianceError(first + int(np.argmax(bad)), "numerically singular (collinear features)")
 
 
 def inverse_factors(chol):
@@ -78,8 +90,26 @@ def inverse_factors(chol):
     eye = np.eye(n_features)
     # C order, the layout a saved model's arrays have after loading: the products over these
     # factors then sum in the same order in a fitted and in a loaded model (bit-identical output).
-    inv = np.ascontiguousarray(
-        np.stack([scipy.linalg.solve_triangular(L, eye, lower=True) for L in chol])
-    )
+    inv = np.ascontiguousarray(np.stack([_solve_lower(L, eye) for L in chol]))
     log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
     return inv, n_features * _LOG_2PI + log_det
+
+
+def _solve_lower(L, B):
+    """``scipy.linalg.solve_triangular(L, B, lower=True)`` for a finite float matrix L, without its checks.
+
+    The same LAPACK call (trtrs) with the same arguments as scipy's function: on the transposed
+    system for a C-ordered L, as scipy does. Its input checks and array conversions cost more
+    than the solve for the small matrices of a mixture's components.
+    """
+    trtrs = _TRTRS.get(L.dtype.char) or scipy.linalg.get_lapack_funcs("trtrs", (L, B))
+    if L.flags.f_contiguous:
+        x, info = trtrs(L, B, lower=1, trans=0)
+    else:
+        x, info = trtrs(L.T, B, lower=0, trans=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"singular triangular factor (trtrs info {info})")
+    return x
+
+
+_TRTRS = {"d": scipy.linalg.lapack.dtrtrs}
