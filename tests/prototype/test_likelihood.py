@@ -245,3 +245,72 @@ def test_objective_on_centred_rows_matches_the_direct_differences_at_large_offse
     tol = 50 * np.finfo(float).eps * offset * theta[:3].max() ** 2 * np.ptp(X)
     assert abs(centred.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
     assert not abs(raw.value_and_grad(theta)[0] - reference) <= tol * abs(reference)
+
+
+def _clustered_problem(rng, n_classes=2, R=400, J=60, D=2, centres=4, spread=0.05):
+    """Rows and candidates around a few centres far apart: most pairs' kernels vanish at large v."""
+    middles = rng.uniform(-1.0, 1.0, (centres, D))
+    X = middles[rng.integers(0, centres, R)] + spread * rng.normal(size=(R, D))
+    S = middles[rng.integers(0, centres, J)] + spread * rng.normal(size=(J, D))
+    y = rng.integers(0, n_classes, R)
+    target = np.sort(rng.integers(0, n_classes, J))
+    q0 = np.tile(rng.dirichlet(np.ones(n_classes)), (R, 1)) + rng.uniform(0.0, 1.0, (R, n_classes))
+    coef = rng.uniform(0.2, 3.0, R)
+    return X, y, coef / coef.sum(), q0, S, target
+
+
+@pytest.mark.parametrize("n_classes", [2, 5])
+@pytest.mark.parametrize("v", [3.0, 30.0, 300.0])
+def test_far_candidates_left_out_of_chunks_change_nothing(n_classes, v, rng):
+    """Candidates whose kernel entries in a row chunk are all below exp(-T) are left out of its
+    GEMMs (and kernel exponents below the floor are raised to it): value and gradient still equal
+    the reference's, from kernels of nearby pairs to kernels that underflow for all but a few.
+    (At v = 300 the expanded square of the exponent, |v x|^2 up to 2e5, is exact to about 2e-11
+    in both paths, which bounds the agreement of small entries.)"""
+    data = _clustered_problem(rng, n_classes)
+    D, J = data[0].shape[1], data[4].shape[0]
+    lik = PrototypeLikelihood(*data, n_classes, xp, rows_per_chunk=25)
+    theta = np.concatenate([np.full(D, v), rng.uniform(0.0, 2.0, J)])
+    theta[D + rng.choice(J, J // 4, replace=False)] = 0.0
+    near = lik._near(lik._subset_for(theta[:D] > 0), theta[:D], lik._far_limit(theta[D:]))
+    if v > 3.0:  # compact chunks, far clusters: most candidates are left out of most chunks
+        assert sum(J if n is None else n.size for n in near) < 0.6 * J * len(near)
+    value, grad = lik.value_and_grad(theta)
+    ref_value, ref_grad = _Reference(lik).value_and_grad(theta)
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    assert value == pytest.approx(_reference_value(theta, *data), rel=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-9, atol=1e-12 * np.abs(ref_grad).max())
+
+
+def test_gradient_with_far_candidates_left_out_equals_finite_differences(rng):
+    data = _clustered_problem(rng, 3, R=200, J=30)
+    lik = PrototypeLikelihood(*data, 3, xp, rows_per_chunk=20)
+    theta = np.concatenate([np.full(2, 12.0), rng.uniform(0.1, 2.0, 30)])
+    assert any(n is not None for n in lik._near(lik._subset_for(theta[:2] > 0), theta[:2], lik._far_limit(theta[2:])))
+    grad = lik.value_and_grad(theta)[1]
+    fd = _central_differences(lambda t: lik.value_and_grad(t)[0], theta)
+    np.testing.assert_allclose(grad, fd, atol=1e-6 * max(1.0, np.abs(grad).max()))
+
+
+def test_kernel_exponents_far_below_the_floor_leave_the_frozen_models_loss(rng):
+    # v so large that every kernel entry underflows: raised to exp(floor) they add nothing visible
+    data = _problem(rng, 3, True, True)[1]
+    for dtype in (np.float64, np.float32):
+        cast = [a.astype(dtype) if a.dtype.kind == "f" else a for a in data]
+        lik = PrototypeLikelihood(*cast, 3, xp)
+        theta = np.concatenate([np.full(3, 1e4), np.ones(15)])
+        value, grad = lik.value_and_grad(theta)
+        assert value == pytest.approx(lik.value_at_zero(), rel=10 * float(np.finfo(dtype).eps))
+        assert np.all(np.isfinite(grad))
+
+
+@pytest.mark.parametrize("R, n_parts", [(1, 1), (10, 3), (101, 7), (1000, 64)])
+def test_compact_order_is_a_permutation_into_nearly_equal_parts(R, n_parts, rng):
+    from discrim.prototype._likelihood import _compact_order
+
+    X = rng.normal(size=(R, 3))
+    order, parts = _compact_order(X, n_parts)
+    np.testing.assert_array_equal(np.sort(order), np.arange(R))
+    assert parts[0][0] == 0 and parts[-1][1] == R and all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+    sizes = [b - a for a, b in parts]
+    assert len(parts) == min(n_parts, R) and max(sizes) - min(sizes) <= 2

@@ -26,6 +26,23 @@ DEVICE_CHUNK_ELEMENTS = 2**24
 # form (see PrototypeLikelihood).
 PER_CLASS_MIN_ELEMENTS = 2**15
 PER_CLASS_MAX_CLASSES = 3
+# The fused path raises the kernel's exponent to at least this floor before ``exp``, by dtype: a
+# kernel entry below ``exp(floor)`` is then that tiny normal number instead of an underflow. Far
+# arguments are common (a narrow bandwidth puts most pairs thousands below zero), and the exact
+# result costs several times a normal one: glibc's float64 ``exp`` leaves its fast path for
+# ``|x| >= 512`` and reports underflow below -745, numpy's float32 ``exp`` and the GEMMs that read
+# its results slow down on subnormals (below -87.3). Each entry then differs from the seed's
+# kernel by less than ``exp(floor)`` (7e-218 and 1.8e-35), far below the rounding of any ``q``
+# (``q >= q0 > 0``); float32's floor leaves products with factors down to 1e-3 normal.
+EXP_FLOOR = {np.dtype(np.float64): -500.0, np.dtype(np.float32): -80.0}
+# A candidate is skipped in a row chunk when every kernel entry it has there is below
+# ``exp(-T)``, with ``T`` chosen per evaluation so that the skipped terms change every ``q`` by
+# less than PRUNE_TOLERANCE times the dtype's machine epsilon, relatively (see _far_limit). The
+# lower bound on the exponent uses at most PRUNE_FEATURES features (those of largest weight): a
+# sum over fewer features is still a lower bound, and it keeps the test cheap for wide data,
+# where distances rarely allow skipping anyway.
+PRUNE_TOLERANCE = 2.0**-10
+PRUNE_FEATURES = 16
 
 
 def chunk_rows(n_cols, elements=CHUNK_ELEMENTS):
@@ -129,7 +146,8 @@ class _FeatureSubset(NamedTuple):
     ``XX`` is ``[1, X^2, X]`` over the active features; ``sa`` of shape (J, d + 2) holds the
     candidates' side of the augmented kernel GEMM, and ``bufs`` per thread its kernel buffer and a
     (chunk rows, d + 2) buffer for the rows' side, the ones columns already in place. ``rows``
-    holds per row chunk the views ``(X, XX, X^2)`` of its rows.
+    holds per row chunk the views ``(X, XX, X^2)`` of its rows; ``lo`` and ``hi`` of shape
+    (n_chunks, d) each chunk's bounding box (None when candidates are never left out).
     """
 
     active: object
@@ -141,6 +159,8 @@ class _FeatureSubset(NamedTuple):
     sa: np.ndarray
     bufs: list
     rows: list
+    lo: object
+    hi: object
 
 
 def reference_value_and_grad(theta, X, onehot, coef, q0, S, member, target, xp, rows_per_chunk):
@@ -230,6 +250,15 @@ class PrototypeLikelihood:
     order, so the result does not depend on the thread count. Only features with ``v_d > 0``
     enter the GEMMs (the others have zero gradient). The candidates must be sorted by class.
 
+    Two things keep the number of ``exp`` calls, most of the cost, down without changing the
+    result beyond rounding. The kernel's exponent is raised to EXP_FLOOR before ``exp`` (far pairs
+    are otherwise the slow arguments of ``exp``). And with several chunks and no missing entries,
+    the rows are ordered so that each chunk is compact in feature space (k-d splits,
+    :func:`_compact_order`), and per evaluation a candidate whose kernel entries over a chunk's
+    bounding box are all below ``exp(-T)`` is left out of that chunk's GEMMs, with ``T`` chosen
+    from ``w`` and ``min q0`` so that this moves every ``q`` by less than a fraction of the
+    machine epsilon (:meth:`_far_limit`). Narrow kernels (large ``v``, many rows) skip most pairs.
+
     Parameters
     ----------
     X : array of shape (R, n_features)
@@ -261,11 +290,30 @@ class PrototypeLikelihood:
         self.n_candidates = S.shape[0]
         self.blocks = class_blocks(target, n_classes)
         self._fused = isinstance(X, np.ndarray)
+        self._exp_floor = EXP_FLOOR.get(np.dtype(self.dtype), -500.0) if self._fused else None
         # a scoring row's missing entries leave the kernel (factor 1): the fused path carries the
         # rows with zeros there and their mask; the reference path finds the NaN itself
         self._observed = None
         if self._fused:
             X, self._observed = without_missing(X, xp)
+        R = X.shape[0]
+        elements = CHUNK_ELEMENTS if self._fused else DEVICE_CHUNK_ELEMENTS
+        step = chunk_rows(self.n_candidates, elements) if rows_per_chunk is None else max(1, int(rows_per_chunk))
+        self._step = step
+        self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
+        # Candidates far from every row of a chunk are skipped there (see _near): the
+        # rows are put in an order whose chunks are compact in feature space (the objective is a
+        # sum over rows, so their order does not matter). Not with missing entries (a missing
+        # feature has no extent), nor in one chunk (nothing to gain against the extra work).
+        self._prune = self._fused and self._observed is None and len(self._chunks) > 1
+        if self._prune:
+            order, self._chunks = _compact_order(X, len(self._chunks))
+            X, y, coef, q0 = X[order], np.asarray(y)[order], coef[order], q0[order]
+            starts = np.array([a for a, _ in self._chunks])
+            # per chunk, the lowest and highest value of each feature: (n_chunks, n_features)
+            self._lo = np.minimum.reduceat(X, starts, axis=0)
+            self._hi = np.maximum.reduceat(X, starts, axis=0)
+            self._q0_min = float(np.min(q0))
         self.X, self.S = X, S
         self.S2 = S * S
         self.coef, self.q0 = coef, q0
@@ -277,11 +325,6 @@ class PrototypeLikelihood:
         member[np.arange(S.shape[0]), np.asarray(target)] = 1.0
         self.member = ops.asarray(member, xp, self.dtype, device)
         self._target = np.asarray(target)
-        R = X.shape[0]
-        elements = CHUNK_ELEMENTS if self._fused else DEVICE_CHUNK_ELEMENTS
-        step = chunk_rows(self.n_candidates, elements) if rows_per_chunk is None else max(1, int(rows_per_chunk))
-        self._step = step
-        self._chunks = [(a, min(a + step, R)) for a in range(0, R, step)]
         self._ones_K = ops.asarray(np.ones(n_classes), xp, self.dtype, device)
         # per chunk, the flat positions of the rows' true classes in the chunk's (rows, n_classes) q
         true_cell = np.arange(y.shape[0]) * n_classes + np.asarray(y)
@@ -302,7 +345,7 @@ class PrototypeLikelihood:
         # per chunk, the views of its rows that every evaluation reads
         self._chunk_rows = [(q0[a:b], self.onehot[a:b], coef[a:b], cells)
                             for (a, b), cells in zip(self._chunks, self._true_cells)]
-        n_buf = min(step, R)
+        n_buf = max((b - a for a, b in self._chunks), default=0)
         large = n_buf * self.n_candidates >= PER_CLASS_MIN_ELEMENTS
         # (missing entries: the class-free form, whose one GEMM also gives G^T m)
         self._per_class = n_classes <= PER_CLASS_MAX_CLASSES and large and self._observed is None
@@ -372,7 +415,8 @@ class PrototypeLikelihood:
             mixing = np.concatenate([w[:, None], w[:, None] * sub.S], axis=1)  # [w, w S]: (J, d + 1)
         else:
             mixing = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
-        context = (sub, va, h, w, mixing)
+        near = self._near(sub, va, self._far_limit(w)) if self._prune and d else None
+        context = (sub, va, h, w, mixing, near)
         n_chunks = len(self._chunks)
         if n_chunks == 1:
             terms = [self._chunk_terms(0, sub.bufs[0], context)]
@@ -399,27 +443,79 @@ class PrototypeLikelihood:
 
         The candidates' part of the bracket, ``sum_j s_jd^2 w_j c_j``, is added once by the caller;
         with missing entries it is ``sum_j s_jd^2 w_j (G^T m)_jd`` and part of the chunk's bracket.
+        Candidates too far from the chunk's rows to matter (:meth:`_near`) are left out of its
+        GEMMs: their kernel entries there, all below ``exp(-T)`` (:meth:`_far_limit`), count as 0.
         """
-        sub, va, h, w, mixing = context
+        sub, va, h, w, mixing, near = context
         d = va.shape[0]
         X, XX, X2 = sub.rows[i]
-        K = self._kernel(X, X2, va, h, sub.sa, buf, XX)
+        near = None if near is None else near[i]
+        sa, target, two_S, blocks, w_near = sub.sa, self._target, sub.two_S, self.blocks, w
+        if near is not None:
+            if near.size == 0:  # no candidate reaches the chunk: the frozen model's loss alone
+                loss, _ = self._loss_and_weights(i, 0.0)
+                return loss, np.zeros_like(w), np.zeros(d, dtype=va.dtype)
+            sa, mixing, target, two_S, w_near = sa[near], mixing[near], target[near], two_S[near], w[near]
+            edges = np.searchsorted(target, np.arange(self.n_classes + 1))
+            blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+        K = self._kernel(X, X2, va, h, sa, buf, XX)
         if not self._per_class:
             loss, A = self._loss_and_weights(i, K @ mixing)
-            np.multiply(K, A[:, self._target], out=K)  # K becomes G: G[n, j] = A[n, y_j] K_nj
+            np.multiply(K, A[:, target], out=K)  # K becomes G: G[n, j] = A[n, y_j] K_nj
             M = K.T @ XX  # [c_j, (G^T X^2)_j, (G^T X)_j] (and (G^T m)_j)
             # sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd = sum_j w_j [(G^T X^2)_jd - 2 s_jd (G^T X)_jd]
-            bracket = M[:, 1 : d + 1] - sub.two_S * M[:, d + 1 : 2 * d + 1]
+            bracket = M[:, 1 : d + 1] - two_S * M[:, d + 1 : 2 * d + 1]
             if self._observed is not None:
                 bracket += sub.S2 * M[:, 2 * d + 1 :]
-            return loss, M[:, 0], w @ bracket
+            return loss, _spread(M[:, 0], near, w), w_near @ bracket
         # per class block k: [Q_k, K_k @ (w S)_k], stacked to (rows, n_classes, d + 1)
-        Z = np.stack([K[:, a:b] @ mixing[a:b] for a, b in self.blocks], axis=1)
+        Z = np.stack([K[:, a:b] @ mixing[a:b] for a, b in blocks], axis=1)
         loss, A = self._loss_and_weights(i, Z[:, :, 0])
-        cw = np.concatenate([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(self.blocks)])
+        cw = np.concatenate([A[:, k] @ K[:, a:b] for k, (a, b) in enumerate(blocks)])
         # Y[:, 0] = g_n = sum_k A_nk Q_nk and Y[:, 1:] = P = sum_k A_nk (K_k @ (w S)_k)
         Y = np.einsum("nk,nkd->nd", A, Z)
-        return loss, cw, Y[:, 0] @ X2 - 2.0 * np.einsum("nd,nd->d", X, Y[:, 1:])
+        return loss, _spread(cw, near, w), Y[:, 0] @ X2 - 2.0 * np.einsum("nd,nd->d", X, Y[:, 1:])
+
+    def _far_limit(self, w):
+        """The exponent ``T`` beyond which a candidate's kernel entries are left out, for weights ``w``.
+
+        A left-out entry is below ``exp(-T)``; with ``T = log(max(sum_j w_j, 1) / min q0) -
+        log(tol)``, ``tol`` = PRUNE_TOLERANCE times the machine epsilon, all left-out entries
+        together change a ``q_{n,k} >= min q0`` by less than ``tol`` relatively (so the value by
+        less than about ``2 tol sum_n c_n``), and each ``dl/dw_j`` by less than ``tol sum_n c_n``.
+        """
+        tol = PRUNE_TOLERANCE * float(np.finfo(self.dtype).eps)
+        return float(np.log(max(float(np.sum(w)), 1.0) / self._q0_min) - np.log(tol))
+
+    def _near(self, sub, va, limit):
+        """Per row chunk, the positions of the candidates that may reach one of its rows (None: all).
+
+        A lower bound on ``|v (x - s)|^2 / 2`` over a chunk's rows ``x`` is the weighted squared
+        distance from ``s`` to the chunk's bounding box (over at most PRUNE_FEATURES features of
+        largest ``v``); a candidate whose bound is at least ``limit`` is left out of the chunk.
+
+        Returns
+        -------
+        near : list of (ndarray of int or None), one per chunk
+        """
+        lo, hi, S = sub.lo, sub.hi, sub.S
+        if va.shape[0] > PRUNE_FEATURES:
+            top = np.argpartition(va, -PRUNE_FEATURES)[-PRUNE_FEATURES:]
+            lo, hi, S, va = lo[:, top], hi[:, top], S[:, top], va[top]
+        near = []
+        # chunks in groups, so the (chunks, J) temporaries stay small
+        group = max(1, CHUNK_ELEMENTS // 4 // max(1, S.shape[0]))
+        for a in range(0, lo.shape[0], group):
+            bound = np.zeros((min(group, lo.shape[0] - a), S.shape[0]), dtype=S.dtype)
+            for f in range(S.shape[1]):  # the squared weighted distance to the box, feature by feature
+                gap = np.maximum(lo[a : a + group, f, None] - S[:, f], S[:, f] - hi[a : a + group, f, None])
+                np.maximum(gap, 0.0, out=gap)  # > 0 outside the box along feature f
+                gap *= va[f]
+                gap *= gap
+                bound += gap
+            reach = bound < 2.0 * limit
+            near.extend(None if row.all() else np.flatnonzero(row) for row in reach)
+        return near
 
     def _subset_for(self, positive):
         """The cached :class:`_FeatureSubset` of the active features, rebuilt when they change.
@@ -466,25 +562,31 @@ class PrototypeLikelihood:
         sa = np.ones((self.n_candidates, width), dtype=self.dtype)
         bufs = [(K_buf, np.ones((self._n_buf, width), dtype=self.dtype)) for K_buf in self._kernel_bufs]
         rows = [(X[a:b], XX[a:b], XX[a:b, 1 : d + 1]) for a, b in self._chunks]
-        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs, rows)
+        lo, hi = (None, None) if not self._prune else (self._lo, self._hi) if active is None else \
+            (np.take(self._lo, active, axis=1), np.take(self._hi, active, axis=1))
+        return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs, rows, lo, hi)
 
     def _kernel(self, X, X2, va, h, sa, buf, XX):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
-        (``h = -v^2 / 2``; ``sa`` is the candidates' side), then an in-place ``exp``. ``buf`` is
+        (``h = -v^2 / 2``; ``sa`` is the candidates' side, all of them or those near the chunk),
+        raised to EXP_FLOOR, then an in-place ``exp``. ``buf`` is
         the thread's (kernel buffer, rows' side buffer); the rows' side is written into the latter.
         ``XX`` is the chunk's ``[1, X^2, X(, m)]``: with missing entries its mask ends the rows' side.
         """
         n, d = X.shape
         K_buf, ua = buf
-        if n < ua.shape[0]:  # the last chunk
-            K_buf, ua = K_buf[:n], ua[:n]
+        # rows x candidates, contiguous at the front of the thread's buffer (a chunk may be
+        # shorter, and its candidates fewer, than the buffer's)
+        K_buf = K_buf.reshape(-1)[: n * sa.shape[0]].reshape(n, sa.shape[0])
+        ua = ua[:n]
         np.multiply(X, va, out=ua[:, :d])
         np.matmul(X2, h, out=ua[:, d])
         if ua.shape[1] > d + 2:  # missing entries: the rows' mask, the last block of [1, X^2, X, m]
             ua[:, d + 1 :] = XX[:, 2 * d + 1 :]
         K = np.matmul(ua, sa.T, out=K_buf)
+        np.maximum(K, self._exp_floor, out=K)
         return np.exp(K, out=K)
 
     def _loss_and_weights(self, i, scores):
@@ -524,3 +626,52 @@ def _full_gradient(gv, cw, active, v, xp):
         full[active] = gv
         gv = full
     return xp.concat([gv, -cw])
+
+
+def _spread(values, near, like):
+    """``values`` of the candidates at positions ``near`` in a zero vector shaped like ``like``.
+
+    ``near=None`` means every candidate: ``values`` itself.
+    """
+    if near is None:
+        return values
+    out = np.zeros_like(like)
+    out[near] = values
+    return out
+
+
+def _compact_order(X, n_parts):
+    """A row order whose ``n_parts`` consecutive parts of nearly equal size are compact in space.
+
+    k-d splits: a group of rows meant for ``m`` parts is split at the median-like position
+    ``round(n floor(m / 2) / m)`` of its feature of widest range, recursively, so each part's
+    bounding box is small (what lets :meth:`PrototypeLikelihood._near` leave candidates out).
+
+    Parameters
+    ----------
+    X : ndarray of shape (R, n_features)
+        Finite.
+    n_parts : int
+
+    Returns
+    -------
+    order : ndarray of shape (R,) of int
+    parts : list of (start, stop)
+        The parts' positions in ``X[order]``, in order.
+    """
+    order = np.arange(X.shape[0])
+    parts = []
+    stack = [(0, X.shape[0], n_parts)]
+    while stack:
+        a, b, m = stack.pop()
+        if m <= 1 or b - a <= 1:
+            parts.append((a, b))
+            continue
+        rows = order[a:b]
+        Xg = X[rows]
+        feature = int(np.argmax(Xg.max(axis=0) - Xg.min(axis=0)))
+        left = m // 2
+        cut = min(max(int(round((b - a) * left / m)), 1), b - a - 1)
+        order[a:b] = rows[np.argpartition(Xg[:, feature], cut, kind="introselect")]
+        stack.extend([(a + cut, b, m - left), (a, a + cut, left)])
+    return order, sorted(parts)
