@@ -254,20 +254,20 @@ def _common_orientation(W, n_k, start, equal_volume):
 
     rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
     flat = M.reshape(k, d * d)
-    rows_of_M = np.swapaxes(M, 1, 2)
     for _ in _alternations(objective):
         S = scaled_shapes()
         inv = 1.0 / S
         for r in rounds:  # disjoint planes: their rotations commute, so a round is one step
             inv_ij = inv[:, r.pairs].reshape(k, 2, -1)
-            gap = inv_ij[:, 0] - inv_ij[:, 1]
             m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
-            B = 0.5 * np.sum(gap * (m[:, 0] - m[:, 1]), axis=0)
-            C = np.sum(gap * m[:, 2], axis=0)
-            t = 0.5 * np.arctan2(-C, -B)  # where B cos 2t + C sin 2t is smallest
+            # -B and -C, exactly, from the negated gap 1/S_j - 1/S_i (np.add.reduce is np.sum)
+            negative_gap = inv_ij[:, 1] - inv_ij[:, 0]
+            minus_B = 0.5 * np.add.reduce(negative_gap * (m[:, 0] - m[:, 1]), axis=0)
+            minus_C = np.add.reduce(negative_gap * m[:, 2], axis=0)
+            t = 0.5 * np.arctan2(minus_C, minus_B)  # where B cos 2t + C sin 2t is smallest
             first, second = r.coefficients(t)
             _rotate(buffer, r.pairs, first, second)  # columns of D and of every D' W_k D
-            _rotate(rows_of_M, r.pairs, first, second)  # then the rows of D' W_k D
+            _rotate(M, r.pairs, first, second, axis=1)  # then the rows of D' W_k D
         S = scaled_shapes()
     return _compose(np.broadcast_to(D, W.shape), S)
 
@@ -290,14 +290,19 @@ class _Round:
         return first, second
 
 
-def _rotate(A, pairs, first, second):
-    """Rotate the column pairs (I[m], J[m]) of A (last axis) in place, ``pairs`` = [I, J].
+def _rotate(A, pairs, first, second, axis=-1):
+    """Rotate the index pairs (I[m], J[m]) of one axis of A in place, ``pairs`` = [I, J].
 
-    Column I[m] becomes ``c_m a_i + s_m a_j`` and column J[m] ``c_m a_j - s_m a_i``, with
-    ``first = [c, -s]`` and ``second = [s, c]`` of shape (2, n_pairs).
+    Column (or, with ``axis=1`` of a stack, row) I[m] becomes ``c_m a_i + s_m a_j`` and J[m]
+    ``c_m a_j - s_m a_i``, with ``first = [c, -s]`` and ``second = [s, c]`` of shape (2, n_pairs).
     """
-    a = A[..., pairs].reshape(*A.shape[:-1], 2, -1)
-    A[..., pairs] = (a[..., :1, :] * first + a[..., 1:, :] * second).reshape(*A.shape[:-1], -1)
+    if axis == -1:
+        a = A[..., pairs].reshape(*A.shape[:-1], 2, -1)
+        A[..., pairs] = (a[..., :1, :] * first + a[..., 1:, :] * second).reshape(*A.shape[:-1], -1)
+    else:  # the rows of a (K, d, d) stack: contiguous rows gathered
+        k, _, d = A.shape
+        a = A[:, pairs].reshape(k, 2, -1, d)
+        A[:, pairs] = (a[:, :1] * first[:, :, None] + a[:, 1:] * second[:, :, None]).reshape(k, -1, d)
 
 
 def _round_robin(d):
