@@ -449,13 +449,14 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"
         return index, row, None
-    log_lik, total_weight = weighted_total(mixture.score_samples(X), w)
+    log_map, total_weight = weighted_total(map_log_probability(mixture.predict_proba(X)), w)  # ICL's penalty for overlap
+    # The fit's last E-step scored X at the fitted parameters: its mean log-likelihood is lower_bound_.
+    log_lik = mixture.lower_bound_ * total_weight
     free_weights = 0 if fit_params.get("fix_weights", False) else k - 1
     n_params = int(family.n_parameters(X.shape[1], k)) + free_weights
     # n is the total weight, so that integer weights score like repeated rows.
     bic = -2.0 * log_lik + n_params * np.log(total_weight if weighted else X.shape[0])
     aic = -2.0 * log_lik + 2.0 * n_params
-    log_map, _ = weighted_total(map_log_probability(mixture.predict_proba(X)), w)  # ICL's penalty for overlap
     min_rows = float(np.min(np.asarray(mixture.weights_)) * total_weight)
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
