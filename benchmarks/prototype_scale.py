@@ -3,6 +3,7 @@
 Usage::
 
     python benchmarks/prototype_scale.py [--configs checker:4480:float64:1,...] [--output PATH] [--note TEXT]
+        [--per-eval checker:4480,...] [--baseline OLD_LIKELIHOOD_PY] [--repeat N]
 
 A configuration is ``case:train_rows:dtype:n_batches[:empty_check_iter]`` (the last defaults to
 the classifier's 200). ``checker`` is the 8x8 checkerboard of the
@@ -12,7 +13,8 @@ MNIST after PCA has that shape; scikit-learn's ``make_classification`` with 60 i
 features, not MNIST itself). Every configuration runs in a fresh subprocess (its peak resident
 memory is that process's ``ru_maxrss``), with one BLAS thread as in PrototypeClassifier's fit. The
 table goes to stdout and to ``benchmarks/results/prototype_scale.md`` with the machine's load before
-and after: the machine is shared, so compare rows of one run only.
+and after: the machine is shared, so compare rows of one run only. ``--baseline`` times another
+version's batch objective beside the current one (before and after a change, in one process).
 """
 
 import argparse
@@ -76,45 +78,87 @@ def run_one(config):
     }
 
 
-def per_evaluation(case, n_train, n_repeat=5):
-    """Seconds per objective evaluation of batches 1 and 2, float64 against float32, alternated in one process.
-
-    Each dtype's batch objectives are captured from a 2-batch fit (the solver is replaced by a stub
-    that returns the start), then evaluated at one point (v = 7.5, w spread over [0, 1]) with one
-    BLAS thread, the two dtypes taking turns so that a changing load hits both alike.
-    """
+def _capture_objectives(case, n_train, dtype, n_batches=2):
+    """The arguments of the batch objectives of an ``n_batches`` fit, the solver stubbed to return its start."""
     import discrim.prototype._solver as solver
     import discrim.prototype.classifier as classifier
     from discrim.prototype import PrototypeClassifier
-    from discrim.utils._threads import single_threaded_blas
 
     X_train, _, y_train, _, np = _data(case, n_train)
-    captured = {}
-    original = classifier.solve_batch
+    captured = []
+    original_solve, original_objective = classifier.solve_batch, classifier.PrototypeLikelihood
 
     def stub(objective, D, J, *args, **kwargs):
-        captured.setdefault(current, []).append(objective)
         theta = np.concatenate([np.full(D, 5.0), np.ones(J)])
         return solver.SolverResult(theta=theta, value=0.0, n_iter=0, n_eval=0, converged=True, message="")
 
-    classifier.solve_batch = stub
+    def recorded(*args, **kwargs):
+        captured.append((args, kwargs))
+        return original_objective(*args, **kwargs)
+
+    classifier.solve_batch, classifier.PrototypeLikelihood = stub, recorded
     try:
-        for current in ("float64", "float32"):
-            PrototypeClassifier(n_batches=2, dtype=current, random_state=0).fit(X_train, y_train)
+        PrototypeClassifier(n_batches=n_batches, dtype=dtype, random_state=0).fit(X_train, y_train)
     finally:
-        classifier.solve_batch = original
-    times = {(dtype, b): [] for dtype in captured for b in range(2)}
-    with single_threaded_blas():
-        for _ in range(n_repeat):
-            for dtype, objectives in captured.items():
-                for b, objective in enumerate(objectives):
-                    theta = objective.x0()
-                    D = X_train.shape[1]
-                    theta[:D], theta[D:] = 7.5, np.linspace(0.0, 1.0, theta.shape[0] - D)
-                    start = time.perf_counter()
-                    objective.value_and_grad(theta)
-                    times[dtype, b].append(time.perf_counter() - start)
-    return {f"{dtype} batch {b + 1}": float(np.median(t)) for (dtype, b), t in times.items()}
+        classifier.solve_batch, classifier.PrototypeLikelihood = original_solve, original_objective
+    return X_train.shape[1], captured
+
+
+def _baseline_objective(path):
+    """``PrototypeLikelihood`` of another version's ``_likelihood.py`` (e.g. from ``git show REV:...``)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("baseline_likelihood", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.PrototypeLikelihood
+
+
+def per_evaluation(case, n_train, n_repeat=5, baseline=None, points=(7.5, 15.0)):
+    """Seconds per objective evaluation of batches 1 and 2 by dtype (and against a baseline), alternated in one process.
+
+    The batch objectives' arguments are captured from a 2-batch fit per dtype (the solver is
+    replaced by a stub that returns the start); each is evaluated at ``v = point`` in every
+    feature and ``w`` spread over [0, 1] with one BLAS thread, the versions (and dtypes) taking
+    turns so that a changing load hits all alike. ``baseline`` is the path of another version's
+    ``prototype/_likelihood.py``: its ``PrototypeLikelihood`` is built from the same arguments,
+    timed beside the current one, and the largest relative differences of value and gradient
+    (gradient: against its largest entry) are reported.
+    """
+    import discrim.prototype._likelihood as current
+    from discrim.utils._threads import single_threaded_blas
+
+    import numpy as np
+
+    versions = {"after": current.PrototypeLikelihood}
+    if baseline:
+        versions = {"before": _baseline_objective(baseline), **versions}
+    rows = []
+    for dtype in ("float64", "float32"):
+        D, captured = _capture_objectives(case, n_train, dtype)
+        for b, (args, kwargs) in enumerate(captured):
+            objectives = {name: cls(*args, **dict(kwargs, n_threads=1)) for name, cls in versions.items()}
+            J = objectives["after"].n_candidates
+            for point in points:
+                theta = np.concatenate([np.full(D, point), np.linspace(0.0, 1.0, J)])
+                times = {name: [] for name in objectives}
+                with single_threaded_blas():
+                    results = {name: obj.value_and_grad(theta) for name, obj in objectives.items()}
+                    for _ in range(n_repeat):
+                        for name, obj in objectives.items():
+                            start = time.perf_counter()
+                            obj.value_and_grad(theta)
+                            times[name].append(time.perf_counter() - start)
+                row = {"dtype": dtype, "batch": b + 1, "v": point}
+                row.update({name: float(np.median(t)) for name, t in times.items()})
+                if baseline:
+                    (v0, g0), (v1, g1) = results["before"], results["after"]
+                    row["d_value"] = abs(v1 - v0) / abs(v0)
+                    row["d_grad"] = float(np.abs(g1 - g0).max() / np.abs(g0).max())
+                rows.append(row)
+            for obj in objectives.values():
+                obj.close()
+    return rows
 
 
 def main(argv=None):
@@ -125,6 +169,10 @@ def main(argv=None):
     parser.add_argument("--note", default="")
     parser.add_argument("--per-eval", default="checker:4480,checker:71680",
                         help="cases (case:train_rows) whose per-evaluation cost is compared by dtype; '' for none")
+    parser.add_argument("--baseline", default="",
+                        help="another version's prototype/_likelihood.py to time beside the current one "
+                             "(e.g. the output of `git show REV:src/discrim/prototype/_likelihood.py`)")
+    parser.add_argument("--repeat", type=int, default=5, help="evaluations per point and version")
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(run_one(args.one)))
@@ -132,7 +180,7 @@ def main(argv=None):
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     load_before = os.getloadavg()
     rows = []
-    for config in args.configs.split(","):
+    for config in filter(None, args.configs.split(",")):
         out = subprocess.run([sys.executable, __file__, "--one", config], capture_output=True, text=True, env=env)
         if out.returncode:
             print(config, "failed:", out.stderr.strip().splitlines()[-1:], flush=True)
@@ -145,7 +193,7 @@ def main(argv=None):
     for item in filter(None, args.per_eval.split(",")):
         case, n_train = item.split(":")
         load = os.getloadavg()[0]
-        evals.append((case, int(n_train), load, per_evaluation(case, int(n_train))))
+        evals.append((case, int(n_train), load, per_evaluation(case, int(n_train), args.repeat, args.baseline)))
         print(evals[-1], flush=True)
     load_after = os.getloadavg()
     lines = [
@@ -171,16 +219,23 @@ def main(argv=None):
                      f"{r['fit_s']:.2f} s | {r['peak_mib']:.0f} MiB | {r['log_loss']:.4f} | "
                      f"{', '.join(map(str, r['n_iter']))} | {', '.join(map(str, r['prototypes']))} | {r['load']:.2f} |")
     if evals:
-        lines += ["", "## One objective evaluation by dtype",
-                  "", "Median of 5 evaluations of the batch objective at one point, float64 and float32 taking turns "
-                  "in one process (see `per_evaluation`).", "",
-                  "| case | train rows | batch 1 float64 | batch 1 float32 | batch 2 float64 | batch 2 float32 | "
-                  "float64 / float32 | load (1 min) before |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-        for case, n_train, load, t in evals:
-            ratio = (t["float64 batch 1"] + t["float64 batch 2"]) / (t["float32 batch 1"] + t["float32 batch 2"])
-            lines.append(f"| {case} | {n_train:,} | {1e3 * t['float64 batch 1']:.1f} ms | {1e3 * t['float32 batch 1']:.1f} ms"
-                         f" | {1e3 * t['float64 batch 2']:.1f} ms | {1e3 * t['float32 batch 2']:.1f} ms | {ratio:.2f} | "
-                         f"{load:.2f} |")
+        before = bool(args.baseline)
+        lines += ["", "## One objective evaluation" + (" before and after" if before else " by dtype"),
+                  "", f"Median of {args.repeat} evaluations of a batch objective at one point (v in every feature, w "
+                  "spread over [0, 1]), one BLAS thread, "
+                  + (f"the baseline `{args.baseline}` and the current objective built from the same arguments and "
+                     "taking turns in one process; differences: value relative, gradient against its largest entry"
+                     if before else "float64 and float32 taking turns in one process")
+                  + " (see `per_evaluation`).", "",
+                  "| case | train rows | dtype | batch | v | " + ("before | after | before / after | value diff | "
+                                                                   "gradient diff | " if before else "time | ")
+                  + "load (1 min) before |",
+                  "| --- | --- | --- | --- | --- | " + ("--- | " * (5 if before else 1)) + "--- |"]
+        for case, n_train, load, rows_ in evals:
+            for r in rows_:
+                cells = (f"{1e3 * r['before']:.1f} ms | {1e3 * r['after']:.1f} ms | {r['before'] / r['after']:.1f} | "
+                         f"{r['d_value']:.1e} | {r['d_grad']:.1e} | " if before else f"{1e3 * r['after']:.1f} ms | ")
+                lines.append(f"| {case} | {n_train:,} | {r['dtype']} | {r['batch']} | {r['v']:g} | {cells}{load:.2f} |")
     text = "\n".join(lines) + "\n"
     Path(args.output).write_text(text)
     print(text)
