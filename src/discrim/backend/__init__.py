@@ -11,7 +11,9 @@ from types import ModuleType
 import numpy as np
 from array_api_compat import array_namespace, is_torch_namespace
 
-from discrim._typing import ArrayLike
+from typing import Any
+
+from discrim._typing import Array, ArrayLike, Device
 from discrim.backend import _ops as ops
 
 __all__ = ["BACKENDS", "array_namespace", "asarray", "host_input", "is_torch_namespace", "namespace", "ops", "to_numpy"]
@@ -49,7 +51,7 @@ def namespace(backend: str = "numpy") -> ModuleType:
     raise ValueError(f"backend must be one of {BACKENDS}; got {backend!r}.")
 
 
-def asarray(x: ArrayLike, xp: ModuleType, device: str | None = None, dtype: object | None = None):
+def asarray(x: ArrayLike, xp: ModuleType, device: Device = None, dtype: object | None = None) -> Array:
     """Convert ``x`` to an array of namespace ``xp`` on ``device``.
 
     Parameters
@@ -100,7 +102,7 @@ def to_numpy(x: ArrayLike) -> np.ndarray:
     return np.asarray(x)
 
 
-def host_input(x: ArrayLike):
+def host_input(x: Any) -> Any:
     """Per-row input (labels, weights) on the host: a torch tensor as numpy, anything else unchanged.
 
     Parameters

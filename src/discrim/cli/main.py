@@ -5,7 +5,9 @@ import importlib.util
 import logging
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 import click
 import numpy as np
@@ -405,11 +407,11 @@ def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite
     console.print(f"predictions written to {output} (Parquet, computed by {where})")
 
 
-def main(argv=None):
+def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Run the ``discrim`` command line (SIGINT/SIGTERM clean up and exit with 130/143)."""
     from discrim.cli._signals import run_command
 
-    return run_command(cli, argv, prog_name="discrim")
+    run_command(cli, argv, prog_name="discrim")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from discrim.datasets._benchmark import list_datasets, load_benchmark, load_dataset
 from discrim.datasets._synthetic import make_checkerboard, make_continuous_xor
+
+if TYPE_CHECKING:
+    import numpy as np
+
 
 def coin_tosses() -> np.ndarray:
     """Heads in five experiments of ten tosses each: the two-coin example of the EM seed.

@@ -11,6 +11,7 @@ from sklearn import datasets as skdatasets
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import StandardScaler
 
+from discrim._typing import RandomStateLike
 from discrim.datasets._synthetic import make_checkerboard, make_continuous_xor
 
 
@@ -93,7 +94,8 @@ def list_datasets() -> dict:
     return {name: case.description for name, case in _CASES.items()}
 
 
-def load_dataset(name: str, random_state: int | np.random.RandomState | np.random.Generator | None = 0, as_frame: bool = False):
+def load_dataset(name: str, random_state: RandomStateLike = 0,
+                 as_frame: bool = False) -> tuple[np.ndarray | pd.DataFrame, np.ndarray]:
     """Load all rows of a built-in data set in their own units, unsplit and unscaled.
 
     Parameters
@@ -128,7 +130,8 @@ def _load(name, random_state):
     return _CASES[name].load(random_state)
 
 
-def load_benchmark(name: str, random_state: int | np.random.RandomState | np.random.Generator | None = 0, test_size: float = 0.3, as_frame: bool = False, scale: bool = True):
+def load_benchmark(name: str, random_state: RandomStateLike = 0, test_size: float = 0.3, as_frame: bool = False,
+                   scale: bool = True) -> tuple[np.ndarray | pd.DataFrame, np.ndarray | pd.DataFrame, np.ndarray, np.ndarray]:
     """Load a benchmark case split 70/30 stratified, scaled on the training part.
 
     Parameters

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import Any, Literal
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
-from discrim._typing import Array, ArrayLike
+from discrim._typing import Array, ArrayLike, Device
 from discrim.base import BaseLikelihoodClassifier
 from discrim.backend import ops, to_numpy
 from discrim.discriminant import _gaussian_math as gm
@@ -410,8 +411,9 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         "n_components": [Interval(Integral, 1, None, closed="left"), None],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
-                 covariance_estimator=None, n_components=None):
+    def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
+                 unlabeled: Any = None, shrinkage: float | Literal["oas"] | None = None,
+                 covariance_estimator: Any = None, n_components: int | None = None) -> None:
         super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
                          covariance_estimator=covariance_estimator)
         self.n_components = n_components
@@ -684,8 +686,9 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         "pooling": [Interval(Real, 0, 1, closed="both")],
     }
 
-    def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
-                 covariance_estimator=None, pooling=0.0):
+    def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
+                 unlabeled: Any = None, shrinkage: float | Literal["oas"] | None = None,
+                 covariance_estimator: Any = None, pooling: float = 0.0) -> None:
         super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
                          covariance_estimator=covariance_estimator)
         self.pooling = pooling

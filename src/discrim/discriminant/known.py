@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import numpy as np
 
 from discrim._typing import ArrayLike
@@ -89,7 +92,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         "priors": [None, StrOptions({"equal", "empirical"}), "array-like"],
     }
 
-    def __init__(self, densities, priors=None):
+    def __init__(self, densities: Sequence[Any], priors: str | ArrayLike | None = None) -> None:
         self.densities = densities
         self.priors = priors
 

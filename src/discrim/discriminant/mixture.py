@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discrim._typing import ArrayLike
+from discrim._typing import ArrayLike, Device, RandomStateLike
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor
 from discrim.base import BaseLikelihoodClassifier
@@ -33,6 +34,9 @@ from discrim.utils.validation import (
     class_index,
     unlabelled_rows,
 )
+
+if TYPE_CHECKING:
+    from discrim.distributions import ComponentFamily
 
 
 def _as_counts(value, name):
@@ -322,21 +326,21 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
     def __init__(
         self,
-        family,
-        n_components=2,
+        family: ComponentFamily | dict[Any, ComponentFamily] | list[ComponentFamily],
+        n_components: int | list[int] | dict[Any, int] = 2,
         *,
-        priors="equal",
-        init_params="kmeans++",
-        n_init=1,
-        max_iter=100,
-        tol=1e-3,
-        reg_covar=None,
-        random_state=None,
-        device=None,
-        unlabeled=None,
-        joint=False,
-        common_family=False,
-    ):
+        priors: str | ArrayLike = "equal",
+        init_params: str = "kmeans++",
+        n_init: int = 1,
+        max_iter: int = 100,
+        tol: float = 1e-3,
+        reg_covar: float | None = None,
+        random_state: RandomStateLike = None,
+        device: Device = None,
+        unlabeled: Any = None,
+        joint: bool = False,
+        common_family: bool = False,
+    ) -> None:
         self.family = family
         self.n_components = n_components
         self.priors = priors

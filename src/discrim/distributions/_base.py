@@ -1,12 +1,15 @@
 """The component-family interface shared by EM, the plug-in discriminant rules and the reducers."""
 
+from __future__ import annotations
+
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, fields
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from discrim._typing import Array, ArrayLike
 from discrim.backend import ops, to_numpy
 
 __all__ = ["ComponentFamily", "Params", "Stats", "host", "mask_patterns", "slice_rows"]
@@ -175,11 +178,11 @@ class Params:
     """
 
     @property
-    def n_components(self):
+    def n_components(self) -> int:
         """K: the leading axis of the first parameter (never a shared one)."""
         return np.shape(getattr(self, fields(self)[0].name))[0]
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         """Return ``{parameter name: array}`` (arrays are not copied)."""
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
@@ -295,7 +298,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     # --- the interface -------------------------------------------------------------------
 
     @abstractmethod
-    def log_prob(self, X, params, *, mask=None, rows=None):
+    def log_prob(self, X: Array, params: Params, *, mask: Array | None = None,
+                 rows: dict[str, Array] | None = None) -> Array:
         """Log-density of every row under every component.
 
         Parameters
@@ -316,7 +320,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
 
     @abstractmethod
-    def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
+    def suff_stats(self, X: Array, resp: Array, sample_weight: Array | None = None, *, mask: Array | None = None,
+                   rows: dict[str, Array] | None = None, params: Params | None = None) -> Stats:
         """Sufficient statistics of X under weighted responsibilities.
 
         Parameters
@@ -340,7 +345,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
 
     @abstractmethod
-    def params_from_stats(self, stats, current=None):
+    def params_from_stats(self, stats: Stats, current: Params | None = None) -> Params:
         """Weighted maximum-likelihood parameters from sufficient statistics (the M-step).
 
         Parameters
@@ -357,7 +362,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
             values that the caller must replace.
         """
 
-    def params_given(self, stats, fixed, current=None):
+    def params_given(self, stats: Stats, fixed: dict[str, tuple[np.ndarray, np.ndarray]],
+                     current: Params | None = None) -> Params:
         """The M-step with some parameter entries held at given values.
 
         Parameters
@@ -384,7 +390,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         return self.params_class(**params)
 
     @abstractmethod
-    def sample(self, params, n_per_component, rng):
+    def sample(self, params: Params, n_per_component: ArrayLike, rng: np.random.Generator) -> np.ndarray:
         """Draw rows from each component.
 
         Parameters
@@ -400,7 +406,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
 
     @abstractmethod
-    def n_parameters(self, n_features, n_components=1):
+    def n_parameters(self, n_features: int, n_components: int = 1) -> int:
         """Number of free parameters of ``n_components`` components (mixing weights excluded).
 
         Parameters
@@ -413,7 +419,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         n_parameters : int
         """
 
-    def param_sizes(self, n_features):
+    def param_sizes(self, n_features: int) -> dict[str, int]:
         """Free parameters in each parameter of one component (of all components, for a shared one).
 
         Summed over the parameters and multiplied out over K components (shared ones once), they
@@ -446,7 +452,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         return out
 
     @abstractmethod
-    def param_shapes(self, n_components, n_features):
+    def param_shapes(self, n_components: int, n_features: int) -> dict[str, tuple[int, ...]]:
         """Expected shape of every parameter array.
 
         Parameters
@@ -459,7 +465,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         shapes : dict of str to tuple of int
         """
 
-    def check_options(self):
+    def check_options(self) -> ComponentFamily:
         """Validate the structural options; raise ``ValueError`` naming the option and the fix.
 
         Returns
@@ -468,7 +474,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return self
 
-    def uses_data_defaults(self):
+    def uses_data_defaults(self) -> bool:
         """Whether some option defaults to a moment of the data (a Gaussian prior's mean and scale).
 
         Returns
@@ -479,7 +485,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return False
 
-    def fill_data_defaults(self, data_stats, n_components):
+    def fill_data_defaults(self, data_stats: Stats, n_components: int) -> ComponentFamily:
         """The family with its data-dependent defaults filled in (self when it has none).
 
         Parameters
@@ -495,7 +501,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return self
 
-    def row_data(self, n_samples):
+    def row_data(self, n_samples: int) -> dict[str, np.ndarray] | None:
         """Per-row data for ``n_samples`` rows, or None when the family has none.
 
         Parameters
@@ -510,7 +516,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
     # --- missing values: what a component says of the unobserved entries of a row ------------
 
-    def component_means(self, params, n_rows=1, rows=None):
+    def component_means(self, params: Params, n_rows: int = 1, rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """Expected value of every feature under every component: (K, d), or (K, n, d) per row.
 
         Families whose features are independent given the component (all but the full and tied
@@ -529,7 +535,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         raise NotImplementedError(f"{type(self).__name__} does not give the expected values of its features.")
 
-    def conditional_mean(self, X, params, observed, rows=None):
+    def conditional_mean(self, X: np.ndarray, params: Params, observed: np.ndarray,
+                         rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """Rows completed under each component: the missing entries replaced by their conditional mean.
 
         Parameters
@@ -550,7 +557,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         means = means[:, None, :] if means.ndim == 2 else means
         return np.where(observed, X[None], means)
 
-    def conditional_sample(self, X, params, observed, components, rng, rows=None):
+    def conditional_sample(self, X: np.ndarray, params: Params, observed: np.ndarray, components: np.ndarray,
+                           rng: np.random.Generator, rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """Rows with their missing entries drawn from the conditional distribution of a component.
 
         Parameters
@@ -578,7 +586,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
     # --- shared behaviour ----------------------------------------------------------------
 
-    def row_footprint(self, n_components, n_features):
+    def row_footprint(self, n_components: int, n_features: int) -> int:
         """Floats per row in the largest temporaries of :meth:`log_prob` and :meth:`suff_stats`.
 
         EM sizes its row blocks with it, so that one block's temporaries stay in cache.
@@ -594,7 +602,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return n_components + n_features
 
-    def shared_params(self):
+    def shared_params(self) -> tuple[str, ...]:
         """Names of parameters shared by all components (no leading component axis)."""
         return ()
 
@@ -604,7 +612,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     #: markers) or the real line (a density, drawn as curves and contours).
     is_discrete = True
 
-    def support_upper(self):
+    def support_upper(self) -> int | None:
         """Largest value of the support, or None when it is unbounded (Poisson, Gaussian).
 
         Returns
@@ -613,7 +621,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return None
 
-    def rows_per_component(self, n_features):
+    def rows_per_component(self, n_features: int) -> int:
         """Weighted rows a component needs for non-degenerate parameters (0: any positive weight).
 
         With fewer, the likelihood of a fit can grow without bound as the component shrinks
@@ -629,7 +637,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return 0
 
-    def min_relative_variance(self, params, occupied, feature_var):
+    def min_relative_variance(self, params: Params, occupied: np.ndarray, feature_var: np.ndarray) -> float:
         """Smallest variance of a fitted component in units of the features' variances.
 
         Families with a variance parameter that can collapse onto tied values (Gaussian)
@@ -650,7 +658,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return float("nan")
 
-    def fit_params(self, X, resp, sample_weight=None, *, mask=None, rows=None):
+    def fit_params(self, X: Array, resp: Array, sample_weight: Array | None = None, *, mask: Array | None = None,
+                   rows: dict[str, Array] | None = None) -> Params:
         """Weighted MLE from responsibilities: ``params_from_stats(suff_stats(...))``.
 
         Parameters
@@ -667,7 +676,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return self.params_from_stats(self.suff_stats(X, resp, sample_weight, mask=mask, rows=rows))
 
-    def check_data(self, X, rows=None):
+    def check_data(self, X: np.ndarray, rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """Raise ``ValueError`` if some row of X is outside the support of the family.
 
         Parameters
@@ -688,7 +697,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
             )
         return X
 
-    def make_params(self, params, n_components, n_features):
+    def make_params(self, params: dict[str, ArrayLike] | Params, n_components: int, n_features: int) -> Params:
         """Validate a dict (or Params) of parameters and return a Params instance.
 
         Parameters

@@ -1,5 +1,7 @@
 """The conjugate prior of Fraley and Raftery (2007) for Gaussian mixtures: defaults and MAP moments, as mclust."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass, replace
 from numbers import Real
 
@@ -61,10 +63,10 @@ class GaussianPrior:
 
     shrinkage: float = 0.01
     mean: object = None
-    dof: float = None
+    dof: float | None = None
     scale: object = None
 
-    def check(self, model, n_features=None):
+    def check(self, model: str, n_features: int | None = None) -> GaussianPrior:
         """Validate the fields for a covariance model; raise a one-line ValueError naming the field.
 
         Parameters

@@ -1,10 +1,13 @@
 """Binomial and Bernoulli components: independent counts of successes per feature."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from numbers import Integral
 
 import numpy as np
 
+from discrim._typing import ArrayLike
 from discrim.distributions import _constraints as constraints
 from discrim.backend import ops
 from discrim.distributions._base import (
@@ -85,7 +88,7 @@ class Binomial(ComponentFamily):
     params_class = BinomialParams
     cli_names = {"binomial": {}}
 
-    def __init__(self, n_trials=1):
+    def __init__(self, n_trials: int | ArrayLike = 1) -> None:
         self.n_trials = n_trials
 
     # options and per-row data --------------------------------------------------------
@@ -212,7 +215,7 @@ class Bernoulli(Binomial):
 
     cli_names = {"bernoulli": {}}
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     @property

@@ -1,10 +1,16 @@
 """Categorical components: independent category codes per feature."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 
+from collections.abc import Sequence
+
+from discrim._typing import ArrayLike
 from discrim.distributions import _constraints as constraints
 from discrim.backend import ops
 from discrim.distributions._base import (
@@ -81,7 +87,7 @@ class Categorical(ComponentFamily):
     params_class = CategoricalParams
     cli_names = {"categorical": {}}
 
-    def __init__(self, n_categories=2, categories=None):
+    def __init__(self, n_categories: int | Sequence[int] = 2, categories: Sequence[Sequence[Any]] | None = None) -> None:
         self.n_categories = n_categories
         self.categories = categories
 
@@ -141,7 +147,7 @@ class Categorical(ComponentFamily):
                                  "leave n_categories at its default when categories are given.")
         return self
 
-    def encode(self, X):
+    def encode(self, X: ArrayLike) -> np.ndarray:
         """Category codes of rows of category values.
 
         Parameters
@@ -174,7 +180,7 @@ class Categorical(ComponentFamily):
                                      "add it to categories or mark it missing (None).")
         return out
 
-    def decode(self, codes):
+    def decode(self, codes: ArrayLike) -> np.ndarray:
         """Category values of category codes (the inverse of :meth:`encode`).
 
         Parameters

@@ -68,7 +68,7 @@ class Exponential(ComponentFamily):
     is_discrete = False
     cli_names = {"exponential": {}}
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     def check_data(self, X, rows=None):

@@ -1,9 +1,14 @@
 """Fixed: any family with some parameters, or the parameters of some components, held at given values."""
 
+from __future__ import annotations
+
 from numbers import Integral
 
 import numpy as np
 
+from collections.abc import Mapping, Sequence
+
+from discrim._typing import ArrayLike
 from discrim.distributions._base import ComponentFamily
 
 __all__ = ["Fixed"]
@@ -48,7 +53,7 @@ class Fixed(ComponentFamily):
     9
     """
 
-    def __init__(self, family, params, components=None):
+    def __init__(self, family: ComponentFamily, params: Mapping[str, ArrayLike], components: Sequence[int] | None = None) -> None:
         self.family = family
         self.params = params
         self.components = components

@@ -117,7 +117,7 @@ class Gamma(ComponentFamily):
     is_discrete = False
     cli_names = {"gamma": {}}
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     def check_data(self, X, rows=None):

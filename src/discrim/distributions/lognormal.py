@@ -1,5 +1,7 @@
 """Log-normal components: independent positive values per feature, normal on the log scale."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from numbers import Real
 
@@ -90,7 +92,7 @@ class LogNormal(ComponentFamily):
     fit_options = ("reg_covar",)
     cli_names = {"lognormal": {}}
 
-    def __init__(self, reg_covar=1e-6):
+    def __init__(self, reg_covar: float = 1e-6) -> None:
         self.reg_covar = reg_covar
 
     def check_options(self):

@@ -64,7 +64,7 @@ class Poisson(ComponentFamily):
     support = constraints.nonnegative_integer
     cli_names = {"poisson": {}}
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     def param_shapes(self, n_components, n_features):

@@ -1,10 +1,15 @@
 """Product components: a different family on each group of columns, independent given the component."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from collections.abc import Sequence
 from numbers import Integral
+from typing import Any
 
 import numpy as np
 
+from discrim._typing import ArrayLike
 from discrim.backend import ops
 from discrim.distributions._base import (
     ComponentFamily,
@@ -31,10 +36,10 @@ class ProductParams(Params):
         By qualified name.
     """
 
-    def __init__(self, **params):
+    def __init__(self, **params: Any) -> None:
         self.__dict__.update(params)  # the dataclass is frozen: its __setattr__ refuses
 
-    def as_dict(self):
+    def as_dict(self) -> dict[str, Any]:
         """Return ``{qualified parameter name: array}`` (arrays are not copied)."""
         return {k: v for k, v in self.__dict__.items() if k != "_derived"}
 
@@ -107,7 +112,7 @@ class Product(ComponentFamily):
 
     params_class = ProductParams
 
-    def __init__(self, families):
+    def __init__(self, families: Sequence[tuple[Any, ...]]) -> None:
         self.families = families
 
     # --- the parts -----------------------------------------------------------------------------
@@ -154,7 +159,7 @@ class Product(ComponentFamily):
             raise ValueError(f"X has {n_features} columns but {type(self).__name__}'s families cover {m}: "
                              "give every column of X to one group.")
 
-    def part_params(self, params, i):
+    def part_params(self, params: ProductParams, i: int) -> Params:
         """The parameters of part ``i`` as its family's Params (cached per parameter set).
 
         Parameters
@@ -271,7 +276,7 @@ class Product(ComponentFamily):
             family.check_data(ops.take_columns(X, cols), self._part_rows(rows, name))
         return X
 
-    def encode(self, X):
+    def encode(self, X: ArrayLike) -> np.ndarray:
         """Numeric rows for the estimators: each part's ``encode`` on its columns, floats elsewhere.
 
         Parameters
@@ -301,7 +306,7 @@ class Product(ComponentFamily):
                                  f"{type(family).__name__} its categories to encode them).") from None
         return out
 
-    def decode(self, X):
+    def decode(self, X: ArrayLike) -> np.ndarray:
         """Rows of values from numeric rows: each part's ``decode`` on its columns where it has one.
 
         Parameters

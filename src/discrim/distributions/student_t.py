@@ -1,7 +1,10 @@
 """Multivariate Student-t components with full or diagonal scale matrices and estimated degrees of freedom."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 from numbers import Real
+from typing import Literal
 
 import numpy as np
 import scipy.optimize
@@ -153,7 +156,8 @@ class StudentT(ComponentFamily):
     is_discrete = False
     cli_names = {"student-t": {"covariance_type": "full"}, "student-t-diag": {"covariance_type": "diag"}}
 
-    def __init__(self, covariance_type="full", dof=None, reg_covar=1e-6):
+    def __init__(self, covariance_type: Literal["full", "diag"] = "full", dof: float | None = None,
+                 reg_covar: float = 1e-6) -> None:
         self.covariance_type = covariance_type
         self.dof = dof
         self.reg_covar = reg_covar

@@ -9,10 +9,17 @@ from numbers import Integral
 import numpy as np
 from sklearn.base import clone
 
-from discrim._typing import ArrayLike
+from typing import TYPE_CHECKING, Any
+
+from discrim._typing import ArrayLike, RandomStateLike
 from discrim.mixture.finite_mixture import FiniteMixture
 from discrim.utils._parallel import run_unordered
 from discrim.utils._random import as_seed_sequence
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from discrim.distributions import ComponentFamily
 
 __all__ = ["BootstrapLRT", "bootstrap_lrt"]
 
@@ -97,7 +104,9 @@ class BootstrapLRT:
         return self.to_markdown()
 
 
-def bootstrap_lrt(X: ArrayLike, family, max_components: int, n_boot: int = 999, *, random_state: int | np.random.RandomState | np.random.Generator | None = None, n_jobs: int | None = None, **mixture_params) -> "BootstrapLRT":
+def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_boot: int = 999, *,
+                  random_state: RandomStateLike = None, n_jobs: int | None = None,
+                  **mixture_params: Any) -> BootstrapLRT:
     """Parametric bootstrap likelihood-ratio tests of G against G + 1 components, as mclust's ``mclustBootstrapLRT``.
 
     For G = 1, ..., ``max_components - 1`` the statistic is ``2 (l_{G+1} - l_G)``, the

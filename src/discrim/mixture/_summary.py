@@ -10,6 +10,8 @@ import numpy as np
 from discrim._typing import ArrayLike
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from discrim.mixture.finite_mixture import FiniteMixture
 
 __all__ = ["MixtureSummary", "summarize_mixture"]
@@ -209,7 +211,7 @@ class MixtureSummary:
             return "BIC = 2 log L - df log n, ICL = BIC + 2 sum log max_k z_ik (mclust's sign: higher is better)."
         return "BIC = -2 log L + df log n, ICL = BIC - 2 sum log max_k z_ik (lower is better; mclust reports the negatives)."
 
-    def to_text(self, *, mclust_sign: bool = False, parameters=True):
+    def to_text(self, *, mclust_sign: bool = False, parameters: bool = True) -> str:
         """Render the summary as text, in the layout of mclust's ``summary(Mclust)``.
 
         Parameters
@@ -267,7 +269,7 @@ class MixtureSummary:
                  _markdown_table(self.components, floatfmt, index=True)]
         return "\n".join(parts)
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """The fit's numbers as a one-row DataFrame (the component table is :attr:`components`).
 
         Returns

@@ -5,13 +5,14 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from discrim._typing import Array, ArrayLike
+from discrim._typing import Array, ArrayLike, Device, RandomStateLike
 from discrim._posterior import PosteriorMixin, check_joint, log_posterior, map_log_probability
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
@@ -50,6 +51,10 @@ from discrim.utils.validation import (
     observed_means,
     rescale_weights,
 )
+
+if TYPE_CHECKING:
+    from discrim.distributions import ComponentFamily
+    from discrim.mixture._summary import MixtureSummary
 
 __all__ = ["FiniteMixture", "MAX_N_INIT"]
 
@@ -272,29 +277,29 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def __init__(
         self,
-        family,
-        n_components=2,
+        family: ComponentFamily,
+        n_components: int = 2,
         *,
-        weights_init=None,
-        fix_weights=False,
-        params_init=None,
-        init_params="kmeans++",
-        n_init=1,
-        max_iter=100,
-        tol=1e-3,
-        reg_covar=None,
-        keep_history=False,
-        random_state=None,
-        warm_start=False,
-        dtype="float64",
-        chunk_size=None,
-        n_threads=None,
-        device=None,
-        component_labels=None,
-        unlabeled=None,
-        noise=False,
-        noise_init=None,
-    ):
+        weights_init: ArrayLike | None = None,
+        fix_weights: bool = False,
+        params_init: dict[str, ArrayLike] | None = None,
+        init_params: str | ArrayLike = "kmeans++",
+        n_init: int = 1,
+        max_iter: int = 100,
+        tol: float = 1e-3,
+        reg_covar: float | None = None,
+        keep_history: bool = False,
+        random_state: RandomStateLike = None,
+        warm_start: bool = False,
+        dtype: Literal["float64", "float32"] = "float64",
+        chunk_size: int | None = None,
+        n_threads: int | None = None,
+        device: Device = None,
+        component_labels: ArrayLike | None = None,
+        unlabeled: int | None = None,
+        noise: bool | float = False,
+        noise_init: ArrayLike | None = None,
+    ) -> None:
         self.family = family
         self.n_components = n_components
         self.weights_init = weights_init
@@ -833,7 +838,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         log_map, _ = weighted_total(map_log_probability(self.predict_proba(X)), sample_weight)
         return self.bic(X, sample_weight) - 2.0 * log_map
 
-    def summary(self, X: ArrayLike, sample_weight: ArrayLike | None = None):
+    def summary(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> MixtureSummary:
         """The fitted model's summary on X, as mclust's ``summary(Mclust)``.
 
         Parameters

@@ -1,15 +1,19 @@
 """PrototypeClassifierCV: the cross-validated search over alpha_feature (and alpha_prototype) and the batch count."""
 
+from __future__ import annotations
+
 import logging
 import time
 from numbers import Integral, Real
-from typing import NamedTuple
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
 from sklearn.utils.validation import check_is_fitted
 
+from discrim._typing import Array, ArrayLike, Device, RandomStateLike
 from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_tasks, refit_path, select_one_se
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
@@ -282,34 +286,34 @@ empty_check_iter, max_samples, dtype, backend, device
 
     def __init__(
         self,
-        alpha_feature_grid=None,
-        max_batches=10,
+        alpha_feature_grid: ArrayLike | None = None,
+        max_batches: int = 10,
         *,
-        alpha_prototype_grid=None,
-        scoring="log_loss",
-        transformer=None,
-        cv=5,
-        n_jobs=None,
-        search_tol=1e-5,
-        search_max_iter=30,
-        search_ftol=2.2e-6,
-        refit_tol=1e-5,
-        warm_start=True,
-        n_candidates=1000,
-        max_fraction=0.5,
-        l1_ratio_feature=0.05,
-        alpha_prototype=1e-8,
-        l1_ratio_prototype=0.05,
-        max_iter=15000,
-        empty_check_iter=200,
-        max_samples=None,
-        dtype="float64",
-        backend="numpy",
-        device=None,
-        random_state=None,
-        verbose=0,
-        callback=None,
-    ):
+        alpha_prototype_grid: ArrayLike | None = None,
+        scoring: Literal["log_loss", "roc_auc", "balanced_accuracy"] = "log_loss",
+        transformer: Any = None,
+        cv: int | Any | Iterable[Any] = 5,
+        n_jobs: int | None = None,
+        search_tol: float = 1e-5,
+        search_max_iter: int | None = 30,
+        search_ftol: float | None = 2.2e-6,
+        refit_tol: float = 1e-5,
+        warm_start: bool = True,
+        n_candidates: int = 1000,
+        max_fraction: float = 0.5,
+        l1_ratio_feature: float = 0.05,
+        alpha_prototype: float = 1e-8,
+        l1_ratio_prototype: float = 0.05,
+        max_iter: int = 15000,
+        empty_check_iter: int = 200,
+        max_samples: int | float | None = None,
+        dtype: Literal["float64", "float32"] = "float64",
+        backend: Literal["numpy", "torch"] = "numpy",
+        device: Device = None,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+        callback: Callable[[SearchProgress], Any] | None = None,
+    ) -> None:
         self.alpha_feature_grid = alpha_feature_grid
         self.max_batches = max_batches
         self.alpha_prototype_grid = alpha_prototype_grid
@@ -400,7 +404,8 @@ empty_check_iter, max_samples, dtype, backend, device
         tags.input_tags.allow_nan = True  # NaN is a missing value: the factor 1 in every kernel
         return tags
 
-    def fit(self, X, y, sample_weight=None, groups=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+            groups: ArrayLike | None = None) -> PrototypeClassifierCV:
         """Run the cross-validated search and refit the selected model on all the data.
 
         Parameters
@@ -540,7 +545,7 @@ empty_check_iter, max_samples, dtype, backend, device
         transform = getattr(self, "transformer_", None)
         return X if transform is None else _transformed(transform, X)
 
-    def predict(self, X):
+    def predict(self, X: ArrayLike) -> Array:
         """Predict classes with the refitted model.
 
         Parameters
@@ -553,7 +558,7 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict(self._rows(X))
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: ArrayLike) -> Array:
         """Class probabilities of the refitted model.
 
         Parameters
@@ -567,7 +572,7 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict_proba(self._rows(X))
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: ArrayLike) -> Array:
         """Log class probabilities of the refitted model.
 
         Parameters
@@ -580,7 +585,7 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict_log_proba(self._rows(X))
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Accuracy of the refitted model (scikit-learn's ``score`` of a classifier).
 
         Parameters

@@ -1,14 +1,21 @@
 """scipy's L-BFGS-B behind a small result object and a ConvergenceWarning."""
 
+from __future__ import annotations
+
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import scipy.optimize
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.optim._setulb import compiled_setulb, run_setulb
+
+if TYPE_CHECKING:
+    from discrim.optim._objective import Objective
 
 # scipy's defaults: ``ftol`` (factr = 1e7 times machine epsilon) and the evaluation limit
 DEFAULT_FTOL = 1e7 * np.finfo(float).eps
@@ -108,8 +115,10 @@ def check_finite_evaluation(value, grad, zeros=None):
     raise FloatingPointError(f"the objective's {what} is not finite, so L-BFGS-B cannot continue")
 
 
-def minimize_lbfgsb(objective, *, max_iter=15000, tol=1e-5, ftol=None, ftol_after=0, m=10, maxls=20,
-                    scale=None, stop=None, driver="auto"):
+def minimize_lbfgsb(objective: Objective, *, max_iter: int = 15000, tol: float = 1e-5, ftol: float | None = None,
+                    ftol_after: int = 0, m: int = 10, maxls: int = 20, scale: np.ndarray | None = None,
+                    stop: Callable[[int, np.ndarray, float], bool] | None = None,
+                    driver: Literal["auto", "scipy"] = "auto") -> SolverResult:
     """Minimise an :class:`~discrim.optim.Objective` subject to its bounds with L-BFGS-B.
 
     Parameters

@@ -1,6 +1,9 @@
 """The objective protocol that :func:`discrim.optim.minimize_lbfgsb` knows, and its composition."""
 
-from typing import Protocol, runtime_checkable
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import scipy.optimize
@@ -117,7 +120,7 @@ class PenalizedObjective:
     [0.5, 0.0]
     """
 
-    def __init__(self, datafit, penalties, x0):
+    def __init__(self, datafit: Any, penalties: Iterable[tuple[slice, Any]], x0: np.ndarray) -> None:
         self.datafit = datafit
         self.penalties = list(penalties)
         self._x0 = np.asarray(x0, dtype=np.float64).copy()
@@ -135,11 +138,11 @@ class PenalizedObjective:
                 self._l1[block] += l1
                 self._l2[block] += l2
 
-    def x0(self):
+    def x0(self) -> np.ndarray:
         """Starting point, float64 of shape (n_params,)."""
         return self._x0.copy()
 
-    def with_x0(self, x0):
+    def with_x0(self, x0: np.ndarray) -> PenalizedObjective:
         """The same objective with another starting point.
 
         Parameters
@@ -154,7 +157,7 @@ class PenalizedObjective:
         """
         return PenalizedObjective(self.datafit, self.penalties, x0)
 
-    def value_at_zero(self):
+    def value_at_zero(self) -> float:
         """The value at ``theta = 0``, through the data term's ``value_at_zero`` where it has one.
 
         Returns
@@ -167,11 +170,11 @@ class PenalizedObjective:
             return self.value_and_grad(zero)[0]
         return float(at_zero()) + sum(penalty.value_and_grad(zero[block])[0] for block, penalty in self.penalties)
 
-    def bounds(self):
+    def bounds(self) -> scipy.optimize.Bounds:
         """Non-negativity of every parameter."""
         return scipy.optimize.Bounds(np.zeros(self.n_params), np.full(self.n_params, np.inf))
 
-    def value_and_grad(self, theta):
+    def value_and_grad(self, theta: np.ndarray) -> tuple[float, np.ndarray]:
         """Penalised value and gradient at ``theta``.
 
         Parameters
@@ -239,18 +242,18 @@ class Restricted:
     [0.0, 2.0, 0.0]
     """
 
-    def __init__(self, objective, free, theta, lower=None):
+    def __init__(self, objective: Objective, free: np.ndarray, theta: np.ndarray, lower: np.ndarray | None = None) -> None:
         self.objective = objective
         self.free = np.asarray(free)
         self.theta = np.asarray(theta, dtype=np.float64).copy()
         self.n_params = self.free.shape[0]
         self.lower = None if lower is None else np.asarray(lower, dtype=np.float64)
 
-    def x0(self):
+    def x0(self) -> np.ndarray:
         """Start of the free coordinates, float64 of shape (n_params,)."""
         return self.theta[self.free].copy()
 
-    def bounds(self):
+    def bounds(self) -> scipy.optimize.Bounds:
         """The full objective's bounds on the free coordinates."""
         b = self.objective.bounds()
         lb = np.broadcast_to(b.lb, self.theta.shape)[self.free]
@@ -258,7 +261,7 @@ class Restricted:
             lb = np.maximum(lb, self.lower)
         return scipy.optimize.Bounds(lb, np.broadcast_to(b.ub, self.theta.shape)[self.free])
 
-    def embed(self, t):
+    def embed(self, t: np.ndarray) -> np.ndarray:
         """The full parameter vector with the free coordinates set to ``t``.
 
         Parameters
@@ -275,7 +278,7 @@ class Restricted:
         full[self.free] = t
         return full
 
-    def value_and_grad(self, t):
+    def value_and_grad(self, t: np.ndarray) -> tuple[float, np.ndarray]:
         """Value and gradient with respect to the free coordinates.
 
         Parameters

@@ -1,6 +1,10 @@
 """Penalties on blocks of a non-negative parameter vector."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+
+import numpy as np
 
 
 
@@ -35,7 +39,7 @@ class NonNegElasticNet:
     alpha: float
     l1_ratio: float
 
-    def value_and_grad(self, t):
+    def value_and_grad(self, t: np.ndarray) -> tuple[float, np.ndarray]:
         """Penalty value and gradient.
 
         Parameters
@@ -51,6 +55,6 @@ class NonNegElasticNet:
         value = l1 * float(t.sum()) + 0.5 * l2 * float(t @ t)
         return value, l1 + l2 * t
 
-    def coefficients(self):
+    def coefficients(self) -> tuple[float, float]:
         """The penalty as ``l1 * sum(t) + l2 / 2 * sum(t ** 2)``: returns ``(l1, l2)``."""
         return self.alpha * self.l1_ratio, self.alpha * (1.0 - self.l1_ratio)

@@ -1,11 +1,20 @@
 """Decision regions of a fitted classifier over two features, with the training points."""
 
+from __future__ import annotations
+
 import numpy as np
 
+from typing import TYPE_CHECKING, Any
+
+from discrim._typing import ArrayLike
 from discrim.plotting._mpl import new_axes
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def plot_decision_surface(estimator, X, y, ax=None, resolution=300, margin=0.1, show_proba=True):
+
+def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes | None = None, resolution: int = 300,
+                          margin: float = 0.1, show_proba: bool = True) -> Axes:
     """Draw the classes an estimator assigns over the plane of two features.
 
     Parameters

@@ -1,11 +1,23 @@
 """Plots of finite mixtures: EM convergence, fitted densities, classification and uncertainty pairs, BIC against K."""
 
+from __future__ import annotations
+
 import numpy as np
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Literal
+
+from discrim._typing import ArrayLike
 from discrim.plotting._mpl import new_axes
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
-def plot_convergence(mixture, ax=None):
+    from discrim.mixture import FiniteMixture, MixtureSelection
+
+
+def plot_convergence(mixture: FiniteMixture, ax: Axes | None = None) -> Axes:
     """Plot the EM log-likelihood trace of a fitted mixture.
 
     Parameters
@@ -47,7 +59,8 @@ def plot_convergence(mixture, ax=None):
     return ax
 
 
-def plot_mixture_density(mixture, X, ax=None, *, bins="auto", grid_size=200):
+def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None = None, *, bins: int | str = "auto",
+                         grid_size: int = 200) -> Axes:
     """Draw the fitted mixture density over the data, for one or two columns.
 
     One column: a density histogram of X with the mixture density and its weighted components
@@ -195,7 +208,9 @@ def _line_style(label, index):
     return _MARKERS[index % len(_MARKERS)], index // len(_MARKERS) % 2 == 0, f"C{index % 10}"
 
 
-def plot_selection(selection, ax=None, *, criterion=None, mclust_sign=False, include_degenerate=False):
+def plot_selection(selection: MixtureSelection, ax: Axes | None = None, *,
+                   criterion: Literal["bic", "aic", "icl"] | None = None, mclust_sign: bool = False,
+                   include_degenerate: bool = False) -> Axes:
     """Plot the model-choice criterion against the number of components, one line per family.
 
     This is the picture of mclust's ``plot(mclustBIC(...))``: with mclust's model names as
@@ -543,7 +558,9 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
     return axes
 
 
-def plot_classification(mixture, X, *, dimensions=None, ellipse_sd=(1.0, 2.0), fig=None, ax=None):
+def plot_classification(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequence[int | str] | None = None,
+                        ellipse_sd: Sequence[float] = (1.0, 2.0), fig: Figure | None = None,
+                        ax: Axes | None = None) -> np.ndarray:
     """Pairs plot of the rows coloured by their most probable component, with component ellipses.
 
     mclust's ``plot(fit, what="classification")`` in any dimension: panel ``(r, c)`` of the grid
@@ -593,7 +610,9 @@ def plot_classification(mixture, X, *, dimensions=None, ellipse_sd=(1.0, 2.0), f
                   ellipse_sd=_check_sd(ellipse_sd))
 
 
-def plot_uncertainty(mixture, X, *, dimensions=None, ellipse_sd=(1.0,), max_marker_size=40.0, fig=None, ax=None):
+def plot_uncertainty(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequence[int | str] | None = None,
+                     ellipse_sd: Sequence[float] = (1.0,), max_marker_size: float = 40.0, fig: Figure | None = None,
+                     ax: Axes | None = None) -> np.ndarray:
     """Pairs plot of the classification uncertainty, ``1 - max_k P(k | x)``, as marker size.
 
     mclust's ``plot(fit, what="uncertainty")`` in any dimension: as
@@ -641,8 +660,9 @@ def plot_uncertainty(mixture, X, *, dimensions=None, ellipse_sd=(1.0,), max_mark
                   ellipse_sd=_check_sd(ellipse_sd), max_marker_size=float(max_marker_size))
 
 
-def plot_density(mixture, X, *, dimensions=None, levels=(0.25, 0.5, 0.75, 0.95), grid_size=100, show_points=True,
-                 fig=None, ax=None):
+def plot_density(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequence[int | str] | None = None,
+                 levels: Sequence[float] = (0.25, 0.5, 0.75, 0.95), grid_size: int = 100, show_points: bool = True,
+                 fig: Figure | None = None, ax: Axes | None = None) -> np.ndarray:
     """Pairs plot of the mixture's 2-D marginal densities as contours over the rows.
 
     mclust's ``plot(fit, what="density")`` in any dimension. Each panel's density is the

@@ -1,11 +1,19 @@
 """Plots of prototype set models: probability and decision surfaces on 2-D slices, maps per batch, feature weights."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
 from numbers import Integral
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
+from discrim._typing import ArrayLike, PrototypeModel
 from discrim.plotting._mpl import new_axes, pyplot
 from discrim.plotting.prototype_map import weighted_pca
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 def _parts(model):
@@ -69,9 +77,12 @@ def _default_pair(final, n_inputs):
     return (int(first), int(second))
 
 
-def plot_prototype_surface(model, X, y=None, *, features=None, baseline="median", kind="probability", target=None,
-                           explain=None, familiarity_quantiles=(0.05, 0.25, 0.5), resolution=80, margin=0.1,
-                           ax=None):
+def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | None = None, *,
+                           features: Sequence[int | str] | Sequence[Sequence[int | str]] | None = None,
+                           baseline: str | ArrayLike = "median", kind: Literal["probability", "decision"] = "probability",
+                           target: object = None, explain: ArrayLike | None = None,
+                           familiarity_quantiles: Sequence[float] = (0.05, 0.25, 0.5), resolution: int = 80,
+                           margin: float = 0.1, ax: Axes | np.ndarray | None = None) -> Axes | np.ndarray:
     """Draw the probability or decision surface of a prototype set model on 2-D slices through a baseline.
 
     The model may take any number of features: each panel varies two of them over the range of
@@ -251,7 +262,9 @@ def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_t
     ax.legend(loc="upper right", fontsize="x-small")
 
 
-def plot_batch_maps(model, X=None, y=None, *, n_batches=None, explain=None, max_marker_size=200.0, ncols=3):
+def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayLike | None = None, *,
+                    n_batches: int | None = None, explain: ArrayLike | None = None, max_marker_size: float = 200.0,
+                    ncols: int = 3) -> np.ndarray:
     """Draw one prototype map per batch: a weighted PCA of its prototypes with supplementary rows.
 
     Batch b's prototypes are the points ``v_b * s_j`` on its active features (the space in which
@@ -354,7 +367,8 @@ def plot_batch_maps(model, X=None, y=None, *, n_batches=None, explain=None, max_
     return axes[: len(batches)]
 
 
-def plot_feature_weights(model, *, n_batches=None, units="model", ax=None):
+def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
+                         units: Literal["model", "original"] = "model", ax: Axes | None = None) -> Axes:
     """Draw the feature weights ``v_bd`` of every batch as a heat map (batches by active features).
 
     Parameters

@@ -1,8 +1,16 @@
 """Prototype map: a weighted PCA of a prototype set's prototypes, sized by weight, coloured by class."""
 
+from __future__ import annotations
+
 import numpy as np
 
+from typing import TYPE_CHECKING
+
+from discrim._typing import PrototypeModel
 from discrim.plotting._mpl import new_axes
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 
 def _prototype_model(model):
@@ -98,7 +106,7 @@ def weighted_pca(Z, weights, n_components=2, return_axes=False):
     return scores, explained
 
 
-def plot_prototype_map(model, ax=None, *, max_marker_size=300.0):
+def plot_prototype_map(model: PrototypeModel, ax: Axes | None = None, *, max_marker_size: float = 300.0) -> Axes:
     """Draw the prototypes of a prototype set on their first two weighted principal axes.
 
     Each prototype is the point ``v_b * x_j`` (its feature values scaled by its batch's feature

@@ -1,11 +1,22 @@
 """Mean cross-validated log-loss of a prototype-set search over alpha_feature and the batch count."""
 
+from __future__ import annotations
+
 import numpy as np
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from discrim.plotting._mpl import new_axes
 
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
-def plot_search(cv_estimator, ax=None, *, batch_counts=None, show_std=False):
+    from discrim.model_selection import PrototypeClassifierCV
+
+
+def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, batch_counts: Sequence[int] | None = None,
+                show_std: bool = False) -> Axes:
     """Plot the mean CV log-loss against alpha_feature, one line per batch count.
 
     The dashed horizontal line is the selection threshold (lowest mean plus its standard

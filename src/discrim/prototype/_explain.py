@@ -1,5 +1,7 @@
 """Explaining a fitted prototype set model: export, per-prediction explanation, shrinking, familiarity."""
 
+from __future__ import annotations
+
 import copy
 import dataclasses
 import warnings
@@ -353,11 +355,11 @@ class Explanation:
     baseline_log_proba: float
     n_prototypes_total: int
     true_class: object = None
-    familiarity_quantile: float = None
-    name: str = None
-    n_batches: int = None
+    familiarity_quantile: float | None = None
+    name: str | None = None
+    n_batches: int | None = None
 
-    def to_frames(self):
+    def to_frames(self) -> dict[str, pd.DataFrame]:
         """The explanation as tables, one per sheet of a report.
 
         Returns

@@ -1,5 +1,7 @@
 """Fitted batches of prototypes: the PrototypeBatch record, its kernel, and merging of duplicates."""
 
+from __future__ import annotations
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -8,6 +10,7 @@ from scipy.cluster.hierarchy import DisjointSet
 
 import array_api_compat.numpy as _np_xp
 
+from discrim._typing import Array
 from discrim.backend import array_namespace, ops
 from discrim.backend._device import is_tensor
 from discrim.prototype._likelihood import kernel_matrix
@@ -65,11 +68,11 @@ class PrototypeBatch:
     sample_index: np.ndarray
 
     @property
-    def n_prototypes(self):
+    def n_prototypes(self) -> int:
         """Number of prototypes ``J``."""
         return int(self.target.shape[0])
 
-    def kernel(self, X, center=None):
+    def kernel(self, X: Array, center: np.ndarray | None = None) -> Array:
         """Kernel values ``K_v(x - s_j)`` over the active features.
 
         Parameters
@@ -101,7 +104,7 @@ class PrototypeBatch:
             S = S - c
         return kernel_matrix(Xa, ops.like(S, Xa), ops.like(self.feature_weights, Xa), xp)
 
-    def class_scores(self, X, n_classes, center=None):
+    def class_scores(self, X: Array, n_classes: int, center: np.ndarray | None = None) -> Array:
         """Unscaled contributions ``sum_{j: y_j = k} w_j K_v(x - s_j)`` of this batch.
 
         Parameters

@@ -1,13 +1,17 @@
 """Export and explanation of prototype set models in the user's units, through pipelines, and as reports."""
 
+from __future__ import annotations
+
 import dataclasses
 import html
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from discrim._typing import ArrayLike, PathLike, PrototypeModel
 from discrim.prototype import _explain
 
 # The inverse of the preprocessing counts as column-wise (and as affine) when the cross-terms
@@ -124,7 +128,8 @@ def _model_names(pre, final, feature_names, units):
     return _explain._feature_names(final)
 
 
-def export(model, *, n_batches=None, feature_names=None, sample_names=None, report=None):
+def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
+           sample_names: ArrayLike | None = None, report: PathLike | None = None) -> pd.DataFrame:
     """Tabulate the prototypes of a fitted model, one row per prototype, in the model's and the input's units.
 
     Parameters
@@ -215,7 +220,7 @@ def _export_frames(table, names, original):
     return {"prototypes": table, "marginals": marginals, "feature_weights": pd.DataFrame(weights)}
 
 
-def familiarity(model, X, n_batches=None):
+def familiarity(model: PrototypeModel, X: ArrayLike, n_batches: int | None = None) -> np.ndarray:
     """Familiarity ``sum_bj w_bj K_vb(x - s_bj)`` of rows given to a model or a pipeline.
 
     Parameters
@@ -243,8 +248,9 @@ def familiarity(model, X, n_batches=None):
     return _explain.familiarity(final, pre.transform(X) if pre is not None else X, n_batches=n_batches)
 
 
-def explain(model, X, y=None, *, reference=None, n_prototypes=10, n_batches=None, feature_names=None,
-            sample_names=None, report=None):
+def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference: ArrayLike | None = None,
+            n_prototypes: int | None = 10, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
+            sample_names: ArrayLike | None = None, report: PathLike | None = None) -> _explain.Explanation:
     """Explain one prediction of a prototype set model, in the model's and the input's units.
 
     Parameters
@@ -337,7 +343,7 @@ def _with_original_units(ex, units, final, names):
 # ------------------------------------------------------------------ report files
 
 
-def write_report(path, frames, title="report"):
+def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str = "report") -> None:
     """Write tables to an ``.xlsx`` workbook (one sheet each) or an ``.html`` page, atomically.
 
     Parameters

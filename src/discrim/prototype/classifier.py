@@ -1,14 +1,19 @@
 """PrototypeClassifier: the prototype set ("proset") classifier, fitted batch by batch."""
 
+from __future__ import annotations
+
 import logging
 from functools import partial
+from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin, rule_from_joint
+from discrim._typing import Array, ArrayLike, Device, PathLike, RandomStateLike
 from discrim.backend import array_namespace, ops, to_numpy
 from discrim.backend._device import check_device, compute_device, is_tensor, rows_on_device
 from discrim.optim import NonNegElasticNet, PenalizedObjective
@@ -43,6 +48,11 @@ from discrim.utils.validation import (
     check_sample_weight,
     validated_training_data,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from discrim.prototype._explain import Explanation
 
 logger = logging.getLogger(__name__)
 
@@ -292,26 +302,26 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def __init__(
         self,
-        n_batches=1,
+        n_batches: int = 1,
         *,
-        n_candidates=1000,
-        max_fraction=0.5,
-        alpha_feature=1e-3,
-        l1_ratio_feature=0.05,
-        alpha_prototype=1e-8,
-        l1_ratio_prototype=0.05,
-        tol=1e-5,
-        ftol=None,
-        max_iter=15000,
-        empty_check_iter=200,
-        max_samples=None,
-        warm_start=False,
-        dtype="float64",
-        backend="numpy",
-        device=None,
-        random_state=None,
-        verbose=0,
-    ):
+        n_candidates: int = 1000,
+        max_fraction: float = 0.5,
+        alpha_feature: float = 1e-3,
+        l1_ratio_feature: float = 0.05,
+        alpha_prototype: float = 1e-8,
+        l1_ratio_prototype: float = 0.05,
+        tol: float = 1e-5,
+        ftol: float | None = None,
+        max_iter: int = 15000,
+        empty_check_iter: int = 200,
+        max_samples: int | float | None = None,
+        warm_start: bool = False,
+        dtype: Literal["float64", "float32"] = "float64",
+        backend: Literal["numpy", "torch"] = "numpy",
+        device: Device = None,
+        random_state: RandomStateLike = None,
+        verbose: int = 0,
+    ) -> None:
         self.n_batches = n_batches
         self.n_candidates = n_candidates
         self.max_fraction = max_fraction
@@ -339,7 +349,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> PrototypeClassifier:
         """Fit the batches of prototypes.
 
         Parameters
@@ -892,7 +902,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             done = n
             yield n, q.copy()
 
-    def predict_proba(self, X, priors=None, n_batches=None):
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                      n_batches: int | list[int] | None = None) -> Array | list[Array]:
         """Class probabilities ``p_k(x)``, from all batches or the first ``n_batches``.
 
         Parameters
@@ -912,7 +923,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._predict_rule(X, priors, n_batches, "proba")
 
-    def predict_log_proba(self, X, priors=None, n_batches=None):
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                          n_batches: int | list[int] | None = None) -> Array | list[Array]:
         """Log of the class probabilities, computed in log space (see :meth:`predict_proba`).
 
         Parameters
@@ -929,7 +941,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._predict_rule(X, priors, n_batches, "log_proba")
 
-    def predict(self, X, priors=None, n_batches=None):
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                n_batches: int | list[int] | None = None) -> Array | list[Array]:
         """The class of largest probability (see :meth:`predict_proba`).
 
         Parameters
@@ -946,7 +959,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._predict_rule(X, priors, n_batches, "predict")
 
-    def score(self, X, y, sample_weight=None, n_batches=None):
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              n_batches: int | list[int] | None = None) -> float | np.ndarray:
         """Mean (weighted) accuracy, scikit-learn's classifier score; see :meth:`log_likelihood` for proset's.
 
         Parameters
@@ -969,7 +983,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             return np.array([accuracy_score(y, to_numpy(p), sample_weight=sample_weight) for p in pred])
         return float(accuracy_score(y, to_numpy(pred), sample_weight=sample_weight))
 
-    def log_likelihood(self, X, y, sample_weight=None, n_batches=None):
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+                       n_batches: int | list[int] | None = None) -> float | np.ndarray:
         """Mean (weighted) log-probability of the true classes, proset's score: ``-log_loss``.
 
         Parameters
@@ -1016,7 +1031,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             return np.array([mean(lp) for lp in log_proba])
         return mean(log_proba)
 
-    def staged_predict_proba(self, X, n_batches=None):
+    def staged_predict_proba(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
         """Class probabilities using the first ``b`` batches, for ``b = 0, ..., n_batches``.
 
         Computed incrementally (each batch's contribution once), in row chunks.
@@ -1039,7 +1054,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         counts = range(len(self.batches_) + 1 if last is None else last + 1)
         return (q / q.sum(axis=1, keepdims=True) for _, q in self._staged_unscaled(X, counts))
 
-    def staged_predict(self, X, n_batches=None):
+    def staged_predict(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
         """Predicted classes using the first ``b`` batches, for ``b = 0, ..., n_batches``.
 
         Parameters
@@ -1066,7 +1081,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     # ------------------------------------------------------------------ explanation (delegates)
 
-    def export(self, *, n_batches=None, feature_names=None, sample_names=None, report=None):
+    def export(self, *, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
+               sample_names: ArrayLike | None = None, report: PathLike | None = None) -> pd.DataFrame:
         """Tabulate the prototypes, one row per prototype (see :func:`discrim.prototype.export`).
 
         Parameters
@@ -1089,8 +1105,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return export(self, n_batches=n_batches, feature_names=feature_names, sample_names=sample_names,
                       report=report)
 
-    def explain(self, X, y=None, reference=None, *, n_prototypes=10, n_batches=None, feature_names=None,
-                sample_names=None, report=None):
+    def explain(self, X: ArrayLike, y: object = None, reference: ArrayLike | None = None, *,
+                n_prototypes: int | None = 10, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
+                sample_names: ArrayLike | None = None, report: PathLike | None = None) -> Explanation:
         """Explain the prediction for one row (see :func:`discrim.prototype.explain`).
 
         Parameters
@@ -1122,7 +1139,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return explain(self, X, y, reference=reference, n_prototypes=n_prototypes, n_batches=n_batches,
                        feature_names=feature_names, sample_names=sample_names, report=report)
 
-    def shrink(self):
+    def shrink(self) -> PrototypeClassifier:
         """Model restricted to the features that some batch uses
         (see :func:`discrim.prototype._explain.shrink_model`).
 
@@ -1135,7 +1152,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return shrink_model(self)
 
     @blockwise
-    def familiarity(self, X, n_batches=None):
+    def familiarity(self, X: ArrayLike, n_batches: int | None = None) -> Array:
         """How well the prototypes cover each row (see :func:`discrim.prototype._explain.familiarity`).
 
         Parameters
