@@ -111,6 +111,8 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
         return W.sum(axis=0) / n
     start = None if current is None else _occupied(current, storage, occupied)
     cov = _M_STEPS[model](W, n_k, start)
+    if n_k.shape[0] == k:  # every component occupied: no placeholders to fill in
+        return np.ascontiguousarray(cov, dtype=np.float64)
     placeholder = np.eye(d) if storage == "full" else (np.ones(d) if storage == "diag" else 1.0)
     out = np.empty((k, *np.shape(placeholder)))
     out[:] = placeholder
@@ -126,7 +128,8 @@ def _occupied(current, storage, occupied):
 def _geometric_mean(values, axis=-1):
     """``prod(values) ** (1/d)`` along an axis, through logs (no overflow)."""
     with np.errstate(divide="ignore"):
-        return np.exp(np.mean(np.log(values), axis=axis))
+        # np.mean's own arithmetic (a sum, then a division by the count), without its wrapper
+        return np.exp(np.add.reduce(np.log(values), axis=axis) / values.shape[axis])
 
 
 def _eii(W, n_k, start):
@@ -243,25 +246,31 @@ def _common_orientation(W, n_k, start, equal_volume):
     D[:] = vectors
 
     def scaled_shapes():
-        B = np.diagonal(M, axis1=1, axis2=2)
+        B = M.diagonal(axis1=1, axis2=2)
         if equal_volume:
             g = _geometric_mean(B)
             return (g.sum() / n_k.sum()) * B / g[:, None]
         return B / n_k[:, None]
 
     def objective():
-        return np.sum(n_k * np.log(S).sum(axis=1)) + np.sum(np.diagonal(M, axis1=1, axis2=2) / S)
+        return (n_k * np.log(S).sum(axis=1)).sum() + (M.diagonal(axis1=1, axis2=2) / S).sum()
 
     rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
+    if not rounds:  # d = 1: nothing to rotate
+        return _compose(np.broadcast_to(D, W.shape), scaled_shapes())
+    all_I = np.concatenate([r.pairs[: r.pairs.size // 2] for r in rounds])
+    all_J = np.concatenate([r.pairs[r.pairs.size // 2 :] for r in rounds])
+    spans = np.cumsum([0] + [r.pairs.size // 2 for r in rounds])
     flat = M.reshape(k, d * d)
     for _ in _alternations(objective):
         S = scaled_shapes()
         inv = 1.0 / S
-        for r in rounds:  # disjoint planes: their rotations commute, so a round is one step
-            inv_ij = inv[:, r.pairs].reshape(k, 2, -1)
+        # 1/S_j - 1/S_i of every pair of the sweep (S is fixed during a sweep): the negated gaps
+        negative_gaps = inv[:, all_J] - inv[:, all_I]
+        for r, start, stop in zip(rounds, spans[:-1], spans[1:]):  # disjoint planes: their rotations commute
             m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
-            # -B and -C, exactly, from the negated gap 1/S_j - 1/S_i (np.add.reduce is np.sum)
-            negative_gap = inv_ij[:, 1] - inv_ij[:, 0]
+            # -B and -C, exactly, from the negated gap (np.add.reduce is np.sum)
+            negative_gap = negative_gaps[:, start:stop]
             minus_B = 0.5 * np.add.reduce(negative_gap * (m[:, 0] - m[:, 1]), axis=0)
             minus_C = np.add.reduce(negative_gap * m[:, 2], axis=0)
             t = 0.5 * np.arctan2(minus_C, minus_B)  # where B cos 2t + C sin 2t is smallest

@@ -181,7 +181,8 @@ class Gaussian(ComponentFamily):
     # The default for objects restored from files written before the prior was an option.
     prior = None
 
-    def __init__(self, covariance_type="full", reg_covar=1e-6, prior=None):
+    def __init__(self, covariance_type: str = "full", reg_covar: float = 1e-6,
+                 prior: "str | GaussianPrior | None" = None) -> None:
         self.covariance_type = covariance_type
         self.reg_covar = reg_covar
         self.prior = prior
@@ -190,7 +191,7 @@ class Gaussian(ComponentFamily):
         """The prior as a GaussianPrior, or None."""
         return GaussianPrior() if isinstance(self.prior, str) and self.prior == "default" else self.prior
 
-    def uses_data_defaults(self):
+    def uses_data_defaults(self) -> bool:
         """Whether the prior has defaults that depend on the data (see :meth:`fill_data_defaults`).
 
         Returns
@@ -200,7 +201,7 @@ class Gaussian(ComponentFamily):
         prior = self._prior()
         return prior is not None and not prior.resolved
 
-    def fill_data_defaults(self, data_stats, n_components):
+    def fill_data_defaults(self, data_stats: Stats, n_components: int) -> "Gaussian":
         """The family with its prior's data-dependent defaults set from the statistics of all rows.
 
         Parameters
@@ -348,13 +349,14 @@ class Gaussian(ComponentFamily):
         if found is not None and found[0]() is X and found[1]() is mask:
             return found[2]
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
-        host_mask = host(mask)
+        host_mask = mask if isinstance(mask, np.ndarray) else host(mask)  # numpy's own: its patterns are remembered
 
         def inverses(missing):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        rows = ConditionedRows(host(X), MissingPatterns(host_mask), host_mask, params.mean, precision, log_det_cov,
+        patterns = MissingPatterns.of(host_mask)  # found once per fit
+        rows = ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov,
                                inverses)
         try:
             forget = functools.partial(_forget, live, key)
@@ -378,12 +380,14 @@ class Gaussian(ComponentFamily):
             )
         conditioned = self._conditioned(X, mask, params)
         wr_t = host(wr_t)
-        completed = conditioned.completed
-        parts = [self._moments(completed[j], wr_t[j : j + 1]) for j in range(params.n_components)]
+        # the moments of the completed rows less each component's mean, shifted back by that mean
+        centred = conditioned.centred
+        parts = [self._moments(centred[j], wr_t[j : j + 1]) for j in range(params.n_components)]
         extra = conditioned.conditional_scatter(wr_t)
+        weight = np.concatenate([p.weight for p in parts])
         return GaussianStats(
-            weight=np.concatenate([p.weight for p in parts]),
-            mean=np.concatenate([p.mean for p in parts]),
+            weight=weight,
+            mean=np.where(weight[:, None] > 0, np.concatenate([p.mean for p in parts]) + params.mean, 0.0),
             scatter=np.concatenate([p.scatter for p in parts]) + extra,
         )
 
@@ -449,7 +453,8 @@ class Gaussian(ComponentFamily):
             return super().conditional_sample(X, params, observed, components, rng, rows)
         return self._conditioned(X, np.broadcast_to(observed, X.shape), params).draw(components, rng)
 
-    def labelled_stats(self, X, labels, sample_weight, n_components):
+    def labelled_stats(self, X: "np.typing.ArrayLike", labels: np.ndarray, sample_weight: np.ndarray,
+                       n_components: int) -> GaussianStats:
         """Statistics of rows that each belong to one component (hard assignments, class labels).
 
         The same moments as :meth:`suff_stats` with 0/1 responsibilities, in O(n d^2) instead of
@@ -525,7 +530,8 @@ class Gaussian(ComponentFamily):
         cov = covariance_mle(self.covariance_type, weight, scatter, self.reg_covar, previous)
         return GaussianParams(mean=mean, covariance=cov)
 
-    def params_given(self, stats, fixed, current=None):
+    def params_given(self, stats: Stats, fixed: "dict[str, tuple[np.ndarray, np.ndarray]]",
+                     current: "Params | None" = None) -> GaussianParams:
         """The M-step with fixed entries: a fixed mean moves the scatter to it before the covariance step.
 
         The covariance that maximises the likelihood about a mean ``mu_k`` is that of the scatter
@@ -669,9 +675,9 @@ def _precision_terms(ctype, params):
     offset from the origin (at an offset of 1e8 they cancelled to relative errors of 10 in the
     log-density), so the densities are invariant to translations up to the rounding of the data.
     """
-    center = params.mean.mean(axis=0)
+    k, d = params.mean.shape
+    center = np.add.reduce(params.mean, axis=0) / k  # the arithmetic of params.mean.mean(axis=0)
     mean = params.mean - center
-    k, d = mean.shape
     cov = params.covariance
     if ctype == "full":
         # P_k = inv(L_k)' so that ||(x - mu_k) P_k||^2 is the Mahalanobis distance.
