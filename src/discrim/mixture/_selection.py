@@ -207,7 +207,7 @@ class MixtureSelection:
         }, index=[f"{self.table['family'].iloc[i]},{self.table['n_components'].iloc[i]}" for i in rows])
         return top
 
-    def summary(self, n: int = 3, criterion: str | None = None, *, mclust_sign: bool = False):
+    def summary(self, n: int = 3, criterion: str | None = None, *, mclust_sign: bool = False) -> str:
         """Text of the best ``n`` models by a criterion, as R's ``summary(mclustBIC(X))``.
 
         Parameters
@@ -248,7 +248,7 @@ class MixtureSelection:
                 + values.to_string(float_format=lambda v: f"{v:.4f}"))
 
 
-def gaussian_models(names: Iterable[str] | None = None, **options) -> dict:
+def gaussian_models(names: str | Iterable[str] | None = None, **options: object) -> dict:
     """mclust's Gaussian covariance models as families labelled by their names, for :func:`select_mixture`.
 
     ``select_mixture(X, gaussian_models(), range(1, 10))`` fits what R's ``Mclust(X, G=1:9)``
@@ -485,17 +485,17 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
 
 
 def select_mixture(
-    X,
-    family_options,
-    n_components_range,
+    X: np.typing.ArrayLike,
+    family_options: object,
+    n_components_range: int | Iterable[int],
     *,
-    criterion="bic",
-    sample_weight=None,
-    random_state=None,
-    n_jobs=None,
-    device=None,
-    **fit_params,
-):
+    criterion: str = "bic",
+    sample_weight: np.typing.ArrayLike | None = None,
+    random_state: int | np.random.RandomState | np.random.Generator | None = None,
+    n_jobs: int | None = None,
+    device: object = None,
+    **fit_params: object,
+) -> MixtureSelection:
     """Fit a finite mixture for every family and component count and rank them by BIC or AIC.
 
     This is the model choice that R's ``mclust`` offers (``Mclust(X, G=1:9)``): each cell of the
