@@ -1,11 +1,12 @@
 """Rows conditioned on their observed entries (full and tied Gaussians), against the textbook formulas."""
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import multivariate_normal
 
-from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
+from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns, pattern_inverses
 
 
 def _problem(seed, n, d, k, tied):
@@ -79,3 +80,72 @@ def test_patterns_of_wide_rows_are_exact():
         for r, p in zip(rows, pattern):
             np.testing.assert_array_equal(np.flatnonzero(~mask[r]), missing[p])
         assert len({tuple(m) for m in missing}) == missing.shape[0]
+
+
+def _per_pattern_reference(X, mask, mean, cov, wr_t):
+    """log-densities, conditional means and the conditional scatter, one missingness pattern at a time."""
+    n, d = X.shape
+    k = mean.shape[0]
+    log_prob, completed = np.zeros((n, k)), np.repeat(X[None], k, axis=0)
+    scatter = np.zeros((k, d, d))
+    patterns, inverse = np.unique(mask, axis=0, return_inverse=True)
+    for p, o in enumerate(patterns):
+        rows, m = np.flatnonzero(inverse.reshape(-1) == p), ~o
+        for j in range(k):
+            S, mu = cov[j], mean[j]
+            if not o.any():
+                completed[j][np.ix_(rows, m)] = mu
+                scatter[j][np.ix_(m, m)] += wr_t[j, rows].sum() * S
+                continue
+            log_prob[rows, j] = multivariate_normal(mu[o], S[np.ix_(o, o)]).logpdf(X[np.ix_(rows, o)])
+            gain = np.linalg.solve(S[np.ix_(o, o)], S[np.ix_(o, m)]).T  # Sigma_mo Sigma_oo^-1
+            completed[j][np.ix_(rows, m)] = mu[m] + (X[np.ix_(rows, o)] - mu[o]) @ gain.T
+            scatter[j][np.ix_(m, m)] += wr_t[j, rows].sum() * (S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)])
+    return log_prob, completed, scatter
+
+
+@pytest.mark.parametrize("d, tied", [(5, False), (5, True), (12, False), (20, False)])
+def test_batched_conditioning_equals_a_per_pattern_reference(d, tied):
+    # many rows and patterns: every group of missing counts, rows sharing patterns, a row with
+    # nothing observed; 20 features take the sorted keys instead of the lookup table
+    rng = np.random.default_rng(d)
+    k, n = 3, 3000
+    A = rng.normal(size=(1 if tied else k, d, d))
+    cov = np.broadcast_to(A @ A.transpose(0, 2, 1) / d + 0.5 * np.eye(d), (k, d, d))
+    mean = rng.normal(size=(k, d)) * 2
+    X = rng.normal(size=(n, d)) * 1.5
+    mask = rng.random((n, d)) > rng.uniform(0.05, 0.6, size=(n, 1))
+    mask[0], mask[1] = True, False
+    wr_t = rng.random((k, n))
+    precision = np.linalg.inv(cov[:1] if tied else cov)
+    log_det = np.linalg.slogdet(cov[:1] if tied else cov)[1]
+    rows = ConditionedRows(np.where(mask, X, np.nan), MissingPatterns(mask), mask, mean, precision, log_det)
+    log_prob, completed, scatter = _per_pattern_reference(X, mask, mean, cov, wr_t)
+    np.testing.assert_allclose(rows.log_prob, log_prob, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(rows.completed, completed, rtol=1e-10, atol=1e-10)
+    np.testing.assert_allclose(rows.conditional_scatter(wr_t), scatter, rtol=1e-10, atol=1e-10)
+
+
+def test_pattern_inverses_are_the_inverse_and_log_determinant_of_each_block():
+    rng = np.random.default_rng(7)
+    A = rng.normal(size=(2, 6, 6))
+    precision = A @ A.transpose(0, 2, 1) + 0.1 * np.eye(6)
+    patterns = np.array([[0, 2, 5], [1, 3, 4], [0, 1, 2]])
+    inverse, log_det = pattern_inverses(precision, patterns)
+    for p, m in enumerate(patterns):
+        for j in range(2):
+            block = precision[j][np.ix_(m, m)]
+            np.testing.assert_allclose(inverse[:, :, j, p], np.linalg.inv(block), rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(log_det[j, p], np.linalg.slogdet(block)[1], rtol=1e-12)
+
+
+def test_patterns_are_remembered_for_the_same_block_and_found_again_when_it_changed():
+    rng = np.random.default_rng(0)
+    mask = rng.random((50, 4)) < 0.7
+    first = MissingPatterns.of(mask[10:30])
+    assert MissingPatterns.of(mask[10:30]) is first
+    assert MissingPatterns.of(mask[30:50]) is not first
+    mask[12] = ~mask[12]  # the same place with other entries
+    again = MissingPatterns.of(mask[10:30])
+    assert again is not first
+    np.testing.assert_array_equal(again.n_observed, mask[10:30].sum(axis=1))

@@ -9,18 +9,25 @@ precision ``P = Sigma^-1``, ``z = x - mu`` set to 0 on a row's missing features 
 - ``log |Sigma_oo| = log |Sigma| + log |P_mm|``,
 - ``E[x_m | x_o] = mu_m - P_mm^-1 y_m`` and ``Cov[x_m | x_o] = P_mm^-1``.
 
-``z' P z`` and ``y`` are one pair of GEMMs over all rows and components, as for complete data.
+``z' P z`` and ``y`` are one batched GEMM over all rows and components, as for complete data.
 ``P_mm^-1`` and ``log |P_mm|`` depend only on the set of missing features, so they are computed
-once per pattern and component (rows are grouped by their number of missing features, then by
-the set) and gathered for the rows: the cost stays close to the complete-data pass however the
-patterns are spread.
+once per pattern and component (one batched inverse per number of missing features) and
+gathered for the rows. The rows' own work is then ``c^2`` multiply-adds per row and component
+for ``c`` missing features, as contiguous vectors over the rows of each count ``c``: no loop over
+patterns, and no ``d x d`` matrix per row (the ``d x d`` form of the same correction, the
+precision of the observed block padded with zeros, would gather ``d^2`` numbers per row and
+component instead of ``c^2``).
 """
+
+import functools
+import weakref
 
 import numpy as np
 
 __all__ = ["ConditionedRows", "MissingPatterns", "pattern_inverses"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
+_TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
 
 
 class MissingPatterns:
@@ -38,48 +45,129 @@ class MissingPatterns:
         One entry per number c > 0 of missing features: ``rows`` (n_c,) the rows with c missing
         features, ``missing`` (n_patterns, c) the sorted missing features of each distinct
         pattern and ``pattern`` (n_c,) the pattern of each row.
+    positions : list of ndarray of shape (c, n_c)
+        Per group, the flat positions ``row * n_features + feature`` of the rows' missing entries
+        in a C-ordered (n_samples, n_features) array: ``positions[g][j]`` is each row's j-th.
     """
 
     def __init__(self, mask):
         miss = ~np.asarray(mask, dtype=bool)
+        n, d = miss.shape
         count = miss.sum(axis=1)
-        self.n_observed = miss.shape[1] - count
-        self.groups = []
+        self.n_observed = d - count
+        self.groups, self.positions = [], []
         incomplete = np.flatnonzero(count > 0)
         if incomplete.shape[0] == 0:
             return
-        # one sortable key per row (its missing set as bits): a 1-d unique, much faster than rows'
-        first, code = np.unique(_row_keys(miss[incomplete]), return_index=True, return_inverse=True)[1:]
-        code = code.reshape(-1)
-        pattern_miss = miss[incomplete[first]]  # (n_patterns, d)
+        code, pattern_miss = _distinct_rows(miss[incomplete])
         pattern_count = pattern_miss.sum(axis=1)
+        row_count = count[incomplete]
         for c in np.unique(pattern_count):
             ids = np.flatnonzero(pattern_count == c)
-            local = np.full(first.shape[0], -1)
+            local = np.full(pattern_miss.shape[0], -1)
             local[ids] = np.arange(ids.shape[0])
-            at = np.flatnonzero(pattern_count[code] == c)
+            at = np.flatnonzero(row_count == c)
+            rows = incomplete[at]
             missing = np.nonzero(pattern_miss[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
-            self.groups.append((incomplete[at], missing, local[code[at]]))
+            pattern = local[code[at]]
+            self.groups.append((rows, missing, pattern))
+            self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
 
 
-def _row_keys(miss):
-    """One key per row of a bool matrix, equal exactly when the rows are equal."""
+    @classmethod
+    def of(cls, mask):
+        """``MissingPatterns(mask)``, remembered while the array that owns ``mask``'s memory lives.
+
+        EM passes the same row blocks of one mask in every iteration: their patterns are found once
+        per fit. A block is looked up by where it lies in its owner and found only if its entries
+        are still the same (a comparison, a small part of the cost of finding them).
+        """
+        mask = np.asarray(mask, dtype=bool)
+        owner = mask.base if mask.base is not None else mask
+        try:
+            where = (mask.__array_interface__["data"][0], mask.shape, mask.strides)
+            entry = _REMEMBERED.get(id(owner))
+            if entry is None or entry[0]() is not owner:
+                entry = (weakref.ref(owner, functools.partial(_forget, id(owner))), {})
+                _REMEMBERED[id(owner)] = entry
+        except TypeError:  # an owner without weak references
+            return cls(mask)
+        found = entry[1].get(where)
+        if found is not None and np.array_equal(found[0], mask):
+            return found[1]
+        patterns = cls(mask)
+        entry[1][where] = (mask.copy(), patterns)
+        return patterns
+
+
+_REMEMBERED = {}  # id(owner) -> (weak reference to the owner, {block's place: (its mask, its patterns)})
+
+
+def _forget(key, _):
+    _REMEMBERED.pop(key, None)
+
+
+def _distinct_rows(miss):
+    """``(code, distinct)``: each row's index among the distinct rows of a bool matrix, and those rows."""
+    d = miss.shape[1]
     packed = np.packbits(miss, axis=1)
+    if packed.shape[1] <= _TABLE_BYTES:
+        # a key below 2**16 per row: a lookup table numbers the keys in one pass, without a sort
+        keys = packed[:, 0].astype(np.intp)
+        if packed.shape[1] > 1:
+            keys = (keys << 8) | packed[:, 1]
+        table = np.zeros(1 << (8 * packed.shape[1]), dtype=np.intp)
+        table[keys] = 1
+        present = np.flatnonzero(table)
+        table[present] = np.arange(present.shape[0])
+        as_bytes = np.stack([present >> 8, present & 255], axis=1)[:, -packed.shape[1]:].astype(np.uint8)
+        return table[keys], np.unpackbits(as_bytes, axis=1, count=d).astype(bool)
     if packed.shape[1] <= 8:
-        return np.pad(packed, ((0, 0), (0, 8 - packed.shape[1]))).view(np.uint64).reshape(-1)
-    return np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+        keys = np.pad(packed, ((0, 0), (0, 8 - packed.shape[1]))).view(np.uint64).reshape(-1)
+    else:
+        keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+    _, first, code = np.unique(keys, return_index=True, return_inverse=True)
+    return code.reshape(-1), miss[first]
 
 
 def pattern_inverses(precision, patterns):
-    """``P_mm^-1`` (n_patterns, Kp, c, c) and ``log |P_mm|`` (n_patterns, Kp) for each pattern."""
-    block = precision[:, patterns[:, :, None], patterns[:, None, :]]  # (Kp, n_patterns, c, c)
-    block = np.swapaxes(block, 0, 1)
-    # P_mm is a principal block of a positive definite matrix: positive definite itself. Batched
-    # inv (LU) beats the inverse from the Cholesky factor (a general solve against the identity)
-    # on stacks of small matrices; the factor gives the log-determinant.
-    log_det = 2.0 * np.log(np.diagonal(np.linalg.cholesky(block), axis1=-2, axis2=-1)).sum(axis=-1)
-    inv = np.linalg.inv(block)
-    return 0.5 * (inv + np.swapaxes(inv, -1, -2)), log_det
+    """``P_mm^-1`` and ``log |P_mm|`` of each pattern's missing block, by the sweep operator.
+
+    Sweeping ``P_mm`` on each of its pivots in turn (Gauss-Jordan elimination without pivoting,
+    stable for a positive definite matrix: the pivots are Schur complements, all positive) turns it
+    into its inverse, and the pivots multiply to its determinant. The sweeps run on all patterns and
+    components at once, ``c`` steps of vector operations: a batched LAPACK inverse and Cholesky
+    factor would instead make one call per small matrix.
+
+    Parameters
+    ----------
+    precision : ndarray of shape (Kp, n_features, n_features)
+    patterns : ndarray of shape (n_patterns, c) of int
+        The missing features of each pattern.
+
+    Returns
+    -------
+    inverse : ndarray of shape (c, c, Kp, n_patterns)
+        Pattern and component along the last, contiguous axes: ``inverse[i, j]`` is gathered for
+        rows as one vector.
+    log_det : ndarray of shape (Kp, n_patterns)
+    """
+    c = patterns.shape[1]
+    by_entry = np.asarray(precision, dtype=np.float64).transpose(1, 2, 0)  # (d, d, Kp)
+    A = np.ascontiguousarray(by_entry[patterns.T[:, None, :], patterns.T[None, :, :]].transpose(0, 1, 3, 2))
+    log_det = np.zeros(A.shape[2:])
+    for q in range(c):
+        pivot = A[q, q].copy()
+        log_det += np.log(pivot)
+        row = A[q] / pivot
+        col = A[:, q].copy()
+        A -= col[:, None] * row[None, :]
+        A[q] = row
+        A[:, q] = -col / pivot
+        A[q, q] = 1.0 / pivot
+    A += A.transpose(1, 0, 2, 3)
+    A *= 0.5
+    return A, log_det
 
 
 class ConditionedRows:
@@ -111,64 +199,79 @@ class ConditionedRows:
         Log marginal density of each row's observed entries (0 for a row with none).
     completed : ndarray of shape (n_components, n_samples, n_features)
         The rows with their missing entries replaced by the conditional means.
+    centred : ndarray of shape (n_components, n_samples, n_features)
+        ``completed`` less each component's mean.
     """
 
     def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None):
+        X = np.asarray(X, dtype=np.float64)
+        mask = np.asarray(mask)
+        observed = mask.astype(np.float64, copy=False)
+        mask = mask if mask.dtype == bool else observed != 0
+        mean = np.asarray(mean, dtype=np.float64)
         n, d = X.shape
         k = mean.shape[0]
-        self._patterns, self._mean, self._log_det_cov = patterns, mean, log_det_cov
+        self._patterns, self._mean = patterns, mean
         own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
         self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
                           for _, missing, _ in patterns.groups]
-        precision = np.broadcast_to(precision, (k, d, d))
-        # centred on the mean of the component means, as the complete rows' log_prob is
-        self._center = mean.mean(axis=0)
-        self._observed = np.asarray(mask, dtype=np.float64)
-        self._x0 = np.where(mask, np.asarray(X, dtype=np.float64) - self._center, 0.0)  # (n, d)
-        self._mu = mean - self._center  # (K, d)
-        # y_ik = P_k z_ik with z_ik = x0_i - mask_i * mu_k: two GEMMs for all components
-        stacked = precision.transpose(1, 0, 2).reshape(d, k * d)
-        shifted = (self._mu[:, :, None] * precision).transpose(1, 0, 2).reshape(d, k * d)
-        y = self._x0 @ stacked
-        y -= self._observed @ shifted
-        self._y = y.reshape(n, k, d)
-        # per group: the flat positions of the missing entries in y (n_c, K, c), y_m and P_mm^-1 y_m
-        self._solved = []
-        for (rows, missing, pattern), (inv, _) in zip(patterns.groups, self._inverses):
-            at = (rows[:, None, None] * (k * d) + np.arange(0, k * d, d)[None, :, None]) + missing[pattern][:, None, :]
-            y_m = self._y.reshape(-1)[at]
-            v = np.einsum("nkij,nkj->nki", np.broadcast_to(inv[pattern], y_m.shape + y_m.shape[-1:]), y_m)
-            self._solved.append((at, y_m, v))
+        # z_k = x - mu_k, 0 on the missing entries; y_k = P_k z_k: one batched GEMM
+        x0 = np.where(mask, X, 0.0)
+        z = np.empty((k, n, d))
+        for j in range(k):  # component by component: numpy runs the (K, n, d) broadcast many times slower
+            np.multiply(observed, -mean[j], out=z[j])
+            z[j] += x0
+        y = np.matmul(z, precision)  # P symmetric: the rows z_k' P_k
+        quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
+        # per group of rows with c missing features: v = P_mm^-1 y_m (K, c, n_c), as c^2 multiply-adds
+        # of vectors over the rows; flat positions in (K, n, d) and (K, n) arrays, so that every
+        # gather and scatter is one take or put
+        entries = (np.arange(k) * (n * d))[:, None, None]
+        cells = (np.arange(k) * n)[:, None]
+        correction = np.zeros((k, n))
+        log_det_mm = np.zeros((k, n))
+        for (rows, _, pattern), at, (inv, log_det_p) in zip(patterns.groups, patterns.positions, self._inverses):
+            c = at.shape[0]
+            at = at + entries  # (K, c, n_c)
+            y_m = np.take(y, at)
+            v = np.zeros_like(y_m)
+            for i in range(c):
+                for j in range(i, c):
+                    g = np.take(inv[i, j], pattern, axis=1)  # (Kp, n_c); P_mm^-1 is symmetric
+                    v[:, i] += g * y_m[:, j]
+                    if j > i:
+                        v[:, j] += g * y_m[:, i]
+            at_rows = rows + cells
+            np.put(correction, at_rows, np.einsum("kcn,kcn->kn", y_m, v))
+            np.put(log_det_mm, at_rows, np.broadcast_to(np.take(log_det_p, pattern, axis=1), (k, rows.shape[0])))
+            np.put(z, at, -v)  # E[x_m | x_o] - mu_m = -v: z becomes the completed rows less the mean
+        quad -= correction
+        log_det_mm += np.asarray(log_det_cov, dtype=np.float64).reshape(-1, 1)
+        self._quad, self._log_det, self._centred = quad, log_det_mm, z
+        nothing = patterns.n_observed == 0  # density 1, without rounding
+        self._quad[:, nothing], self._log_det[:, nothing] = 0.0, 0.0
 
     @property
     def marginal(self):
         """``(maha, log_det)``, both (n_samples, n_components): the Mahalanobis distance of each row's
         observed entries and ``log |Sigma_oo|`` of their marginal (both 0 for a row with none)."""
-        n, k, _ = self._y.shape
-        # z' P z with z_ik = x0_i - mask_i * mu_k, without the (n, K, d) z
-        quad = np.einsum("nd,nkd->nk", self._x0, self._y)
-        quad -= np.einsum("nd,kd,nkd->nk", self._observed, self._mu, self._y, optimize=True)
-        log_det = np.broadcast_to(np.asarray(self._log_det_cov, dtype=np.float64), (n, k)).copy()
-        for (rows, _, pattern), (_, log_det_mm), (_, y_m, v) in zip(self._patterns.groups, self._inverses,
-                                                                    self._solved):
-            quad[rows] -= np.einsum("nkc,nkc->nk", y_m, v)
-            log_det[rows] += log_det_mm[pattern]
-        nothing = self._patterns.n_observed == 0  # density 1, without rounding
-        quad[nothing], log_det[nothing] = 0.0, 0.0
-        return quad, log_det
+        return self._quad.T, self._log_det.T
 
     @property
     def log_prob(self):
-        quad, log_det = self.marginal
-        return -0.5 * (self._patterns.n_observed[:, None] * _LOG_2PI + log_det + quad)
+        out = self._patterns.n_observed[None, :] * _LOG_2PI + self._log_det
+        out += self._quad
+        out *= -0.5
+        return out.T
+
+    @property
+    def centred(self):
+        """The completed rows less each component's mean, (n_components, n_samples, n_features)."""
+        return self._centred
 
     @property
     def completed(self):
-        n, k, d = self._y.shape
-        completed = np.broadcast_to(self._x0[:, None, :] + self._center, (n, k, d)).copy()
-        for (rows, missing, pattern), (at, _, v) in zip(self._patterns.groups, self._solved):
-            completed.reshape(-1)[at] = self._mean[:, missing[pattern]].transpose(1, 0, 2) - v
-        return completed.transpose(1, 0, 2)
+        return self._centred + self._mean[:, None, :]
 
     def conditional_scatter(self, wr_t):
         """``sum_i wr_ik Cov_k[x_i,m | x_i,o]`` on the missing block, zero elsewhere.
@@ -182,16 +285,18 @@ class ConditionedRows:
         -------
         scatter : ndarray of shape (n_components, n_features, n_features)
         """
-        _, k, d = self._y.shape
+        k, _, d = self._centred.shape
         wr_t = np.asarray(wr_t, dtype=np.float64)
-        out = np.zeros((k, d * d))
+        out = np.zeros(k * d * d)
         for (rows, missing, pattern), (inv, _) in zip(self._patterns.groups, self._inverses):
             n_patterns = missing.shape[0]
-            at = (missing[:, :, None] * d + missing[:, None, :]).reshape(-1)  # (P * c * c,) flat (i, j)
-            inv = np.broadcast_to(inv, (n_patterns, k) + inv.shape[2:])
-            for j in range(k):
-                totals = np.bincount(pattern, weights=wr_t[j, rows], minlength=n_patterns)
-                out[j] += np.bincount(at, weights=(totals[:, None, None] * inv[:, j]).reshape(-1), minlength=d * d)
+            # the responsibility of every (component, pattern), then P_mm^-1 scattered to (k, i, j)
+            index = (np.arange(k)[:, None] * n_patterns + pattern[None, :]).reshape(-1)
+            totals = np.bincount(index, weights=wr_t[:, rows].reshape(-1), minlength=k * n_patterns)
+            where = ((np.arange(k) * d * d)[None, None, :, None]
+                     + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))  # (c, c, K, P)
+            out += np.bincount(where.reshape(-1), weights=(totals.reshape(k, n_patterns) * inv).reshape(-1),
+                               minlength=k * d * d)
         return out.reshape(k, d, d)
 
     def draw(self, components, rng):
@@ -210,7 +315,7 @@ class ConditionedRows:
         out = self.completed[components, np.arange(components.shape[0])]
         for (rows, missing, pattern), (inv, _) in zip(self._patterns.groups, self._inverses):
             # a tied covariance has one conditional covariance per pattern for every component
-            cov = inv[pattern, components[rows] if inv.shape[1] > 1 else 0]  # (n_c, c, c)
+            cov = inv[:, :, components[rows] if inv.shape[2] > 1 else 0, pattern].transpose(2, 0, 1)  # (n_c, c, c)
             noise = (np.linalg.cholesky(cov) @ rng.standard_normal(cov.shape[:2])[..., None])[..., 0]
             at, block = missing[pattern], out[rows]
             np.put_along_axis(block, at, np.take_along_axis(block, at, axis=1) + noise, axis=1)
