@@ -349,13 +349,14 @@ class Gaussian(ComponentFamily):
         if found is not None and found[0]() is X and found[1]() is mask:
             return found[2]
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
-        host_mask = host(mask)
+        host_mask = mask if isinstance(mask, np.ndarray) else host(mask)  # numpy's own: its patterns are remembered
 
         def inverses(missing):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        rows = ConditionedRows(host(X), MissingPatterns(host_mask), host_mask, params.mean, precision, log_det_cov,
+        patterns = MissingPatterns.of(host_mask)  # found once per fit
+        rows = ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov,
                                inverses)
         try:
             forget = functools.partial(_forget, live, key)
@@ -379,12 +380,14 @@ class Gaussian(ComponentFamily):
             )
         conditioned = self._conditioned(X, mask, params)
         wr_t = host(wr_t)
-        completed = conditioned.completed
-        parts = [self._moments(completed[j], wr_t[j : j + 1]) for j in range(params.n_components)]
+        # the moments of the completed rows less each component's mean, shifted back by that mean
+        centred = conditioned.centred
+        parts = [self._moments(centred[j], wr_t[j : j + 1]) for j in range(params.n_components)]
         extra = conditioned.conditional_scatter(wr_t)
+        weight = np.concatenate([p.weight for p in parts])
         return GaussianStats(
-            weight=np.concatenate([p.weight for p in parts]),
-            mean=np.concatenate([p.mean for p in parts]),
+            weight=weight,
+            mean=np.where(weight[:, None] > 0, np.concatenate([p.mean for p in parts]) + params.mean, 0.0),
             scatter=np.concatenate([p.scatter for p in parts]) + extra,
         )
 
