@@ -13,8 +13,8 @@ precision ``P = Sigma^-1``, ``z = x - mu`` set to 0 on a row's missing features 
 ``P_mm^-1`` and ``log |P_mm|`` depend only on the set of missing features, so they are computed
 once per pattern and component (one batched inverse per number of missing features) and
 gathered for the rows. The rows' own work is then ``c^2`` multiply-adds per row and component
-for ``c`` missing features, as contiguous vectors over the rows of each count ``c``: no loop over
-patterns, and no ``d x d`` matrix per row (the ``d x d`` form of the same correction, the
+for ``c`` missing features, as a few vector operations over the rows of each count ``c``: no loop
+over patterns, and no ``d x d`` matrix per row (the ``d x d`` form of the same correction, the
 precision of the observed block padded with zeros, would gather ``d^2`` numbers per row and
 component instead of ``c^2``).
 """
@@ -223,26 +223,22 @@ class ConditionedRows:
             z[j] += x0
         y = np.matmul(z, precision)  # P symmetric: the rows z_k' P_k
         quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
-        # per group of rows with c missing features: v = P_mm^-1 y_m (K, c, n_c), as c^2 multiply-adds
-        # of vectors over the rows; flat positions in (K, n, d) and (K, n) arrays, so that every
-        # gather and scatter is one take or put
-        entries = (np.arange(k) * (n * d))[:, None, None]
+        # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
+        # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
+        # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
+        # take or put
+        entries = (np.arange(k) * (n * d))[:, None]
         cells = (np.arange(k) * n)[:, None]
         correction = np.zeros((k, n))
         log_det_mm = np.zeros((k, n))
         for (rows, _, pattern), at, (inv, log_det_p) in zip(patterns.groups, patterns.positions, self._inverses):
-            c = at.shape[0]
-            at = at + entries  # (K, c, n_c)
+            at = at[:, None, :] + entries  # (c, K, n_c)
             y_m = np.take(y, at)
-            v = np.zeros_like(y_m)
-            for i in range(c):
-                for j in range(i, c):
-                    g = np.take(inv[i, j], pattern, axis=1)  # (Kp, n_c); P_mm^-1 is symmetric
-                    v[:, i] += g * y_m[:, j]
-                    if j > i:
-                        v[:, j] += g * y_m[:, i]
+            products = np.take(inv, pattern, axis=3)  # (c, c, Kp, n_c)
+            products = np.multiply(products, y_m[None], out=products if products.shape[2] == k else None)
+            v = products.sum(axis=1)
             at_rows = rows + cells
-            np.put(correction, at_rows, np.einsum("kcn,kcn->kn", y_m, v))
+            np.put(correction, at_rows, np.einsum("ckn,ckn->kn", y_m, v))
             np.put(log_det_mm, at_rows, np.broadcast_to(np.take(log_det_p, pattern, axis=1), (k, rows.shape[0])))
             np.put(z, at, -v)  # E[x_m | x_o] - mu_m = -v: z becomes the completed rows less the mean
         quad -= correction
