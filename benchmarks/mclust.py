@@ -298,12 +298,15 @@ def main():
         pg_version = pomegranate.__version__
     except ImportError:
         pg_version = "not installed"
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    if subprocess.run(["git", "diff", "--quiet", "HEAD", "--", "src"], cwd=ROOT).returncode:
+        commit += " (with uncommitted changes under src/)"
     differ = agreement[agreement["rel"] > 1e-6]
     both = agreement.dropna(subset=["rel"])
     lines = [
         "# Gaussian mixtures against mclust 6",
         "",
-        f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. Machine: {cpu_model()}, "
+        f"Date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC. Commit: {commit}. Machine: {cpu_model()}, "
         f"{platform.machine()}, 2 cores, Python {platform.python_version()}; discrim {discrim.__version__}; "
         f"{r_version}; pomegranate {pg_version}. Load average (1, 5, 15 min) at the start "
         f"{', '.join(f'{v:.1f}' for v in load_start)} and at the end {', '.join(f'{v:.1f}' for v in os.getloadavg())}: "
