@@ -314,3 +314,21 @@ def test_compact_order_is_a_permutation_into_nearly_equal_parts(R, n_parts, rng)
     assert parts[0][0] == 0 and parts[-1][1] == R and all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
     sizes = [b - a for a, b in parts]
     assert len(parts) == min(n_parts, R) and max(sizes) - min(sizes) <= 2
+
+
+def test_far_candidates_with_more_features_than_the_bound_uses(rng):
+    """Wide data: the distance bound runs over the PRUNE_FEATURES features of largest v (a lower
+    bound still); value and gradient equal the reference's, some features inactive."""
+    from discrim.prototype._likelihood import PRUNE_FEATURES
+
+    D = PRUNE_FEATURES + 8
+    data = _clustered_problem(rng, 3, R=300, J=40, D=D, spread=0.02)
+    lik = PrototypeLikelihood(*data, 3, xp, rows_per_chunk=20)
+    theta = np.concatenate([rng.uniform(2.0, 20.0, D), rng.uniform(0.0, 2.0, 40)])
+    theta[rng.choice(D, 3, replace=False)] = 0.0
+    near = lik._near(lik._subset_for(theta[:D] > 0), theta[:D][theta[:D] > 0], lik._far_limit(theta[D:]))
+    assert any(n is not None for n in near)
+    value, grad = lik.value_and_grad(theta)
+    ref_value, ref_grad = _Reference(lik).value_and_grad(theta)
+    assert value == pytest.approx(ref_value, rel=1e-12)
+    np.testing.assert_allclose(grad, ref_grad, rtol=1e-9, atol=1e-12 * np.abs(ref_grad).max())
