@@ -149,3 +149,10 @@ def test_patterns_are_remembered_for_the_same_block_and_found_again_when_it_chan
     again = MissingPatterns.of(mask[10:30])
     assert again is not first
     np.testing.assert_array_equal(again.n_observed, mask[10:30].sum(axis=1))
+
+
+def test_completed_rows_keep_the_observed_entries_exactly():
+    rng, X, mask, mean, cov, rows = _problem(11, 30, 4, 2, False)
+    completed, draws = rows.completed, rows.draw(np.zeros(30, dtype=int), rng)
+    for out in (completed[0], completed[1], draws):
+        np.testing.assert_array_equal(out[mask], X[mask])

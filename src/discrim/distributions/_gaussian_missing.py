@@ -211,7 +211,7 @@ class ConditionedRows:
         mean = np.asarray(mean, dtype=np.float64)
         n, d = X.shape
         k = mean.shape[0]
-        self._patterns, self._mean = patterns, mean
+        self._patterns, self._mean, self._X, self._mask = patterns, mean, X, mask
         own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
         self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
                           for _, missing, _ in patterns.groups]
@@ -267,7 +267,9 @@ class ConditionedRows:
 
     @property
     def completed(self):
-        return self._centred + self._mean[:, None, :]
+        completed = self._centred + self._mean[:, None, :]
+        np.copyto(completed, self._X, where=self._mask)  # the observed entries exactly, not (x - mu) + mu
+        return completed
 
     def conditional_scatter(self, wr_t):
         """``sum_i wr_ik Cov_k[x_i,m | x_i,o]`` on the missing block, zero elsewhere.
