@@ -73,7 +73,6 @@ class MissingPatterns:
             self.groups.append((rows, missing, pattern))
             self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
 
-
     @classmethod
     def of(cls, mask):
         """``MissingPatterns(mask)``, remembered while the array that owns ``mask``'s memory lives.
