@@ -332,3 +332,12 @@ def test_far_candidates_with_more_features_than_the_bound_uses(rng):
     ref_value, ref_grad = _Reference(lik).value_and_grad(theta)
     assert value == pytest.approx(ref_value, rel=1e-12)
     np.testing.assert_allclose(grad, ref_grad, rtol=1e-9, atol=1e-12 * np.abs(ref_grad).max())
+
+
+def test_a_non_finite_weight_is_not_hidden_by_leaving_candidates_out(rng):
+    # the objective's caller refuses non-finite evaluations; a NaN weight must not be skipped away
+    data = _clustered_problem(rng, 2)
+    lik = PrototypeLikelihood(*data, 2, xp, rows_per_chunk=25)
+    theta = np.concatenate([np.full(2, 30.0), np.ones(60)])
+    theta[5] = np.nan
+    assert np.isnan(lik.value_and_grad(theta)[0])

@@ -484,8 +484,11 @@ class PrototypeLikelihood:
         together change a ``q_{n,k} >= min q0`` by less than ``tol`` relatively (so the value by
         less than about ``2 tol sum_n c_n``), and each ``dl/dw_j`` by less than ``tol sum_n c_n``.
         """
+        total = float(np.sum(w))
+        if not (self._q0_min > 0 and np.isfinite(total)):  # nothing is left out (a NaN stays visible)
+            return np.inf
         tol = PRUNE_TOLERANCE * float(np.finfo(self.dtype).eps)
-        return float(np.log(max(float(np.sum(w)), 1.0) / self._q0_min) - np.log(tol))
+        return float(np.log(max(total, 1.0) / self._q0_min) - np.log(tol))
 
     def _near(self, sub, va, limit):
         """Per row chunk, the positions of the candidates that may reach one of its rows (None: all).
