@@ -114,12 +114,13 @@ def _baseline_objective(path):
     return module.PrototypeLikelihood
 
 
-def per_evaluation(case, n_train, n_repeat=5, baseline=None, points=(7.5, 15.0)):
+def per_evaluation(case, n_train, n_repeat=5, baseline=None, points=(1.5, 3.0)):
     """Seconds per objective evaluation of batches 1 and 2 by dtype (and against a baseline), alternated in one process.
 
     The batch objectives' arguments are captured from a 2-batch fit per dtype (the solver is
-    replaced by a stub that returns the start); each is evaluated at ``v = point`` in every
-    feature and ``w`` spread over [0, 1] with one BLAS thread, the versions (and dtypes) taking
+    replaced by a stub that returns the start); each is evaluated at ``v = point * 10 / D`` (the
+    fit's start times ``point``: 7.5 and 15 on the checkerboard) in every feature and ``w`` spread
+    over [0, 1] with one BLAS thread, the versions (and dtypes) taking
     turns so that a changing load hits all alike. ``baseline`` is the path of another version's
     ``prototype/_likelihood.py``: its ``PrototypeLikelihood`` is built from the same arguments,
     timed beside the current one, and the largest relative differences of value and gradient
@@ -140,7 +141,7 @@ def per_evaluation(case, n_train, n_repeat=5, baseline=None, points=(7.5, 15.0))
             objectives = {name: cls(*args, **dict(kwargs, n_threads=1)) for name, cls in versions.items()}
             J = objectives["after"].n_candidates
             for point in points:
-                theta = np.concatenate([np.full(D, point), np.linspace(0.0, 1.0, J)])
+                theta = np.concatenate([np.full(D, point * 10.0 / D), np.linspace(0.0, 1.0, J)])
                 times = {name: [] for name in objectives}
                 with single_threaded_blas():
                     results = {name: obj.value_and_grad(theta) for name, obj in objectives.items()}
@@ -149,12 +150,12 @@ def per_evaluation(case, n_train, n_repeat=5, baseline=None, points=(7.5, 15.0))
                             start = time.perf_counter()
                             obj.value_and_grad(theta)
                             times[name].append(time.perf_counter() - start)
-                row = {"dtype": dtype, "batch": b + 1, "v": point}
+                row = {"dtype": dtype, "batch": b + 1, "v": point * 10.0 / D}
                 row.update({name: float(np.median(t)) for name, t in times.items()})
                 if baseline:
                     (v0, g0), (v1, g1) = results["before"], results["after"]
                     row["d_value"] = abs(v1 - v0) / abs(v0)
-                    row["d_grad"] = float(np.abs(g1 - g0).max() / np.abs(g0).max())
+                    row["d_grad"] = float(np.abs(g1 - g0).max() / max(np.abs(g0).max(), np.finfo(float).tiny))
                 rows.append(row)
             for obj in objectives.values():
                 obj.close()
@@ -235,7 +236,7 @@ def main(argv=None):
             for r in rows_:
                 cells = (f"{1e3 * r['before']:.1f} ms | {1e3 * r['after']:.1f} ms | {r['before'] / r['after']:.1f} | "
                          f"{r['d_value']:.1e} | {r['d_grad']:.1e} | " if before else f"{1e3 * r['after']:.1f} ms | ")
-                lines.append(f"| {case} | {n_train:,} | {r['dtype']} | {r['batch']} | {r['v']:g} | {cells}{load:.2f} |")
+                lines.append(f"| {case} | {n_train:,} | {r['dtype']} | {r['batch']} | {r['v']:.3g} | {cells}{load:.2f} |")
     text = "\n".join(lines) + "\n"
     Path(args.output).write_text(text)
     print(text)
