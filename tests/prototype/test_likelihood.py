@@ -341,3 +341,19 @@ def test_a_non_finite_weight_is_not_hidden_by_leaving_candidates_out(rng):
     theta = np.concatenate([np.full(2, 30.0), np.ones(60)])
     theta[5] = np.nan
     assert np.isnan(lik.value_and_grad(theta)[0])
+
+
+def test_threads_give_bit_identical_results_with_far_candidates_left_out(rng):
+    data = _clustered_problem(rng, 2, R=400, J=60)
+    theta = np.concatenate([np.full(2, 30.0), rng.uniform(0.0, 2.0, 60)])
+    serial = PrototypeLikelihood(*data, 2, xp, rows_per_chunk=25)
+    assert any(n is not None for n in serial._near(serial._subset_for(theta[:2] > 0), theta[:2],
+                                                   serial._far_limit(theta[2:])))
+    value, grad = serial.value_and_grad(theta)
+    threaded = PrototypeLikelihood(*data, 2, xp, rows_per_chunk=25, n_threads=3)
+    try:
+        value_t, grad_t = threaded.value_and_grad(theta)
+    finally:
+        threaded.close()
+    assert value_t == value
+    np.testing.assert_array_equal(grad_t, grad)
