@@ -1,5 +1,7 @@
 """Classifiers on incomplete data (issue 21): missing values and unlabelled rows, by likelihood."""
 
+import warnings
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -163,3 +165,35 @@ def test_integer_labels_with_a_text_marker_are_read_as_integers(rng):
     marked[::4] = "?"
     model = QuadraticDiscriminant(unlabeled="?").fit(X, marked)
     assert model.classes_.dtype.kind == "i" and list(model.classes_) == [0, 1, 2]
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_unconverged_em_says_so_and_names_em_max_iter(cls):
+    """EM out of iterations warns (naming the parameter to raise) instead of returning silently."""
+    from sklearn.datasets import load_wine
+    from sklearn.exceptions import ConvergenceWarning
+
+    X, y = load_wine(return_X_y=True)
+    X = X.copy()
+    X[np.random.default_rng(0).random(X.shape) < 0.3] = np.nan
+    with pytest.warns(ConvergenceWarning, match="em_max_iter=3 iterations"):
+        cls(em_max_iter=3).fit(X, y)
+    short, long = cls(em_max_iter=3), cls()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # the default converges here
+        long.fit(X, y)
+    with pytest.warns(ConvergenceWarning):
+        short.fit(X, y)
+    # more iterations of EM never lower the observed-data log-likelihood of the class model
+    assert _observed_log_likelihood(long, X, y) >= _observed_log_likelihood(short, X, y) - 1e-9
+
+
+def _observed_log_likelihood(model, X, y):
+    """Sum over rows of log f_y(x_observed), by scipy on each row's observed coordinates."""
+    total = 0.0
+    for x, label in zip(X, y):
+        k = int(np.searchsorted(model.classes_, label))
+        cov = model.covariance_ if model.covariance_.ndim == 2 else model.covariance_[k]
+        seen = ~np.isnan(x)
+        total += stats.multivariate_normal(model.means_[k][seen], cov[np.ix_(seen, seen)]).logpdf(x[seen])
+    return total

@@ -59,16 +59,18 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         "unlabeled": "no_validation",  # any label value, or None
         "shrinkage": [Interval(Real, 0, 1, closed="both"), StrOptions({"oas"}), None],
         "covariance_estimator": [HasMethods(["fit"]), None],
+        "em_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
 
     def __init__(self, priors="equal", reg_param=0.0, device=None, unlabeled=None, shrinkage=None,
-                 covariance_estimator=None):
+                 covariance_estimator=None, em_max_iter=1000):
         self.priors = priors
         self.reg_param = reg_param
         self.device = device
         self.unlabeled = unlabeled
         self.shrinkage = shrinkage
         self.covariance_estimator = covariance_estimator
+        self.em_max_iter = em_max_iter
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_GaussianDiscriminant":
@@ -157,14 +159,23 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
         floor = 1e-6 * float(np.mean(_nan_variance(X)))
         family = Gaussian(self._em_covariance_type, reg_covar=floor)
-        em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=300, random_state=0, device=self.device,
-                           unlabeled=-1)
+        em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=self.em_max_iter, random_state=0,
+                           device=self.device, unlabeled=-1)
         with warnings.catch_warnings():
+            # FiniteMixture's own warning would name its max_iter; the user sets em_max_iter here.
             warnings.simplefilter("ignore", ConvergenceWarning)
             if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
                 start = clone(em).fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
                 em.set_params(params_init=start.params_, weights_init=start.weights_)
             em.fit(X, y=y_idx, sample_weight=w)
+        if not em.converged_:
+            warnings.warn(
+                f"{type(self).__name__}: the EM that estimates the class means and covariances from "
+                f"{'unlabelled rows or ' if unlabelled else ''}rows with missing values did not converge in "
+                f"em_max_iter={self.em_max_iter} iterations (mean log-likelihood still changing by more than "
+                "1e-10): the estimates are not yet the maximum-likelihood ones. Raise em_max_iter; slow "
+                "convergence also comes with many missing cells or a nearly singular covariance (reg_param "
+                "helps there).", ConvergenceWarning, stacklevel=3)
         totals = em.weights_ * float(w.sum())
         cov = em.params_["covariance"]
         scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
@@ -318,6 +329,9 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     n_components : int or None, default=None
         Canonical variates kept by :meth:`transform`, at most ``min(n_classes - 1,
         n_features)`` (None keeps them all).
+    em_max_iter : int >= 1, default=1000
+        Most EM iterations when the fit runs EM (rows with missing values, or unlabelled rows with
+        ``unlabeled``); a ConvergenceWarning that names this parameter says when they ran out.
 
     Attributes
     ----------
@@ -413,9 +427,9 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
 
     def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
                  unlabeled: Any = None, shrinkage: float | Literal["oas"] | None = None,
-                 covariance_estimator: Any = None, n_components: int | None = None) -> None:
+                 covariance_estimator: Any = None, n_components: int | None = None, em_max_iter: int = 1000) -> None:
         super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
-                         covariance_estimator=covariance_estimator)
+                         covariance_estimator=covariance_estimator, em_max_iter=em_max_iter)
         self.n_components = n_components
 
     def _estimated_covariance(self, X, y_idx, means):
@@ -635,6 +649,9 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         the pooled one, ``(1 - a) S_k + a S_pooled`` (``S_pooled`` as :class:`LinearDiscriminant`
         estimates it), before ``reg_param`` shrinks it towards the identity. 0 is QDA; 1 gives
         LDA's covariance to every class (and LDA's posteriors).
+    em_max_iter : int >= 1, default=1000
+        Most EM iterations when the fit runs EM (rows with missing values, or unlabelled rows with
+        ``unlabeled``); a ConvergenceWarning that names this parameter says when they ran out.
 
     Attributes
     ----------
@@ -688,9 +705,9 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
 
     def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
                  unlabeled: Any = None, shrinkage: float | Literal["oas"] | None = None,
-                 covariance_estimator: Any = None, pooling: float = 0.0) -> None:
+                 covariance_estimator: Any = None, pooling: float = 0.0, em_max_iter: int = 1000) -> None:
         super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
-                         covariance_estimator=covariance_estimator)
+                         covariance_estimator=covariance_estimator, em_max_iter=em_max_iter)
         self.pooling = pooling
 
     def _estimated_covariance(self, X, y_idx, means):
