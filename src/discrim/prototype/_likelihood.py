@@ -574,8 +574,8 @@ class PrototypeLikelihood:
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
         (``h = -v^2 / 2``; ``sa`` is the candidates' side, all of them or those near the chunk),
-        raised to EXP_FLOOR, then an in-place ``exp``. ``buf`` is
-        the thread's (kernel buffer, rows' side buffer); the rows' side is written into the latter.
+        raised to EXP_FLOOR, then an in-place ``exp``. ``buf`` is the thread's (kernel buffer,
+        rows' side buffer); the rows' side is written into the latter.
         ``XX`` is the chunk's ``[1, X^2, X(, m)]``: with missing entries its mask ends the rows' side.
         """
         n, d = X.shape
