@@ -1,6 +1,8 @@
-"""Machine description printed in every benchmark's results file."""
+"""Machine description printed in every benchmark's results file, and the timing helpers they share."""
 
+import logging
 import platform
+import time
 from pathlib import Path
 
 
@@ -55,3 +57,19 @@ def markdown_table(frame, floatfmt=".3g", index=False):
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
     return "\n".join(lines)
+
+
+class IterationClock(logging.Handler):
+    """Time stamps of the EM iterations discrim logs (one after each iteration's E-step).
+
+    Attach it to the ``discrim.mixture._em`` logger at DEBUG level; ``stamps`` then holds one
+    ``time.perf_counter()`` per iteration, whose differences are the time per iteration.
+    """
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.stamps = []
+
+    def emit(self, record):
+        if hasattr(record, "em_iteration"):
+            self.stamps.append(time.perf_counter())

@@ -33,7 +33,7 @@ import numpy as np
 # This file's folder goes last on the path: its name would otherwise shadow the distributed package.
 sys.path = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 sys.path.append(str(Path(__file__).resolve().parent))
-from _machine import cpu_model  # noqa: E402
+from _machine import IterationClock, cpu_model  # noqa: E402
 
 K, D = 8, 10
 ROWS_PER_FILE = 1_000_000
@@ -108,18 +108,6 @@ class PeakMemory:
         self._stop.set()
         self._thread.join()
         self.peak = max(self.peak, self._total())
-
-
-class IterationClock(logging.Handler):
-    """Time stamps of the EM iterations discrim logs."""
-
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.stamps = []
-
-    def emit(self, record):
-        if hasattr(record, "em_iteration"):
-            self.stamps.append(time.perf_counter())
 
 
 def _start():

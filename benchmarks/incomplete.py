@@ -48,7 +48,7 @@ from sklearn.preprocessing import StandardScaler
 
 sys.path.append(str(Path(__file__).parent))  # appended: a benchmark module must never shadow a package
 
-from _machine import ProgressLog, cpu_model, write_results  # noqa: E402
+from _machine import IterationClock, ProgressLog, cpu_model, write_results  # noqa: E402
 
 from discrim.datasets import load_benchmark  # noqa: E402
 from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant  # noqa: E402
@@ -215,18 +215,6 @@ def score_all(data, log):
                         rows.append(dict(case=case, kind=kind, share=share, family=family, side=side,
                                          seconds=time.perf_counter() - begin, **scores))
     return rows
-
-
-class IterationClock(logging.Handler):
-    """Time stamps of the EM iterations discrim logs (one after each iteration's E-step)."""
-
-    def __init__(self):
-        super().__init__(logging.DEBUG)
-        self.stamps = []
-
-    def emit(self, record):
-        if hasattr(record, "em_iteration"):
-            self.stamps.append(time.perf_counter())
 
 
 def em_times(log, d=10, k=3, reps=3):
