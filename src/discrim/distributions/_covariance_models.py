@@ -262,8 +262,8 @@ def _common_orientation(W, n_k, start, equal_volume):
     all_J = np.concatenate([r.pairs[r.pairs.size // 2 :] for r in rounds])
     spans = np.cumsum([0] + [r.pairs.size // 2 for r in rounds])
     flat = M.reshape(k, d * d)
+    S = scaled_shapes()  # then those of the last sweep: M does not change between sweeps
     for _ in _alternations(objective):
-        S = scaled_shapes()
         inv = 1.0 / S
         # 1/S_j - 1/S_i of every pair of the sweep (S is fixed during a sweep): the negated gaps
         negative_gaps = inv[:, all_J] - inv[:, all_I]

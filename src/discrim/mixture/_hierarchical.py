@@ -127,8 +127,9 @@ def _stages(Z, counts, alpha):
             delta[others[lower], i] = change[lower]
             delta[i, others[~lower]] = change[~lower]
         # rows whose best pair involved i or j are searched again; the others compare with column i
-        stale = np.flatnonzero(active & ((best_col == i) | (best_col == j)))
-        stale = np.union1d(stale, [i])
+        stale = active & ((best_col == i) | (best_col == j))
+        stale[i] = True  # i is active: the sorted rows of np.union1d(rows, [i])
+        stale = np.flatnonzero(stale)
         best_col[stale] = np.argmin(delta[stale], axis=1)
         best[stale] = delta[stale, best_col[stale]]
         rows = others[others < i]
