@@ -9,15 +9,21 @@ import warnings
 from dataclasses import dataclass, field
 from numbers import Integral
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from discrim._posterior import map_log_probability
+from discrim._typing import ArrayLike, Device, RandomStateLike
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked, weighted_total
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 _COLUMNS = [
     "family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "icl", "converged", "n_iter",
@@ -485,16 +491,16 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
 
 
 def select_mixture(
-    X: np.typing.ArrayLike,
-    family_options: object,
+    X: ArrayLike,
+    family_options: Any,
     n_components_range: int | Iterable[int],
     *,
     criterion: str = "bic",
-    sample_weight: np.typing.ArrayLike | None = None,
-    random_state: int | np.random.RandomState | np.random.Generator | None = None,
+    sample_weight: ArrayLike | None = None,
+    random_state: RandomStateLike = None,
     n_jobs: int | None = None,
-    device: object = None,
-    **fit_params: object,
+    device: Device = None,
+    **fit_params: Any,
 ) -> MixtureSelection:
     """Fit a finite mixture for every family and component count and rank them by BIC or AIC.
 
