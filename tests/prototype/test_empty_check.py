@@ -39,3 +39,18 @@ def test_a_bound_beyond_the_solve_changes_nothing():
     assert all(batch.n_prototypes for batch in a.batches_)
     _same_model(a, b)
     assert a.n_iter_ == b.n_iter_
+
+
+def test_a_model_without_prototypes_says_so_and_how_to_fix_it():
+    """Unscaled checkerboard features (in [0, 1]) leave every batch empty: fit warns and names the fix."""
+    import warnings
+
+    X, y = make_checkerboard(n_per_square=20, random_state=0)
+    with pytest.warns(UserWarning, match="StandardScaler"):
+        model = PrototypeClassifier(n_batches=1, random_state=0).fit(X, y)
+    assert model.batches_[0].n_prototypes == 0
+    np.testing.assert_allclose(model.predict_proba(X[:3]), np.full((3, 2), 0.5), atol=0.05)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        scaled = PrototypeClassifier(n_batches=1, random_state=0).fit(StandardScaler().fit_transform(X), y)
+    assert scaled.batches_[0].n_prototypes > 0

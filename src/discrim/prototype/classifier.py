@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from functools import partial
 from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
@@ -367,9 +368,26 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         warm = self.warm_start and hasattr(self, "batches_")
         if is_dask(X):
-            return self._fit_dask(X, y, sample_weight, warm)
-        X, classes, y_idx, w = self._validate_training_data(X, y, sample_weight, reset=not warm)
-        return self._fit_validated(X, classes, y_idx, w, warm=warm)
+            self._fit_dask(X, y, sample_weight, warm)
+        else:
+            X, classes, y_idx, w = self._validate_training_data(X, y, sample_weight, reset=not warm)
+            self._fit_validated(X, classes, y_idx, w, warm=warm)
+        self._warn_if_all_empty()
+        return self
+
+    def _warn_if_all_empty(self):
+        """Say so when every batch ended empty: the model is then the class frequencies alone.
+
+        Not raised by the cross-validated search, whose fits go through ``_fit_validated``: an
+        empty model is one of the candidates it compares there.
+        """
+        if self.batches_ and not any(batch.n_prototypes for batch in self.batches_):
+            warnings.warn(
+                f"PrototypeClassifier: all {len(self.batches_)} batch(es) ended without prototypes, so the "
+                "model predicts the class frequencies alone. The kernel's start bandwidth and the penalties "
+                "assume features on unit scale: put a StandardScaler before the model (or use "
+                "PrototypeClassifierCV(transformer=StandardScaler())), or lower alpha_feature and "
+                "alpha_prototype.", UserWarning, stacklevel=3)
 
     def _fit_dask(self, X, y, sample_weight, warm):
         """Fit from a dask X: the rows stay on the workers (see :mod:`discrim.prototype._distributed`).
