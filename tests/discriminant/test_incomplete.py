@@ -197,3 +197,17 @@ def _observed_log_likelihood(model, X, y):
         seen = ~np.isnan(x)
         total += stats.multivariate_normal(model.means_[k][seen], cov[np.ix_(seen, seen)]).logpdf(x[seen])
     return total
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_a_constant_feature_is_refused_with_or_without_missing_values(cls):
+    """Missing values do not hide a constant feature behind EM's variance floor: the same fix is named."""
+    rng = np.random.default_rng(0)
+    X, y = _classes(rng)
+    X = np.column_stack([X, np.full(X.shape[0], 2.0)])
+    with pytest.raises(ValueError, match="reg_param > 0"):
+        cls().fit(X, y)
+    with pytest.raises(ValueError, match=r"1 feature\(s\) of X \(\[3\]\) are constant.*reg_param > 0"):
+        cls().fit(_knock_out(X, 0.2, rng), y)
+    model = cls(reg_param=0.01).fit(_knock_out(X, 0.2, rng), y)
+    assert np.all(np.isfinite(model.predict_proba(_knock_out(X, 0.2, rng))))

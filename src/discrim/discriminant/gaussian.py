@@ -157,7 +157,19 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
         # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
-        floor = 1e-6 * float(np.mean(_nan_variance(X)))
+        variance = _nan_variance(X)
+        constant = np.flatnonzero(~(variance > 0))
+        if constant.size and self.reg_param == 0 and self.shrinkage is None:
+            # As the fit of complete rows refuses them: the floor below would otherwise give such a
+            # feature a variance of 1e-6 and the model an unwarranted certainty along it.
+            names = getattr(self, "feature_names_in_", None)
+            shown = [str(names[j]) if names is not None else int(j) for j in constant[:5]]
+            raise ValueError(
+                f"{constant.size} feature(s) of X ({shown}{' ...' if constant.size > 5 else ''}) "
+                "are constant over their observed values, so the covariance is singular. Remove them or set "
+                "reg_param > 0 (for example reg_param=0.01)."
+            )
+        floor = 1e-6 * float(np.mean(variance))
         family = Gaussian(self._em_covariance_type, reg_covar=floor)
         em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=self.em_max_iter, random_state=0,
                            device=self.device, unlabeled=-1)
