@@ -456,8 +456,9 @@ class PrototypeLikelihood:
                 loss, _ = self._loss_and_weights(i, 0.0)
                 return loss, np.zeros_like(w), np.zeros(d, dtype=va.dtype)
             sa, mixing, target, two_S, w_near = sa[near], mixing[near], target[near], two_S[near], w[near]
-            edges = np.searchsorted(target, np.arange(self.n_classes + 1))
-            blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+            if self._per_class:  # the class blocks of the candidates kept (sorted by class, as all are)
+                edges = np.searchsorted(target, np.arange(self.n_classes + 1))
+                blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
         K = self._kernel(X, X2, va, h, sa, buf, XX)
         if not self._per_class:
             loss, A = self._loss_and_weights(i, K @ mixing)
