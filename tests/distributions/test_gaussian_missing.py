@@ -139,16 +139,29 @@ def test_pattern_inverses_are_the_inverse_and_log_determinant_of_each_block():
             np.testing.assert_allclose(log_det[j, p], np.linalg.slogdet(block)[1], rtol=1e-12)
 
 
-def test_patterns_are_remembered_for_the_same_block_and_found_again_when_it_changed():
+def _missing_sets(patterns):
+    """{row: its missing features} of a MissingPatterns."""
+    return {int(r): tuple(missing[p]) for rows, missing, pattern in patterns.groups for r, p in zip(rows, pattern)}
+
+
+def test_blocks_of_one_table_group_their_rows_as_each_block_alone_and_share_the_pattern_lists():
     rng = np.random.default_rng(0)
     mask = rng.random((50, 4)) < 0.7
-    first = MissingPatterns.of(mask[10:30])
-    assert MissingPatterns.of(mask[10:30]) is first
-    assert MissingPatterns.of(mask[30:50]) is not first
-    mask[12] = ~mask[12]  # the same place with other entries
-    again = MissingPatterns.of(mask[10:30])
-    assert again is not first
-    np.testing.assert_array_equal(again.n_observed, mask[10:30].sum(axis=1))
+    mask[:5] = True  # a block may have complete rows only, or few counts of missing features
+    slices = [slice(0, 5), slice(5, 20), slice(20, 50)]
+    blocks = MissingPatterns.of_blocks(mask, slices)
+    for sl, block in zip(slices, blocks):
+        alone = MissingPatterns(mask[sl])
+        np.testing.assert_array_equal(block.n_observed, alone.n_observed)
+        assert _missing_sets(block) == _missing_sets(alone)
+        want = {(r, j) for r, m in _missing_sets(alone).items() for j in m}
+        got = {divmod(int(at), 4) for positions in block.positions for at in positions.ravel()}
+        assert got == want
+    # every block lists the same patterns for a count of missing features: the inverses are shared
+    lists = [{m.shape[1]: m.tobytes() for _, m, _ in block.groups} for block in blocks[1:]]
+    for c in set(lists[0]) & set(lists[1]):
+        assert lists[0][c] == lists[1][c]
+    assert blocks[0].groups == []
 
 
 def test_completed_rows_keep_the_observed_entries_exactly():

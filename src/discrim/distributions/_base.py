@@ -265,6 +265,11 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     - **Per-row data.** Data that belong to rows rather than to the family (Binomial's trial
       counts) come as ``rows``, a dict of arrays with a leading row axis, sliced with X:
       :meth:`row_data` builds it from the family's options once per data set.
+    - **Block data.** EM cuts its rows into blocks once per fit and asks the family for the data
+      of every block once (:meth:`block_rows`): row_data's arrays of the block and whatever the
+      family derives from the block's mask (the Gaussian's missingness patterns). Every
+      iteration passes a block's data back as ``rows``, so that nothing is found again per
+      iteration nor recognised by the identity of an array.
     - **Options** are validated once, by :meth:`check_options`, before a fit or a scoring
       pass; the other methods assume valid options.
     - **The M-step** receives the current parameters, which a numerical M-step starts from.
@@ -513,6 +518,29 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         rows : dict of str to ndarray of shape (n_samples,) or None
         """
         return None
+
+    def block_rows(self, mask: np.ndarray | None, rows: dict[str, np.ndarray] | None,
+                   slices: list[slice]) -> list[dict[str, Any] | None]:
+        """The family's data of every block of rows, built once per fit and passed as ``rows``.
+
+        Parameters
+        ----------
+        mask : array of shape (n_samples, n_features) of bool or None
+            True where an entry was observed, of all rows; None: all observed.
+        rows : dict of str to ndarray of shape (n_samples,) or None
+            :meth:`row_data` of all rows.
+        slices : list of slice
+            The rows of every block, in order.
+
+        Returns
+        -------
+        block_rows : list of (dict or None)
+            One per block: what :meth:`log_prob` and :meth:`suff_stats` of that block receive as
+            ``rows``. This default is ``rows`` sliced for the block; families that derive
+            something from the mask once per fit add it (see :class:`Gaussian`), and read it only
+            from the blocks' data (a caller may always pass ``rows`` of :meth:`row_data` alone).
+        """
+        return [slice_rows(rows, sl) for sl in slices]
 
     # --- missing values: what a component says of the unobserved entries of a row ------------
 

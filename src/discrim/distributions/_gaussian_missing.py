@@ -19,12 +19,9 @@ precision of the observed block padded with zeros, would gather ``d^2`` numbers 
 component instead of ``c^2``).
 """
 
-import functools
-import weakref
-
 import numpy as np
 
-__all__ = ["ConditionedRows", "MissingPatterns", "pattern_inverses"]
+__all__ = ["BlockConditioning", "ConditionedRows", "MissingPatterns", "pattern_inverses", "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
@@ -37,10 +34,18 @@ class MissingPatterns:
     ----------
     mask : ndarray of shape (n_samples, n_features) of bool
         True where an entry is observed.
+    distinct : tuple of (ndarray, ndarray) or None, default=None
+        ``(code, table)`` from :func:`pattern_table` of rows that include these (the rows of a
+        whole data set, of which ``mask`` is a block): ``code`` (n_samples,) each row's pattern in
+        ``table``, and the groups below list every pattern of the table. Blocks of one table then
+        share the ``missing`` arrays, and with them the pattern inverses of a parameter set.
+        None: the table of ``mask`` alone.
 
     Attributes
     ----------
     n_observed : ndarray of shape (n_samples,) of int
+    unobserved : ndarray of int
+        The rows with no observed entry.
     groups : list of (rows, missing, pattern)
         One entry per number c > 0 of missing features: ``rows`` (n_c,) the rows with c missing
         features, ``missing`` (n_patterns, c) the sorted missing features of each distinct
@@ -48,62 +53,125 @@ class MissingPatterns:
     positions : list of ndarray of shape (c, n_c)
         Per group, the flat positions ``row * n_features + feature`` of the rows' missing entries
         in a C-ordered (n_samples, n_features) array: ``positions[g][j]`` is each row's j-th.
+    code : ndarray of shape (n_samples,) of int
+        Each row's pattern in the table (complete rows included).
+    table_ids : list of ndarray of shape (n_patterns,) of int
+        Per group, the table's index of each of its patterns.
+    n_patterns : int
+        The number of patterns in the table.
+    shape : tuple of int
+        ``(n_samples, n_features)``.
     """
 
-    def __init__(self, mask):
+    def __init__(self, mask, distinct=None):
         miss = ~np.asarray(mask, dtype=bool)
         n, d = miss.shape
         count = miss.sum(axis=1)
         self.n_observed = d - count
-        self.groups, self.positions = [], []
+        self.unobserved = np.flatnonzero(count == d)
+        self.shape = (n, d)
+        self.groups, self.positions, self.table_ids = [], [], []
+        self.code, table = pattern_table(~miss) if distinct is None else distinct
+        self.n_patterns = table.shape[0]
+        self._by_components = {}  # n_components -> flat positions (see flat_positions)
         incomplete = np.flatnonzero(count > 0)
         if incomplete.shape[0] == 0:
             return
-        code, pattern_miss = _distinct_rows(miss[incomplete])
-        pattern_count = pattern_miss.sum(axis=1)
+        code = self.code[incomplete]
+        table_count = table.sum(axis=1)
         row_count = count[incomplete]
-        for c in np.unique(pattern_count):
-            ids = np.flatnonzero(pattern_count == c)
-            local = np.full(pattern_miss.shape[0], -1)
-            local[ids] = np.arange(ids.shape[0])
+        for c in np.unique(table_count[table_count > 0]):
+            ids = np.flatnonzero(table_count == c)
             at = np.flatnonzero(row_count == c)
+            if distinct is not None and at.shape[0] == 0:
+                continue
+            local = np.full(table.shape[0], -1)
+            local[ids] = np.arange(ids.shape[0])
             rows = incomplete[at]
-            missing = np.nonzero(pattern_miss[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
+            missing = np.nonzero(table[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
             pattern = local[code[at]]
             self.groups.append((rows, missing, pattern))
             self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
+            self.table_ids.append(ids)
+
+    def pattern_totals(self, weights):
+        """The sum of ``weights`` over the rows of every pattern of the table, per component.
+
+        Parameters
+        ----------
+        weights : ndarray of shape (n_components, n_samples)
+
+        Returns
+        -------
+        totals : ndarray of shape (n_components, n_patterns)
+        """
+        k, t = weights.shape[0], self.n_patterns
+        index = (self.code + (np.arange(k) * t)[:, None]).reshape(-1)
+        totals = np.bincount(index, weights=np.asarray(weights, dtype=np.float64).reshape(-1), minlength=k * t)
+        return totals.reshape(k, t)
+
+    def flat_positions(self, n_components):
+        """Per group, where its rows lie in arrays with a leading component axis.
+
+        Computed once per number of components: EM asks every iteration for the same.
+
+        Parameters
+        ----------
+        n_components : int
+
+        Returns
+        -------
+        positions : list of tuple of two ndarrays of int
+            Per group, of shapes (c, n_components, n_c) and (n_components, n_c): the flat
+            positions of its rows' missing entries in a C-ordered (n_components, n_samples,
+            n_features) array, and of its rows in a C-ordered (n_components, n_samples) array.
+        """
+        found = self._by_components.get(n_components)
+        if found is None:
+            n, d = self.shape
+            entries = (np.arange(n_components) * (n * d))[:, None]
+            cells = (np.arange(n_components) * n)[:, None]
+            found = [(at[:, None, :] + entries, rows + cells) for (rows, _, _), at in zip(self.groups, self.positions)]
+            self._by_components[n_components] = found
+        return found
 
     @classmethod
-    def of(cls, mask):
-        """``MissingPatterns(mask)``, remembered while the array that owns ``mask``'s memory lives.
+    def of_blocks(cls, mask, slices):
+        """The patterns of every block of rows of ``mask``, from one table of the whole mask.
 
-        EM passes the same row blocks of one mask in every iteration: their patterns are found once
-        per fit. A block is looked up by where it lies in its owner and found only if its entries
-        are still the same (a comparison, a small part of the cost of finding them).
+        Parameters
+        ----------
+        mask : ndarray of shape (n_samples, n_features) of bool
+        slices : list of slice
+            The blocks' rows.
+
+        Returns
+        -------
+        patterns : list of MissingPatterns
+            One per slice, numbered in one table: every block of a count of missing features has
+            the same ``missing`` array.
         """
         mask = np.asarray(mask, dtype=bool)
-        owner = mask.base if mask.base is not None else mask
-        try:
-            where = (mask.__array_interface__["data"][0], mask.shape, mask.strides)
-            entry = _REMEMBERED.get(id(owner))
-            if entry is None or entry[0]() is not owner:
-                entry = (weakref.ref(owner, functools.partial(_forget, id(owner))), {})
-                _REMEMBERED[id(owner)] = entry
-        except TypeError:  # an owner without weak references
-            return cls(mask)
-        found = entry[1].get(where)
-        if found is not None and np.array_equal(found[0], mask):
-            return found[1]
-        patterns = cls(mask)
-        entry[1][where] = (mask.copy(), patterns)
-        return patterns
+        code, table = pattern_table(mask)
+        return [cls(mask[sl], (code[sl], table)) for sl in slices]
 
 
-_REMEMBERED = {}  # id(owner) -> (weak reference to the owner, {block's place: (its mask, its patterns)})
+def pattern_table(mask):
+    """The distinct sets of missing features of a mask's rows, and each row's set.
 
+    Parameters
+    ----------
+    mask : ndarray of shape (n_samples, n_features) of bool
+        True where observed.
 
-def _forget(key, _):
-    _REMEMBERED.pop(key, None)
+    Returns
+    -------
+    code : ndarray of shape (n_samples,) of int
+        Each row's index in ``table``.
+    table : ndarray of shape (n_patterns, n_features) of bool
+        True where missing, one row per distinct pattern.
+    """
+    return _distinct_rows(~np.asarray(mask, dtype=bool))
 
 
 def _distinct_rows(miss):
@@ -225,26 +293,27 @@ class ConditionedRows:
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
         # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
-        # take or put
-        entries = (np.arange(k) * (n * d))[:, None]
-        cells = (np.arange(k) * n)[:, None]
-        correction = np.zeros((k, n))
-        log_det_mm = np.zeros((k, n))
-        for (rows, _, pattern), at, (inv, log_det_p) in zip(patterns.groups, patterns.positions, self._inverses):
-            at = at[:, None, :] + entries  # (c, K, n_c)
-            y_m = np.take(y, at)
+        # fancy index of a flat view (np.take and np.put without an axis are several times slower)
+        z_flat, y_flat, quad_flat = z.reshape(-1), y.reshape(-1), quad.reshape(-1)
+        log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
+        for (_, _, pattern), (at, at_rows), ids, (inv, log_det_p) in zip(
+                patterns.groups, patterns.flat_positions(k), patterns.table_ids, self._inverses):
+            y_m = y_flat[at]  # at: (c, K, n_c)
             products = np.take(inv, pattern, axis=3)  # (c, c, Kp, n_c)
             products = np.multiply(products, y_m[None], out=products if products.shape[2] == k else None)
             v = products.sum(axis=1)
-            at_rows = rows + cells
-            np.put(correction, at_rows, np.einsum("ckn,ckn->kn", y_m, v))
-            np.put(log_det_mm, at_rows, np.broadcast_to(np.take(log_det_p, pattern, axis=1), (k, rows.shape[0])))
-            np.put(z, at, -v)  # E[x_m | x_o] - mu_m = -v: z becomes the completed rows less the mean
-        quad -= correction
-        log_det_mm += np.asarray(log_det_cov, dtype=np.float64).reshape(-1, 1)
-        self._quad, self._log_det, self._centred = quad, log_det_mm, z
-        nothing = patterns.n_observed == 0  # density 1, without rounding
-        self._quad[:, nothing], self._log_det[:, nothing] = 0.0, 0.0
+            y_m *= v
+            quad_flat[at_rows] -= y_m.sum(axis=0)  # the Schur complement's correction y_m' P_mm^-1 y_m
+            np.negative(v, out=v)
+            z_flat[at] = v  # E[x_m | x_o] - mu_m = -v: z becomes the completed rows less the mean
+            log_det_table[:, ids] = log_det_p
+        log_det = np.take(log_det_table, patterns.code, axis=1)  # 0 for a complete row
+        log_det += np.asarray(log_det_cov, dtype=np.float64).reshape(-1, 1)
+        if log_det.shape[0] != k:  # tied: one covariance for all components
+            log_det = np.repeat(log_det, k, axis=0)
+        nothing = patterns.unobserved  # density 1, without rounding
+        quad[:, nothing], log_det[:, nothing] = 0.0, 0.0
+        self._quad, self._log_det, self._centred = quad, log_det, z
 
     @property
     def marginal(self):
@@ -283,17 +352,14 @@ class ConditionedRows:
         scatter : ndarray of shape (n_components, n_features, n_features)
         """
         k, _, d = self._centred.shape
-        wr_t = np.asarray(wr_t, dtype=np.float64)
+        patterns = self._patterns
+        totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
         out = np.zeros(k * d * d)
-        for (rows, missing, pattern), (inv, _) in zip(self._patterns.groups, self._inverses):
-            n_patterns = missing.shape[0]
-            # the responsibility of every (component, pattern), then P_mm^-1 scattered to (k, i, j)
-            index = (np.arange(k)[:, None] * n_patterns + pattern[None, :]).reshape(-1)
-            totals = np.bincount(index, weights=wr_t[:, rows].reshape(-1), minlength=k * n_patterns)
+        for (_, missing, _), ids, (inv, _) in zip(patterns.groups, patterns.table_ids, self._inverses):
+            # P_mm^-1 of every (component, pattern) times its responsibility, scattered to (k, i, j)
             where = ((np.arange(k) * d * d)[None, None, :, None]
                      + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))  # (c, c, K, P)
-            out += np.bincount(where.reshape(-1), weights=(totals.reshape(k, n_patterns) * inv).reshape(-1),
-                               minlength=k * d * d)
+            out += np.bincount(where.reshape(-1), weights=(totals[:, ids] * inv).reshape(-1), minlength=k * d * d)
         return out.reshape(k, d, d)
 
     def draw(self, components, rng):
@@ -318,3 +384,43 @@ class ConditionedRows:
             np.put_along_axis(block, at, np.take_along_axis(block, at, axis=1) + noise, axis=1)
             out[rows] = block
         return out
+
+
+class BlockConditioning:
+    """One block of a fit's rows: its missingness patterns, and its rows conditioned under one parameter set.
+
+    Built once per fit (:meth:`Gaussian.block_rows`). EM's E-step (the densities) and its M-step
+    (the statistics) of a block see the same parameters: the E-step conditions the rows and the
+    block keeps them; the M-step takes them, and the block lets go of them, so that only the
+    blocks in flight hold their completed rows.
+
+    Parameters
+    ----------
+    patterns : MissingPatterns
+        The block's rows grouped by their missing features.
+    """
+
+    def __init__(self, patterns):
+        self.patterns = patterns
+        self._last = None  # (params, ConditionedRows) of the last E-step, until its M-step
+
+    def conditioned(self, params, condition, keep):
+        """``condition(patterns)``, or the rows the E-step conditioned under the same ``params``.
+
+        Parameters
+        ----------
+        params : Params
+            The parameter set (the block holds it, so that ``is`` identifies it).
+        condition : callable
+            ``condition(patterns)`` -> :class:`ConditionedRows` of the block under ``params``.
+        keep : bool
+            Keep the result for the next call (the E-step) or let it go (the M-step).
+
+        Returns
+        -------
+        rows : ConditionedRows
+        """
+        last = self._last
+        rows = last[1] if last is not None and last[0] is params else condition(self.patterns)
+        self._last = (params, rows) if keep else None
+        return rows

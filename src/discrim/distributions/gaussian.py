@@ -1,14 +1,12 @@
 """Gaussian components with any of the 14 covariance models of mclust (scikit-learn's four among them)."""
 
-import functools
-import weakref
 from dataclasses import dataclass
 from numbers import Real
 
 import numpy as np
 
 from discrim.distributions import _constraints as constraints
-from discrim.backend import ops
+from discrim.backend import ops, to_numpy
 from discrim.distributions._base import (
     ComponentFamily,
     Params,
@@ -28,7 +26,12 @@ from discrim.distributions._covariance_models import (
     storage_of,
 )
 from discrim.distributions._gaussian_prior import PRIOR_MODELS, GaussianPrior, map_moments, resolve_prior
-from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns, pattern_inverses
+from discrim.distributions._gaussian_missing import (
+    BlockConditioning,
+    ConditionedRows,
+    MissingPatterns,
+    pattern_inverses,
+)
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
     cholesky_factors,
@@ -44,6 +47,8 @@ _BLOCK_ELEMENTS = 1 << 22
 # Bytes of rows per block in the scatter of labelled rows: a block stays in cache and the
 # temporaries stay small however large X is.
 _SCATTER_BLOCK_BYTES = 1 << 23
+# The name of a block's missingness patterns in its per-row data (see Gaussian.block_rows).
+_PATTERNS = "missing patterns"
 
 
 @dataclass(frozen=True)
@@ -306,7 +311,7 @@ class Gaussian(ComponentFamily):
 
     def log_prob(self, X, params, *, mask=None, rows=None):
         if mask is not None:
-            return self._masked_log_prob(X, params, mask)
+            return self._masked_log_prob(X, params, mask, rows)
         terms = self._precision_cholesky(params)
         n = X.shape[0]
         k, d = params.mean.shape
@@ -316,7 +321,7 @@ class Gaussian(ComponentFamily):
         return ops.concat_rows([_log_prob_block(self._storage, X[s : s + step], terms, d).T
                                 for s in range(0, n, step)])
 
-    def _masked_log_prob(self, X, params, mask):
+    def _masked_log_prob(self, X, params, mask, rows):
         """Marginal log-densities of the observed entries of every row (see :meth:`log_prob`)."""
         if self._storage in ("diag", "spherical"):
             # independent features: the marginal density is the sum over the observed ones, from
@@ -334,36 +339,38 @@ class Gaussian(ComponentFamily):
             out += ops.like(0.5 * (np.log(prec) - _LOG_2PI), X) @ M.T
             return out.T
         # full or tied: each row conditioned on its observed entries (see _gaussian_missing)
-        return ops.like(self._conditioned(X, mask, params).log_prob, X)
+        return ops.like(self._conditioned(X, mask, params, rows, keep=True).log_prob, X)
 
-    def _conditioned(self, X, mask, params):
+    def block_rows(self, mask, rows, slices):
+        # "full" and "tied" with a mask: each block's missingness patterns, found once per fit from
+        # one table of the whole mask, so that all blocks share the pattern inverses of a parameter set
+        data = super().block_rows(mask, rows, slices)
+        if mask is None or self._storage in ("diag", "spherical"):
+            return data
+        patterns = MissingPatterns.of_blocks(_host_bool(mask), slices)
+        return [{**(block or {}), _PATTERNS: BlockConditioning(p)} for block, p in zip(data, patterns)]
+
+    def _conditioned(self, X, mask, params, rows=None, keep=False):
         """The rows of X with missing entries conditioned on the observed ones ("full", "tied").
 
-        EM's E-step (log_prob) and M-step (suff_stats) of a block see the same X and mask objects
-        with the same parameters: the conditioning is computed once for both, kept only as long as
-        the block's mask lives.
+        With the block data of a fit (:meth:`block_rows`) the patterns are the fit's, and the
+        E-step's conditioning (``keep=True``) serves the M-step of the same parameters;
+        otherwise the rows' patterns are found here.
         """
-        live = params._cached("conditioned blocks", dict)
-        key = (id(X), id(mask))
-        found = live.get(key)
-        if found is not None and found[0]() is X and found[1]() is mask:
-            return found[2]
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
-        host_mask = mask if isinstance(mask, np.ndarray) else host(mask)  # numpy's own: its patterns are remembered
+        host_mask = _host_bool(mask)
 
         def inverses(missing):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        patterns = MissingPatterns.of(host_mask)  # found once per fit
-        rows = ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov,
-                               inverses)
-        try:
-            forget = functools.partial(_forget, live, key)
-            live[key] = (weakref.ref(X, forget), weakref.ref(mask, forget), rows)
-        except TypeError:  # an object without weak references (never cached)
-            pass
-        return rows
+        def condition(patterns):
+            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses)
+
+        block = None if rows is None else rows.get(_PATTERNS)
+        if block is None:
+            return condition(MissingPatterns(host_mask))
+        return block.conditioned(params, condition, keep)
 
     # M-step ----------------------------------------------------------------------------
 
@@ -378,41 +385,47 @@ class Gaussian(ComponentFamily):
                 f"suff_stats of a {self.covariance_type!r} Gaussian with a mask needs params (the "
                 "E-step's parameters): unobserved entries are completed by their conditional expectations."
             )
-        conditioned = self._conditioned(X, mask, params)
+        conditioned = self._conditioned(X, mask, params, rows)
         wr_t = host(wr_t)
-        # the moments of the completed rows less each component's mean, shifted back by that mean
-        centred = conditioned.centred
-        parts = [self._moments(centred[j], wr_t[j : j + 1]) for j in range(params.n_components)]
-        extra = conditioned.conditional_scatter(wr_t)
-        weight = np.concatenate([p.weight for p in parts])
-        return GaussianStats(
-            weight=weight,
-            mean=np.where(weight[:, None] > 0, np.concatenate([p.mean for p in parts]) + params.mean, 0.0),
-            scatter=np.concatenate([p.scatter for p in parts]) + extra,
-        )
+        # the moments of the completed rows (about each component's mean, where they lie), and the
+        # conditional covariance of their missing entries
+        stats = self._moments(conditioned.centred, wr_t, origin=params.mean)
+        return GaussianStats(weight=stats.weight, mean=stats.mean,
+                             scatter=stats.scatter + conditioned.conditional_scatter(wr_t))
 
-    def _moments(self, X, wr_t):
-        """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n)."""
+    def _moments(self, X, wr_t, origin=None):
+        """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n).
+
+        ``X`` (n, d) holds the rows of all components; with ``origin`` (K, d), "full" and "tied"
+        only, ``X`` (K, n, d) holds each component's own rows less its origin (rows completed
+        under each component, less its mean), and the moments are taken about that origin.
+        """
         # Work with components and features along rows and samples along columns: every
         # elementwise step then runs over long contiguous rows (log_prob returns its output in
         # that layout, so resp.T is usually contiguous already).
         wr_t = ops.contiguous(ops.like(wr_t, X))
         weight = component_totals(wr_t)
         safe = np.where(weight > 0, weight, 1.0)
-        # Moments about the block mean, then centred per component: exact for data far from the
-        # origin, and still one GEMM for the second moments.
-        n, d = X.shape
         k = wr_t.shape[0]
-        center = ops.like(np.ones(n), X) @ X / n  # a GEMV: much faster than mean(axis=0)
-        xc_t = ops.centred_transpose(X, center)
-        mean_c = host(wr_t @ xc_t.T) / safe[:, None]
+        if origin is None:
+            # Moments about the block mean, then centred per component: exact for data far from
+            # the origin, and still one GEMM for the second moments.
+            n, d = X.shape
+            center = ops.like(np.ones(n), X) @ X / n  # a GEMV: much faster than mean(axis=0)
+            xc_t = ops.centred_transpose(X, center)
+            rows_t = [xc_t] * k
+            mean_c = host(wr_t @ xc_t.T) / safe[:, None]
+        else:  # each component's rows are centred already: (d, n) views of them
+            center = origin
+            rows_t = [X[j].T for j in range(k)]
+            mean_c = host(ops.stack([wr_t[j] @ X[j] for j in range(k)])) / safe[:, None]
         if self._storage in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
             # symmetric rank update (half the flops of a GEMM), so a loop over components does
             # half the work of one stacked GEMM of all of them.
             root = wr_t**0.5
             # one copy to the host for all components (on a device, each copy waits for the GPU)
-            second = host(ops.stack([_gram(xc_t * root[j]) for j in range(k)]))
+            second = host(ops.stack([_gram(rows_t[j] * root[j]) for j in range(k)]))
             scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
             scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
         else:
@@ -703,9 +716,9 @@ def _precision_terms(ctype, params):
             "c": (mean**2).sum(axis=1) * prec}
 
 
-def _forget(live, key, _):
-    """Weak-reference callback: drop a block's conditioning once its X or mask is gone."""
-    live.pop(key, None)
+def _host_bool(mask):
+    """A mask (numpy or torch) as a numpy bool array: the patterns and their gathers run on the host."""
+    return np.asarray(to_numpy(mask), dtype=bool)
 
 
 def _precisions(ctype, params):

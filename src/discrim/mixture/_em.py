@@ -108,6 +108,9 @@ class RowBlocks:
     fill : ndarray of shape (n_features,) or None, default=None
         With a mask: the values that complete the missing entries for the first M-step (the
         features' observed means, see :meth:`completed`).
+    block_rows : tuple or None, default=None
+        The family's data of every block (:meth:`ComponentFamily.block_rows`), set by
+        :meth:`prepared`; None: each block's slice of ``rows``.
     """
 
     X: np.ndarray
@@ -118,10 +121,25 @@ class RowBlocks:
     labels: np.ndarray = None
     groups: np.ndarray = None
     fill: np.ndarray = None
+    block_rows: tuple = None
+
+    def prepared(self, family):
+        """The blocks with the family's data of every block, built once (for all the passes of a fit).
+
+        Parameters
+        ----------
+        family : ComponentFamily
+
+        Returns
+        -------
+        blocks : RowBlocks
+        """
+        return dataclasses.replace(self, block_rows=tuple(family.block_rows(self.mask, self.rows, self.slices())))
 
     def completed(self):
-        """The blocks with the missing entries replaced by ``fill``, and no mask."""
-        return dataclasses.replace(self, X=np.where(self.mask, self.X, self.fill.astype(self.X.dtype)), mask=None)
+        """The blocks with the missing entries replaced by ``fill``, and no mask (nor block data)."""
+        return dataclasses.replace(self, X=np.where(self.mask, self.X, self.fill.astype(self.X.dtype)), mask=None,
+                                   block_rows=None)
 
     @property
     def n_rows(self):
@@ -136,14 +154,15 @@ class RowBlocks:
         n = self.X.shape[0]
         return [slice(s, min(s + self.chunk_size, n)) for s in range(0, n, self.chunk_size)]
 
-    def block(self, sl):
-        """``(X, sample_weight, data)`` of the rows ``sl``.
+    def block(self, index, sl):
+        """``(X, sample_weight, data)`` of block number ``index``, the rows ``sl``.
 
         ``data`` holds mask= and rows= for the family and, with known labels, "allowed": the
         (n_block, n_components) bool matrix of the components each row may belong to (see
         :func:`allowed_components`), which the caller takes out before calling the family.
         """
-        data = {"mask": None if self.mask is None else self.mask[sl], "rows": slice_rows(self.rows, sl)}
+        rows = slice_rows(self.rows, sl) if self.block_rows is None else self.block_rows[index]
+        data = {"mask": None if self.mask is None else self.mask[sl], "rows": rows}
         if self.labels is not None:
             data["allowed"] = allowed_components(self.labels[sl], self.groups)
         return self.X[sl], self.sample_weight[sl], data
@@ -163,11 +182,12 @@ class RowBlocks:
         -------
         results : list
         """
-        def run(sl):
-            return fn(*self.block(sl), first_row + sl.start)
+        def run(block):
+            index, sl = block
+            return fn(*self.block(index, sl), first_row + sl.start)
 
-        slices = self.slices()
-        return mapper(run, slices) if mapper is not None else [run(sl) for sl in slices]
+        blocks = list(enumerate(self.slices()))
+        return mapper(run, blocks) if mapper is not None else [run(block) for block in blocks]
 
     def map_reduce(self, fn, reduce, mapper=None, first_row=0):
         """``fn`` of every block (as :meth:`map`), merged in block order by ``reduce(a, b)``."""
@@ -218,6 +238,9 @@ class DaskRowBlocks:
     groups : ndarray of shape (n_components,) of int or None, default=None
     fill : ndarray of shape (n_features,) or None, default=None
         See :class:`RowBlocks`.
+    family : ComponentFamily or None, default=None
+        Set by :meth:`prepared`: every chunk's blocks carry the family's block data, built where
+        the chunk lives, once per pass (a chunk's rows exist only during a pass).
     """
 
     X: object
@@ -229,6 +252,7 @@ class DaskRowBlocks:
     labels: object = None
     groups: np.ndarray = None
     fill: np.ndarray = None
+    family: object = None
 
     def __post_init__(self):
         if len(self.X.chunks[1]) != 1:
@@ -239,6 +263,10 @@ class DaskRowBlocks:
     @property
     def n_rows(self):
         return self.X.shape[0]
+
+    def prepared(self, family):
+        """The blocks with the family's data of every block of every chunk (see :class:`RowBlocks`)."""
+        return dataclasses.replace(self, family=family)
 
     def completed(self):
         """The blocks with the missing entries replaced by ``fill``, and no mask (lazily)."""
@@ -253,12 +281,14 @@ class DaskRowBlocks:
         """
         chunk_size = self.chunk_size
 
-        groups = self.groups
+        groups, family = self.groups, self.family
 
         def chunk(Xc, wc, mask, rows, labels, first_row):
             if Xc.shape[0] == 0:  # e.g. a class absent from this chunk
                 return None
             local = RowBlocks(Xc, wc, chunk_size, mask=mask, rows=rows or None, labels=labels, groups=groups)
+            if family is not None:
+                local = local.prepared(family)
             return local.map_reduce(fn, reduce, first_row=first_row)
 
         return map_row_chunks(chunk, self.X, self.sample_weight, self.mask, self.rows or {}, self.labels,
@@ -361,7 +391,7 @@ def stats_from_assignment(family, blocks, assign):
     -------
     stats : Stats
     """
-    return blocks.map_reduce(partial(_assigned_stats_block, family, assign), operator.add)
+    return blocks.prepared(family).map_reduce(partial(_assigned_stats_block, family, assign), operator.add)
 
 
 def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1, noise=None):
@@ -393,7 +423,7 @@ def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1, noise
         return to_numpy(log_dens + ops.like(log_weights, Xb))
 
     with single_threaded_blas(), BlockMapper(n_threads) as mapper:
-        parts = blocks.map(block, mapper)
+        parts = blocks.prepared(family).map(block, mapper)
     return np.concatenate(parts, axis=0).astype(np.float64, copy=False)
 
 
@@ -461,6 +491,7 @@ def run_em(
     """
     n_components = params0.n_components
     total_weight = blocks.total_weight
+    blocks = blocks.prepared(family)  # the family's data of every block, for all iterations
     weights, params = np.asarray(weights0, dtype=np.float64), params0
     empty_ever = np.zeros(n_components, dtype=bool)
     history = [_snapshot(weights, params)] if keep_history else None
