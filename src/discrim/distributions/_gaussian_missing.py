@@ -19,9 +19,11 @@ precision of the observed block padded with zeros, would gather ``d^2`` numbers 
 component instead of ``c^2``).
 """
 
+import threading
+
 import numpy as np
 
-__all__ = ["BlockConditioning", "ConditionedRows", "MissingPatterns", "pattern_inverses", "pattern_table"]
+__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "pattern_inverses", "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
@@ -256,6 +258,9 @@ class ConditionedRows:
     inverses : callable, optional
         ``inverses(patterns)`` -> the result of :func:`pattern_inverses` for one group, e.g. cached
         on the parameter set so the E- and M-step compute it once.
+    pool : BufferPool or None, default=None
+        Where the two (n_components, n_samples, n_features) arrays come from (and go back to, see
+        :meth:`release`); None: fresh arrays.
 
     Attributes
     ----------
@@ -270,34 +275,37 @@ class ConditionedRows:
         ``completed`` less each component's mean.
     """
 
-    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None):
+    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None):
         X = np.asarray(X, dtype=np.float64)
         mask = np.asarray(mask)
-        observed = mask.astype(np.float64, copy=False)
-        mask = mask if mask.dtype == bool else observed != 0
+        mask = mask if mask.dtype == bool else mask != 0
         mean = np.asarray(mean, dtype=np.float64)
         n, d = X.shape
         k = mean.shape[0]
-        self._patterns, self._mean, self._X, self._mask = patterns, mean, X, mask
+        self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
         own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
         self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
                           for _, missing, _ in patterns.groups]
-        # z_k = x - mu_k, 0 on the missing entries; y_k = P_k z_k: one batched GEMM
-        x0 = np.where(mask, X, 0.0)
-        z = np.empty((k, n, d))
+        flat = patterns.flat_positions(k)
+        # z_k = x - mu_k, 0 on the missing entries (whatever X holds there); y_k = P_k z_k: one
+        # batched GEMM
+        empty = np.empty if pool is None else pool.take
+        z, y = empty((k, n, d)), empty((k, n, d))
         for j in range(k):  # component by component: numpy runs the (K, n, d) broadcast many times slower
-            np.multiply(observed, -mean[j], out=z[j])
-            z[j] += x0
-        y = np.matmul(z, precision)  # P symmetric: the rows z_k' P_k
+            np.subtract(X, mean[j], out=z[j])
+        z_flat, y_flat = z.reshape(-1), y.reshape(-1)
+        for at, _ in flat:
+            z_flat[at] = 0.0
+        np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
         quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
         # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
         # fancy index of a flat view (np.take and np.put without an axis are several times slower)
-        z_flat, y_flat, quad_flat = z.reshape(-1), y.reshape(-1), quad.reshape(-1)
+        quad_flat = quad.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
         for (_, _, pattern), (at, at_rows), ids, (inv, log_det_p) in zip(
-                patterns.groups, patterns.flat_positions(k), patterns.table_ids, self._inverses):
+                patterns.groups, flat, patterns.table_ids, self._inverses):
             y_m = y_flat[at]  # at: (c, K, n_c)
             products = np.take(inv, pattern, axis=3)  # (c, c, Kp, n_c)
             products = np.multiply(products, y_m[None], out=products if products.shape[2] == k else None)
@@ -313,7 +321,15 @@ class ConditionedRows:
             log_det = np.repeat(log_det, k, axis=0)
         nothing = patterns.unobserved  # density 1, without rounding
         quad[:, nothing], log_det[:, nothing] = 0.0, 0.0
+        if pool is not None:
+            pool.give(y)
         self._quad, self._log_det, self._centred = quad, log_det, z
+
+    def release(self):
+        """Give the completed rows' array back to the pool they came from; the rows are gone after."""
+        if self._pool is not None and self._centred is not None:
+            self._pool.give(self._centred)
+        self._centred = None
 
     @property
     def marginal(self):
@@ -386,6 +402,49 @@ class ConditionedRows:
         return out
 
 
+class BufferPool:
+    """Float64 arrays that a fit's blocks take and give back, reused from one iteration to the next.
+
+    Every iteration conditions every block again, with arrays of the same sizes. Freed, they
+    would go back to the operating system and be faulted in again at the next iteration (glibc
+    returns the top of a thread's arena once it exceeds the trim threshold, which the two
+    (K, n, d) arrays of a block do). The pool holds no more arrays than were in use at once.
+    """
+
+    def __init__(self):
+        self._free = []
+        self._lock = threading.Lock()  # blocks run in threads
+
+    def take(self, shape):
+        """An uninitialised C-ordered array of ``shape``: a view of the smallest free array that holds it.
+
+        Parameters
+        ----------
+        shape : tuple of int
+
+        Returns
+        -------
+        array : ndarray of float64
+        """
+        size = int(np.prod(shape))
+        with self._lock:
+            fits = [i for i, base in enumerate(self._free) if base.shape[0] >= size]
+            base = self._free.pop(min(fits, key=lambda i: self._free[i].shape[0])) if fits else None
+        if base is None:
+            base = np.empty(size)
+        return base[:size].reshape(shape)
+
+    def give(self, array):
+        """Give back an array from :meth:`take` (its owner goes back to the free arrays).
+
+        Parameters
+        ----------
+        array : ndarray
+        """
+        with self._lock:
+            self._free.append(array if array.base is None else array.base)
+
+
 class BlockConditioning:
     """One block of a fit's rows: its missingness patterns, and its rows conditioned under one parameter set.
 
@@ -398,10 +457,12 @@ class BlockConditioning:
     ----------
     patterns : MissingPatterns
         The block's rows grouped by their missing features.
+    pool : BufferPool
+        The fit's arrays, shared by its blocks.
     """
 
-    def __init__(self, patterns):
-        self.patterns = patterns
+    def __init__(self, patterns, pool):
+        self.patterns, self.pool = patterns, pool
         self._last = None  # (params, ConditionedRows) of the last E-step, until its M-step
 
     def conditioned(self, params, condition, keep):
@@ -412,15 +473,21 @@ class BlockConditioning:
         params : Params
             The parameter set (the block holds it, so that ``is`` identifies it).
         condition : callable
-            ``condition(patterns)`` -> :class:`ConditionedRows` of the block under ``params``.
+            ``condition(patterns, pool)`` -> :class:`ConditionedRows` of the block under ``params``.
         keep : bool
-            Keep the result for the next call (the E-step) or let it go (the M-step).
+            Keep the result for the next call (the E-step); or hand it over (the M-step), and the
+            caller then calls its :meth:`~ConditionedRows.release`.
 
         Returns
         -------
         rows : ConditionedRows
         """
         last = self._last
-        rows = last[1] if last is not None and last[0] is params else condition(self.patterns)
+        if last is not None and last[0] is params:
+            rows = last[1]
+        else:
+            if last is not None:  # conditioned under other parameters and never taken: its arrays go back
+                last[1].release()
+            rows = condition(self.patterns, self.pool)
         self._last = (params, rows) if keep else None
         return rows

@@ -28,6 +28,7 @@ from discrim.distributions._covariance_models import (
 from discrim.distributions._gaussian_prior import PRIOR_MODELS, GaussianPrior, map_moments, resolve_prior
 from discrim.distributions._gaussian_missing import (
     BlockConditioning,
+    BufferPool,
     ConditionedRows,
     MissingPatterns,
     pattern_inverses,
@@ -347,15 +348,15 @@ class Gaussian(ComponentFamily):
         data = super().block_rows(mask, rows, slices)
         if mask is None or self._storage in ("diag", "spherical"):
             return data
-        patterns = MissingPatterns.of_blocks(_host_bool(mask), slices)
-        return [{**(block or {}), _PATTERNS: BlockConditioning(p)} for block, p in zip(data, patterns)]
+        patterns, pool = MissingPatterns.of_blocks(_host_bool(mask), slices), BufferPool()
+        return [{**(block or {}), _PATTERNS: BlockConditioning(p, pool)} for block, p in zip(data, patterns)]
 
     def _conditioned(self, X, mask, params, rows=None, keep=False):
         """The rows of X with missing entries conditioned on the observed ones ("full", "tied").
 
         With the block data of a fit (:meth:`block_rows`) the patterns are the fit's, and the
-        E-step's conditioning (``keep=True``) serves the M-step of the same parameters;
-        otherwise the rows' patterns are found here.
+        E-step's conditioning (``keep=True``) serves the M-step of the same parameters, which
+        releases it (:meth:`ConditionedRows.release`); otherwise the rows' patterns are found here.
         """
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
         host_mask = _host_bool(mask)
@@ -364,8 +365,8 @@ class Gaussian(ComponentFamily):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        def condition(patterns):
-            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses)
+        def condition(patterns, pool=None):
+            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool)
 
         block = None if rows is None else rows.get(_PATTERNS)
         if block is None:
@@ -390,8 +391,9 @@ class Gaussian(ComponentFamily):
         # the moments of the completed rows (about each component's mean, where they lie), and the
         # conditional covariance of their missing entries
         stats = self._moments(conditioned.centred, wr_t, origin=params.mean)
-        return GaussianStats(weight=stats.weight, mean=stats.mean,
-                             scatter=stats.scatter + conditioned.conditional_scatter(wr_t))
+        scatter = stats.scatter + conditioned.conditional_scatter(wr_t)
+        conditioned.release()
+        return GaussianStats(weight=stats.weight, mean=stats.mean, scatter=scatter)
 
     def _moments(self, X, wr_t, origin=None):
         """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n).
