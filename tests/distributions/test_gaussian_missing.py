@@ -6,7 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import multivariate_normal
 
-from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns, pattern_inverses
+from discrim.distributions import Gaussian
+from discrim.distributions._gaussian_missing import BufferPool, ConditionedRows, MissingPatterns, pattern_inverses
+from discrim.mixture._em import RowBlocks, run_em
 
 
 def _problem(seed, n, d, k, tied):
@@ -169,3 +171,59 @@ def test_completed_rows_keep_the_observed_entries_exactly():
     completed, draws = rows.completed, rows.draw(np.zeros(30, dtype=int), rng)
     for out in (completed[0], completed[1], draws):
         np.testing.assert_array_equal(out[mask], X[mask])
+
+
+def test_a_pool_hands_back_the_smallest_free_array_that_holds_the_shape():
+    pool = BufferPool()
+    big, small = pool.take((3, 40, 5)), pool.take((3, 10, 5))
+    pool.give(big)
+    pool.give(small)
+    again = pool.take((2, 10, 5))
+    assert again.shape == (2, 10, 5) and again.flags.c_contiguous
+    assert np.shares_memory(again, small) and not np.shares_memory(again, big)
+    assert np.shares_memory(pool.take((3, 40, 5)), big)
+    assert not np.shares_memory(pool.take((3, 40, 5)), big)  # taken: never handed out twice
+
+
+def _em_block(seed, tied=False):
+    """A full (or tied) Gaussian, rows with missing entries and the parameters of one E-step."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(120, 4)) @ rng.normal(size=(4, 4))
+    mask = rng.random(X.shape) < 0.6
+    mask[:3] = False  # rows with nothing observed
+    family = Gaussian("tied" if tied else "full")
+    cov = np.cov(X.T) + 0.1 * np.eye(4)
+    covariance = cov if tied else np.stack([cov, 2 * cov])
+    params = family.make_params({"mean": rng.normal(size=(2, 4)), "covariance": covariance}, 2, 4)
+    return family, np.where(mask, X, 0.0), mask, params, rng.dirichlet(np.ones(2), size=120)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_the_blocks_data_of_a_fit_give_the_densities_and_statistics_of_the_rows_alone(tied):
+    # one code path: a fit's block data (patterns from the whole mask's table, the E-step's
+    # conditioning handed to the M-step, arrays from the pool) and the rows alone give the same numbers
+    family, X, mask, params, resp = _em_block(5, tied)
+    slices = [slice(0, 50), slice(50, 120)]
+    for sl, data in zip(slices, family.block_rows(mask, None, slices)):
+        for _ in range(2):  # the pool's arrays are reused by the second pass
+            log_prob = family.log_prob(X[sl], params, mask=mask[sl], rows=data)
+            stats = family.suff_stats(X[sl], resp[sl], mask=mask[sl], rows=data, params=params)
+            np.testing.assert_array_equal(log_prob, family.log_prob(X[sl], params, mask=mask[sl]))
+            alone = family.suff_stats(X[sl], resp[sl], mask=mask[sl], params=params)
+            for field in ("weight", "mean", "scatter"):
+                np.testing.assert_array_equal(getattr(stats, field), getattr(alone, field))
+
+
+def test_em_finds_the_missingness_patterns_once_per_fit():
+    calls = []
+
+    class Counting(Gaussian):
+        def block_rows(self, mask, rows, slices):
+            calls.append(len(slices))
+            return super().block_rows(mask, rows, slices)
+
+    family, X, mask, params, _ = _em_block(2)
+    family = Counting("full").check_options()
+    result = run_em(family, RowBlocks(X, np.ones(120), 32, mask=mask), np.full(2, 0.5), params, tol=0.0, max_iter=6)
+    assert calls == [4] and result.n_iter == 6
+    assert np.all(np.diff(result.lower_bounds) > -1e-10)
