@@ -37,7 +37,7 @@ def projected_gradient(x, g, lower, upper):
     return np.where(g >= 0, np.minimum(x - lower, g), np.maximum(x - upper, g))
 
 
-def _direction(g, free, pairs):
+def _direction(g, free, pairs, length=1.0):
     """The L-BFGS direction ``-H g`` on the free variables (two-loop recursion), 0 on the others.
 
     Parameters
@@ -46,6 +46,8 @@ def _direction(g, free, pairs):
     free : ndarray of shape (n,) of bool
     pairs : sequence of (s, y, 1 / (s'y))
         Correction pairs, oldest first.
+    length : float, default=1.0
+        Length of the direction when no pair is known (then ``-g`` scaled to it).
 
     Returns
     -------
@@ -60,8 +62,8 @@ def _direction(g, free, pairs):
     if pairs:
         s, y, _ = pairs[-1]
         q *= (s @ y) / (y @ y)
-    else:  # no curvature known yet: a first step of unit length, as L-BFGS-B takes
-        q /= max(float(np.linalg.norm(q)), np.finfo(float).tiny)
+    else:  # no curvature known: a first step of unit length, as L-BFGS-B takes, or the last step's
+        q *= length / max(float(np.linalg.norm(q)), np.finfo(float).tiny)
     for (s, y, rho), a in zip(pairs, reversed(alphas)):
         q += (a - rho * (y @ q)) * np.where(free, s, 0.0)
     return -q
@@ -181,6 +183,7 @@ def minimize_projected(objective: Objective, *, max_iter: int = 15000, tol: floa
     n_eval, n_iter = 1, 0
     pairs = deque(maxlen=int(m))
     eps = np.finfo(float).eps
+    last_length = 1.0
     message, converged = "", False
     while True:
         if np.max(np.abs(projected_gradient(x, g, lower, upper)), initial=0.0) <= tol:
@@ -191,11 +194,14 @@ def minimize_projected(objective: Objective, *, max_iter: int = 15000, tol: floa
             break
         # variables held at a bound by their gradient stay there; the others take the L-BFGS step
         free = ~(((x <= lower) & (g > 0)) | ((x >= upper) & (g < 0)))
-        d = _direction(g, free, pairs)
+        # Without a curvature pair (none yet, or none kept: along a path of negative curvature,
+        # such as the prototype weights shrinking together, s'y <= 0), the gradient step has the
+        # length of the last step taken: the search then starts where the last one ended.
+        d = _direction(g, free, pairs, last_length)
         step = _line_search(fun, x, f, g, d, lower, upper, maxls) if g @ d < 0 else None
         if step is None and pairs:  # the curvature pairs mislead: start over from the gradient
             pairs.clear()
-            step = _line_search(fun, x, f, g, _direction(g, free, pairs), lower, upper, maxls)
+            step = _line_search(fun, x, f, g, _direction(g, free, pairs, last_length), lower, upper, maxls)
         if step is None:
             message = "ABNORMAL: NO DECREASE ALONG THE PROJECTED SEARCH PATH"
             break
@@ -203,6 +209,7 @@ def minimize_projected(objective: Objective, *, max_iter: int = 15000, tol: floa
         n_eval += used
         n_iter += 1
         s, y = x_new - x, g_new - g
+        last_length = float(np.linalg.norm(s))
         sy = float(s @ y)
         if sy > eps * float(y @ y):  # curvature condition, L-BFGS-B's test for keeping a pair
             pairs.append((s, y, 1.0 / sy))

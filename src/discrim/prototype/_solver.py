@@ -160,7 +160,7 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
         first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     # Useful batches beat the empty batch within a few dozen iterations; one that has not after
     # empty_check_iter is declared empty instead of letting L-BFGS-B remove its weights one per
-    # iteration. (The callback is only passed when it can fire: it costs a call per iteration.)
+    # iteration.
     # A batch started empty was empty before (a warm start): a short probe decides whether it
     # should now hold prototypes.
     check_iter = EMPTY_PROBE_ITER if started_empty else empty_check_iter
@@ -176,16 +176,23 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
             if test is not None:
                 certified.append(test)
                 return True
-        return n_iter >= check_iter and value >= trivial
+        return max_iter > check_iter and n_iter >= check_iter and value >= trivial
 
+    # (The callback is only passed when it can fire: it costs a call per iteration.)
     second = minimize_lbfgsb(
         objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
         scale=scale, stop=stop if max_iter > check_iter or test_iter is not None else None,
     )
     if certified:
-        second = SolverResult(theta=certified[0].theta, value=certified[0].value,
-                              n_iter=second.n_iter + certified[0].n_iter, n_eval=second.n_eval + certified[0].n_eval,
-                              converged=True, message=f"empty batch ({certified[0].message})")
+        test = certified[0]
+        logger.debug("batch objective not below the empty batch's at iteration %d; the projected method converged "
+                     "at %.6g (empty batch %.6g) in %d iterations: the batch is left empty", test_iter, test.value,
+                     trivial, test.n_iter)
+        return SolverResult(theta=np.zeros(objective.n_params), value=trivial,
+                            n_iter=first.n_iter + second.n_iter + test.n_iter,
+                            n_eval=first.n_eval + second.n_eval + test.n_eval, converged=True,
+                            message=f"empty batch: the projected method from iteration {test_iter} converged "
+                                    f"({test.message})")
     if second.value >= trivial:
         # Also after a loose solve (small max_iter or large ftol) that stopped before the batch got
         # below the empty batch: the empty batch is then the better known point.
