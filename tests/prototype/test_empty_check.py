@@ -128,9 +128,10 @@ def test_converges_empty_certifies_only_a_converged_point_not_below_the_empty_ba
 
     objective = _TwoWeights(a)
     trivial = objective.value_and_grad(np.zeros(2))[0]
-    result = _converges_empty(objective, objective.x0(), trivial, 100, 1e-8, None, np.ones(2))
+    verdict, result = _converges_empty(objective, objective.x0(), trivial, 100, 1e-8, None, np.ones(2))
+    assert verdict == empty and result.n_eval >= 1
     if empty:  # the minimum over w >= 0 is the empty point itself
         assert result.converged and result.value >= trivial
         np.testing.assert_array_equal(result.theta, [0.0, 0.0])
-    else:  # (1, 1) is below the empty point's value: no verdict
-        assert result is None
+    else:  # (1, 1) is below the empty point's value: stopped there, no verdict
+        assert result.value < trivial and result.message == "stopped by the stop callback"

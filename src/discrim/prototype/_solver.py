@@ -77,17 +77,19 @@ def _converges_empty(objective, theta, trivial, max_iter, tol, ftol, scale):
 
     Returns
     -------
-    result : SolverResult or None
-        The projected method's result when it converged (a stationary point within ``tol``, or
-        the relative-decrease test) at a value not below ``trivial``; None when an iterate got
-        below the empty batch or the method did not converge within ``max_iter``.
+    empty : bool
+        True when the method converged (a stationary point within ``tol``, or the
+        relative-decrease test) at a value not below ``trivial``; False when an iterate got below
+        the empty batch or the method did not converge within ``max_iter``.
+    result : SolverResult
+        The projected method's result (its evaluations count towards the batch's).
     """
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # an unconverged test is no verdict
         result = minimize_projected(objective.with_x0(theta), max_iter=max(int(max_iter), 1), tol=tol, ftol=ftol,
                                     ftol_after=FTOL_AFTER, scale=scale,
                                     stop=lambda n_iter, point, value: value < trivial)
-    return result if result.converged and result.value >= trivial else None
+    return result.converged and result.value >= trivial, result
 
 
 def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_features_first=True,
@@ -106,7 +108,8 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
        moved (seen on checker's second and later batches, where ``v`` goes from 5 to about 20).
     2. L-BFGS-B on all parameters, scaled by :func:`_solver_scale`.
 
-    ``n_iter`` and ``n_eval`` of the result count both stages.
+    ``n_iter`` and ``n_eval`` of the result count both stages; ``n_eval`` also the emptiness
+    test's evaluations, and ``n_iter`` its iterations where it ended the batch.
 
     When the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2 tends to remove
     one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it meets), about J
@@ -173,13 +176,12 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     # A batch still not below the empty batch at stage-2 iteration test_iter is tested once by
     # the projected method (_converges_empty); where it certifies emptiness the solve ends there.
     test_iter = EMPTY_TEST_ITER if not started_empty and EMPTY_TEST_ITER < min(check_iter, max_iter) else None
-    certified = []
+    tests = []  # (empty, result) of the emptiness test, if it ran
 
     def stop(n_iter, theta, value):
         if n_iter == test_iter and value >= trivial:
-            test = _converges_empty(objective, theta, trivial, check_iter - n_iter, tol, ftol, scale)
-            if test is not None:
-                certified.append(test)
+            tests.append(_converges_empty(objective, theta, trivial, check_iter - n_iter, tol, ftol, scale))
+            if tests[0][0]:
                 return True
         return max_iter > check_iter and n_iter >= check_iter and value >= trivial
 
@@ -188,14 +190,16 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
         objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
         scale=scale, stop=stop if max_iter > check_iter or test_iter is not None else None,
     )
-    if certified:
-        test = certified[0]
+    # the test's evaluations count (its iterations only where its verdict ends the batch)
+    test_evals = tests[0][1].n_eval if tests else 0
+    if tests and tests[0][0]:
+        test = tests[0][1]
         logger.debug("batch objective not below the empty batch's at iteration %d; the projected method converged "
                      "at %.6g (empty batch %.6g) in %d iterations: the batch is left empty", test_iter, test.value,
                      trivial, test.n_iter)
         return SolverResult(theta=np.zeros(objective.n_params), value=trivial,
                             n_iter=first.n_iter + second.n_iter + test.n_iter,
-                            n_eval=first.n_eval + second.n_eval + test.n_eval, converged=True,
+                            n_eval=first.n_eval + second.n_eval + test_evals, converged=True,
                             message=f"empty batch: the projected method from iteration {test_iter} converged "
                                     f"({test.message})")
     if second.value >= trivial:
@@ -206,5 +210,5 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
         second = SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=second.n_iter,
                               n_eval=second.n_eval, converged=True, message="empty batch")
     return SolverResult(theta=second.theta, value=second.value, n_iter=first.n_iter + second.n_iter,
-                        n_eval=first.n_eval + second.n_eval, converged=second.converged,
+                        n_eval=first.n_eval + second.n_eval + test_evals, converged=second.converged,
                         message=second.message)
