@@ -192,7 +192,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     batches_ : list of PrototypeBatch
         One per fitted batch (a batch can hold zero prototypes if the penalty removed all).
     n_iter_ : list of int
-        L-BFGS-B iterations per batch.
+        Solver iterations per batch: L-BFGS-B's of both stages, plus the projected method's
+        where the emptiness test ended the batch (see Notes).
     objective_values_ : list of float
         Penalised objective at the solution, per batch.
     center_ : ndarray of shape (n_features_in_,)
