@@ -13,6 +13,9 @@ empty batch's, the iterations and objective evaluations of the solve, and whethe
 ended empty. If the KKT test at ``w = 0`` decided emptiness, "no negative gradient" would coincide
 with "ended empty". Evaluations per iteration show what an iteration costs: about one where the
 line search accepts its first step, four or five where it extrapolates towards the next bound.
+The last column says what ended the batch: the solver's convergence, the emptiness test of
+:func:`discrim.prototype._solver.solve_batch` (the projected method from stage-2 iteration
+EMPTY_TEST_ITER converged without getting below the empty batch), or ``empty_check_iter``.
 """
 
 import argparse
@@ -66,7 +69,7 @@ def main(argv=None):
         finally:
             solver.minimize_lbfgsb = inner
         rows.append((current[0], len([r for r in rows if r[0] == current[0]]) + 1, kkt, below[0] if below else None,
-                     result.n_iter, result.n_eval, not np.any(result.theta[D:] > 0)))
+                     result.n_iter, result.n_eval, not np.any(result.theta[D:] > 0), _ending(result.message)))
         return result
 
     classifier.solve_batch = traced
@@ -81,13 +84,23 @@ def main(argv=None):
             X, _, y, _ = load_benchmark(case)
         PrototypeClassifier(n_batches=int(n_batches), random_state=0).fit(X, y)
     print("| case | batch | min w-gradient at (v0, 0), negatives | at (stage-1 v, 0), negatives | "
-          "first stage-2 iteration below the empty batch | iterations | evaluations (per iteration) | ended empty |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
-    for case, b, kkt, below, n_iter, n_eval, empty in rows:
+          "first stage-2 iteration below the empty batch | iterations | evaluations (per iteration) | ended empty | "
+          "how |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for case, b, kkt, below, n_iter, n_eval, empty, how in rows:
         print(f"| {case} | {b} | {kkt[0][0]:.3g}, {kkt[0][1]} | {kkt[1][0]:.3g}, {kkt[1][1]} | "
               f"{'-' if below is None else below} | {n_iter} | {n_eval} ({n_eval / max(n_iter, 1):.1f}) | "
-              f"{'yes' if empty else 'no'} |")
+              f"{'yes' if empty else 'no'} | {how} |")
     sys.stdout.flush()
+
+
+def _ending(message):
+    """How a batch's solve ended, from its message: the emptiness test, empty_check_iter, or the solver's own tests."""
+    if message.startswith("empty batch: the projected method"):
+        return "emptiness test"
+    if message == "empty batch":
+        return "not below the empty batch (empty_check_iter or solver stop)"
+    return "converged" if message.startswith("CONVERGENCE") else message
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ version's batch objective beside the current one (before and after a change, in 
 """
 
 import argparse
+import contextlib
 import datetime
 import json
 import os
@@ -65,8 +66,10 @@ def run_one(config):
     X_train, X_test, y_train, y_test, np = _data(case, int(rows))
     check = int(check[0]) if check else PrototypeClassifier().empty_check_iter
     model = PrototypeClassifier(n_batches=int(n_batches), dtype=dtype, random_state=0, empty_check_iter=check)
+    per_batch = []
     start = time.perf_counter()
-    model.fit(X_train, y_train)
+    with _timed_batches(per_batch):
+        model.fit(X_train, y_train)
     seconds = time.perf_counter() - start
     proba = model.predict_proba(X_test)
     return {
@@ -75,7 +78,28 @@ def run_one(config):
         "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
         "log_loss": float(log_loss(y_test, proba, labels=model.classes_)),
         "n_iter": [int(n) for n in model.n_iter_], "prototypes": [b.n_prototypes for b in model.batches_],
+        "n_eval": [n for n, _ in per_batch], "batch_s": [t for _, t in per_batch],
     }
+
+
+@contextlib.contextmanager
+def _timed_batches(out):
+    """Record ``(objective evaluations, seconds)`` of every batch's solve into ``out`` while active."""
+    import discrim.prototype.classifier as classifier
+
+    original = classifier.solve_batch
+
+    def timed(*args, **kwargs):
+        start = time.perf_counter()
+        result = original(*args, **kwargs)
+        out.append((result.n_eval, time.perf_counter() - start))
+        return result
+
+    classifier.solve_batch = timed
+    try:
+        yield
+    finally:
+        classifier.solve_batch = original
 
 
 def _capture_objectives(case, n_train, dtype, n_batches=2):
@@ -211,14 +235,17 @@ def main(argv=None):
     ] + ([f"- {args.note}"] if args.note else []) + [
         "",
         "| case | train rows x features | dtype | batches | empty_check_iter | fit time | peak memory | test log-loss | "
-        "L-BFGS-B iterations per batch | prototypes per batch | load (1 min) after the row |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "L-BFGS-B iterations per batch | evaluations per batch | solve time per batch (ms per iteration) | "
+        "prototypes per batch | load (1 min) after the row |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for r in rows:
         lines.append(f"| {r['case']} | {r['train_rows']:,} x {r['features']} | {r['dtype']} | {r['n_batches']} | "
                      f"{r['empty_check_iter']} | "
                      f"{r['fit_s']:.2f} s | {r['peak_mib']:.0f} MiB | {r['log_loss']:.4f} | "
-                     f"{', '.join(map(str, r['n_iter']))} | {', '.join(map(str, r['prototypes']))} | {r['load']:.2f} |")
+                     f"{', '.join(map(str, r['n_iter']))} | {', '.join(map(str, r['n_eval']))} | "
+                     + ", ".join(f"{t:.1f} s ({1e3 * t / max(n, 1):.0f})" for t, n in zip(r['batch_s'], r['n_iter']))
+                     + f" | {', '.join(map(str, r['prototypes']))} | {r['load']:.2f} |")
     if evals:
         before = bool(args.baseline)
         lines += ["", "## One objective evaluation" + (" before and after" if before else " by dtype"),

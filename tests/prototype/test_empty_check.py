@@ -54,3 +54,84 @@ def test_a_model_without_prototypes_says_so_and_how_to_fix_it():
         warnings.simplefilter("error", UserWarning)
         scaled = PrototypeClassifier(n_batches=1, random_state=0).fit(StandardScaler().fit_transform(X), y)
     assert scaled.batches_[0].n_prototypes > 0
+
+
+def _disable_emptiness_test(monkeypatch):
+    import discrim.prototype._solver as solver
+
+    monkeypatch.setattr(solver, "EMPTY_TEST_ITER", 10**9)
+
+
+@pytest.mark.parametrize("case", ["checker", "digits"])
+def test_the_emptiness_test_leaves_batches_that_fill_bit_identical(case, monkeypatch):
+    # a batch below the empty batch by EMPTY_TEST_ITER, or one the projected method gets below
+    # it, continues on L-BFGS-B's path: the 1-batch fits are the same with the test and without
+    if case == "checker":
+        X, y = make_checkerboard(n_per_square=20, random_state=0)
+        X, kwargs = StandardScaler().fit_transform(X), {"n_candidates": 300}
+    else:
+        X, _, y, _ = load_benchmark("digits")
+        kwargs = {"n_candidates": 300}
+    tested = PrototypeClassifier(n_batches=1, random_state=0, **kwargs).fit(X, y)
+    _disable_emptiness_test(monkeypatch)
+    plain = PrototypeClassifier(n_batches=1, random_state=0, **kwargs).fit(X, y)
+    assert tested.batches_[0].n_prototypes > 0
+    _same_model(tested, plain)
+    assert tested.n_iter_ == plain.n_iter_
+
+
+def test_the_emptiness_test_ends_the_checkerboards_later_batches_early(monkeypatch):
+    # the projected method converges to the empty batch from stage-2 iteration EMPTY_TEST_ITER:
+    # the model of L-BFGS-B alone (which removes one weight per iteration), the first batch bit-identical, in a fraction of them
+    from discrim.prototype._solver import EMPTY_TEST_ITER, FEATURE_STAGE_MAX_ITER
+
+    X, y = make_checkerboard(n_per_square=20, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    tested = PrototypeClassifier(n_batches=3, n_candidates=300, random_state=0).fit(X, y)
+    _disable_emptiness_test(monkeypatch)
+    plain = PrototypeClassifier(n_batches=3, n_candidates=300, random_state=0).fit(X, y)
+    assert [b.n_prototypes for b in plain.batches_[1:]] == [0, 0]
+    _same_model(tested, plain)
+    np.testing.assert_array_equal(tested.predict_proba(X), plain.predict_proba(X))
+    assert tested.n_iter_[0] == plain.n_iter_[0]
+    assert all(n < FEATURE_STAGE_MAX_ITER + EMPTY_TEST_ITER + 30 for n in tested.n_iter_[1:])
+    assert all(t < p for t, p in zip(tested.n_iter_[1:], plain.n_iter_[1:]))
+
+
+class _TwoWeights:
+    """``l(w) = (w0 - a)^2 + (w1 - a)^2 + c`` with the empty point w = 0 of value ``2 a^2 + c``."""
+
+    n_params = 2
+
+    def __init__(self, a):
+        self.a = a
+
+    def x0(self):
+        return np.array([2.0, 3.0])
+
+    def with_x0(self, x0):
+        return self
+
+    def bounds(self):
+        import scipy.optimize
+
+        return scipy.optimize.Bounds(np.zeros(2), np.full(2, np.inf))
+
+    def value_and_grad(self, theta):
+        r = theta - self.a
+        return float(r @ r), 2.0 * r
+
+
+@pytest.mark.parametrize("a, empty", [(-1.0, True), (1.0, False)])
+def test_converges_empty_certifies_only_a_converged_point_not_below_the_empty_batch(a, empty):
+    from discrim.prototype._solver import _converges_empty
+
+    objective = _TwoWeights(a)
+    trivial = objective.value_and_grad(np.zeros(2))[0]
+    verdict, result = _converges_empty(objective, objective.x0(), trivial, 100, 1e-8, None, np.ones(2))
+    assert verdict == empty and result.n_eval >= 1
+    if empty:  # the minimum over w >= 0 is the empty point itself
+        assert result.converged and result.value >= trivial
+        np.testing.assert_array_equal(result.theta, [0.0, 0.0])
+    else:  # (1, 1) is below the empty point's value: stopped there, no verdict
+        assert result.value < trivial and result.message == "stopped by the stop callback"

@@ -147,11 +147,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         A batch whose penalised objective is not below that of the empty batch (the frozen
         model's loss) after this many iterations of the solver's second stage is left empty.
         Batches that end empty (typical after the first few on low-dimensional data, e.g. the
-        checkerboard's second and later batches) run this many iterations each, most of a
-        multi-batch fit's time; a smaller value ends them sooner but can also empty a batch that
-        would have got below the empty batch later (on the benchmark cases a few did, after 116
-        and 188 iterations). The cost is the only thing this changes where a batch would end
-        empty anyway.
+        checkerboard's second and later batches) are mostly ended earlier by the emptiness test
+        of the solver (see Notes); those it does not decide run this many iterations; a smaller
+        value ends them sooner but can also empty a batch that would have got below the empty
+        batch later (on the benchmark cases a few did, after 116 and 188 iterations). The cost is
+        the only thing this changes where a batch would end empty anyway.
     max_samples : int, float or None, default=None
         Bound on the rows used per batch: a class-stratified subsample of this many rows (an
         int) or of this share of the rows (a float in (0, 1]) is drawn for every batch and split
@@ -192,7 +192,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     batches_ : list of PrototypeBatch
         One per fitted batch (a batch can hold zero prototypes if the penalty removed all).
     n_iter_ : list of int
-        L-BFGS-B iterations per batch.
+        Solver iterations per batch: L-BFGS-B's of both stages, plus the projected method's
+        where the emptiness test ended the batch (see Notes).
     objective_values_ : list of float
         Penalised objective at the solution, per batch.
     center_ : ndarray of shape (n_features_in_,)
@@ -237,7 +238,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     like the seed, in two stages: at most 20 iterations on ``v`` alone (``w`` fixed, ``v`` kept
     at or above half its start), then all parameters, iterating on ``u = (v sqrt(J), w)``. A
     batch whose objective is not below that of the empty batch (``v = 0``, ``w = 0``, the
-    frozen model's loss) after ``empty_check_iter`` (200) iterations, or when the solver stops, is left empty. Stage and
+    frozen model's loss) after ``empty_check_iter`` (200) iterations, or when the solver stops, is left empty. So is one
+    that is not below it at the fifth iteration of the second stage if a projected quasi-Newton method
+    (:func:`discrim.optim.minimize_projected`, which can move many weights onto the bound 0 per step) started there
+    converges without getting below it; if that method gets below it instead, the test is dropped and L-BFGS-B goes on
+    unchanged (:func:`discrim.prototype._solver.solve_batch`). Stage and
     scaling change the path and the stopping test, not the problem; against the unscaled
     single-stage solve (the original proset's, with the same ``tol``) they cut iterations 3-25x
     on the benchmark cases, with test log-loss within about 0.01 (often lower). ``n_iter_`` counts both stages. A batch
