@@ -138,3 +138,37 @@ def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
     # the evaluations per batch do not grow with the batch count: total cost is linear in B
     assert evaluations[50].mean() <= 1.5 * evaluations[5].mean()
     assert evaluations[50].sum() <= 1.5 * (50 / 5) * evaluations[5].sum()
+
+
+@pytest.mark.parametrize("warm_start", [False, True])
+def test_early_stop_scores_the_fitted_counts_as_the_full_search(warm_start):
+    # Every count up to a fit's stop scores exactly as without the stop (a batch never depends on
+    # later ones; the continued fit draws batch b from stream b); the counts after it are NaN,
+    # and the selected point was scored on every fold.
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 1e-2, 3e-2], max_batches=6, cv=3, n_candidates=60, random_state=0,
+                  warm_start=warm_start)
+    full = PrototypeClassifierCV(**kwargs).fit(X, y).cv_results_
+    search = PrototypeClassifierCV(**kwargs, n_batches_no_change=2).fit(X, y)
+    stopped = search.cv_results_
+    for fold in range(3):
+        key = f"split{fold}_test_log_loss"
+        scored = ~np.isnan(stopped[key])
+        np.testing.assert_array_equal(stopped[key][scored], full[key][scored])
+        assert not scored.all()  # the rule did stop some fit
+        # a fit stops for good: once a count is missing, so are the larger ones of that alpha
+        per_alpha = scored.reshape(3, 7)
+        assert np.all(per_alpha[:, :-1] >= per_alpha[:, 1:])
+    assert not np.isnan(stopped["mean_test_log_loss"][search.best_index_])
+    assert np.isnan(stopped["mean_n_prototypes"][np.isnan(stopped["mean_test_log_loss"])]).all()
+
+
+def test_early_stop_at_max_batches_changes_nothing():
+    # A fit with max_batches batches can have at most max_batches without improvement after
+    # batch 0: n_batches_no_change >= max_batches never stops one early.
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 1e-2], max_batches=3, cv=3, n_candidates=60, random_state=0)
+    full = PrototypeClassifierCV(**kwargs).fit(X, y)
+    same = PrototypeClassifierCV(**kwargs, n_batches_no_change=3).fit(X, y)
+    np.testing.assert_array_equal(same.cv_results_["mean_test_log_loss"], full.cv_results_["mean_test_log_loss"])
+    assert same.best_params_ == full.best_params_

@@ -109,7 +109,16 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         means ``np.logspace(-6, -1, 11)``.
     max_batches : int in [0, 10000], default=10
         Largest batch count tried; every count from 0 to ``max_batches`` is scored from the one
-        fit with ``max_batches`` batches (the cost grows linearly with it).
+        fit with ``max_batches`` batches (the cost grows linearly with it, unless
+        ``n_batches_no_change`` stops the fits earlier).
+    n_batches_no_change : int or None, default=None
+        Stop each fit of the search (one fold, one penalty) once this many batches in a row did
+        not lower its validation loss (the ``scoring`` one) below the best so far: the cost then
+        follows the batch counts that still improve instead of ``max_batches``. The counts after
+        a fold's stop are not scored (NaN in ``cv_results_``) and a grid point is only selected
+        when every fold scored it. The counts scored are exactly those of the full fits (a
+        batch never depends on later ones), so with ``max_batches <= n_batches_no_change`` the
+        search is the same as with None. None fits ``max_batches`` batches every time.
     alpha_prototype_grid : array-like of shape (n_alpha_prototypes,), default=None
         Non-negative candidate values of ``alpha_prototype`` (the seed's lambda_w), a second grid
         axis: each value is an alpha_feature path of its own (fits of one value are exactly those
@@ -186,7 +195,9 @@ empty_check_iter, max_samples, dtype, backend, device
         ``rank_test_log_loss``, the same four for ``scoring`` when it is not the log-loss (e.g.
         ``mean_test_roc_auc``; rank 1 is the highest), ``mean_n_prototypes``,
         ``mean_n_features`` and ``mean_fit_time`` (seconds per fit with ``max_batches`` batches,
-        the same for every batch count of one alpha).
+        the same for every batch count of one alpha). With ``n_batches_no_change``, a point
+        that some fold did not score (its fit stopped earlier) has NaN means and standard
+        deviations and ranks after every scored point.
     best_index_ : int
         Row of ``cv_results_`` selected by the 1-SE rule.
     best_params_ : dict
@@ -268,6 +279,7 @@ empty_check_iter, max_samples, dtype, backend, device
     _parameter_constraints = {
         "alpha_feature_grid": ["array-like", None],
         "max_batches": [Interval(Integral, 0, MAX_BATCHES, closed="both")],
+        "n_batches_no_change": [Interval(Integral, 1, None, closed="left"), None],
         "alpha_prototype_grid": ["array-like", None],
         "scoring": [StrOptions({"log_loss", *SCORES})],
         "transformer": [HasMethods(["fit", "transform"]), None],
@@ -289,6 +301,7 @@ empty_check_iter, max_samples, dtype, backend, device
         alpha_feature_grid: ArrayLike | None = None,
         max_batches: int = 10,
         *,
+        n_batches_no_change: int | None = None,
         alpha_prototype_grid: ArrayLike | None = None,
         scoring: Literal["log_loss", "roc_auc", "balanced_accuracy"] = "log_loss",
         transformer: Any = None,
@@ -316,6 +329,7 @@ empty_check_iter, max_samples, dtype, backend, device
     ) -> None:
         self.alpha_feature_grid = alpha_feature_grid
         self.max_batches = max_batches
+        self.n_batches_no_change = n_batches_no_change
         self.alpha_prototype_grid = alpha_prototype_grid
         self.scoring = scoring
         self.transformer = transformer
@@ -466,7 +480,7 @@ empty_check_iter, max_samples, dtype, backend, device
         def job(fold, piece, path_state=None):
             grid = order[piece]
             return (templates[int(grid[0]) // n_a], splits[fold][0], splits[fold][1], fold, alpha_f[grid], grid,
-                    fold_seeds[fold], B, self.warm_start, path_state, self.scoring)
+                    fold_seeds[fold], B, self.warm_start, path_state, self.scoring, self.n_batches_no_change)
 
         first_jobs, follow_up, n_tasks = plan_chains(tasks, order, self.warm_start, job)
 
@@ -644,7 +658,8 @@ def _cv_results(alpha_f, alpha_p, max_batches, split_losses, n_proto, n_feat, fi
         flat_mean = splits.mean(axis=0).ravel()
         results[f"mean_test_{name}"] = flat_mean
         results[f"std_test_{name}"] = splits.std(axis=0, ddof=1).ravel()
-        # Rank like scikit-learn: 1 is the best (lowest loss, highest score), ties share the smallest rank.
+        # Rank like scikit-learn: 1 is the best (lowest loss, highest score), ties share the smallest rank;
+        # NaN (a point some fold did not score) sorts last, so those points share the rank after the scored ones.
         results[f"rank_test_{name}"] = (np.searchsorted(np.sort(sign * flat_mean), sign * flat_mean) + 1).astype(np.int32)
     results["mean_n_prototypes"] = n_proto.mean(axis=0).ravel()
     results["mean_n_features"] = n_feat.mean(axis=0).ravel()
