@@ -162,13 +162,19 @@ def _log_loss_se(y_test, proba, classes):
     return float(losses.std(ddof=1) / np.sqrt(losses.size))
 
 
-def run_discrim(data, n_jobs, seed, max_batches=MAX_BATCHES):
+def search_options(args):
+    """PrototypeClassifierCV's settings given on the command line (the others keep their defaults)."""
+    options = {"n_batches_no_change": args.batches_no_change, "search_max_iter": args.search_max_iter}
+    return {name: value for name, value in options.items() if value is not None}
+
+
+def run_discrim(data, n_jobs, seed, max_batches=MAX_BATCHES, options=None):
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary
 
     X_train, X_test, y_train, y_test = data
     search = PrototypeClassifierCV(alpha_feature_grid=GRID, max_batches=max_batches, cv=_splitter(seed),
-                                   n_jobs=n_jobs, random_state=seed)
+                                   n_jobs=n_jobs, random_state=seed, **(options or {}))
     start = time.perf_counter()
     search.fit(X_train, y_train)
     seconds = time.perf_counter() - start
@@ -267,7 +273,7 @@ def run_draws(name, args, case):
              "proset": [first["proset"]["log_loss"]] if with_proset else []}
     for seed in range(args.seed + 1, args.seed + args.draws):
         data = load_benchmark(_base(name)[0], random_state=seed)
-        runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed, _base(name)[1]))]
+        runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed, _base(name)[1], search_options(args)))]
         if with_proset and seed < args.seed + args.proset_draws:
             runs.append(("proset", lambda: run_proset_search(data, args.n_jobs, seed, args.proset_timeout,
                                                               args.threads)))
@@ -318,7 +324,7 @@ def run_case(name, args):
         return row
 
     case["rows"].append(attempt("discrim PrototypeClassifierCV",
-                                lambda: run_discrim(data, args.n_jobs, args.seed, max_batches)))
+                                lambda: run_discrim(data, args.n_jobs, args.seed, max_batches, search_options(args))))
     if args.no_proset:
         case["proset_note"] = "not run (--no-proset)"
     elif max_batches != MAX_BATCHES:
@@ -494,6 +500,21 @@ def detail_table(cases):
     return "\n".join(lines)
 
 
+def _commit():
+    """The checked-out commit of this tree (with ``+changes`` when it has uncommitted changes)."""
+    import subprocess
+
+    root = Path(__file__).resolve().parent.parent
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+changes" if dirty else "")
+
+
 def environment(load_before, load_after, args):
     import numpy
     import scipy
@@ -521,6 +542,8 @@ def environment(load_before, load_after, args):
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, xgboost {xgb}",
         f"- proset side (own venv): proset {proset.get('proset', '?')}, numpy {proset.get('numpy', '?')}, "
         f"scikit-learn {proset.get('scikit-learn', '?')}",
+        f"- discrim commit: {_commit()}; PrototypeClassifierCV settings besides the grid: "
+        f"{search_options(args) or 'defaults'}",
         f"- parallel jobs per search: {args.n_jobs or 1}; BLAS threads per side: {args.threads} (threadpoolctl "
         "for discrim, kNN and XGBoost; OPENBLAS/OMP/MKL_NUM_THREADS for proset's subprocess); split and fold seed "
         f"{args.seed}",
@@ -624,6 +647,10 @@ def main(argv=None):
                              "training rows")
     parser.add_argument("--proset-draws", type=int, default=None,
                         help="proset's searches on at most this many draws (the first ones; default: --draws)")
+    parser.add_argument("--batches-no-change", type=int, default=None,
+                        help="PrototypeClassifierCV's n_batches_no_change (default: its default)")
+    parser.add_argument("--search-max-iter", type=int, default=None,
+                        help="PrototypeClassifierCV's search_max_iter (default: its default)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
     parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")
     parser.add_argument("--note", default="", help="extra line for the results file")

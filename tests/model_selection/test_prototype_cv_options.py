@@ -172,3 +172,14 @@ def test_early_stop_at_max_batches_changes_nothing():
     same = PrototypeClassifierCV(**kwargs, n_batches_no_change=3).fit(X, y)
     np.testing.assert_array_equal(same.cv_results_["mean_test_log_loss"], full.cv_results_["mean_test_log_loss"])
     assert same.best_params_ == full.best_params_
+
+
+def test_no_change_tol_counts_only_large_decreases_as_improvement():
+    # With a tolerance of 100 % no decrease of a log-loss counts: every fit stops
+    # n_batches_no_change batches after its first one, whatever its validation losses.
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 1e-2], max_batches=5, cv=3, n_candidates=60, random_state=0)
+    search = PrototypeClassifierCV(**kwargs, n_batches_no_change=2, no_change_tol=1.0).fit(X, y)
+    for fold in range(3):
+        scored = ~np.isnan(search.cv_results_[f"split{fold}_test_log_loss"].reshape(2, 6))
+        np.testing.assert_array_equal(scored, np.tile([True] * 4 + [False] * 2, (2, 1)))

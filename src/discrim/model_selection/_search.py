@@ -255,9 +255,10 @@ def _validation_loss(scoring, proba, y_idx, sample_weight, classes, n_classes):
 
 
 def _fit_until_no_change(model, train, validation, initial_solution, max_batches, n_batches_no_change, scoring,
-                         n_classes):
+                         n_classes, no_change_tol=0.0):
     """Fit ``model`` batch by batch; stop once ``n_batches_no_change`` batches in a row did not
-    lower the validation loss below the best so far (or at ``max_batches``).
+    lower the validation loss below the best so far by more than ``no_change_tol`` times its
+    absolute value (or at ``max_batches``).
 
     Parameters
     ----------
@@ -271,6 +272,8 @@ def _fit_until_no_change(model, train, validation, initial_solution, max_batches
     scoring : str
         The score selected by (see :func:`_validation_loss`).
     n_classes : int
+    no_change_tol : float, default=0.0
+        Relative decrease of the best loss that counts as an improvement.
 
     Returns
     -------
@@ -286,13 +289,13 @@ def _fit_until_no_change(model, train, validation, initial_solution, max_batches
     """
     X_val, y_val, w_val = validation
     X_val = np.asarray(X_val, dtype=np.dtype(model.dtype))
-    best, best_count = np.inf, 0
+    best, best_count = None, 0  # the first batch always sets the best
     for count in range(1, max_batches + 1):
         model.set_params(n_batches=count)
         _fit_prototypes(model, *train, initial_solution, validated=True, warm=count > 1)
         *_, proba = model._staged_proba(X_val)
         loss = _validation_loss(scoring, proba, y_val, w_val, np.asarray(model.classes_), n_classes)
-        if loss < best:
+        if best is None or loss < best - no_change_tol * abs(best):
             best, best_count = loss, count
         elif count - best_count >= n_batches_no_change:
             break
@@ -300,7 +303,8 @@ def _fit_until_no_change(model, train, validation, initial_solution, max_batches
 
 
 def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, path_state=None,
-             scoring="log_loss", n_batches_no_change=None, *, X, y_idx, sample_weight, X_folds=None):
+             scoring="log_loss", n_batches_no_change=None, no_change_tol=0.0, *, X, y_idx, sample_weight,
+             X_folds=None):
     """Fit one fold along a stretch of the alpha_feature path and score every batch count.
 
     Parameters
@@ -331,6 +335,8 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
         Stop a fit once this many batches in a row did not improve its validation loss (the
         ``scoring`` one) on the best so far (see :func:`_fit_until_no_change`); the batch counts
         after the stop are not scored (NaN). None fits ``max_batches`` batches.
+    no_change_tol : float, default=0.0
+        Relative decrease of a fit's best validation loss that counts as an improvement.
     X : ndarray of shape (n_samples, n_features)
         All the rows of the search (keyword-only: the data every task shares, see
         :func:`discrim.utils._parallel.run_unordered`).
@@ -377,7 +383,7 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
             _fit_prototypes(model, X_train, y_train, w_train, path, validated=True)
         else:
             _fit_until_no_change(model, (X_train, y_train, w_train), (X_test, y_test, w_test), path, max_batches,
-                                 n_batches_no_change, scoring, n_classes)
+                                 n_batches_no_change, scoring, n_classes, no_change_tol)
         classes = np.asarray(model.classes_)
         # X_test is validated already (the search's float64 rows): only the model's dtype applies
         staged = list(model._staged_proba(np.asarray(X_test, dtype=np.dtype(model.dtype))))
