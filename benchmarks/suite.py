@@ -162,8 +162,11 @@ def _log_loss_se(y_test, proba, classes):
     return float(losses.std(ddof=1) / np.sqrt(losses.size))
 
 
-def search_options(args):
-    """PrototypeClassifierCV's settings given on the command line (the others keep their defaults)."""
+def search_options(args, max_batches=None):
+    """PrototypeClassifierCV's settings given on the command line for a case with a raised batch
+    bound ("name@B"; the others run today's search, with the defaults); None: the settings given."""
+    if max_batches == MAX_BATCHES:
+        return {}
     options = {"n_batches_no_change": args.batches_no_change, "search_max_iter": args.search_max_iter}
     return {name: value for name, value in options.items() if value is not None}
 
@@ -273,7 +276,8 @@ def run_draws(name, args, case):
              "proset": [first["proset"]["log_loss"]] if with_proset else []}
     for seed in range(args.seed + 1, args.seed + args.draws):
         data = load_benchmark(_base(name)[0], random_state=seed)
-        runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed, _base(name)[1], search_options(args)))]
+        runs = [("discrim", lambda: run_discrim(data, args.n_jobs, seed, _base(name)[1],
+                                                    search_options(args, _base(name)[1])))]
         if with_proset and seed < args.seed + args.proset_draws:
             runs.append(("proset", lambda: run_proset_search(data, args.n_jobs, seed, args.proset_timeout,
                                                               args.threads)))
@@ -324,7 +328,8 @@ def run_case(name, args):
         return row
 
     case["rows"].append(attempt("discrim PrototypeClassifierCV",
-                                lambda: run_discrim(data, args.n_jobs, args.seed, max_batches, search_options(args))))
+                                lambda: run_discrim(data, args.n_jobs, args.seed, max_batches,
+                                                     search_options(args, max_batches))))
     if args.no_proset:
         case["proset_note"] = "not run (--no-proset)"
     elif max_batches != MAX_BATCHES:
@@ -542,8 +547,8 @@ def environment(load_before, load_after, args):
         f"scipy {scipy.__version__}, scikit-learn {sklearn.__version__}, xgboost {xgb}",
         f"- proset side (own venv): proset {proset.get('proset', '?')}, numpy {proset.get('numpy', '?')}, "
         f"scikit-learn {proset.get('scikit-learn', '?')}",
-        f"- discrim commit: {_commit()}; PrototypeClassifierCV settings besides the grid: "
-        f"{search_options(args) or 'defaults'}",
+        f"- discrim commit: {_commit()}; PrototypeClassifierCV settings besides the grid, for the cases "
+        f"with a raised batch bound (name@B; the others use the defaults): {search_options(args) or 'defaults'}",
         f"- parallel jobs per search: {args.n_jobs or 1}; BLAS threads per side: {args.threads} (threadpoolctl "
         "for discrim, kNN and XGBoost; OPENBLAS/OMP/MKL_NUM_THREADS for proset's subprocess); split and fold seed "
         f"{args.seed}",
@@ -648,9 +653,11 @@ def main(argv=None):
     parser.add_argument("--proset-draws", type=int, default=None,
                         help="proset's searches on at most this many draws (the first ones; default: --draws)")
     parser.add_argument("--batches-no-change", type=int, default=None,
-                        help="PrototypeClassifierCV's n_batches_no_change (default: its default)")
+                        help="PrototypeClassifierCV's n_batches_no_change for the cases with a raised batch bound "
+                             "(name@B; default: its default)")
     parser.add_argument("--search-max-iter", type=int, default=None,
-                        help="PrototypeClassifierCV's search_max_iter (default: its default)")
+                        help="PrototypeClassifierCV's search_max_iter for the cases with a raised batch bound "
+                             "(name@B; default: its default)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
     parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")
     parser.add_argument("--note", default="", help="extra line for the results file")
