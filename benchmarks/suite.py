@@ -5,7 +5,7 @@ Usage::
     python benchmarks/suite.py [--cases iris-2f,wine,...] [--skip-proset-above ROWS] [--no-proset]
                                [--n-jobs N] [--proset-timeout S] [--repeat N] [--repeat-up-to ROWS]
                                [--draws N] [--draws-up-to ROWS] [--proset-draws-up-to ROWS] [--proset-draws N]
-                               [--output PATH] [--note TEXT]
+                               [--batches-no-change N] [--search-max-iter N] [--output PATH] [--note TEXT]
 
 For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, random_state=0)``):
 
@@ -17,6 +17,11 @@ For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, ran
 - kNN: ``KNeighborsClassifier`` with ``n_neighbors`` chosen by ``GridSearchCV`` (log-loss, the same
   folds as discrim);
 - XGBoost, when importable: ``XGBClassifier`` with depth and number of trees chosen the same way.
+
+A case "name@B" (``digits@50``, ``xor-6f@50``) is the case "name" with discrim's search over 0..B
+batches; ``--batches-no-change`` and ``--search-max-iter`` set ``n_batches_no_change`` and
+``search_max_iter`` of those searches only, so that one run times today's 10-batch search (the
+defaults) beside them.
 
 With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on
 the first ``--proset-draws`` of them) also runs on the draws
@@ -106,9 +111,12 @@ def _base(name):
 
 for _name in CASES:  # a case with a raised batch bound is judged against its data set's published figures
     if "@" in _name:
-        for _table in (PUBLISHED, PUBLISHED_OTHERS, PUBLISHED_CAVEATS):
+        for _table in (PUBLISHED, PUBLISHED_OTHERS):
             if _base(_name)[0] in _table:
                 _table[_name] = _table[_base(_name)[0]]
+        if _base(_name)[0] in PUBLISHED_CAVEATS:
+            PUBLISHED_CAVEATS[_name] = PUBLISHED_CAVEATS[_base(_name)[0]].replace(
+                "this grid stops at 10", f"this grid goes to {_base(_name)[1]}")
 
 
 def export_round_trip(model, X):
