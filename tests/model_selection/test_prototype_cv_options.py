@@ -186,3 +186,17 @@ def test_no_change_tol_counts_only_large_decreases_as_improvement():
     for fold in range(3):
         scored = ~np.isnan(search.cv_results_[f"split{fold}_test_log_loss"].reshape(2, 6))
         np.testing.assert_array_equal(scored, np.tile([True] * 4 + [False] * 2, (2, 1)))
+
+
+def test_selection_best_takes_the_lowest_mean_and_refits_it():
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 3e-2], max_batches=3, cv=3, n_candidates=60, random_state=0)
+    one_se = PrototypeClassifierCV(**kwargs).fit(X, y)
+    best = PrototypeClassifierCV(**kwargs, selection="best").fit(X, y)
+    mean = best.cv_results_["mean_test_log_loss"]
+    np.testing.assert_array_equal(mean, one_se.cv_results_["mean_test_log_loss"])  # same search
+    assert best.best_index_ == int(np.argmin(mean))
+    assert mean[best.best_index_] <= mean[one_se.best_index_]
+    assert best.threshold_ == one_se.threshold_
+    assert best.best_estimator_.alpha_feature == best.best_params_["alpha_feature"]
+    assert len(best.best_estimator_.batches_) == best.best_params_["n_batches"]
