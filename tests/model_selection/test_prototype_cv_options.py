@@ -138,3 +138,65 @@ def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
     # the evaluations per batch do not grow with the batch count: total cost is linear in B
     assert evaluations[50].mean() <= 1.5 * evaluations[5].mean()
     assert evaluations[50].sum() <= 1.5 * (50 / 5) * evaluations[5].sum()
+
+
+@pytest.mark.parametrize("warm_start", [False, True])
+def test_early_stop_scores_the_fitted_counts_as_the_full_search(warm_start):
+    # Every count up to a fit's stop scores exactly as without the stop (a batch never depends on
+    # later ones; the continued fit draws batch b from stream b); the counts after it are NaN,
+    # and the selected point was scored on every fold. With warm starts this holds for the first
+    # alpha of the path (a cold start): the next alpha's batches after the previous stop start
+    # cold instead of from batches the stopped search never fitted.
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 1e-2, 3e-2], max_batches=6, cv=3, n_candidates=60, random_state=0,
+                  warm_start=warm_start)
+    full = PrototypeClassifierCV(**kwargs).fit(X, y).cv_results_
+    search = PrototypeClassifierCV(**kwargs, n_batches_no_change=2).fit(X, y)
+    stopped = search.cv_results_
+    for fold in range(3):
+        key = f"split{fold}_test_log_loss"
+        scored = ~np.isnan(stopped[key])
+        compared = scored & (stopped["alpha_feature"] == 1e-3) if warm_start else scored
+        np.testing.assert_array_equal(stopped[key][compared], full[key][compared])
+        assert not scored.all()  # the rule did stop some fit
+        # a fit stops for good: once a count is missing, so are the larger ones of that alpha
+        per_alpha = scored.reshape(3, 7)
+        assert np.all(per_alpha[:, :-1] >= per_alpha[:, 1:])
+    assert not np.isnan(stopped["mean_test_log_loss"][search.best_index_])
+    assert np.isnan(stopped["mean_n_prototypes"][np.isnan(stopped["mean_test_log_loss"])]).all()
+
+
+def test_early_stop_at_max_batches_changes_nothing():
+    # A fit with max_batches batches can have at most max_batches without improvement after
+    # batch 0: n_batches_no_change >= max_batches never stops one early.
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 1e-2], max_batches=3, cv=3, n_candidates=60, random_state=0)
+    full = PrototypeClassifierCV(**kwargs).fit(X, y)
+    same = PrototypeClassifierCV(**kwargs, n_batches_no_change=3).fit(X, y)
+    np.testing.assert_array_equal(same.cv_results_["mean_test_log_loss"], full.cv_results_["mean_test_log_loss"])
+    assert same.best_params_ == full.best_params_
+
+
+def test_no_change_tol_counts_only_large_decreases_as_improvement():
+    # With a tolerance of 100 % no decrease of a log-loss counts: every fit stops
+    # n_batches_no_change batches after its first one, whatever its validation losses.
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 1e-2], max_batches=5, cv=3, n_candidates=60, random_state=0)
+    search = PrototypeClassifierCV(**kwargs, n_batches_no_change=2, no_change_tol=1.0).fit(X, y)
+    for fold in range(3):
+        scored = ~np.isnan(search.cv_results_[f"split{fold}_test_log_loss"].reshape(2, 6))
+        np.testing.assert_array_equal(scored, np.tile([True] * 4 + [False] * 2, (2, 1)))
+
+
+def test_selection_best_takes_the_lowest_mean_and_refits_it():
+    X, _, y, _ = load_benchmark("iris-2f")
+    kwargs = dict(alpha_feature_grid=[1e-3, 3e-2], max_batches=3, cv=3, n_candidates=60, random_state=0)
+    one_se = PrototypeClassifierCV(**kwargs).fit(X, y)
+    best = PrototypeClassifierCV(**kwargs, selection="best").fit(X, y)
+    mean = best.cv_results_["mean_test_log_loss"]
+    np.testing.assert_array_equal(mean, one_se.cv_results_["mean_test_log_loss"])  # same search
+    assert best.best_index_ == int(np.argmin(mean))
+    assert mean[best.best_index_] <= mean[one_se.best_index_]
+    assert best.threshold_ == one_se.threshold_
+    assert best.best_estimator_.alpha_feature == best.best_params_["alpha_feature"]
+    assert len(best.best_estimator_.batches_) == best.best_params_["n_batches"]

@@ -53,6 +53,18 @@ def test_one_se_rule_picks_largest_alpha_then_fewest_batches():
     assert selected == (1, 2)
 
 
+def test_one_se_rule_never_selects_a_point_some_fold_did_not_score():
+    # NaN: a batch count after a fold's early stop. Without the NaN, (1, 3) would be the best
+    # point and lower the threshold; with it, the rule works on the scored points alone.
+    alphas = np.array([1e-3, 1e-2])
+    mean = np.array([[0.9, 0.50, 0.47, np.nan], [0.9, 0.49, 0.52, np.nan]])
+    std = np.where(np.isnan(mean), np.nan, 0.01)
+    best, selected, threshold = select_one_se(mean, std, alphas)
+    assert best == (0, 2)
+    assert threshold == pytest.approx(0.48)
+    assert np.isnan(mean[0, 3]) and selected == (0, 2)
+
+
 def test_one_se_rule_does_not_depend_on_grid_order():
     alphas = np.array([1e-1, 1e-3, 1e-2])
     mean = np.array([[0.9, 0.6], [0.9, 0.4], [0.9, 0.42]])

@@ -26,11 +26,12 @@ class PathResult:
     alpha_index : ndarray of shape (n_alphas,) of int
         Positions in the alpha_feature grid, in the order they were fitted.
     log_loss : ndarray of shape (n_alphas, max_batches + 1)
-        Sample-weighted validation log-loss of the model truncated after b batches, b = 0..max_batches.
-    n_prototypes : ndarray of shape (n_alphas, max_batches + 1) of int
-        Prototypes in the first b batches.
-    n_features : ndarray of shape (n_alphas, max_batches + 1) of int
-        Features with positive weight in at least one of the first b batches.
+        Sample-weighted validation log-loss of the model truncated after b batches, b = 0..max_batches;
+        NaN for the counts after a fit stopped early (``n_batches_no_change``).
+    n_prototypes : ndarray of shape (n_alphas, max_batches + 1)
+        Prototypes in the first b batches (NaN for a count not fitted, see ``log_loss``).
+    n_features : ndarray of shape (n_alphas, max_batches + 1)
+        Features with positive weight in at least one of the first b batches (NaN likewise).
     n_iter : ndarray of shape (n_alphas,) of int
         L-BFGS-B iterations summed over the batches of each fit.
     fit_time : ndarray of shape (n_alphas,)
@@ -199,8 +200,12 @@ class PathWarmStart:
         return v0, w0
 
 
-def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=True, validated=False):
+def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=True, validated=False, warm=False):
     """Fit ``classifier`` (with ``n_batches`` set) on (X, y), warm-started through ``initial_solution``.
+
+    With ``warm`` the fitted batches are kept and batches are added until there are
+    ``n_batches`` (the classifier's ``warm_start``): batch ``b`` draws from stream ``b`` of the
+    seed either way, so a fit continued batch by batch equals one fit with all the batches.
 
     With ``quiet`` (the search's fits, whose iteration limit is the deliberate loose solve) their
     ConvergenceWarnings are silenced and their per-batch summaries logged at DEBUG.
@@ -224,28 +229,82 @@ def _fit_prototypes(classifier, X, y, sample_weight, initial_solution, quiet=Tru
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore", ConvergenceWarning)
-        classifier._fit_validated(X, classes, y_idx, sample_weight, initial_solution=initial_solution,
+        classifier._fit_validated(X, classes, y_idx, sample_weight, warm=warm, initial_solution=initial_solution,
                                   log_level=logging.DEBUG if quiet else logging.INFO)
     return classifier
 
 
-def _model_size(batches, max_batches):
-    """Cumulative prototypes and active features after b = 0..max_batches batches."""
-    n_proto = np.zeros(max_batches + 1, dtype=int)
-    n_feat = np.zeros(max_batches + 1, dtype=int)
+def _model_size(batches):
+    """Cumulative prototypes and active features after b = 0..len(batches) batches."""
+    n_proto = np.zeros(len(batches) + 1, dtype=int)
+    n_feat = np.zeros(len(batches) + 1, dtype=int)
     active = set()
-    for b, batch in enumerate(batches[:max_batches], start=1):
+    for b, batch in enumerate(batches, start=1):
         if batch.prototype_weights.shape[0]:
             active.update(int(d) for d in batch.feature_index)
         n_proto[b] = n_proto[b - 1] + batch.prototype_weights.shape[0]
         n_feat[b] = len(active)
-    n_proto[len(batches) + 1 :] = n_proto[len(batches)]
-    n_feat[len(batches) + 1 :] = n_feat[len(batches)]
     return n_proto, n_feat
 
 
+def _validation_loss(scoring, proba, y_idx, sample_weight, classes, n_classes):
+    """The loss the 1-SE rule selects by for one truncated model: the log-loss, or the negated score."""
+    if scoring == "log_loss":
+        return weighted_log_loss(proba, y_idx, sample_weight, classes)
+    return -validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes)
+
+
+def _fit_until_no_change(model, train, validation, initial_solution, max_batches, n_batches_no_change, scoring,
+                         n_classes, no_change_tol=0.0):
+    """Fit ``model`` batch by batch; stop once ``n_batches_no_change`` batches in a row did not
+    lower the validation loss below the best so far by more than ``no_change_tol`` times its
+    absolute value (or at ``max_batches``).
+
+    Parameters
+    ----------
+    model : PrototypeClassifier
+        Unfitted, with every parameter but ``n_batches`` set.
+    train, validation : tuple of (X, y_idx, sample_weight)
+        The fold's training and validation rows (validated: float rows, class indices).
+    initial_solution : PathWarmStart or None
+    max_batches : int
+    n_batches_no_change : int
+    scoring : str
+        The score selected by (see :func:`_validation_loss`).
+    n_classes : int
+    no_change_tol : float, default=0.0
+        Relative decrease of the best loss that counts as an improvement.
+
+    Returns
+    -------
+    model : PrototypeClassifier
+        Fitted with the batches up to the stop.
+
+    Notes
+    -----
+    Batch ``b`` never depends on later batches and draws from its own random stream, so every
+    batch count up to the stop scores exactly as in a fit with ``max_batches`` batches; the counts
+    after it are not fitted. A batch that ends empty leaves the model (and its loss) unchanged and
+    counts as a batch without improvement.
+    """
+    X_val, y_val, w_val = validation
+    X_val = np.asarray(X_val, dtype=np.dtype(model.dtype))
+    best, best_count = None, 0  # the first batch always sets the best
+    for count in range(1, max_batches + 1):
+        model.set_params(n_batches=count)
+        _fit_prototypes(model, *train, initial_solution, validated=True, warm=count > 1)
+        *_, proba = model._staged_proba(X_val)
+        loss = _validation_loss(scoring, proba, y_val, w_val, np.asarray(model.classes_), n_classes)
+        if best is None or loss < best - no_change_tol * abs(best):
+            best, best_count = loss, count
+        elif count - best_count >= n_batches_no_change:
+            break
+    return model
+
+
 def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches, warm_start, path_state=None,
-             scoring="log_loss", *, X, y_idx, sample_weight, X_folds=None):
+             scoring="log_loss", n_batches_no_change=None, no_change_tol=0.0, *, X, y_idx, sample_weight,
+             X_folds=None):
     """Fit one fold along a stretch of the alpha_feature path and score every batch count.
 
     Parameters
@@ -272,6 +331,12 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     scoring : {"log_loss", "roc_auc", "balanced_accuracy"}, default="log_loss"
         Besides the log-loss (always computed), the score of :func:`validation_score` per batch
         count.
+    n_batches_no_change : int or None, default=None
+        Stop a fit once this many batches in a row did not improve its validation loss (the
+        ``scoring`` one) on the best so far (see :func:`_fit_until_no_change`); the batch counts
+        after the stop are not scored (NaN). None fits ``max_batches`` batches.
+    no_change_tol : float, default=0.0
+        Relative decrease of a fit's best validation loss that counts as an improvement.
     X : ndarray of shape (n_samples, n_features)
         All the rows of the search (keyword-only: the data every task shares, see
         :func:`discrim.utils._parallel.run_unordered`).
@@ -284,6 +349,8 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     Returns
     -------
     result : PathResult
+        Counts not scored (after an early stop) hold NaN in ``log_loss``, ``score``,
+        ``n_prototypes`` and ``n_features``.
 
     Notes
     -----
@@ -299,10 +366,10 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
     X_test, y_test, w_test = X[test], y_idx[test], sample_weight[test]
     n = len(alphas)
     n_classes = int(y_idx.max()) + 1
-    losses = np.empty((n, max_batches + 1))
-    scores = None if scoring == "log_loss" else np.empty((n, max_batches + 1))
-    n_proto = np.zeros((n, max_batches + 1), dtype=int)
-    n_feat = np.zeros((n, max_batches + 1), dtype=int)
+    losses = np.full((n, max_batches + 1), np.nan)
+    scores = None if scoring == "log_loss" else np.full((n, max_batches + 1), np.nan)
+    n_proto = np.full((n, max_batches + 1), np.nan)
+    n_feat = np.full((n, max_batches + 1), np.nan)
     n_iter = np.zeros(n, dtype=int)
     fit_time = np.zeros(n)
     path = (path_state if path_state is not None else PathWarmStart(X.shape[1])) if warm_start else None
@@ -312,17 +379,19 @@ def fit_path(template, train, test, fold, alphas, alpha_index, seed, max_batches
         start = time.perf_counter()
         model = type(template)(**{**params, "alpha_feature": float(alpha), "n_batches": max_batches,
                                   "random_state": seed})
-        _fit_prototypes(model, X_train, y_train, w_train, path, validated=True)
+        if n_batches_no_change is None or max_batches == 0:
+            _fit_prototypes(model, X_train, y_train, w_train, path, validated=True)
+        else:
+            _fit_until_no_change(model, (X_train, y_train, w_train), (X_test, y_test, w_test), path, max_batches,
+                                 n_batches_no_change, scoring, n_classes, no_change_tol)
         classes = np.asarray(model.classes_)
         # X_test is validated already (the search's float64 rows): only the model's dtype applies
         staged = list(model._staged_proba(np.asarray(X_test, dtype=np.dtype(model.dtype))))
-        # A fit that stopped adding batches scores like its last state for the larger counts.
-        staged += [staged[-1]] * (max_batches + 1 - len(staged))
-        losses[i] = [weighted_log_loss(p, y_test, w_test, classes) for p in staged[: max_batches + 1]]
+        fitted = len(staged)  # counts 0 .. fitted - 1 are scored
+        losses[i, :fitted] = [weighted_log_loss(p, y_test, w_test, classes) for p in staged]
         if scores is not None:
-            scores[i] = [validation_score(scoring, p, y_test, w_test, classes, n_classes)
-                         for p in staged[: max_batches + 1]]
-        n_proto[i], n_feat[i] = _model_size(model.batches_, max_batches)
+            scores[i, :fitted] = [validation_score(scoring, p, y_test, w_test, classes, n_classes) for p in staged]
+        n_proto[i, :fitted], n_feat[i, :fitted] = _model_size(model.batches_)
         n_iter[i] = int(np.sum(model.n_iter_)) if len(model.n_iter_) else 0
         fit_time[i] = time.perf_counter() - start
         if path is not None:
@@ -472,7 +541,8 @@ def select_one_se(mean, std, alphas):
     ----------
     mean, std : ndarray of shape (n_alphas, n_batch_counts)
         Mean and standard deviation over folds of the validation log-loss (or of any loss:
-        a score that is better higher is passed negated).
+        a score that is better higher is passed negated); NaN marks a point not scored on every
+        fold (after a fit's early stop), which is never selected.
     alphas : ndarray of shape (n_alphas,)
         The penalties, or any key that orders the rows from the least to the most sparse (the
         largest is preferred).
@@ -487,9 +557,9 @@ def select_one_se(mean, std, alphas):
     threshold : float
         The lowest mean plus its own standard deviation.
     """
-    best = np.unravel_index(int(np.argmin(mean)), mean.shape)
+    best = np.unravel_index(int(np.nanargmin(mean)), mean.shape)
     threshold = float(mean[best] + std[best])
-    within = mean <= threshold
+    within = mean <= threshold  # False at NaN
     alpha_rows = np.flatnonzero(within.any(axis=1))
     a = int(alpha_rows[np.argmax(alphas[alpha_rows])])
     b = int(np.flatnonzero(within[a])[0])
