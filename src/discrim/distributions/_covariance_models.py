@@ -12,13 +12,14 @@ The M-step is a function of the components' weights ``n_k`` and scatter matrices
     F = sum_k n_k log |Sigma_k| + tr(W_k Sigma_k^-1)
 
 over the model's covariances (minus twice the profile log-likelihood, up to constants). Closed
-forms exist for all but VEI, VEE, VEV, EVE and VVE, which alternate between blocks of
-parameters (each step closed form or, for a common orientation, a sweep of exactly minimising
-plane rotations) and decrease F at every step; they start from the
+forms exist for all but VEI, VEE, VEV, EVE and VVE: VEI, VEE and VEV alternate between blocks of
+parameters, each step closed form; EVE and VVE take Newton steps on the orientation (plane
+rotations where Newton's step would not lower F). Every step decreases F; they start from the
 current parameters of EM, so a few steps per EM iteration suffice near convergence.
 """
 
 import numpy as np
+import scipy.linalg
 
 __all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
 
@@ -228,12 +229,15 @@ def _common_orientation(W, n_k, start, equal_volume):
 
     Given D, the diagonals ``B_k = diag(D' W_k D)`` give the rest in closed form:
     ``lambda_k A_k = B_k / n_k`` (VVE), or ``A_k = B_k / |B_k|^(1/d)`` and
-    ``lambda = sum_k |B_k|^(1/d) / n`` (EVE). Given the scaled shapes ``S_k = lambda_k A_k``, D
-    minimises ``f(D) = sum_k tr(D' W_k D S_k^-1)``. Instead of the majorisation steps of Browne and
-    McNicholas (2014), which converge slowly, each step here is a sweep of plane rotations of
-    D's columns (as Flury's algorithm for common principal components): rotating columns i and j
-    by an angle t changes f by ``B cos 2t + C sin 2t`` plus a constant, minimised exactly. A
-    sweep visits the pairs in rounds of disjoint pairs, each round one vectorised step.
+    ``lambda = sum_k |B_k|^(1/d) / n`` (EVE). With them F is a function of D alone, the profile
+    (:func:`_profile`): ``sum_k n_k log |diag(D' W_k D)|`` for VVE (Flury's common principal
+    components), ``n d log sum_k |diag(D' W_k D)|^(1/d)`` for EVE, up to constants.
+
+    Each step is a Newton step on the profile over the rotations of D (:func:`_newton_rotation`),
+    kept when it lowers F; otherwise (far from the minimum, where the profile need not be convex
+    in the rotation) a majorisation sweep (:func:`_majorisation_sweep`), which never raises F.
+    Started from the current orientation, Newton's steps converge quadratically, a few per
+    M-step.
     """
     k, d = W.shape[:2]
     # D and the rows of every D' W_k D in one (K d + d, d) buffer: a rotation of D's columns is
@@ -244,41 +248,145 @@ def _common_orientation(W, n_k, start, equal_volume):
     vectors = np.linalg.eigh(W.sum(axis=0) if start is None else start.sum(axis=0))[1][:, ::-1]
     M[:] = np.einsum("ji,kjl,lm->kim", vectors, W, vectors)
     D[:] = vectors
+    if d > 1:
+        rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
+        profile = [_profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)]
+        for _ in _alternations(lambda: profile[0]):
+            R = _newton_rotation(M, n_k, equal_volume)
+            if R is not None:
+                turned = np.swapaxes(R, 0, 1) @ M @ R
+                value = _profile(turned.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+                if value < profile[0]:
+                    M[:] = turned
+                    D[:] = D @ R
+                    profile[0] = value
+                    continue
+            _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
+            profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+    return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume))
 
-    def scaled_shapes():
-        B = M.diagonal(axis1=1, axis2=2)
-        if equal_volume:
-            g = _geometric_mean(B)
-            return (g.sum() / n_k.sum()) * B / g[:, None]
-        return B / n_k[:, None]
 
-    def objective():
-        return (n_k * np.log(S).sum(axis=1)).sum() + (M.diagonal(axis1=1, axis2=2) / S).sum()
+def _scaled_shapes(B, n_k, equal_volume):
+    """``lambda_k A_k`` (K, d) given the diagonals ``B_k = diag(D' W_k D)`` (K, d) of an orientation D."""
+    if equal_volume:
+        g = _geometric_mean(B)
+        return (g.sum() / n_k.sum()) * B / g[:, None]
+    return B / n_k[:, None]
 
-    rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
-    if not rounds:  # d = 1: nothing to rotate
-        return _compose(np.broadcast_to(D, W.shape), scaled_shapes())
-    all_I = np.concatenate([r.pairs[: r.pairs.size // 2] for r in rounds])
-    all_J = np.concatenate([r.pairs[r.pairs.size // 2 :] for r in rounds])
-    spans = np.cumsum([0] + [r.pairs.size // 2 for r in rounds])
-    flat = M.reshape(k, d * d)
-    S = scaled_shapes()  # then those of the last sweep: M does not change between sweeps
-    for _ in _alternations(objective):
-        inv = 1.0 / S
-        # 1/S_j - 1/S_i of every pair of the sweep (S is fixed during a sweep): the negated gaps
-        negative_gaps = inv[:, all_J] - inv[:, all_I]
-        for r, start, stop in zip(rounds, spans[:-1], spans[1:]):  # disjoint planes: their rotations commute
-            m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
-            # -B and -C, exactly, from the negated gap (np.add.reduce is np.sum)
-            negative_gap = negative_gaps[:, start:stop]
-            minus_B = 0.5 * np.add.reduce(negative_gap * (m[:, 0] - m[:, 1]), axis=0)
-            minus_C = np.add.reduce(negative_gap * m[:, 2], axis=0)
-            t = 0.5 * np.arctan2(minus_C, minus_B)  # where B cos 2t + C sin 2t is smallest
-            first, second = r.coefficients(t)
-            _rotate(buffer, r.pairs, first, second)  # columns of D and of every D' W_k D
-            _rotate(M, r.pairs, first, second, axis=1)  # then the rows of D' W_k D
-        S = scaled_shapes()
-    return _compose(np.broadcast_to(D, W.shape), S)
+
+def _profile(B, n_k, equal_volume):
+    """F at an orientation D with the best volumes and shapes for it, from its diagonals B (K, d)."""
+    S = _scaled_shapes(B, n_k, equal_volume)
+    return (n_k * np.log(S).sum(axis=1)).sum() + (B / S).sum()
+
+
+def _majorisation_sweep(buffer, M, n_k, equal_volume, rounds):
+    """One sweep of plane rotations of D's columns, in place; F never rises.
+
+    Each round fixes the scaled shapes S at the current D (their best values there) and
+    minimises ``sum_k tr(D' W_k D S_k^-1)`` exactly over the rotations of its disjoint planes, a
+    majorisation of the profile: rotating columns i and j by an angle t changes it by
+    ``B cos 2t + C sin 2t`` plus a constant.
+    """
+    k = M.shape[0]
+    flat = M.reshape(k, -1)
+    for r in rounds:  # disjoint planes: their rotations commute
+        inv = 1.0 / _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+        m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
+        half = r.pairs.size // 2
+        # 1/S_j - 1/S_i of every pair: the negated gaps, and then -B and -C
+        negative_gap = inv[:, r.pairs[half:]] - inv[:, r.pairs[:half]]
+        minus_B = 0.5 * np.add.reduce(negative_gap * (m[:, 0] - m[:, 1]), axis=0)
+        minus_C = np.add.reduce(negative_gap * m[:, 2], axis=0)
+        t = 0.5 * np.arctan2(minus_C, minus_B)  # where B cos 2t + C sin 2t is smallest
+        first, second = r.coefficients(t)
+        _rotate(buffer, r.pairs, first, second)  # columns of D and of every D' W_k D
+        _rotate(M, r.pairs, first, second, axis=1)  # then the rows of D' W_k D
+
+
+def _newton_rotation(M, n_k, equal_volume):
+    """The Newton step on the profile F over rotations ``D -> D R``, or None where F is not convex there.
+
+    With ``R = cayley(Omega)`` for a skew-symmetric ``Omega = sum_p theta_p G_p`` (``G_p`` the
+    generator of the rotation in plane p), ``B_kl(theta)`` is to second order
+    ``M_ll + 2 (M G_p)_ll theta_p + theta' H_kl theta / 2`` with
+    ``(H_kl)_pq = 2 (G_p e_l)' M_k (G_q e_l) + e_l' M_k (G_p G_q + G_q G_p) e_l``, and F is a
+    function of B whose first and second derivatives are closed form (:func:`_profile`). The
+    step solves ``H theta = -g`` for F's gradient g and Hessian H in theta.
+
+    Parameters
+    ----------
+    M : ndarray of shape (n_components, n_features, n_features)
+        ``D' W_k D`` at the current orientation.
+    n_k : ndarray of shape (n_components,)
+    equal_volume : bool
+
+    Returns
+    -------
+    R : ndarray of shape (n_features, n_features) or None
+        Orthogonal.
+    """
+    k, d = M.shape[:2]
+    G, V, pair_products = _rotation_basis(d)
+    B = M.diagonal(axis1=1, axis2=2)
+    # dF/dB_kl = c_k / B_kl: c_k = n_k (VVE), n g_k / sum_k g_k with g_k = |B_k|^(1/d) (EVE)
+    if equal_volume:
+        g = _geometric_mean(B)
+        c = n_k.sum() * g / g.sum()
+    else:
+        c = n_k
+    P = len(G)
+    x = 2.0 * np.einsum("klm,plm->klp", M, V) / B[:, :, None]  # dB_kl/dtheta_p / B_kl
+    cx = c[:, None, None] * x
+    gradient = cx.sum(axis=(0, 1))
+    # sum_kl dF/dB_kl H_kl, through sums of the M_k over components weighted by w_kl = dF/dB_kl
+    w = c[:, None] / B  # (K, d)
+    weighted = np.einsum("kl,kmn->lmn", w, M)  # (d, d, d): sum_k w_kl M_k, per l
+    turned = np.matmul(V.transpose(1, 0, 2), weighted)  # (d, P, d): (G_p e_l)' sum_k w_kl M_k
+    hessian = 2.0 * turned.transpose(1, 0, 2).reshape(P, -1) @ V.reshape(P, -1).T
+    hessian += (pair_products @ np.einsum("kl,klm->lm", w, M).reshape(-1)).reshape(P, P)
+    # F's second derivatives in B: -c_k / B_kl^2 on the diagonal, and (EVE) the coupling through the volume
+    hessian -= cx.reshape(-1, P).T @ x.reshape(-1, P)
+    if equal_volume:
+        y = x.sum(axis=1)  # (K, P)
+        cy = c @ y
+        hessian += (np.einsum("k,kp,kq->pq", c, y, y) - np.outer(cy, cy) / n_k.sum()) / d
+    try:
+        L = np.linalg.cholesky(hessian)
+    except np.linalg.LinAlgError:
+        return None
+    theta = -scipy.linalg.cho_solve((L, True), gradient)
+    omega = np.tensordot(theta, G, axes=1)
+    eye = np.eye(d)
+    return np.linalg.solve(eye - 0.5 * omega, eye + 0.5 * omega)
+
+
+_BASES = {}
+
+
+def _rotation_basis(d):
+    """Generators of the plane rotations of d columns and their products, cached per d.
+
+    Returns
+    -------
+    G : ndarray of shape (P, d, d)
+        ``G_p = e_j e_i' - e_i e_j'`` for the pairs ``p = (i, j)``, i < j, P = d (d - 1) / 2:
+        ``D (I + t G_p)`` turns column i towards column j, as :func:`_rotate`.
+    V : ndarray of shape (P, d, d)
+        ``V[p, l] = G_p e_l``.
+    pair_products : ndarray of shape (P * P, d * d)
+        ``G_p G_q + G_q G_p`` (a symmetric matrix) flattened, at row ``p * P + q``.
+    """
+    if d not in _BASES:
+        I, J = np.triu_indices(d, 1)
+        P = I.size
+        G = np.zeros((P, d, d))
+        G[np.arange(P), J, I] = 1.0
+        G[np.arange(P), I, J] = -1.0
+        products = np.einsum("pab,qbc->pqac", G, G)
+        products = products + products.transpose(1, 0, 2, 3)
+        _BASES[d] = (G, np.ascontiguousarray(G.transpose(0, 2, 1)), products.reshape(P * P, d * d))
+    return _BASES[d]
 
 
 class _Round:
