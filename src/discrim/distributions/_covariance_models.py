@@ -19,7 +19,6 @@ current parameters of EM, so a few steps per EM iteration suffice near convergen
 """
 
 import numpy as np
-import scipy.linalg
 
 __all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
 
@@ -352,13 +351,13 @@ def _newton_rotation(M, n_k, equal_volume):
         cy = c @ y
         hessian += (np.einsum("k,kp,kq->pq", c, y, y) - np.outer(cy, cy) / n_k.sum()) / d
     try:
-        L = np.linalg.cholesky(hessian)
+        np.linalg.cholesky(hessian)  # positive definite: the step goes down
     except np.linalg.LinAlgError:
         return None
-    theta = -scipy.linalg.cho_solve((L, True), gradient)
-    omega = np.tensordot(theta, G, axes=1)
+    omega = (-0.5 * np.linalg.solve(hessian, gradient)) @ G.reshape(P, d * d)  # Omega / 2
+    half = omega.reshape(d, d)
     eye = np.eye(d)
-    return np.linalg.solve(eye - 0.5 * omega, eye + 0.5 * omega)
+    return np.linalg.solve(eye - half, eye + half)
 
 
 _BASES = {}
