@@ -152,7 +152,7 @@ def test_common_orientation_newton_step_is_the_profiles_second_order_model(equal
     weight = rng.uniform(20, 60, k)
     A = rng.normal(size=(k, d, d)) * rng.uniform(0.5, 3.0, (k, 1, d))
     M = np.einsum("kij,klj->kil", A, A) * weight[:, None, None]
-    G = cm._rotation_basis(d)[0]
+    G = cm._rotation_basis(d).G
 
     def profile(theta):  # F with D rotated by exp(sum_p theta_p G_p)
         R = scipy.linalg.expm(np.tensordot(theta, G, axes=1))
@@ -162,13 +162,13 @@ def test_common_orientation_newton_step_is_the_profiles_second_order_model(equal
     gradient = np.array([(profile(h * e) - profile(-h * e)) / (2 * h) for e in basis])
     hessian = np.array([[(profile(h * (a + b)) - profile(h * (a - b)) - profile(h * (b - a)) + profile(-h * (a + b)))
                          / (4 * h * h) for b in basis] for a in basis])
-    # the step solves H theta = -g: recover it through the returned rotation where H is positive definite
+    # the step solves H theta = -g where H is positive definite; Omega = sum_p theta_p G_p
     if np.all(np.linalg.eigvalsh(hessian) > 0):
-        R = cm._newton_rotation(M, weight, equal_volume)
-        omega = 2.0 * np.linalg.solve(np.eye(d) + R, R - np.eye(d))  # the inverse Cayley transform
-        theta = omega[tuple(np.argwhere(G[0] == 1)[0])] if len(G) == 1 else np.array(
-            [omega[np.nonzero(g == 1)][0] for g in G])
+        omega = 2.0 * cm._newton_rotation(M, weight, equal_volume)
+        theta = np.array([omega[g == 1][0] for g in G])
         np.testing.assert_allclose(hessian @ theta, -gradient, rtol=1e-4, atol=1e-6 * np.abs(gradient).max())
+        R = cm._cayley(omega / 2)
+        np.testing.assert_allclose(R.T @ R, np.eye(d), atol=1e-12)
     else:
         assert cm._newton_rotation(M, weight, equal_volume) is None
 
@@ -187,7 +187,7 @@ def test_common_orientation_m_step_is_stationary(model):
     D = np.linalg.eigh(cov.sum(axis=0))[1]
     M = np.swapaxes(D, 0, 1) @ W @ D
     equal_volume = model == "EVE"
-    G = cm._rotation_basis(d)[0]
+    G = cm._rotation_basis(d).G
     h = 1e-5
     for g in G:
         R_plus, R_minus = scipy.linalg.expm(h * g), scipy.linalg.expm(-h * g)

@@ -251,17 +251,20 @@ def _common_orientation(W, n_k, start, equal_volume):
         rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
         profile = [_profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)]
         for _ in _alternations(lambda: profile[0]):
-            R = _newton_rotation(M, n_k, equal_volume)
-            if R is not None:
+            half = _newton_rotation(M, n_k, equal_volume)
+            # a descent direction where the Hessian is positive definite: the step, or a part of it
+            for fraction in _STEP_FRACTIONS if half is not None else ():
+                R = _cayley(fraction * half)
                 turned = np.swapaxes(R, 0, 1) @ M @ R
                 value = _profile(turned.diagonal(axis1=1, axis2=2), n_k, equal_volume)
                 if value < profile[0]:
                     M[:] = turned
                     D[:] = D @ R
                     profile[0] = value
-                    continue
-            _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
-            profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+                    break
+            else:
+                _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
+                profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume))
 
 
@@ -303,6 +306,12 @@ def _majorisation_sweep(buffer, M, n_k, equal_volume, rounds):
         _rotate(M, r.pairs, first, second, axis=1)  # then the rows of D' W_k D
 
 
+def _cayley(half):
+    """The rotation ``(I - half)^-1 (I + half)`` of a skew-symmetric ``half = Omega / 2``; ``exp(Omega)`` to second order."""
+    eye = np.eye(half.shape[0])
+    return np.linalg.solve(eye - half, eye + half)
+
+
 def _newton_rotation(M, n_k, equal_volume):
     """The Newton step on the profile F over rotations ``D -> D R``, or None where F is not convex there.
 
@@ -322,11 +331,13 @@ def _newton_rotation(M, n_k, equal_volume):
 
     Returns
     -------
-    R : ndarray of shape (n_features, n_features) or None
-        Orthogonal.
+    half : ndarray of shape (n_features, n_features) or None
+        ``Omega / 2`` of the step (skew-symmetric): the rotation is ``_cayley(half)``.
     """
     k, d = M.shape[:2]
-    G, V, pair_products = _rotation_basis(d)
+    basis = _rotation_basis(d)
+    I, J = basis.I, basis.J
+    P = I.size
     B = M.diagonal(axis1=1, axis2=2)
     # dF/dB_kl = c_k / B_kl: c_k = n_k (VVE), n g_k / sum_k g_k with g_k = |B_k|^(1/d) (EVE)
     if equal_volume:
@@ -334,16 +345,24 @@ def _newton_rotation(M, n_k, equal_volume):
         c = n_k.sum() * g / g.sum()
     else:
         c = n_k
-    P = len(G)
-    x = 2.0 * np.einsum("klm,plm->klp", M, V) / B[:, :, None]  # dB_kl/dtheta_p / B_kl
+    # dB_kl/dtheta_p / B_kl: 2 M_ij in row i and -2 M_ij in row j of the pair p = (i, j)
+    every = np.arange(P)
+    x = np.zeros((k, d, P))
+    x[:, I, every] = 2.0 * M[:, I, J]
+    x[:, J, every] = -x[:, I, every]
+    x /= B[:, :, None]
     cx = c[:, None, None] * x
     gradient = cx.sum(axis=(0, 1))
-    # sum_kl dF/dB_kl H_kl, through sums of the M_k over components weighted by w_kl = dF/dB_kl
-    w = c[:, None] / B  # (K, d)
-    weighted = np.einsum("kl,kmn->lmn", w, M)  # (d, d, d): sum_k w_kl M_k, per l
-    turned = np.matmul(V.transpose(1, 0, 2), weighted)  # (d, P, d): (G_p e_l)' sum_k w_kl M_k
-    hessian = 2.0 * turned.transpose(1, 0, 2).reshape(P, -1) @ V.reshape(P, -1).T
-    hessian += (pair_products @ np.einsum("kl,klm->lm", w, M).reshape(-1)).reshape(P, P)
+    # sum_kl dF/dB_kl H_kl from N_l = sum_k w_kl M_k (w_kl = dF/dB_kl): G_p e_l is e_j (l = i),
+    # -e_i (l = j) or 0, so both terms of H_kl are entries of N_l where the pairs p, q share l
+    N = np.einsum("kl,kmn->lmn", c[:, None] / B, M)  # (d, d, d)
+    Ip, Jp, Iq, Jq = I[:, None], J[:, None], I[None, :], J[None, :]
+    hessian = 2.0 * (N[Ip, Jp, Jq] * basis.ii - N[Ip, Jp, Iq] * basis.ij
+                     - N[Jp, Ip, Jq] * basis.ji + N[Jp, Ip, Iq] * basis.jj)
+    rows = N[np.arange(d), np.arange(d)]  # (d, d): row l of N_l
+    # tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with Y_pq = <rows G_p, G_q>
+    Y = rows[Jq, Jp] * basis.ii - rows[Iq, Jp] * basis.ij - rows[Jq, Ip] * basis.ji + rows[Iq, Ip] * basis.jj
+    hessian -= Y + Y.T
     # F's second derivatives in B: -c_k / B_kl^2 on the diagonal, and (EVE) the coupling through the volume
     hessian -= cx.reshape(-1, P).T @ x.reshape(-1, P)
     if equal_volume:
@@ -354,37 +373,43 @@ def _newton_rotation(M, n_k, equal_volume):
         np.linalg.cholesky(hessian)  # positive definite: the step goes down
     except np.linalg.LinAlgError:
         return None
-    omega = (-0.5 * np.linalg.solve(hessian, gradient)) @ G.reshape(P, d * d)  # Omega / 2
-    half = omega.reshape(d, d)
-    eye = np.eye(d)
-    return np.linalg.solve(eye - half, eye + half)
+    return ((-0.5 * np.linalg.solve(hessian, gradient)) @ basis.G.reshape(P, d * d)).reshape(d, d)
 
 
 _BASES = {}
+# Fractions of the Newton step tried, in turn, before a majorisation sweep.
+_STEP_FRACTIONS = (1.0, 0.5, 0.25)
+
+
+class _RotationBasis:
+    """The pairs of columns of d and their rotations' generators, for :func:`_newton_rotation`.
+
+    Attributes
+    ----------
+    I, J : ndarray of int of shape (P,)
+        The pairs ``p = (I[p], J[p])``, I < J, P = d (d - 1) / 2.
+    G : ndarray of shape (P, d, d)
+        ``G_p = e_j e_i' - e_i e_j'``: ``D (I + t G_p)`` turns column i towards column j, as
+        :func:`_rotate` does.
+    ii, ij, ji, jj : ndarray of shape (P, P)
+        1.0 where pair p's first (i) or second (j) index is pair q's first or second, else 0.
+    """
+
+    def __init__(self, d):
+        self.I, self.J = np.triu_indices(d, 1)
+        P = self.I.size
+        self.G = np.zeros((P, d, d))
+        self.G[np.arange(P), self.J, self.I] = 1.0
+        self.G[np.arange(P), self.I, self.J] = -1.0
+        first, second = self.I[:, None], self.J[:, None]
+        self.ii, self.ij = (first == self.I).astype(float), (first == self.J).astype(float)
+        self.ji, self.jj = (second == self.I).astype(float), (second == self.J).astype(float)
 
 
 def _rotation_basis(d):
-    """Generators of the plane rotations of d columns and their products, cached per d.
-
-    Returns
-    -------
-    G : ndarray of shape (P, d, d)
-        ``G_p = e_j e_i' - e_i e_j'`` for the pairs ``p = (i, j)``, i < j, P = d (d - 1) / 2:
-        ``D (I + t G_p)`` turns column i towards column j, as :func:`_rotate`.
-    V : ndarray of shape (P, d, d)
-        ``V[p, l] = G_p e_l``.
-    pair_products : ndarray of shape (P * P, d * d)
-        ``G_p G_q + G_q G_p`` (a symmetric matrix) flattened, at row ``p * P + q``.
-    """
+    """The :class:`_RotationBasis` of d columns, made once per d."""
     if d not in _BASES:
-        I, J = np.triu_indices(d, 1)
-        P = I.size
-        G = np.zeros((P, d, d))
-        G[np.arange(P), J, I] = 1.0
-        G[np.arange(P), I, J] = -1.0
-        products = np.einsum("pab,qbc->pqac", G, G)
-        products = products + products.transpose(1, 0, 2, 3)
-        _BASES[d] = (G, np.ascontiguousarray(G.transpose(0, 2, 1)), products.reshape(P * P, d * d))
+        _BASES[d] = _RotationBasis(d)
     return _BASES[d]
 
 
