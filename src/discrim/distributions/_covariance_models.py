@@ -233,8 +233,9 @@ def _common_orientation(W, n_k, start, equal_volume):
     components), ``n d log sum_k |diag(D' W_k D)|^(1/d)`` for EVE, up to constants.
 
     Each step is a Newton step on the profile over the rotations of D (:func:`_newton_rotation`),
-    kept when it lowers F; otherwise (far from the minimum, where the profile need not be convex
-    in the rotation) a majorisation sweep (:func:`_majorisation_sweep`), which never raises F.
+    or a half or a quarter of it, the first that lowers F; otherwise (far from the minimum, where
+    the profile need not be convex in the rotation) a majorisation sweep
+    (:func:`_majorisation_sweep`), which never raises F.
     Started from the current orientation, Newton's steps converge quadratically, a few per
     M-step.
     """
@@ -262,7 +263,7 @@ def _common_orientation(W, n_k, start, equal_volume):
                     D[:] = D @ R
                     profile[0] = value
                     break
-            else:
+            else:  # no Newton step, or none of its fractions lowered F
                 _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
                 profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume))
