@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.linalg
 from hypothesis import given, settings, strategies as st
 from sklearn.datasets import load_iris
 
@@ -138,6 +139,61 @@ def test_m_step_beats_the_other_feasible_covariances_nearby(seed, model):
     other = scatter + np.einsum("kij,klj->kil", B, B) * weight[:, None, None]
     other_stored = other if full_storage else np.diagonal(other, axis1=1, axis2=2).copy()
     assert objective(best) <= objective(covariance_mle(model, weight, other_stored)) + 1e-9 * abs(objective(best))
+
+
+@pytest.mark.parametrize("equal_volume", [True, False], ids=["EVE", "VVE"])
+@pytest.mark.parametrize("d", [2, 4])
+def test_common_orientation_newton_step_is_the_profiles_second_order_model(equal_volume, d):
+    """EVE/VVE: the Newton step's gradient and Hessian are the profile's, by finite differences."""
+    from discrim.distributions import _covariance_models as cm
+
+    rng = np.random.default_rng(d)
+    k = 3
+    weight = rng.uniform(20, 60, k)
+    A = rng.normal(size=(k, d, d)) * rng.uniform(0.5, 3.0, (k, 1, d))
+    M = np.einsum("kij,klj->kil", A, A) * weight[:, None, None]
+    G = cm._rotation_basis(d).G
+
+    def profile(theta):  # F with D rotated by exp(sum_p theta_p G_p)
+        R = scipy.linalg.expm(np.tensordot(theta, G, axes=1))
+        return cm._profile((R.T @ M @ R).diagonal(axis1=1, axis2=2), weight, equal_volume)
+
+    h, basis = 1e-4, np.eye(len(G))
+    gradient = np.array([(profile(h * e) - profile(-h * e)) / (2 * h) for e in basis])
+    hessian = np.array([[(profile(h * (a + b)) - profile(h * (a - b)) - profile(h * (b - a)) + profile(-h * (a + b)))
+                         / (4 * h * h) for b in basis] for a in basis])
+    # the step solves H theta = -g where H is positive definite; Omega = sum_p theta_p G_p
+    if np.all(np.linalg.eigvalsh(hessian) > 0):
+        omega = 2.0 * cm._newton_rotation(M, weight, equal_volume)
+        theta = np.array([omega[g == 1][0] for g in G])
+        np.testing.assert_allclose(hessian @ theta, -gradient, rtol=1e-4, atol=1e-6 * np.abs(gradient).max())
+        R = cm._cayley(omega / 2)
+        np.testing.assert_allclose(R.T @ R, np.eye(d), atol=1e-12)
+    else:
+        assert cm._newton_rotation(M, weight, equal_volume) is None
+
+
+@pytest.mark.parametrize("model", ["EVE", "VVE"])
+def test_common_orientation_m_step_is_stationary(model):
+    """At the M-step's answer no plane rotation of the orientation lowers F to first order."""
+    from discrim.distributions import _covariance_models as cm
+
+    rng = np.random.default_rng(5)
+    k, d = 4, 5
+    weight = rng.uniform(20, 60, k)
+    rows = rng.normal(size=(k, 60, d)) * rng.uniform(0.3, 3.0, (k, 1, d))
+    W = np.einsum("kni,knj->kij", rows, rows) * (weight / 60)[:, None, None]
+    cov = covariance_mle(model, weight, W)
+    D = np.linalg.eigh(cov.sum(axis=0))[1]
+    M = np.swapaxes(D, 0, 1) @ W @ D
+    equal_volume = model == "EVE"
+    G = cm._rotation_basis(d).G
+    h = 1e-5
+    for g in G:
+        R_plus, R_minus = scipy.linalg.expm(h * g), scipy.linalg.expm(-h * g)
+        slope = (cm._profile((R_plus.T @ M @ R_plus).diagonal(axis1=1, axis2=2), weight, equal_volume)
+                 - cm._profile((R_minus.T @ M @ R_minus).diagonal(axis1=1, axis2=2), weight, equal_volume)) / (2 * h)
+        assert abs(slope) < 1e-6 * weight.sum()
 
 
 @pytest.mark.parametrize("model", MODELS)

@@ -25,10 +25,14 @@ def logsumexp(a, axis, xp):
         return torch.logsumexp(a, dim=axis)
     # Plain numpy: scipy.special.logsumexp's input handling (weights, masked arrays, scalars) costs
     # more than the arithmetic on the small (n, K) arrays it is called on here.
-    top = np.max(a, axis=axis, keepdims=True)
-    top[~np.isfinite(top)] = 0.0
+    # The ufuncs' reduce methods directly: np.max and np.sum add a dispatch layer that costs as
+    # much as the arithmetic on a mixture's (n, K) arrays, once per EM iteration.
+    top = np.maximum.reduce(a, axis=axis, keepdims=True)
+    if not np.isfinite(top).all():  # rows of -inf only (or inf): shift them by 0
+        top = np.where(np.isfinite(top), top, 0.0)
+    shifted = np.subtract(a, top)
     with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(a - top), axis=axis))
+        out = np.log(np.add.reduce(np.exp(shifted, out=shifted), axis=axis))
     out += np.squeeze(top, axis=axis)
     return out
 

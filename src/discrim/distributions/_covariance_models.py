@@ -12,9 +12,9 @@ The M-step is a function of the components' weights ``n_k`` and scatter matrices
     F = sum_k n_k log |Sigma_k| + tr(W_k Sigma_k^-1)
 
 over the model's covariances (minus twice the profile log-likelihood, up to constants). Closed
-forms exist for all but VEI, VEE, VEV, EVE and VVE, which alternate between blocks of
-parameters (each step closed form or, for a common orientation, a sweep of exactly minimising
-plane rotations) and decrease F at every step; they start from the
+forms exist for all but VEI, VEE, VEV, EVE and VVE: VEI, VEE and VEV alternate between blocks of
+parameters, each step closed form; EVE and VVE take Newton steps on the orientation (plane
+rotations where Newton's step would not lower F). Every step decreases F; they start from the
 current parameters of EM, so a few steps per EM iteration suffice near convergence.
 """
 
@@ -228,12 +228,16 @@ def _common_orientation(W, n_k, start, equal_volume):
 
     Given D, the diagonals ``B_k = diag(D' W_k D)`` give the rest in closed form:
     ``lambda_k A_k = B_k / n_k`` (VVE), or ``A_k = B_k / |B_k|^(1/d)`` and
-    ``lambda = sum_k |B_k|^(1/d) / n`` (EVE). Given the scaled shapes ``S_k = lambda_k A_k``, D
-    minimises ``f(D) = sum_k tr(D' W_k D S_k^-1)``. Instead of the majorisation steps of Browne and
-    McNicholas (2014), which converge slowly, each step here is a sweep of plane rotations of
-    D's columns (as Flury's algorithm for common principal components): rotating columns i and j
-    by an angle t changes f by ``B cos 2t + C sin 2t`` plus a constant, minimised exactly. A
-    sweep visits the pairs in rounds of disjoint pairs, each round one vectorised step.
+    ``lambda = sum_k |B_k|^(1/d) / n`` (EVE). With them F is a function of D alone, the profile
+    (:func:`_profile`): ``sum_k n_k log |diag(D' W_k D)|`` for VVE (Flury's common principal
+    components), ``n d log sum_k |diag(D' W_k D)|^(1/d)`` for EVE, up to constants.
+
+    Each step is a Newton step on the profile over the rotations of D (:func:`_newton_rotation`),
+    or a half or a quarter of it, the first that lowers F; otherwise (far from the minimum, where
+    the profile need not be convex in the rotation) a majorisation sweep
+    (:func:`_majorisation_sweep`), which never raises F.
+    Started from the current orientation, Newton's steps converge quadratically, a few per
+    M-step.
     """
     k, d = W.shape[:2]
     # D and the rows of every D' W_k D in one (K d + d, d) buffer: a rotation of D's columns is
@@ -244,41 +248,170 @@ def _common_orientation(W, n_k, start, equal_volume):
     vectors = np.linalg.eigh(W.sum(axis=0) if start is None else start.sum(axis=0))[1][:, ::-1]
     M[:] = np.einsum("ji,kjl,lm->kim", vectors, W, vectors)
     D[:] = vectors
+    if d > 1:
+        rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
+        profile = [_profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)]
+        for _ in _alternations(lambda: profile[0]):
+            half = _newton_rotation(M, n_k, equal_volume)
+            # a descent direction where the Hessian is positive definite: the step, or a part of it
+            for fraction in _STEP_FRACTIONS if half is not None else ():
+                R = _cayley(fraction * half)
+                turned = np.swapaxes(R, 0, 1) @ M @ R
+                value = _profile(turned.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+                if value < profile[0]:
+                    M[:] = turned
+                    D[:] = D @ R
+                    profile[0] = value
+                    break
+            else:  # no Newton step, or none of its fractions lowered F
+                _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
+                profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+    return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume))
 
-    def scaled_shapes():
-        B = M.diagonal(axis1=1, axis2=2)
-        if equal_volume:
-            g = _geometric_mean(B)
-            return (g.sum() / n_k.sum()) * B / g[:, None]
-        return B / n_k[:, None]
 
-    def objective():
-        return (n_k * np.log(S).sum(axis=1)).sum() + (M.diagonal(axis1=1, axis2=2) / S).sum()
+def _scaled_shapes(B, n_k, equal_volume):
+    """``lambda_k A_k`` (K, d) given the diagonals ``B_k = diag(D' W_k D)`` (K, d) of an orientation D."""
+    if equal_volume:
+        g = _geometric_mean(B)
+        return (g.sum() / n_k.sum()) * B / g[:, None]
+    return B / n_k[:, None]
 
-    rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
-    if not rounds:  # d = 1: nothing to rotate
-        return _compose(np.broadcast_to(D, W.shape), scaled_shapes())
-    all_I = np.concatenate([r.pairs[: r.pairs.size // 2] for r in rounds])
-    all_J = np.concatenate([r.pairs[r.pairs.size // 2 :] for r in rounds])
-    spans = np.cumsum([0] + [r.pairs.size // 2 for r in rounds])
-    flat = M.reshape(k, d * d)
-    S = scaled_shapes()  # then those of the last sweep: M does not change between sweeps
-    for _ in _alternations(objective):
-        inv = 1.0 / S
-        # 1/S_j - 1/S_i of every pair of the sweep (S is fixed during a sweep): the negated gaps
-        negative_gaps = inv[:, all_J] - inv[:, all_I]
-        for r, start, stop in zip(rounds, spans[:-1], spans[1:]):  # disjoint planes: their rotations commute
-            m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
-            # -B and -C, exactly, from the negated gap (np.add.reduce is np.sum)
-            negative_gap = negative_gaps[:, start:stop]
-            minus_B = 0.5 * np.add.reduce(negative_gap * (m[:, 0] - m[:, 1]), axis=0)
-            minus_C = np.add.reduce(negative_gap * m[:, 2], axis=0)
-            t = 0.5 * np.arctan2(minus_C, minus_B)  # where B cos 2t + C sin 2t is smallest
-            first, second = r.coefficients(t)
-            _rotate(buffer, r.pairs, first, second)  # columns of D and of every D' W_k D
-            _rotate(M, r.pairs, first, second, axis=1)  # then the rows of D' W_k D
-        S = scaled_shapes()
-    return _compose(np.broadcast_to(D, W.shape), S)
+
+def _profile(B, n_k, equal_volume):
+    """F at an orientation D with the best volumes and shapes for it, from its diagonals B (K, d)."""
+    S = _scaled_shapes(B, n_k, equal_volume)
+    return (n_k * np.log(S).sum(axis=1)).sum() + (B / S).sum()
+
+
+def _majorisation_sweep(buffer, M, n_k, equal_volume, rounds):
+    """One sweep of plane rotations of D's columns, in place; F never rises.
+
+    Each round fixes the scaled shapes S at the current D (their best values there) and
+    minimises ``sum_k tr(D' W_k D S_k^-1)`` exactly over the rotations of its disjoint planes, a
+    majorisation of the profile: rotating columns i and j by an angle t changes it by
+    ``B cos 2t + C sin 2t`` plus a constant.
+    """
+    k = M.shape[0]
+    flat = M.reshape(k, -1)
+    for r in rounds:  # disjoint planes: their rotations commute
+        inv = 1.0 / _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
+        m = flat[:, r.entries].reshape(k, 3, -1)  # M_ii, M_jj and M_ij of every pair
+        half = r.pairs.size // 2
+        # 1/S_j - 1/S_i of every pair: the negated gaps, and then -B and -C
+        negative_gap = inv[:, r.pairs[half:]] - inv[:, r.pairs[:half]]
+        minus_B = 0.5 * np.add.reduce(negative_gap * (m[:, 0] - m[:, 1]), axis=0)
+        minus_C = np.add.reduce(negative_gap * m[:, 2], axis=0)
+        t = 0.5 * np.arctan2(minus_C, minus_B)  # where B cos 2t + C sin 2t is smallest
+        first, second = r.coefficients(t)
+        _rotate(buffer, r.pairs, first, second)  # columns of D and of every D' W_k D
+        _rotate(M, r.pairs, first, second, axis=1)  # then the rows of D' W_k D
+
+
+def _cayley(half):
+    """The rotation ``(I - half)^-1 (I + half)`` of a skew-symmetric ``half = Omega / 2``; ``exp(Omega)`` to second order."""
+    eye = np.eye(half.shape[0])
+    return np.linalg.solve(eye - half, eye + half)
+
+
+def _newton_rotation(M, n_k, equal_volume):
+    """The Newton step on the profile F over rotations ``D -> D R``, or None where F is not convex there.
+
+    With ``R = cayley(Omega)`` for a skew-symmetric ``Omega = sum_p theta_p G_p`` (``G_p`` the
+    generator of the rotation in plane p), ``B_kl(theta)`` is to second order
+    ``M_ll + 2 (M G_p)_ll theta_p + theta' H_kl theta / 2`` with
+    ``(H_kl)_pq = 2 (G_p e_l)' M_k (G_q e_l) + e_l' M_k (G_p G_q + G_q G_p) e_l``, and F is a
+    function of B whose first and second derivatives are closed form (:func:`_profile`). The
+    step solves ``H theta = -g`` for F's gradient g and Hessian H in theta.
+
+    Parameters
+    ----------
+    M : ndarray of shape (n_components, n_features, n_features)
+        ``D' W_k D`` at the current orientation.
+    n_k : ndarray of shape (n_components,)
+    equal_volume : bool
+
+    Returns
+    -------
+    half : ndarray of shape (n_features, n_features) or None
+        ``Omega / 2`` of the step (skew-symmetric): the rotation is ``_cayley(half)``.
+    """
+    k, d = M.shape[:2]
+    basis = _rotation_basis(d)
+    I, J = basis.I, basis.J
+    P = I.size
+    B = M.diagonal(axis1=1, axis2=2)
+    # dF/dB_kl = c_k / B_kl: c_k = n_k (VVE), n g_k / sum_k g_k with g_k = |B_k|^(1/d) (EVE)
+    if equal_volume:
+        g = _geometric_mean(B)
+        c = n_k.sum() * g / g.sum()
+    else:
+        c = n_k
+    # dB_kl/dtheta_p / B_kl: 2 M_ij in row i and -2 M_ij in row j of the pair p = (i, j)
+    every = np.arange(P)
+    x = np.zeros((k, d, P))
+    x[:, I, every] = 2.0 * M[:, I, J]
+    x[:, J, every] = -x[:, I, every]
+    x /= B[:, :, None]
+    cx = c[:, None, None] * x
+    gradient = cx.sum(axis=(0, 1))
+    # sum_kl dF/dB_kl H_kl from N_l = sum_k w_kl M_k (w_kl = dF/dB_kl): G_p e_l is e_j (l = i),
+    # -e_i (l = j) or 0, so both terms of H_kl are entries of N_l where the pairs p, q share l
+    N = np.einsum("kl,kmn->lmn", c[:, None] / B, M)  # (d, d, d)
+    Ip, Jp, Iq, Jq = I[:, None], J[:, None], I[None, :], J[None, :]
+    hessian = 2.0 * (N[Ip, Jp, Jq] * basis.ii - N[Ip, Jp, Iq] * basis.ij
+                     - N[Jp, Ip, Jq] * basis.ji + N[Jp, Ip, Iq] * basis.jj)
+    rows = N[np.arange(d), np.arange(d)]  # (d, d): row l of N_l
+    # tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with Y_pq = <rows G_p, G_q>
+    Y = rows[Jq, Jp] * basis.ii - rows[Iq, Jp] * basis.ij - rows[Jq, Ip] * basis.ji + rows[Iq, Ip] * basis.jj
+    hessian -= Y + Y.T
+    # F's second derivatives in B: -c_k / B_kl^2 on the diagonal, and (EVE) the coupling through the volume
+    hessian -= cx.reshape(-1, P).T @ x.reshape(-1, P)
+    if equal_volume:
+        y = x.sum(axis=1)  # (K, P)
+        cy = c @ y
+        hessian += (np.einsum("k,kp,kq->pq", c, y, y) - np.outer(cy, cy) / n_k.sum()) / d
+    try:
+        np.linalg.cholesky(hessian)  # positive definite: the step goes down
+    except np.linalg.LinAlgError:
+        return None
+    return ((-0.5 * np.linalg.solve(hessian, gradient)) @ basis.G.reshape(P, d * d)).reshape(d, d)
+
+
+_BASES = {}
+# Fractions of the Newton step tried, in turn, before a majorisation sweep.
+_STEP_FRACTIONS = (1.0, 0.5, 0.25)
+
+
+class _RotationBasis:
+    """The pairs of columns of d and their rotations' generators, for :func:`_newton_rotation`.
+
+    Attributes
+    ----------
+    I, J : ndarray of int of shape (P,)
+        The pairs ``p = (I[p], J[p])``, I < J, P = d (d - 1) / 2.
+    G : ndarray of shape (P, d, d)
+        ``G_p = e_j e_i' - e_i e_j'``: ``D (I + t G_p)`` turns column i towards column j, as
+        :func:`_rotate` does.
+    ii, ij, ji, jj : ndarray of shape (P, P)
+        1.0 where pair p's first (i) or second (j) index is pair q's first or second, else 0.
+    """
+
+    def __init__(self, d):
+        self.I, self.J = np.triu_indices(d, 1)
+        P = self.I.size
+        self.G = np.zeros((P, d, d))
+        self.G[np.arange(P), self.J, self.I] = 1.0
+        self.G[np.arange(P), self.I, self.J] = -1.0
+        first, second = self.I[:, None], self.J[:, None]
+        self.ii, self.ij = (first == self.I).astype(float), (first == self.J).astype(float)
+        self.ji, self.jj = (second == self.I).astype(float), (second == self.J).astype(float)
+
+
+def _rotation_basis(d):
+    """The :class:`_RotationBasis` of d columns, made once per d."""
+    if d not in _BASES:
+        _BASES[d] = _RotationBasis(d)
+    return _BASES[d]
 
 
 class _Round:

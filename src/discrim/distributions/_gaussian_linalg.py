@@ -65,6 +65,10 @@ def cholesky_factors(cov, collinear_rtol=COLLINEAR_RTOL):
 
 def _check_collinear(chol, cov, collinear_rtol, first=0):
     """Raise SingularCovarianceError for the first matrix of a stack whose features are collinear."""
+    if collinear_rtol == 0.0 and np.isfinite(np.diagonal(chol, axis1=1, axis2=2)).all():
+        # Cholesky succeeded, so every cov_jj > 0 and the shares are positive: only a non-finite
+        # factor (from a non-finite covariance) could fail the test below
+        return
     with np.errstate(divide="ignore", invalid="ignore"):
         unexplained = np.diagonal(chol, axis1=1, axis2=2) ** 2 / np.diagonal(cov, axis1=1, axis2=2)
     bad = ~np.all(np.isfinite(unexplained), axis=1) | (unexplained.min(axis=1, initial=np.inf) < collinear_rtol)
@@ -90,7 +94,9 @@ def inverse_factors(chol):
     eye = np.eye(n_features)
     # C order, the layout a saved model's arrays have after loading: the products over these
     # factors then sum in the same order in a fitted and in a loaded model (bit-identical output).
-    inv = np.ascontiguousarray(np.stack([_solve_lower(L, eye) for L in chol]))
+    inv = np.empty_like(chol, order="C")
+    for k, L in enumerate(chol):
+        inv[k] = _solve_lower(L, eye)
     log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
     return inv, n_features * _LOG_2PI + log_det
 
