@@ -90,6 +90,27 @@ class _Scaled:
         return value, grad
 
 
+def scaled_box(objective, scale):
+    """The scales and the bounds in the variables ``u = theta / scale`` of both solvers.
+
+    Parameters
+    ----------
+    objective : Objective
+    scale : ndarray of shape (n_params,) or None
+        Positive scales; None means no scaling.
+
+    Returns
+    -------
+    scale, lower, upper : ndarray of shape (n_params,)
+    """
+    n = objective.n_params
+    scale = np.ones(n) if scale is None else np.asarray(scale, dtype=np.float64)
+    if scale.shape != (n,) or not np.all(scale > 0):
+        raise ValueError(f"scale must hold {n} positive numbers.")
+    bounds = objective.bounds()
+    return scale, np.broadcast_to(bounds.lb, (n,)) / scale, np.broadcast_to(bounds.ub, (n,)) / scale
+
+
 def check_finite_evaluation(value, grad, zeros=None):
     """Raise a FloatingPointError unless the value and every gradient entry are finite.
 
@@ -199,12 +220,7 @@ def minimize_lbfgsb(objective: Objective, *, max_iter: int = 15000, tol: float =
     """
     if driver not in ("auto", "scipy"):
         raise ValueError(f"driver must be 'auto' or 'scipy'; got {driver!r}.")
-    bounds = objective.bounds()
-    if scale is None:
-        scale = np.ones(objective.n_params)
-    scale = np.asarray(scale, dtype=np.float64)
-    if scale.shape != (objective.n_params,) or not np.all(scale > 0):
-        raise ValueError(f"scale must hold {objective.n_params} positive numbers.")
+    scale, lower, upper = scaled_box(objective, scale)
     late_ftol = ftol is not None and ftol_after > 0
     # with the late test, L-BFGS-B's own test is off (it only stops on no decrease at all)
     own_ftol = DEFAULT_FTOL if ftol is None else (0.0 if late_ftol else float(ftol))
@@ -224,8 +240,7 @@ def minimize_lbfgsb(objective: Objective, *, max_iter: int = 15000, tol: float =
 
     solve = _solve_compiled if driver == "auto" and compiled_setulb() is not None else _solve_scipy
     u, value, n_iter, n_eval, success, message = solve(
-        _Scaled(objective, scale).value_and_grad, objective.x0() / scale,
-        np.broadcast_to(bounds.lb, scale.shape) / scale, np.broadcast_to(bounds.ub, scale.shape) / scale,
+        _Scaled(objective, scale).value_and_grad, objective.x0() / scale, lower, upper,
         m=int(m), ftol=own_ftol, gtol=float(tol), max_iter=int(max_iter), maxls=int(maxls),
         callback=halt if (stop is not None or late_ftol) else None,
     )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from discrim.optim._lbfgsb import DEFAULT_FTOL, SolverResult, _Scaled
+from discrim.optim._lbfgsb import DEFAULT_FTOL, SolverResult, _Scaled, scaled_box
 
 if TYPE_CHECKING:
     from discrim.optim._objective import Objective
@@ -169,13 +169,7 @@ def minimize_projected(objective: Objective, *, max_iter: int = 15000, tol: floa
     >>> result.converged, result.theta[:3].tolist(), result.n_iter <= 5
     (True, [1.0, 0.0, 0.0], True)
     """
-    bounds = objective.bounds()
-    n = objective.n_params
-    scale = np.ones(n) if scale is None else np.asarray(scale, dtype=np.float64)
-    if scale.shape != (n,) or not np.all(scale > 0):
-        raise ValueError(f"scale must hold {n} positive numbers.")
-    lower = np.broadcast_to(bounds.lb, (n,)) / scale
-    upper = np.broadcast_to(bounds.ub, (n,)) / scale
+    scale, lower, upper = scaled_box(objective, scale)
     fun = _Scaled(objective, scale).value_and_grad
     ftol = DEFAULT_FTOL if ftol is None else float(ftol)
     x = np.clip(np.asarray(objective.x0(), dtype=np.float64) / scale, lower, upper)
