@@ -290,10 +290,15 @@ def _fit_until_no_change(model, train, validation, initial_solution, max_batches
     X_val, y_val, w_val = validation
     X_val = np.asarray(X_val, dtype=np.dtype(model.dtype))
     best, best_count = None, 0  # the first batch always sets the best
+    q, scored = None, 0  # the validation rows' class scores of the first `scored` batches, each scored once
     for count in range(1, max_batches + 1):
         model.set_params(n_batches=count)
         _fit_prototypes(model, *train, initial_solution, validated=True, warm=count > 1)
-        *_, proba = model._staged_proba(X_val)
+        if q is None:
+            q = model._marginal_scores(X_val)
+        model._add_batch_scores(q, X_val, model.batches_[scored:])
+        scored = len(model.batches_)
+        proba = q / q.sum(axis=1, keepdims=True)
         loss = _validation_loss(scoring, proba, y_val, w_val, np.asarray(model.classes_), n_classes)
         if best is None or loss < best - no_change_tol * abs(best):
             best, best_count = loss, count

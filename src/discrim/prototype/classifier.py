@@ -824,8 +824,15 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def _unscaled(self, X, n_batches=None):
         """``q_k(x)`` using the first ``n_batches`` batches (all by default): (n, n_classes)."""
-        q = np.tile(self.marginals_, (X.shape[0], 1))
-        for batch in self.batches_[:n_batches]:
+        return self._add_batch_scores(self._marginal_scores(X), X, self.batches_[:n_batches])
+
+    def _marginal_scores(self, X):
+        """``q_k(x)`` of no batch, the class frequencies on every row: a new (n, n_classes) array."""
+        return np.tile(self.marginals_, (X.shape[0], 1))
+
+    def _add_batch_scores(self, q, X, batches):
+        """Add the class scores of ``batches`` on the rows X to ``q`` (n, n_classes), in place; returns q."""
+        for batch in batches:
             if batch.n_prototypes:
                 q += self._chunked_scores(batch, X, self.classes_.shape[0], self._center())
         return q
@@ -916,12 +923,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     def _staged_unscaled(self, X, counts):
         """``(n, q)`` for each count of the sorted ``counts``: ``q_k(x)`` of the first n batches, each batch
         scored once (a fresh array per count)."""
-        q = np.tile(self.marginals_, (X.shape[0], 1))
+        q = self._marginal_scores(X)
         done = 0
         for n in counts:
-            for batch in self.batches_[done:n]:
-                if batch.n_prototypes:
-                    q += self._chunked_scores(batch, X, self.classes_.shape[0], self._center())
+            self._add_batch_scores(q, X, self.batches_[done:n])
             done = n
             yield n, q.copy()
 
@@ -1095,11 +1100,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def _staged_proba(self, X):
         """:meth:`staged_predict_proba` of validated X (an ndarray in the fitted dtype)."""
-        q = np.tile(self.marginals_, (X.shape[0], 1))
+        q = self._marginal_scores(X)
         yield q / q.sum(axis=1, keepdims=True)
         for batch in self.batches_:
-            if batch.n_prototypes:
-                q += self._chunked_scores(batch, X, self.classes_.shape[0], self._center())
+            self._add_batch_scores(q, X, [batch])
             yield q / q.sum(axis=1, keepdims=True)
 
     # ------------------------------------------------------------------ explanation (delegates)
