@@ -97,14 +97,16 @@ def knock_out(X, share, kind, rng, anchor):
 class ClassMixtures(ClassifierMixin, BaseEstimator):
     """scikit-learn's GaussianMixture per class as a Bayes classifier (the peer of MixtureDiscriminant)."""
 
-    def __init__(self, n_components=2, covariance_type="diag"):
+    def __init__(self, n_components=2, covariance_type="diag", reg_covar=1e-6):
         self.n_components = n_components
         self.covariance_type = covariance_type
+        self.reg_covar = reg_covar
 
     def fit(self, X, y):
         self.classes_ = np.unique(y)
         self.mixtures_ = [GaussianMixture(self.n_components, covariance_type=self.covariance_type,
-                                          random_state=0).fit(X[y == c]) for c in self.classes_]
+                                          reg_covar=self.reg_covar, random_state=0).fit(X[y == c])
+                          for c in self.classes_]
         self.log_priors_ = np.log([np.mean(y == c) for c in self.classes_])
         return self
 
