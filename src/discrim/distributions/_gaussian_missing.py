@@ -75,7 +75,7 @@ class MissingPatterns:
         self.groups, self.positions, self.table_ids = [], [], []
         self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
-        self._by_components = {}  # n_components -> flat positions (see flat_positions)
+        self._by_components = {}  # positions by number of components (flat_positions, scatter_positions)
         incomplete = np.flatnonzero(count > 0)
         if incomplete.shape[0] == 0:
             return
@@ -135,6 +135,32 @@ class MissingPatterns:
             cells = (np.arange(n_components) * n)[:, None]
             found = [(at[:, None, :] + entries, rows + cells) for (rows, _, _), at in zip(self.groups, self.positions)]
             self._by_components[n_components] = found
+        return found
+
+    def scatter_positions(self, n_components):
+        """Per group, where each (pattern, component) inverse adds to a (K, d, d) scatter.
+
+        Computed once per number of components, as :meth:`flat_positions`.
+
+        Parameters
+        ----------
+        n_components : int
+
+        Returns
+        -------
+        positions : list of ndarray of int
+            Per group, of shape (c, c, n_components, n_patterns): the flat position of entry
+            ``(i, j)`` of pattern ``p``'s inverse under component ``k`` in a C-ordered
+            (n_components, n_features, n_features) array.
+        """
+        key = ("scatter", n_components)
+        found = self._by_components.get(key)
+        if found is None:
+            d, k = self.shape[1], n_components
+            found = [((np.arange(k) * d * d)[None, None, :, None]
+                      + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))
+                     for _, missing, _ in self.groups]
+            self._by_components[key] = found
         return found
 
     @classmethod
@@ -371,10 +397,8 @@ class ConditionedRows:
         patterns = self._patterns
         totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
         out = np.zeros(k * d * d)
-        for (_, missing, _), ids, (inv, _) in zip(patterns.groups, patterns.table_ids, self._inverses):
+        for where, ids, (inv, _) in zip(patterns.scatter_positions(k), patterns.table_ids, self._inverses):
             # P_mm^-1 of every (component, pattern) times its responsibility, scattered to (k, i, j)
-            where = ((np.arange(k) * d * d)[None, None, :, None]
-                     + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))  # (c, c, K, P)
             out += np.bincount(where.reshape(-1), weights=(totals[:, ids] * inv).reshape(-1), minlength=k * d * d)
         return out.reshape(k, d, d)
 
