@@ -255,18 +255,22 @@ def pattern_inverses(precision, patterns):
     log_det : ndarray of shape (Kp, n_patterns)
     """
     c = patterns.shape[1]
-    by_entry = np.asarray(precision, dtype=np.float64).transpose(1, 2, 0)  # (d, d, Kp)
-    A = np.ascontiguousarray(by_entry[patterns.T[:, None, :], patterns.T[None, :, :]].transpose(0, 1, 3, 2))
-    log_det = np.zeros(A.shape[2:])
+    kp, d = precision.shape[0], precision.shape[1]
+    flat = np.asarray(precision, dtype=np.float64).reshape(kp, d * d)
+    entries = patterns.T[:, None, :] * d + patterns.T[None, :, :]  # (c, c, P): entry (i, j) of each block
+    A = np.take(flat, entries, axis=1).transpose(1, 2, 0, 3).copy()  # (c, c, Kp, P)
+    pivots = np.empty((c,) + A.shape[2:])
     for q in range(c):
-        pivot = A[q, q].copy()
-        log_det += np.log(pivot)
+        pivot = pivots[q]
+        pivot[...] = A[q, q]
         row = A[q] / pivot
         col = A[:, q].copy()
         A -= col[:, None] * row[None, :]
         A[q] = row
-        A[:, q] = -col / pivot
+        col /= pivot
+        np.negative(col, out=A[:, q])
         A[q, q] = 1.0 / pivot
+    log_det = np.log(pivots).sum(axis=0)
     A += A.transpose(1, 0, 2, 3)
     A *= 0.5
     return A, log_det
