@@ -348,9 +348,6 @@ class ConditionedRows:
         n, d = X.shape
         k = mean.shape[0]
         self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
-        own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
-        self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
-                          for _, missing, _ in patterns.groups]
         flat = patterns.flat_positions(k)
         # z_k = x~ - mu_k, with x~ the row filled by each feature's observed mean; y_k = P_k z_k: one
         # batched GEMM. The identities above hold for any z_m (the Schur complement does not depend
@@ -368,6 +365,11 @@ class ConditionedRows:
         z_flat, y_flat = z.reshape(-1), y.reshape(-1)
         np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
         quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
+        # the pattern inverses only now: blocks in threads that share them (inverses cached on the
+        # parameters) compute them once, while the other blocks do the work above
+        own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
+        self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
+                          for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
         # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
