@@ -474,9 +474,7 @@ class ConditionedRows:
         for (rows, missing, pattern), (inv, _) in zip(self._patterns.groups, self._inverses):
             # a tied covariance has one conditional covariance per pattern for every component
             cov = inv[:, :, components[rows] if inv.shape[2] > 1 else 0, pattern].transpose(2, 0, 1)  # (n_c, c, c)
-            standard = np.empty(cov.shape[:2])
-            standard[np.argsort(rows, kind="stable")] = rng.standard_normal(cov.shape[:2])  # in the rows' order
-            noise = (np.linalg.cholesky(cov) @ standard[..., None])[..., 0]
+            noise = (np.linalg.cholesky(cov) @ rng.standard_normal(cov.shape[:2])[..., None])[..., 0]
             at, block = missing[pattern], out[rows]
             np.put_along_axis(block, at, np.take_along_axis(block, at, axis=1) + noise, axis=1)
             out[rows] = block
