@@ -23,8 +23,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "filled_rows", "pattern_inverses",
-           "pattern_table"]
+__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "pattern_inverses", "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
@@ -51,12 +50,8 @@ class MissingPatterns:
         The rows with no observed entry.
     groups : list of (rows, missing, pattern)
         One entry per number c > 0 of missing features: ``rows`` (n_c,) the rows with c missing
-        features, those of each pattern together (in order of pattern, then of row),
-        ``missing`` (n_patterns, c) the sorted missing features of each distinct pattern and
-        ``pattern`` (n_c,) the pattern of each row (non-decreasing).
-    counts : list of ndarray of shape (n_patterns,) of int
-        Per group, the number of rows of each pattern: ``np.repeat(table, counts, axis=-1)``
-        expands a per-pattern table to the group's rows.
+        features, ``missing`` (n_patterns, c) the sorted missing features of each distinct
+        pattern and ``pattern`` (n_c,) the pattern of each row.
     positions : list of ndarray of shape (c, n_c)
         Per group, the flat positions ``row * n_features + feature`` of the rows' missing entries
         in a C-ordered (n_samples, n_features) array: ``positions[g][j]`` is each row's j-th.
@@ -77,7 +72,7 @@ class MissingPatterns:
         self.n_observed = d - count
         self.unobserved = np.flatnonzero(count == d)
         self.shape = (n, d)
-        self.groups, self.positions, self.table_ids, self.counts = [], [], [], []
+        self.groups, self.positions, self.table_ids = [], [], []
         self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
         self._by_components = {}  # positions by number of components (flat_positions, scatter_positions)
@@ -94,12 +89,10 @@ class MissingPatterns:
                 continue
             local = np.full(table.shape[0], -1)
             local[ids] = np.arange(ids.shape[0])
-            pattern = local[code[at]]
-            order = np.argsort(pattern, kind="stable")  # the rows of each pattern together, in order
-            rows, pattern = incomplete[at[order]], pattern[order]
+            rows = incomplete[at]
             missing = np.nonzero(table[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
+            pattern = local[code[at]]
             self.groups.append((rows, missing, pattern))
-            self.counts.append(np.bincount(pattern, minlength=ids.shape[0]))
             self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
             self.table_ids.append(ids)
 
@@ -276,31 +269,6 @@ def pattern_inverses(precision, patterns):
     return A, log_det
 
 
-def filled_rows(X, mask):
-    """The rows with every missing entry replaced by its feature's mean over the rows that observed it.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-        Missing entries hold any value (NaN included).
-    mask : ndarray of shape (n_samples, n_features) of bool
-        True where observed.
-
-    Returns
-    -------
-    filled : ndarray of shape (n_samples, n_features)
-        The observed entries exactly; the fill elsewhere, and 0 in a feature with no observed entry.
-    fill : ndarray of shape (n_features,)
-        Each feature's observed mean; NaN for a feature with no observed entry.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    observed = np.where(mask, X, 0.0)
-    count = mask.sum(axis=0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        fill = observed.sum(axis=0) / count  # NaN where nothing was observed
-    return np.where(mask, X, np.where(count > 0, fill, 0.0)), fill
-
-
 class ConditionedRows:
     """Rows with missing entries, each conditioned on its observed entries under every component.
 
@@ -323,9 +291,6 @@ class ConditionedRows:
     pool : BufferPool or None, default=None
         Where the two (n_components, n_samples, n_features) arrays come from (and go back to, see
         :meth:`release`); None: fresh arrays.
-    filled : tuple of (ndarray, ndarray) or None, default=None
-        :func:`filled_rows` of ``X`` and ``mask``, e.g. kept for a fit's block
-        (:meth:`BlockConditioning.filled`); None: computed here.
 
     Attributes
     ----------
@@ -340,7 +305,7 @@ class ConditionedRows:
         ``completed`` less each component's mean.
     """
 
-    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None, filled=None):
+    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None):
         X = np.asarray(X, dtype=np.float64)
         mask = np.asarray(mask)
         mask = mask if mask.dtype == bool else mask != 0
@@ -349,20 +314,15 @@ class ConditionedRows:
         k = mean.shape[0]
         self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
         flat = patterns.flat_positions(k)
-        # z_k = x~ - mu_k, with x~ the row filled by each feature's observed mean; y_k = P_k z_k: one
-        # batched GEMM. The identities above hold for any z_m (the Schur complement does not depend
-        # on it, and E[x_m | x_o] - mu_m = z_m - P_mm^-1 y_m), and a fill near the data keeps every
-        # term of the size of the data's spread.
-        filled, fill = filled_rows(X, mask) if filled is None else filled
-        none = np.isnan(fill)  # features with no observed entry here: z_m = 0 there, as mu_m is the fill
-        z_fill = np.where(none, 0.0, fill - mean)  # (K, d): z_m of a missing entry
+        # z_k = x - mu_k, 0 on the missing entries (whatever X holds there); y_k = P_k z_k: one
+        # batched GEMM
         empty = np.empty if pool is None else pool.take
         z, y = empty((k, n, d)), empty((k, n, d))
         for j in range(k):  # component by component: numpy runs the (K, n, d) broadcast many times slower
-            np.subtract(filled, mean[j], out=z[j])
-        if none.any():
-            z[:, :, none] = 0.0
+            np.subtract(X, mean[j], out=z[j])
         z_flat, y_flat = z.reshape(-1), y.reshape(-1)
+        for at, _ in flat:
+            z_flat[at] = 0.0
         np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
         quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
@@ -373,29 +333,20 @@ class ConditionedRows:
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
         # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
-        # fancy index of a flat view (np.take and np.put without an axis are several times slower).
-        # Each row is in one group: its correction is written once, and subtracted from all rows at once.
-        correction = np.zeros((k, n))
-        correction_flat = correction.reshape(-1)
+        # fancy index of a flat view (np.take and np.put without an axis are several times slower)
+        quad_flat = quad.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
-        for (_, missing, _), counts, (at, at_rows), ids, (inv, log_det_p) in zip(
-                patterns.groups, patterns.counts, flat, patterns.table_ids, self._inverses):
+        for (_, _, pattern), (at, at_rows), ids, (inv, log_det_p) in zip(
+                patterns.groups, flat, patterns.table_ids, self._inverses):
             y_m = y_flat[at]  # at: (c, K, n_c)
-            # v = sum_j P_mm^-1[:, j] y_j, one column of the rows' inverses at a time; the rows of a
-            # pattern are together, so np.repeat expands the per-pattern tables to the rows
-            columns = np.ascontiguousarray(inv.transpose(1, 0, 2, 3))  # (c, c, Kp, P): column j first
-            v = None
-            for j, column in enumerate(columns):
-                term = np.repeat(column, counts, axis=2)  # (c, Kp, n_c)
-                term = np.multiply(term, y_m[j], out=term if term.shape[1] == k else None)
-                v = term if v is None else np.add(v, term, out=v)
+            products = np.take(inv, pattern, axis=3)  # (c, c, Kp, n_c)
+            products = np.multiply(products, y_m[None], out=products if products.shape[2] == k else None)
+            v = products.sum(axis=1)
             y_m *= v
-            correction_flat[at_rows] = y_m.sum(axis=0)  # the Schur complement's correction y_m' P_mm^-1 y_m
-            z_m = np.repeat(z_fill[:, missing].transpose(2, 0, 1), counts, axis=2)  # (c, K, n_c)
-            z_m -= v
-            z_flat[at] = z_m  # E[x_m | x_o] - mu_m: z becomes the completed rows less the mean
+            quad_flat[at_rows] -= y_m.sum(axis=0)  # the Schur complement's correction y_m' P_mm^-1 y_m
+            np.negative(v, out=v)
+            z_flat[at] = v  # E[x_m | x_o] - mu_m = -v: z becomes the completed rows less the mean
             log_det_table[:, ids] = log_det_p
-        quad -= correction
         log_det = np.take(log_det_table, patterns.code, axis=1)  # 0 for a complete row
         log_det += np.asarray(log_det_cov, dtype=np.float64).reshape(-1, 1)
         if log_det.shape[0] != k:  # tied: one covariance for all components
@@ -530,8 +481,7 @@ class BlockConditioning:
     Built once per fit (:meth:`Gaussian.block_rows`). EM's E-step (the densities) and its M-step
     (the statistics) of a block see the same parameters: the E-step conditions the rows and the
     block keeps them; the M-step takes them, and the block lets go of them, so that only the
-    blocks in flight hold their completed rows. The block also keeps its rows with the missing
-    entries filled (:meth:`filled`), which every conditioning starts from.
+    blocks in flight hold their completed rows.
 
     Parameters
     ----------
@@ -544,24 +494,6 @@ class BlockConditioning:
     def __init__(self, patterns, pool):
         self.patterns, self.pool = patterns, pool
         self._last = None  # (params, ConditionedRows) of the last E-step, until its M-step
-        self._filled = None
-
-    def filled(self, X, mask):
-        """:func:`filled_rows` of the block, computed at the first call: a fit's block always holds the same rows.
-
-        Parameters
-        ----------
-        X : ndarray of shape (n_samples, n_features)
-            The block's rows.
-        mask : ndarray of shape (n_samples, n_features) of bool
-
-        Returns
-        -------
-        filled : tuple of (ndarray, ndarray)
-        """
-        if self._filled is None:
-            self._filled = filled_rows(X, mask)
-        return self._filled
 
     def conditioned(self, params, condition, keep):
         """``condition(patterns)``, or the rows the E-step conditioned under the same ``params``.

@@ -365,15 +365,13 @@ class Gaussian(ComponentFamily):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        def condition(patterns, pool=None, filled=None):
-            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool,
-                                   filled)
+        def condition(patterns, pool=None):
+            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool)
 
         block = None if rows is None else rows.get(_PATTERNS)
         if block is None:
             return condition(MissingPatterns(host_mask))
-        return block.conditioned(params, lambda patterns, pool: condition(patterns, pool, block.filled(host(X), host_mask)),
-                                 keep)
+        return block.conditioned(params, condition, keep)
 
     # M-step ----------------------------------------------------------------------------
 
