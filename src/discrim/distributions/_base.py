@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
@@ -17,6 +18,8 @@ __all__ = ["ComponentFamily", "Params", "Stats", "host", "mask_patterns", "slice
 # Smallest log we evaluate: a probability or rate of exactly 0 gives a density that is tiny but
 # finite, so that 0 * log(0) never turns into NaN inside a matrix product.
 LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
+# The key of the lock in a parameter set's cache of derived quantities (see Params._cached).
+_CACHE_LOCK = "lock of the cache"
 
 
 def slice_rows(rows, index):
@@ -192,10 +195,14 @@ class Params:
 
     def _cached(self, key, compute):
         # Derived quantities (e.g. Cholesky factors) computed once per parameter set; the
-        # dataclass is frozen, so the cache can never go stale.
+        # dataclass is frozen, so the cache can never go stale. Row blocks in threads ask for the
+        # same quantity at once: one thread computes it while the others wait (setdefault is
+        # atomic, so they all find the same lock).
         cache = self.__dict__.setdefault("_derived", {})
         if key not in cache:
-            cache[key] = compute()
+            with cache.setdefault(_CACHE_LOCK, threading.RLock()):
+                if key not in cache:
+                    cache[key] = compute()
         return cache[key]
 
 

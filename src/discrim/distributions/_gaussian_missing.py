@@ -75,7 +75,7 @@ class MissingPatterns:
         self.groups, self.positions, self.table_ids = [], [], []
         self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
-        self._by_components = {}  # n_components -> flat positions (see flat_positions)
+        self._by_components = {}  # positions by number of components (flat_positions, scatter_positions)
         incomplete = np.flatnonzero(count > 0)
         if incomplete.shape[0] == 0:
             return
@@ -135,6 +135,32 @@ class MissingPatterns:
             cells = (np.arange(n_components) * n)[:, None]
             found = [(at[:, None, :] + entries, rows + cells) for (rows, _, _), at in zip(self.groups, self.positions)]
             self._by_components[n_components] = found
+        return found
+
+    def scatter_positions(self, n_components):
+        """Per group, where each (pattern, component) inverse adds to a (K, d, d) scatter.
+
+        Computed once per number of components, as :meth:`flat_positions`.
+
+        Parameters
+        ----------
+        n_components : int
+
+        Returns
+        -------
+        positions : list of ndarray of int
+            Per group, of shape (c, c, n_components, n_patterns): the flat position of entry
+            ``(i, j)`` of pattern ``p``'s inverse under component ``k`` in a C-ordered
+            (n_components, n_features, n_features) array.
+        """
+        key = ("scatter", n_components)
+        found = self._by_components.get(key)
+        if found is None:
+            d, k = self.shape[1], n_components
+            found = [((np.arange(k) * d * d)[None, None, :, None]
+                      + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))
+                     for _, missing, _ in self.groups]
+            self._by_components[key] = found
         return found
 
     @classmethod
@@ -222,18 +248,22 @@ def pattern_inverses(precision, patterns):
     log_det : ndarray of shape (Kp, n_patterns)
     """
     c = patterns.shape[1]
-    by_entry = np.asarray(precision, dtype=np.float64).transpose(1, 2, 0)  # (d, d, Kp)
-    A = np.ascontiguousarray(by_entry[patterns.T[:, None, :], patterns.T[None, :, :]].transpose(0, 1, 3, 2))
-    log_det = np.zeros(A.shape[2:])
+    kp, d = precision.shape[0], precision.shape[1]
+    flat = np.asarray(precision, dtype=np.float64).reshape(kp, d * d)
+    entries = patterns.T[:, None, :] * d + patterns.T[None, :, :]  # (c, c, P): entry (i, j) of each block
+    A = np.take(flat, entries, axis=1).transpose(1, 2, 0, 3).copy()  # (c, c, Kp, P)
+    pivots = np.empty((c,) + A.shape[2:])
     for q in range(c):
-        pivot = A[q, q].copy()
-        log_det += np.log(pivot)
+        pivot = pivots[q]
+        pivot[...] = A[q, q]
         row = A[q] / pivot
         col = A[:, q].copy()
         A -= col[:, None] * row[None, :]
         A[q] = row
-        A[:, q] = -col / pivot
+        col /= pivot
+        np.negative(col, out=A[:, q])
         A[q, q] = 1.0 / pivot
+    log_det = np.log(pivots).sum(axis=0)
     A += A.transpose(1, 0, 2, 3)
     A *= 0.5
     return A, log_det
@@ -283,9 +313,6 @@ class ConditionedRows:
         n, d = X.shape
         k = mean.shape[0]
         self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
-        own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
-        self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
-                          for _, missing, _ in patterns.groups]
         flat = patterns.flat_positions(k)
         # z_k = x - mu_k, 0 on the missing entries (whatever X holds there); y_k = P_k z_k: one
         # batched GEMM
@@ -298,6 +325,11 @@ class ConditionedRows:
             z_flat[at] = 0.0
         np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
         quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
+        # the pattern inverses only now: blocks in threads that share them (inverses cached on the
+        # parameters) compute them once, while the other blocks do the work above
+        own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
+        self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
+                          for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
         # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
@@ -371,10 +403,8 @@ class ConditionedRows:
         patterns = self._patterns
         totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
         out = np.zeros(k * d * d)
-        for (_, missing, _), ids, (inv, _) in zip(patterns.groups, patterns.table_ids, self._inverses):
+        for where, ids, (inv, _) in zip(patterns.scatter_positions(k), patterns.table_ids, self._inverses):
             # P_mm^-1 of every (component, pattern) times its responsibility, scattered to (k, i, j)
-            where = ((np.arange(k) * d * d)[None, None, :, None]
-                     + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))  # (c, c, K, P)
             out += np.bincount(where.reshape(-1), weights=(totals[:, ids] * inv).reshape(-1), minlength=k * d * d)
         return out.reshape(k, d, d)
 
