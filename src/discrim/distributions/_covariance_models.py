@@ -103,7 +103,8 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
     n_k = weight[occupied]
     n = n_k.sum()
     if storage in ("full", "tied"):
-        W = scatter[occupied] + reg_covar * n_k[:, None, None] * np.eye(d)
+        W = scatter[occupied]  # a copy (boolean index): its diagonal gets reg_covar n_k in place
+        W.reshape(-1, d * d)[:, :: d + 1] += reg_covar * n_k[:, None]
         W = 0.5 * (W + np.swapaxes(W, 1, 2))
     else:
         W = scatter[occupied] + reg_covar * n_k[:, None]
