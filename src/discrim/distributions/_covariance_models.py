@@ -250,7 +250,7 @@ def _common_orientation(W, n_k, start, equal_volume):
     M[:] = np.einsum("ji,kjl,lm->kim", vectors, W, vectors)
     D[:] = vectors
     if d > 1:
-        rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
+        rounds = []  # the majorisation sweep's rounds of planes, made when first needed
         profile = [_profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)]
         for _ in _alternations(lambda: profile[0]):
             half = _newton_rotation(M, n_k, equal_volume)
@@ -265,6 +265,8 @@ def _common_orientation(W, n_k, start, equal_volume):
                     profile[0] = value
                     break
             else:  # no Newton step, or none of its fractions lowered F
+                if not rounds:
+                    rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
                 _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
                 profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume))
@@ -310,7 +312,7 @@ def _majorisation_sweep(buffer, M, n_k, equal_volume, rounds):
 
 def _cayley(half):
     """The rotation ``(I - half)^-1 (I + half)`` of a skew-symmetric ``half = Omega / 2``; ``exp(Omega)`` to second order."""
-    eye = np.eye(half.shape[0])
+    eye = _rotation_basis(half.shape[0]).eye
     return np.linalg.solve(eye - half, eye + half)
 
 
@@ -358,12 +360,14 @@ def _newton_rotation(M, n_k, equal_volume):
     # sum_kl dF/dB_kl H_kl from N_l = sum_k w_kl M_k (w_kl = dF/dB_kl): G_p e_l is e_j (l = i),
     # -e_i (l = j) or 0, so both terms of H_kl are entries of N_l where the pairs p, q share l
     N = np.einsum("kl,kmn->lmn", c[:, None] / B, M)  # (d, d, d)
-    Ip, Jp, Iq, Jq = I[:, None], J[:, None], I[None, :], J[None, :]
-    hessian = 2.0 * (N[Ip, Jp, Jq] * basis.ii - N[Ip, Jp, Iq] * basis.ij
-                     - N[Jp, Ip, Jq] * basis.ji + N[Jp, Ip, Iq] * basis.jj)
-    rows = N[np.arange(d), np.arange(d)]  # (d, d): row l of N_l
-    # tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with Y_pq = <rows G_p, G_q>
-    Y = rows[Jq, Jp] * basis.ii - rows[Iq, Jp] * basis.ij - rows[Jq, Ip] * basis.ji + rows[Iq, Ip] * basis.jj
+    # hessian = 2 (N[i_p, j_p, j_q] ii - N[i_p, j_p, i_q] ij - N[j_p, i_p, j_q] ji + N[j_p, i_p, i_q] jj)
+    # and, with rows = N[l, l, :] (row l of N_l), tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with
+    # Y_pq = <rows G_p, G_q> = rows[j_q, j_p] ii - rows[i_q, j_p] ij - rows[j_q, i_p] ji + rows[i_q, i_p] jj:
+    # all eight terms from one gather of N, their signs and masks in basis.signs
+    terms = N.reshape(-1)[basis.gather]
+    terms *= basis.signs
+    hessian = 2.0 * np.add.reduce(terms[:4], axis=0)
+    Y = np.add.reduce(terms[4:], axis=0)
     hessian -= Y + Y.T
     # F's second derivatives in B: -c_k / B_kl^2 on the diagonal, and (EVE) the coupling through the volume
     hessian -= cx.reshape(-1, P).T @ x.reshape(-1, P)
@@ -395,6 +399,12 @@ class _RotationBasis:
         :func:`_rotate` does.
     ii, ij, ji, jj : ndarray of shape (P, P)
         1.0 where pair p's first (i) or second (j) index is pair q's first or second, else 0.
+    gather : ndarray of int of shape (8, P, P)
+        Flat indices into ``N`` (d, d, d) of the Hessian's eight terms in :func:`_newton_rotation`.
+    signs : ndarray of shape (8, P, P)
+        Their signs times the masks: ``ii, -ij, -ji, jj`` twice.
+    eye : ndarray of shape (d, d)
+        The identity (read-only), for :func:`_cayley`.
     """
 
     def __init__(self, d):
@@ -406,6 +416,19 @@ class _RotationBasis:
         first, second = self.I[:, None], self.J[:, None]
         self.ii, self.ij = (first == self.I).astype(float), (first == self.J).astype(float)
         self.ji, self.jj = (second == self.I).astype(float), (second == self.J).astype(float)
+        # flat indices into N (d, d, d) of the eight terms of the Hessian (see _newton_rotation)
+        # and their signs times the masks
+        Ip, Jp, Iq, Jq = self.I[:, None], self.J[:, None], self.I[None, :], self.J[None, :]
+
+        def flat(a, b, c):
+            return np.broadcast_to((a * d + b) * d + c, (P, P))
+
+        self.gather = np.stack([flat(Ip, Jp, Jq), flat(Ip, Jp, Iq), flat(Jp, Ip, Jq), flat(Jp, Ip, Iq),
+                                flat(Jq, Jq, Jp), flat(Iq, Iq, Jp), flat(Jq, Jq, Ip), flat(Iq, Iq, Ip)])
+        masks = np.stack([self.ii, -self.ij, -self.ji, self.jj])
+        self.signs = np.concatenate([masks, masks])
+        self.eye = np.eye(d)
+        self.eye.flags.writeable = False
 
 
 def _rotation_basis(d):

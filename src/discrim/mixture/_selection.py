@@ -440,8 +440,36 @@ def _hierarchical_starts(X, w, ks, seed):
     return hierarchical_partitions(X, w, ks, np.random.default_rng(seed))
 
 
-def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fit_params, feature_var, starts):
+def _validated_families(families, k, fit_params, starts):
+    """The labels of the families whose mixture parameters (with ``fit_params``) pass validation.
+
+    The cells of a family differ only in ``n_components`` (checked by :func:`_check_range`), the
+    seed and the start's partition: one validation of the family's first cell stands for all of
+    them, whose fits then skip scikit-learn's validation (a family that fails keeps it, and each
+    of its cells reports the error).
+    """
+    from discrim.mixture import FiniteMixture
+    from discrim.utils._param_validation import InvalidParameterError
+
+    if starts is not None:
+        fit_params = {**fit_params, "init_params": starts[k]}
+    valid = set()
+    for label, family in families.items():
+        try:
+            FiniteMixture(family, n_components=k, random_state=0, **fit_params)._validate_params()
+        except (InvalidParameterError, TypeError):
+            continue
+        valid.add(label)
+    return frozenset(valid)
+
+
+def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fit_params, feature_var, starts,
+              validated=frozenset()):
     """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
+    from contextlib import nullcontext
+
+    from sklearn import config_context
+
     from discrim.mixture import FiniteMixture
 
     if starts is not None:  # the partition into k clusters of the one agglomeration of the grid
@@ -450,7 +478,9 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
     row.update(family=label, n_components=k, converged=False, degenerate=False, degenerate_reason="", error="")
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
-        mixture.fit(X, sample_weight=w if weighted else None)
+        # parameters validated once for the family's cells (_validated_families)
+        with config_context(skip_parameter_validation=True) if label in validated else nullcontext():
+            mixture.fit(X, sample_weight=w if weighted else None)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"
         return index, row, None
@@ -634,10 +664,10 @@ def select_mixture(
     seeds = [int(s.generate_state(1)[0]) for s in streams[:-1]]
     # The cells through discrim's parallel layer: in a worker, each fit's E-step threads follow
     # the worker's share of the cores (FiniteMixture's n_threads=None), so nothing oversubscribes.
+    starts = _hierarchical_starts(X, w, ks, streams[-1]) if fit_params.get("init_params") == "hierarchical" else None
     shared = dict(X=X, w=w, weighted=sample_weight is not None, total_weight=total_weight, fit_params=fit_params,
-                  feature_var=feature_var,
-                  starts=(_hierarchical_starts(X, w, ks, streams[-1])
-                          if fit_params.get("init_params") == "hierarchical" else None))
+                  feature_var=feature_var, starts=starts,
+                  validated=_validated_families(families, ks[0], fit_params, starts))
     tasks = [(i, label, fam, k, seed) for i, ((label, fam, k), seed) in enumerate(zip(cells, seeds))]
     out = sorted(run_unordered(_fit_cell, tasks, n_jobs, shared=shared), key=lambda result: result[0])
     rows = [row for _, row, _ in out]
