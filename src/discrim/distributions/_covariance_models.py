@@ -19,6 +19,7 @@ current parameters of EM, so a few steps per EM iteration suffice near convergen
 """
 
 import numpy as np
+import scipy.linalg
 
 __all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
 
@@ -359,7 +360,7 @@ def _newton_rotation(M, n_k, equal_volume):
     gradient = cx.sum(axis=(0, 1))
     # sum_kl dF/dB_kl H_kl from N_l = sum_k w_kl M_k (w_kl = dF/dB_kl): G_p e_l is e_j (l = i),
     # -e_i (l = j) or 0, so both terms of H_kl are entries of N_l where the pairs p, q share l
-    N = np.einsum("kl,kmn->lmn", c[:, None] / B, M)  # (d, d, d)
+    N = ((c[:, None] / B).T @ M.reshape(k, d * d)).reshape(d, d, d)  # N_l = sum_k w_kl M_k
     # hessian = 2 (N[i_p, j_p, j_q] ii - N[i_p, j_p, i_q] ij - N[j_p, i_p, j_q] ji + N[j_p, i_p, i_q] jj)
     # and, with rows = N[l, l, :] (row l of N_l), tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with
     # Y_pq = <rows G_p, G_q> = rows[j_q, j_p] ii - rows[i_q, j_p] ij - rows[j_q, i_p] ji + rows[i_q, i_p] jj:
@@ -374,15 +375,19 @@ def _newton_rotation(M, n_k, equal_volume):
     if equal_volume:
         y = x.sum(axis=1)  # (K, P)
         cy = c @ y
-        hessian += (np.einsum("k,kp,kq->pq", c, y, y) - np.outer(cy, cy) / n_k.sum()) / d
+        hessian += ((y.T * c) @ y - np.outer(cy, cy) / n_k.sum()) / d
     try:
-        np.linalg.cholesky(hessian)  # positive definite: the step goes down
+        factor = np.linalg.cholesky(hessian)  # positive definite: the step goes down
     except np.linalg.LinAlgError:
         return None
-    return ((-0.5 * np.linalg.solve(hessian, gradient)) @ basis.G.reshape(P, d * d)).reshape(d, d)
+    step, info = _POTRS(factor, gradient, lower=1)  # H^-1 g from the Cholesky factor
+    if info != 0:
+        return None
+    return ((-0.5 * step) @ basis.G.reshape(P, d * d)).reshape(d, d)
 
 
 _BASES = {}
+_POTRS = scipy.linalg.lapack.dpotrs
 # Fractions of the Newton step tried, in turn, before a majorisation sweep.
 _STEP_FRACTIONS = (1.0, 0.5, 0.25)
 
