@@ -205,12 +205,12 @@ def _vee(W, n_k, start):
     d = W.shape[1]
     C = np.eye(d) if start is None else start[0] / np.exp(np.linalg.slogdet(start[0])[1] / d)
 
-    def objective():
-        return d * np.sum(n_k * np.log(volume)) + np.sum(np.einsum("kij,ji->k", W, C_inv) / volume)
+    def objective():  # F at the step's volumes and the C they were computed from (its traces)
+        return d * np.sum(n_k * np.log(volume)) + np.sum(traces / volume)
 
     for _ in _alternations(objective):
-        C_inv = np.linalg.inv(C)
-        volume = np.einsum("kij,ji->k", W, C_inv) / (d * n_k)
+        traces = np.einsum("kij,ji->k", W, np.linalg.inv(C))  # tr(W_k C^-1)
+        volume = traces / (d * n_k)
         pooled = (W / volume[:, None, None]).sum(axis=0)
         C = pooled / np.exp(np.linalg.slogdet(pooled)[1] / d)
         C = 0.5 * (C + C.T)
