@@ -53,3 +53,25 @@ def test_select_mixture_by_icl():
     usable = table[(table["error"] == "") & ~table["degenerate"]]
     assert table["icl"].iloc[result.best_index] == usable["icl"].min()
     assert (table["icl"] >= table["bic"] - 1e-9).all()
+
+
+def test_select_mixture_icl_with_weights_is_the_estimators():
+    # the table takes ICL's MAP term from each fit's last E-step; the estimator's icl recomputes it
+    # from predict_proba
+    X, _ = load_iris(return_X_y=True)
+    w = np.random.default_rng(0).integers(1, 4, X.shape[0]).astype(float)
+    result = select_mixture(X, {"VVV": Gaussian("full"), "VII": Gaussian("spherical")}, [1, 2, 3], criterion="icl",
+                            sample_weight=w, random_state=0)
+    for i, estimator in enumerate(result.estimators):
+        assert result.table["icl"].iloc[i] == pytest.approx(estimator.icl(X, sample_weight=w), rel=1e-10)
+        assert result.table["bic"].iloc[i] == pytest.approx(estimator.bic(X, sample_weight=w), rel=1e-10)
+
+
+def test_fit_keeps_the_map_log_probability_of_its_last_e_step():
+    # with a noise component, whose column is among the MAP candidates as in predict_proba
+    X, _ = load_iris(return_X_y=True)
+    w = np.random.default_rng(1).integers(1, 4, X.shape[0]).astype(float)
+    for noise in (False, True):
+        model = FiniteMixture(Gaussian("full"), 2, noise=noise, random_state=0).fit(X, sample_weight=w)
+        log_map = np.sum(w * np.log(model.predict_proba(X).max(axis=1))) / w.sum()
+        assert model._train_map_log_probability == pytest.approx(log_map, rel=1e-10)

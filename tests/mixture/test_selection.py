@@ -199,3 +199,22 @@ def test_a_data_frame_names_the_features_of_every_fitted_mixture():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # scikit-learn warns when names go missing between fit and predict
         result.best_estimator.predict(X)
+
+
+def test_invalid_fit_parameters_still_fail_every_cell(three_blobs):
+    # the grid validates each family's parameters once and then skips scikit-learn's validation in
+    # the fits: a parameter that fails is still reported by every cell, as before
+    X = three_blobs
+    with pytest.warns(FitFailedWarning, match="InvalidParameterError"):
+        with pytest.raises(ValueError, match="every fit in the grid failed"):
+            select_mixture(X, {"VVV": Gaussian("full")}, [1, 2], tol=-1.0, random_state=0)
+
+
+def test_skipped_validation_gives_the_validated_fits(three_blobs):
+    # a cell fitted by select_mixture equals the same FiniteMixture fitted on its own (which validates)
+    X = three_blobs
+    result = select_mixture(X, {"VVV": Gaussian("full"), "VII": Gaussian("spherical")}, [2, 3], random_state=0)
+    for i, estimator in enumerate(result.estimators):
+        alone = FiniteMixture(**estimator.get_params(deep=False)).fit(X)
+        assert alone.lower_bound_ == estimator.lower_bound_
+        np.testing.assert_array_equal(alone.weights_, estimator.weights_)

@@ -28,11 +28,16 @@ def logsumexp(a, axis, xp):
     # The ufuncs' reduce methods directly: np.max and np.sum add a dispatch layer that costs as
     # much as the arithmetic on a mixture's (n, K) arrays, once per EM iteration.
     top = np.maximum.reduce(a, axis=axis, keepdims=True)
-    if not np.isfinite(top).all():  # rows of -inf only (or inf): shift them by 0
+    finite = np.isfinite(top).all()
+    if not finite:  # rows of -inf only (or inf): shift them by 0
         top = np.where(np.isfinite(top), top, 0.0)
     shifted = np.subtract(a, top)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.add.reduce(np.exp(shifted, out=shifted), axis=axis))
+    total = np.add.reduce(np.exp(shifted, out=shifted), axis=axis)
+    if finite:  # every total is at least 1 (its largest term is exp(0))
+        out = np.log(total)
+    else:
+        with np.errstate(divide="ignore"):  # log(0) = -inf for the rows of -inf
+            out = np.log(total)
     out += np.squeeze(top, axis=axis)
     return out
 

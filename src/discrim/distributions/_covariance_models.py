@@ -19,6 +19,7 @@ current parameters of EM, so a few steps per EM iteration suffice near convergen
 """
 
 import numpy as np
+import scipy.linalg
 
 __all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
 
@@ -103,7 +104,8 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
     n_k = weight[occupied]
     n = n_k.sum()
     if storage in ("full", "tied"):
-        W = scatter[occupied] + reg_covar * n_k[:, None, None] * np.eye(d)
+        W = scatter[occupied]  # a copy (boolean index): its diagonal gets reg_covar n_k in place
+        W.reshape(-1, d * d)[:, :: d + 1] += reg_covar * n_k[:, None]
         W = 0.5 * (W + np.swapaxes(W, 1, 2))
     else:
         W = scatter[occupied] + reg_covar * n_k[:, None]
@@ -203,12 +205,12 @@ def _vee(W, n_k, start):
     d = W.shape[1]
     C = np.eye(d) if start is None else start[0] / np.exp(np.linalg.slogdet(start[0])[1] / d)
 
-    def objective():
-        return d * np.sum(n_k * np.log(volume)) + np.sum(np.einsum("kij,ji->k", W, C_inv) / volume)
+    def objective():  # F at the step's volumes and the C they were computed from (its traces)
+        return d * np.sum(n_k * np.log(volume)) + np.sum(traces / volume)
 
     for _ in _alternations(objective):
-        C_inv = np.linalg.inv(C)
-        volume = np.einsum("kij,ji->k", W, C_inv) / (d * n_k)
+        traces = np.einsum("kij,ji->k", W, np.linalg.inv(C))  # tr(W_k C^-1)
+        volume = traces / (d * n_k)
         pooled = (W / volume[:, None, None]).sum(axis=0)
         C = pooled / np.exp(np.linalg.slogdet(pooled)[1] / d)
         C = 0.5 * (C + C.T)
@@ -249,7 +251,7 @@ def _common_orientation(W, n_k, start, equal_volume):
     M[:] = np.einsum("ji,kjl,lm->kim", vectors, W, vectors)
     D[:] = vectors
     if d > 1:
-        rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
+        rounds = []  # the majorisation sweep's rounds of planes, made when first needed
         profile = [_profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)]
         for _ in _alternations(lambda: profile[0]):
             half = _newton_rotation(M, n_k, equal_volume)
@@ -264,6 +266,8 @@ def _common_orientation(W, n_k, start, equal_volume):
                     profile[0] = value
                     break
             else:  # no Newton step, or none of its fractions lowered F
+                if not rounds:
+                    rounds = [_Round(I, J, d) for I, J in _round_robin(d) if I.size]
                 _majorisation_sweep(buffer, M, n_k, equal_volume, rounds)
                 profile[0] = _profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(M.diagonal(axis1=1, axis2=2), n_k, equal_volume))
@@ -309,7 +313,7 @@ def _majorisation_sweep(buffer, M, n_k, equal_volume, rounds):
 
 def _cayley(half):
     """The rotation ``(I - half)^-1 (I + half)`` of a skew-symmetric ``half = Omega / 2``; ``exp(Omega)`` to second order."""
-    eye = np.eye(half.shape[0])
+    eye = _rotation_basis(half.shape[0]).eye
     return np.linalg.solve(eye - half, eye + half)
 
 
@@ -356,28 +360,34 @@ def _newton_rotation(M, n_k, equal_volume):
     gradient = cx.sum(axis=(0, 1))
     # sum_kl dF/dB_kl H_kl from N_l = sum_k w_kl M_k (w_kl = dF/dB_kl): G_p e_l is e_j (l = i),
     # -e_i (l = j) or 0, so both terms of H_kl are entries of N_l where the pairs p, q share l
-    N = np.einsum("kl,kmn->lmn", c[:, None] / B, M)  # (d, d, d)
-    Ip, Jp, Iq, Jq = I[:, None], J[:, None], I[None, :], J[None, :]
-    hessian = 2.0 * (N[Ip, Jp, Jq] * basis.ii - N[Ip, Jp, Iq] * basis.ij
-                     - N[Jp, Ip, Jq] * basis.ji + N[Jp, Ip, Iq] * basis.jj)
-    rows = N[np.arange(d), np.arange(d)]  # (d, d): row l of N_l
-    # tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with Y_pq = <rows G_p, G_q>
-    Y = rows[Jq, Jp] * basis.ii - rows[Iq, Jp] * basis.ij - rows[Jq, Ip] * basis.ji + rows[Iq, Ip] * basis.jj
+    N = ((c[:, None] / B).T @ M.reshape(k, d * d)).reshape(d, d, d)  # N_l = sum_k w_kl M_k
+    # hessian = 2 (N[i_p, j_p, j_q] ii - N[i_p, j_p, i_q] ij - N[j_p, i_p, j_q] ji + N[j_p, i_p, i_q] jj)
+    # and, with rows = N[l, l, :] (row l of N_l), tr(rows (G_p G_q + G_q G_p)) = -(Y + Y')_pq with
+    # Y_pq = <rows G_p, G_q> = rows[j_q, j_p] ii - rows[i_q, j_p] ij - rows[j_q, i_p] ji + rows[i_q, i_p] jj:
+    # all eight terms from one gather of N, their signs and masks in basis.signs
+    terms = N.reshape(-1)[basis.gather]
+    terms *= basis.signs
+    hessian = 2.0 * np.add.reduce(terms[:4], axis=0)
+    Y = np.add.reduce(terms[4:], axis=0)
     hessian -= Y + Y.T
     # F's second derivatives in B: -c_k / B_kl^2 on the diagonal, and (EVE) the coupling through the volume
     hessian -= cx.reshape(-1, P).T @ x.reshape(-1, P)
     if equal_volume:
         y = x.sum(axis=1)  # (K, P)
         cy = c @ y
-        hessian += (np.einsum("k,kp,kq->pq", c, y, y) - np.outer(cy, cy) / n_k.sum()) / d
+        hessian += ((y.T * c) @ y - np.outer(cy, cy) / n_k.sum()) / d
     try:
-        np.linalg.cholesky(hessian)  # positive definite: the step goes down
+        factor = np.linalg.cholesky(hessian)  # positive definite: the step goes down
     except np.linalg.LinAlgError:
         return None
-    return ((-0.5 * np.linalg.solve(hessian, gradient)) @ basis.G.reshape(P, d * d)).reshape(d, d)
+    step, info = _POTRS(factor, gradient, lower=1)  # H^-1 g from the Cholesky factor
+    if info != 0:
+        return None
+    return ((-0.5 * step) @ basis.G.reshape(P, d * d)).reshape(d, d)
 
 
 _BASES = {}
+_POTRS = scipy.linalg.lapack.dpotrs
 # Fractions of the Newton step tried, in turn, before a majorisation sweep.
 _STEP_FRACTIONS = (1.0, 0.5, 0.25)
 
@@ -394,6 +404,12 @@ class _RotationBasis:
         :func:`_rotate` does.
     ii, ij, ji, jj : ndarray of shape (P, P)
         1.0 where pair p's first (i) or second (j) index is pair q's first or second, else 0.
+    gather : ndarray of int of shape (8, P, P)
+        Flat indices into ``N`` (d, d, d) of the Hessian's eight terms in :func:`_newton_rotation`.
+    signs : ndarray of shape (8, P, P)
+        Their signs times the masks: ``ii, -ij, -ji, jj`` twice.
+    eye : ndarray of shape (d, d)
+        The identity (read-only), for :func:`_cayley`.
     """
 
     def __init__(self, d):
@@ -405,6 +421,19 @@ class _RotationBasis:
         first, second = self.I[:, None], self.J[:, None]
         self.ii, self.ij = (first == self.I).astype(float), (first == self.J).astype(float)
         self.ji, self.jj = (second == self.I).astype(float), (second == self.J).astype(float)
+        # flat indices into N (d, d, d) of the eight terms of the Hessian (see _newton_rotation)
+        # and their signs times the masks
+        Ip, Jp, Iq, Jq = self.I[:, None], self.J[:, None], self.I[None, :], self.J[None, :]
+
+        def flat(a, b, c):
+            return np.broadcast_to((a * d + b) * d + c, (P, P))
+
+        self.gather = np.stack([flat(Ip, Jp, Jq), flat(Ip, Jp, Iq), flat(Jp, Ip, Jq), flat(Jp, Ip, Iq),
+                                flat(Jq, Jq, Jp), flat(Iq, Iq, Jp), flat(Jq, Jq, Ip), flat(Iq, Iq, Ip)])
+        masks = np.stack([self.ii, -self.ij, -self.ji, self.jj])
+        self.signs = np.concatenate([masks, masks])
+        self.eye = np.eye(d)
+        self.eye.flags.writeable = False
 
 
 def _rotation_basis(d):

@@ -91,14 +91,45 @@ def inverse_factors(chol):
         ``log |2 pi Sigma_k| = n_features log(2 pi) + 2 sum_j log L_jj``.
     """
     n_features = chol.shape[-1]
-    eye = np.eye(n_features)
     # C order, the layout a saved model's arrays have after loading: the products over these
     # factors then sum in the same order in a fitted and in a loaded model (bit-identical output).
-    inv = np.empty_like(chol, order="C")
-    for k, L in enumerate(chol):
-        inv[k] = _solve_lower(L, eye)
+    inv = inverse_lower(chol, np.empty_like(chol, order="C"))
     log_det = 2.0 * np.log(np.diagonal(chol, axis1=1, axis2=2)).sum(axis=1)
     return inv, n_features * _LOG_2PI + log_det
+
+
+def inverse_lower(chol, out):
+    """The inverses ``L_k^{-1}`` of a stack of lower triangular factors, written into ``out``.
+
+    Parameters
+    ----------
+    chol : ndarray of shape (n_matrices, n_features, n_features)
+        Lower triangular, finite, with a positive diagonal.
+    out : ndarray of shape (n_matrices, n_features, n_features)
+        Any strides (e.g. a slice of a larger buffer).
+
+    Returns
+    -------
+    out : ndarray of shape (n_matrices, n_features, n_features)
+        Lower triangular.
+    """
+    eye = _identity(chol.shape[-1])
+    for k, L in enumerate(chol):
+        out[k] = _solve_lower(L, eye)
+    return out
+
+
+_IDENTITIES = {}
+
+
+def _identity(d):
+    """The (d, d) identity, read-only, made once per d (the right-hand side of the triangular solves)."""
+    eye = _IDENTITIES.get(d)
+    if eye is None:
+        eye = np.eye(d)
+        eye.flags.writeable = False
+        eye = _IDENTITIES.setdefault(d, eye)
+    return eye
 
 
 def _solve_lower(L, B):

@@ -36,7 +36,7 @@ from discrim.distributions._gaussian_missing import (
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
     cholesky_factors,
-    inverse_factors,
+    inverse_lower,
 )
 
 __all__ = ["Gaussian", "GaussianParams", "GaussianStats"]
@@ -661,8 +661,11 @@ def _completed_moments(stats, current):
     return mean, stats.scatter + unobserved * old_var + shift
 
 
-def _inverse_factors_or_raise(cov, what):
-    """Inverse Cholesky factors ``W_k = L_k^{-1}`` of a (K, d, d) stack, or a one-line ValueError."""
+def _inverse_factors_or_raise(cov, what, out=None):
+    """Inverse Cholesky factors ``W_k = L_k^{-1}`` of a (K, d, d) stack, or a one-line ValueError.
+
+    ``out`` (K, d, d), of any strides, receives them when given (a fresh array otherwise).
+    """
     try:
         # Positive definiteness only: reg_covar keeps a collapsing component factorable, and
         # model choice judges such fits (min_relative_variance), unlike the discriminant rules.
@@ -673,7 +676,7 @@ def _inverse_factors_or_raise(cov, what):
             "points than features (or the features are collinear). Increase reg_covar, reduce "
             "n_components, or remove constant/duplicate features."
         ) from None
-    return inverse_factors(chol)[0]
+    return inverse_lower(chol, np.empty_like(chol) if out is None else out)
 
 
 def _precision_terms(ctype, params):
@@ -695,13 +698,15 @@ def _precision_terms(ctype, params):
     mean = params.mean - center
     cov = params.covariance
     if ctype == "full":
-        # P_k = inv(L_k)' so that ||(x - mu_k) P_k||^2 is the Mahalanobis distance.
-        prec = np.swapaxes(_inverse_factors_or_raise(cov, "a component covariance"), 1, 2)
-        log_det = np.log(np.diagonal(prec, axis1=1, axis2=2)).sum(axis=1)
-        W = prec.transpose(1, 0, 2).reshape(d, k * d)
-        b = np.einsum("kd,kde->ke", mean, prec).reshape(k * d)
-        # [x, 1] @ [[W], [-b]] = (x - mu_k) P_k for every k at once: the shift rides in the GEMM
-        return {"center": center, "log_det": log_det, "Wb": np.ascontiguousarray(np.vstack([W, -b]).T)}
+        # Row e of block k of Wb is [W_k[e], -W_k[e] m_k] with W_k = inv(L_k), so that
+        # Wb @ [x - center, 1] stacks W_k (x - mu_k) for every k: the shift rides in the GEMM, and
+        # ||W_k (x - mu_k)||^2 is the Mahalanobis distance.
+        Wb = np.empty((k, d, d + 1))
+        inv = _inverse_factors_or_raise(cov, "a component covariance", out=Wb[:, :, :d])
+        log_det = np.log(np.diagonal(inv, axis1=1, axis2=2)).sum(axis=1)
+        np.matmul(inv, mean[:, :, None], out=Wb[:, :, d:])
+        np.negative(Wb[:, :, d], out=Wb[:, :, d])
+        return {"center": center, "log_det": log_det, "Wb": Wb.reshape(k * d, d + 1)}
     if ctype == "tied":
         P = _inverse_factors_or_raise(cov[None], "the tied covariance")[0].T
         return {"center": center, "log_det": np.full(k, np.log(np.diag(P)).sum()), "P": P, "mP": mean @ P}

@@ -45,6 +45,10 @@ class EMResult:
         iteration, when requested.
     empty_components : ndarray of bool of shape (n_components,)
         Components that received no responsibility in some iteration.
+    map_log_probability : float
+        ``sum_i w_i max_k log r_ik / sum_i w_i`` at the returned parameters (the last E-step's
+        responsibilities, the noise component's among them): the mean log-probability of each
+        row's MAP assignment, ICL's term (see :meth:`FiniteMixture.icl`).
     """
 
     weights: np.ndarray
@@ -54,6 +58,7 @@ class EMResult:
     converged: bool
     history: list = None
     empty_components: np.ndarray = None
+    map_log_probability: float = float("nan")
 
 
 def default_chunk_size(n_components, n_features, family=None, on_device=False):
@@ -304,8 +309,9 @@ def _with_noise(log_dens, noise):
 def _e_step_block(family, log_weights, params, with_stats, noise, Xb, wb, data, first_row):
     """E-step on one block of rows, in the namespace and on the device of the block (numpy, torch).
 
-    Returns (stats or None, weighted log-likelihood, weight of the noise component); the
-    statistics are float64 host arrays.
+    Returns (stats or None, weighted log-likelihood, weight of the noise component, weighted
+    sum of the log-probability of each row's MAP assignment); the statistics are float64 host
+    arrays.
     """
     xp = np if isinstance(Xb, np.ndarray) else array_namespace(Xb)
     allowed = data.pop("allowed", None)
@@ -319,15 +325,17 @@ def _e_step_block(family, log_weights, params, with_stats, noise, Xb, wb, data, 
     log_resp, log_norm = log_posterior(log_dens, ops.like(log_weights, Xb), xp=xp)
     if not bool(xp.all(xp.isfinite(log_norm))):  # the rows' indices are looked up on the host
         check_some_density(to_numpy(log_norm), "component", first_row=first_row)
-    ll = float(ops.as_float64(wb) @ ops.as_float64(log_norm))
+    w64 = ops.as_float64(wb)
+    ll = float(w64 @ ops.as_float64(log_norm))
+    log_map = float(w64 @ ops.as_float64(xp.max(log_resp, axis=1)))
     if not with_stats:
-        return None, ll, 0.0
+        return None, ll, 0.0, log_map
     resp = ops.exp_inplace(log_resp, xp)
     noise_weight = 0.0
     if noise is not None:
-        noise_weight = float(ops.as_float64(wb) @ ops.as_float64(resp[:, -1]))
+        noise_weight = float(w64 @ ops.as_float64(resp[:, -1]))
         resp = resp[:, :-1]
-    return family.suff_stats(Xb, resp, wb, params=params, **data), ll, noise_weight
+    return family.suff_stats(Xb, resp, wb, params=params, **data), ll, noise_weight, log_map
 
 
 def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None, noise=None):
@@ -355,14 +363,16 @@ def e_step(family, blocks, log_weights, params, with_stats=True, mapper=None, no
         ``sum_i w_i log sum_k pi_k f_k(x_i)`` (the noise component among the ``f_k``).
     noise_weight : float
         ``sum_i w_i r_i0``, the noise component's total responsibility (0 without one).
+    total_map_log_probability : float
+        ``sum_i w_i max_k log r_ik`` (the noise component among the k).
     """
     block = partial(_e_step_block, family, log_weights, params, with_stats, noise)
     return blocks.map_reduce(block, _add_e_steps, mapper)
 
 
 def _add_e_steps(a, b):
-    """Merge the (stats or None, log-likelihood, noise weight) of two blocks."""
-    return (None if a[0] is None else a[0] + b[0]), a[1] + b[1], a[2] + b[2]
+    """Merge the (stats or None, log-likelihood, noise weight, MAP log-probability) of two blocks."""
+    return (None if a[0] is None else a[0] + b[0]), a[1] + b[1], a[2] + b[2], a[3] + b[3]
 
 
 def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
@@ -502,10 +512,11 @@ def run_em(
         def expectation(weights, params):
             with np.errstate(divide="ignore"):  # a weight of 0 has log-weight -inf
                 log_weights = np.log(weights)
-            stats, ll, noise_weight = e_step(family, blocks, log_weights, params, mapper=mapper, noise=noise)
-            return stats, ll / total_weight, noise_weight
+            stats, ll, noise_weight, log_map = e_step(family, blocks, log_weights, params, mapper=mapper,
+                                                      noise=noise)
+            return stats, ll / total_weight, noise_weight, log_map / total_weight
 
-        stats, mean_ll, noise_weight = expectation(weights, params)
+        stats, mean_ll, noise_weight, map_mean = expectation(weights, params)
         lower_bounds = [mean_ll]
         for n_iter in range(1, max_iter + 1):
             new_params = family.params_from_stats(stats, current=params)
@@ -517,7 +528,7 @@ def run_em(
             if not fix_weights:
                 totals = stats.weight if noise is None else np.append(stats.weight, noise_weight)
                 weights = totals / totals.sum()
-            stats, mean_ll, noise_weight = expectation(weights, params)
+            stats, mean_ll, noise_weight, map_mean = expectation(weights, params)
             lower_bounds.append(mean_ll)
             # progress for those who listen (the CLI's progress bar, benchmarks' iteration times)
             logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, mean_ll,
@@ -543,4 +554,5 @@ def run_em(
         converged=converged,
         history=history,
         empty_components=empty_ever,
+        map_log_probability=map_mean,
     )

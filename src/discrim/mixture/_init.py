@@ -24,8 +24,11 @@ def check_enough_distinct_rows(X, sample_weight, n_components):
     n_components : int
     """
     rows = X[sample_weight > 0]
-    # Cheap first: distinct rows among the first few usually settle it without sorting all of X.
+    # Cheap first: distinct rows among the first few usually settle it without sorting all of X,
+    # and distinct values of their first feature (a 1-d sort) without comparing whole rows.
     head = rows[: 4 * n_components]
+    if head.shape[1] and np.unique(head[:, 0]).shape[0] >= n_components:
+        return
     if np.unique(head, axis=0).shape[0] >= n_components:
         return
     n_distinct = np.unique(rows, axis=0).shape[0]

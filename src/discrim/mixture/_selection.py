@@ -13,11 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from discrim._posterior import map_log_probability
 from discrim._typing import ArrayLike, Device, RandomStateLike
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
-from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked, weighted_total
+from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
@@ -373,8 +372,8 @@ def _check_range(n_components_range, n_samples, n_families):
 
 
 def _dask_rows_and_variance(X, sample_weight):
-    """A dask X row-chunked (persisted once for all the cells when it fits), its float64 weights and
-    the weighted variance of every feature."""
+    """A dask X row-chunked (persisted once for all the cells when it fits), its float64 weights, the
+    weighted variance of every feature and the total weight."""
     import dask
     import dask.array as da
 
@@ -388,7 +387,7 @@ def _dask_rows_and_variance(X, sample_weight):
     total, weighted_sum = dask.compute(weights.sum(), weights @ Xf)
     mean = weighted_sum / total
     feature_var = (weights @ (Xf - mean) ** 2).compute() / total
-    return X, w, feature_var
+    return X, w, feature_var, float(total)
 
 
 class _Grid:
@@ -441,8 +440,36 @@ def _hierarchical_starts(X, w, ks, seed):
     return hierarchical_partitions(X, w, ks, np.random.default_rng(seed))
 
 
-def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feature_var, starts):
+def _validated_families(families, k, fit_params, starts):
+    """The labels of the families whose mixture parameters (with ``fit_params``) pass validation.
+
+    The cells of a family differ only in ``n_components`` (checked by :func:`_check_range`), the
+    seed and the start's partition: one validation of the family's first cell stands for all of
+    them, whose fits then skip scikit-learn's validation (a family that fails keeps it, and each
+    of its cells reports the error).
+    """
+    from discrim.mixture import FiniteMixture
+    from discrim.utils._param_validation import InvalidParameterError
+
+    if starts is not None:
+        fit_params = {**fit_params, "init_params": starts[k]}
+    valid = set()
+    for label, family in families.items():
+        try:
+            FiniteMixture(family, n_components=k, random_state=0, **fit_params)._validate_params()
+        except (InvalidParameterError, TypeError):
+            continue
+        valid.add(label)
+    return frozenset(valid)
+
+
+def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fit_params, feature_var, starts,
+              validated=frozenset()):
     """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
+    from contextlib import nullcontext
+
+    from sklearn import config_context
+
     from discrim.mixture import FiniteMixture
 
     if starts is not None:  # the partition into k clusters of the one agglomeration of the grid
@@ -451,13 +478,16 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, fit_params, feat
     row.update(family=label, n_components=k, converged=False, degenerate=False, degenerate_reason="", error="")
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
-        mixture.fit(X, sample_weight=w if weighted else None)
+        # parameters validated once for the family's cells (_validated_families)
+        with config_context(skip_parameter_validation=True) if label in validated else nullcontext():
+            mixture.fit(X, sample_weight=w if weighted else None)
     except (ValueError, FloatingPointError, np.linalg.LinAlgError) as exc:
         row["error"] = f"{type(exc).__name__}: {exc}"
         return index, row, None
-    log_map, total_weight = weighted_total(map_log_probability(mixture.predict_proba(X)), w)  # ICL's penalty for overlap
-    # The fit's last E-step scored X at the fitted parameters: its mean log-likelihood is lower_bound_.
+    # The fit's last E-step scored X at the fitted parameters: its mean log-likelihood is
+    # lower_bound_, and its mean log-probability of each row's MAP component ICL's penalty for overlap.
     log_lik = mixture.lower_bound_ * total_weight
+    log_map = mixture._train_map_log_probability * total_weight
     free_weights = 0 if fit_params.get("fix_weights", False) else k - 1
     n_params = int(family.n_parameters(X.shape[1], k)) + free_weights
     # n is the total weight, so that integer weights score like repeated rows.
@@ -614,13 +644,14 @@ def select_mixture(
     if is_dask(X):
         refuse_device(device)
         # Each fit's E-steps run on the cluster already: the cells go one after another.
-        X, w, feature_var = _dask_rows_and_variance(X, sample_weight)
+        X, w, feature_var, total_weight = _dask_rows_and_variance(X, sample_weight)
         n_jobs = 1
     else:
         names = _string_columns(X)
         X = rows_on_device(_Grid(device), X, lambda X: check_feature_magnitude(
             check_array(X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")), reset=True, dtype=None)
         w = check_sample_weight(sample_weight, X.shape[0])
+        total_weight = float(w.sum())
         feature_var = _weighted_variance(X, w)
         if is_tensor(X):
             n_jobs = 1  # one device: the cells take turns on it
@@ -633,9 +664,10 @@ def select_mixture(
     seeds = [int(s.generate_state(1)[0]) for s in streams[:-1]]
     # The cells through discrim's parallel layer: in a worker, each fit's E-step threads follow
     # the worker's share of the cores (FiniteMixture's n_threads=None), so nothing oversubscribes.
-    shared = dict(X=X, w=w, weighted=sample_weight is not None, fit_params=fit_params, feature_var=feature_var,
-                  starts=(_hierarchical_starts(X, w, ks, streams[-1])
-                          if fit_params.get("init_params") == "hierarchical" else None))
+    starts = _hierarchical_starts(X, w, ks, streams[-1]) if fit_params.get("init_params") == "hierarchical" else None
+    shared = dict(X=X, w=w, weighted=sample_weight is not None, total_weight=total_weight, fit_params=fit_params,
+                  feature_var=feature_var, starts=starts,
+                  validated=_validated_families(families, ks[0], fit_params, starts))
     tasks = [(i, label, fam, k, seed) for i, ((label, fam, k), seed) in enumerate(zip(cells, seeds))]
     out = sorted(run_unordered(_fit_cell, tasks, n_jobs, shared=shared), key=lambda result: result[0])
     rows = [row for _, row, _ in out]

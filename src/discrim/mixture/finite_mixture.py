@@ -639,6 +639,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         self.n_iter_ = best.n_iter
         self.lower_bounds_ = np.asarray(best.lower_bounds)
         self.lower_bound_ = float(best.lower_bounds[-1])
+        # ICL's term on the training rows, from the last E-step (select_mixture's table reads it)
+        self._train_map_log_probability = float(best.map_log_probability)
         if self.keep_history:
             self.history_ = best.history
         elif hasattr(self, "history_"):

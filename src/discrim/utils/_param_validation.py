@@ -9,9 +9,10 @@ from sklearn.utils._param_validation import (
     HasMethods,
     Hidden,
     Interval,
+    InvalidParameterError,
     Options,
     StrOptions,
     validate_params,
 )
 
-__all__ = ["HasMethods", "Hidden", "Interval", "Options", "StrOptions", "fit_context", "validate_params"]
+__all__ = ["HasMethods", "Hidden", "Interval", "InvalidParameterError", "Options", "StrOptions", "fit_context", "validate_params"]
