@@ -50,6 +50,23 @@ def test_table_criteria_equal_finite_mixture_and_the_formula(three_blobs):
         assert np.isclose(row["aic"], -2 * log_lik + 2 * p, rtol=1e-10)
 
 
+
+def test_noise_component_cells_count_its_weight_and_volume(three_blobs):
+    # with noise, weights_ ends with the noise's weight and V is estimated: mclust's count
+    # nMclParams(noise=TRUE) = the components' parameters + k free weights + 1
+    X = np.vstack([three_blobs, np.random.default_rng(3).uniform(-4, 12, size=(20, 2))])
+    n, d = X.shape
+    result = select_mixture(X, {"VVV": Gaussian(covariance_type="full")}, [1, 2, 3], noise=True, random_state=0)
+    for i, est in enumerate(result.estimators):
+        row = result.table.iloc[i]
+        k = row["n_components"]
+        assert row["error"] == ""
+        assert np.asarray(est.weights_).shape == (k + 1,)
+        assert row["n_parameters"] == k * (d + d * (d + 1) // 2) + k + 1
+        assert np.isclose(row["bic"], est.bic(X), rtol=1e-12)
+        assert np.isclose(row["min_rows"], np.min(est.weights_[:k]) * n, rtol=1e-12)
+    assert result.best_params["n_components"] == 3
+
 def test_degenerate_fits_are_marked_and_never_chosen(rng):
     # Three tight groups plus one outlier far away: with four full-covariance components, one
     # component collapses onto the outlier, whose likelihood is then bounded only by reg_covar.

@@ -488,15 +488,17 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
     # lower_bound_, and its mean log-probability of each row's MAP component ICL's penalty for overlap.
     log_lik = mixture.lower_bound_ * total_weight
     log_map = mixture._train_map_log_probability * total_weight
-    free_weights = 0 if fit_params.get("fix_weights", False) else k - 1
-    n_params = int(family.n_parameters(X.shape[1], k)) + free_weights
+    # the fitted model's count: the family's, the free weights (the noise's included) and V where estimated
+    n_params = int(mixture._n_parameters())
     # n is the total weight, so that integer weights score like repeated rows.
     bic = -2.0 * log_lik + n_params * np.log(total_weight if weighted else X.shape[0])
     aic = -2.0 * log_lik + 2.0 * n_params
-    min_rows = float(np.min(np.asarray(mixture.weights_)) * total_weight)
+    # the k components' weights (with noise, weights_ ends with the noise component's)
+    component_weights = np.asarray(mixture.weights_)[:k]
+    min_rows = float(np.min(component_weights) * total_weight)
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
-    occupied = np.asarray(mixture.weights_) > 0
+    occupied = component_weights > 0
     rel = mixture._family().min_relative_variance(mixture._params, occupied, feature_var)
     if min_rows < family.rows_per_component(X.shape[1]):
         reason = "too few rows"
