@@ -441,6 +441,8 @@ class PrototypeLikelihood:
         active, S2 = sub.active, sub.S2
         d = sub.X.shape[1]
         va = v if active is None else v[active]
+        if d == 0:  # no feature left: every kernel entry is exp(0) = 1
+            return self._constant_kernel(w, v)
         h = va * va * -0.5
         # the candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], in its buffer
         sa = sub.sa
@@ -475,6 +477,20 @@ class PrototypeLikelihood:
         if self._observed is None:  # the candidates' part of the bracket (with a mask: in gx)
             gx = gx + (w * cw) @ S2
         return value, _full_gradient(va * gx, cw, active, v, self.xp)
+
+    def _constant_kernel(self, w, v):
+        """Value and gradient where every feature weight is 0, so that every kernel entry is 1.
+
+        The class sums are then the class totals of ``w`` on every row, ``c_j`` is
+        ``sum_n A[n, y_j]``, and ``dl/dv = 0``: no pass over a (rows x candidates) kernel.
+        """
+        totals = w @ self.member  # (n_classes,): the same class sums on every row
+        value, a_sum = 0.0, np.zeros(self.n_classes)
+        for i in range(len(self._chunks)):
+            loss, A = self._loss_and_weights(i, totals)
+            value += loss
+            a_sum += A.sum(axis=0)
+        return value, _full_gradient(np.zeros(0), a_sum[self._target], np.zeros(0, dtype=np.int64), v, self.xp)
 
     def _chunk_terms(self, i, buf, context):
         """Chunk ``i``'s value, ``c_j`` (J,) and bracket ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (d,).
