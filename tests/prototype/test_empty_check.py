@@ -138,6 +138,18 @@ def test_converges_empty_certifies_only_a_converged_point_not_below_the_empty_ba
 
 
 class _TwoWeightsWithZero(_TwoWeights):
+    """With its start settable and the value at the empty point, as the screen's objectives have."""
+
+    def __init__(self, a, x0=(2.0, 3.0)):
+        super().__init__(a)
+        self._x0 = np.asarray(x0, dtype=float)
+
+    def x0(self):
+        return self._x0.copy()
+
+    def with_x0(self, x0):
+        return _TwoWeightsWithZero(self.a, x0)
+
     def value_at_zero(self):
         return self.value_and_grad(np.zeros(2))[0]
 
@@ -150,7 +162,7 @@ def test_screened_empty_needs_the_screens_verdict_and_a_stationary_point_of_the_
     from discrim.prototype._solver import _screened_empty
 
     screen, full = _TwoWeightsWithZero(a_screen), _TwoWeightsWithZero(a_full)
-    verdict, result, n_full = _screened_empty(full, screen, full.x0(), 100, 1e-8, None, np.ones(2))
+    verdict, result, n_full = _screened_empty(full, screen, full.x0(), 1, 100, 100, 1e-8, None, np.ones(2))
     assert verdict == empty
     assert n_full == (1 if a_screen < 0 else 0)  # the confirmation runs only on the screen's empty verdict
     if a_screen < 0:

@@ -81,39 +81,69 @@ SCREEN_MIN_ROWS = 4 * SCREEN_ROWS
 SCREEN_DTYPE = np.float32
 
 
-def _screened_empty(objective, screen, theta, max_iter, tol, ftol, scale):
-    """Whether the emptiness test on ``screen`` (fewer scoring rows) leaves a batch empty, confirmed on ``objective``.
+def _feature_stage(objective, x0, n_features, max_iter, tol, ftol):
+    """Stage 1 of :func:`solve_batch`: L-BFGS-B on ``v`` alone from ``x0``, ``w`` held at its start.
 
-    The projected method runs from ``theta`` on ``screen`` (:func:`_converges_empty`, against
-    the screen's own empty batch). Its empty verdict stands only if, at the point where it
-    converged, the full objective is not below its empty batch and its projected gradient (in
-    the solver's scaled variables) is within ``tol``: that point is then a stationary point of
-    the full problem at which the batch is not better than empty, the verdict the full test
-    would have to reach.
+    Returns
+    -------
+    theta : ndarray of shape (n_params,)
+        ``x0`` with the fitted ``v``.
+    result : SolverResult
+        The stage's result (over ``v`` alone).
+    """
+    # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
+    # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
+    stage1 = Restricted(objective, np.arange(n_features), x0, lower=STAGE1_MIN_SHARE * x0[:n_features])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
+        first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol, ftol=ftol,
+                                ftol_after=FTOL_AFTER)
+    return stage1.embed(first.theta), first
+
+
+def _screened_empty(objective, screen, x0, n_features, max_iter, check_iter, tol, ftol, scale):
+    """Whether the batch is empty by the emptiness test on ``screen`` (fewer rows), confirmed on ``objective``.
+
+    On ``screen`` (the data term over a subset of the scoring rows, in SCREEN_DTYPE), from
+    ``x0``, against the screen's own empty batch: stage 1 (:func:`_feature_stage`), then, if
+    that is not below the empty batch, stage-2 L-BFGS-B for EMPTY_TEST_ITER iterations, then, if
+    still not below it, the projected method (:func:`_converges_empty`): the steps of
+    :func:`solve_batch` on all rows, at a fraction of their cost. The screen's empty verdict
+    stands only if, at the point where the projected method converged, the full ``objective`` is
+    not below its empty batch and its projected gradient (in the scaled variables) is within
+    ``tol``: a stationary point of the full problem at which the batch is no better than empty,
+    what the test on all rows has to reach to leave a batch empty.
 
     Returns
     -------
     empty : bool
     result : SolverResult
-        The screen's projected-method result.
+        Over the screen's steps (its evaluations are the screen's).
     n_eval : int
         Evaluations of the full objective (the confirmation: 0 or 1).
     """
     trivial = screen.value_at_zero()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # the probe is capped on purpose
-        probe = minimize_lbfgsb(screen.with_x0(theta), max_iter=min(EMPTY_TEST_ITER, max_iter), tol=tol, ftol=ftol,
-                                ftol_after=FTOL_AFTER, scale=scale, stop=lambda n_iter, point, value: value < trivial)
-    if probe.value < trivial:
-        return False, probe, 0
-    empty, result = _converges_empty(screen, probe.theta, trivial, max(max_iter - probe.n_iter, 1), tol, ftol, scale)
-    result = SolverResult(theta=result.theta, value=result.value, n_iter=probe.n_iter + result.n_iter,
-                          n_eval=probe.n_eval + result.n_eval, converged=result.converged, message=result.message)
+    theta, first = _feature_stage(screen, x0, n_features, max_iter, tol, ftol)
+    steps, empty = [first], False
+    if first.value >= trivial:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the probe is capped on purpose
+            probe = minimize_lbfgsb(screen.with_x0(theta), max_iter=min(EMPTY_TEST_ITER, max_iter), tol=tol,
+                                    ftol=ftol, ftol_after=FTOL_AFTER, scale=scale,
+                                    stop=lambda n_iter, point, value: value < trivial)
+        steps.append(probe)
+        if probe.value >= trivial:
+            empty, test = _converges_empty(screen, probe.theta, trivial, max(check_iter - probe.n_iter, 1), tol,
+                                           ftol, scale)
+            steps.append(test)
+    last = steps[-1]
+    result = SolverResult(theta=last.theta, value=last.value, n_iter=sum(r.n_iter for r in steps),
+                          n_eval=sum(r.n_eval for r in steps), converged=last.converged, message=last.message)
     if not empty:
         return False, result, 0
     scale, lower, upper = scaled_box(objective, scale)
-    value, grad = objective.value_and_grad(result.theta)
-    pg = projected_gradient(result.theta / scale, grad * scale, lower, upper)
+    value, grad = objective.value_and_grad(last.theta)
+    pg = projected_gradient(last.theta / scale, grad * scale, lower, upper)
     return bool(value >= objective.value_at_zero() and np.max(np.abs(pg), initial=0.0) <= tol), result, 1
 
 
@@ -205,16 +235,6 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
         if np.all(grad[D:] >= 0):
             return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=1,
                                 converged=True, message="empty batch")
-    # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
-    # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
-    stage1 = Restricted(objective, np.arange(D), x0, lower=STAGE1_MIN_SHARE * x0[:D])
-    if fit_features_first:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
-            first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol, ftol=ftol,
-                                    ftol_after=FTOL_AFTER)
-    else:
-        first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     # Useful batches beat the empty batch within a few dozen iterations; one that has not after
     # empty_check_iter is declared empty instead of letting L-BFGS-B remove its weights one per
     # iteration.
@@ -225,20 +245,24 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     # A batch still not below the empty batch at stage-2 iteration test_iter is tested once by
     # the projected method (_converges_empty); where it certifies emptiness the solve ends there.
     test_iter = EMPTY_TEST_ITER if not started_empty and EMPTY_TEST_ITER < min(check_iter, max_iter) else None
-    # The screen: the emptiness test on fewer scoring rows, before stage 2, confirmed on all rows.
-    screened = None
-    if screen is not None and test_iter is not None and fit_features_first and first.value >= trivial:
-        screened = _screened_empty(objective, screen, stage1.embed(first.theta), check_iter, tol, ftol, scale)
-        if screened[0]:
-            test = screened[1]
-            logger.debug("batch objective not below the empty batch's after stage 1; the projected method on the "
-                         "screen's rows converged at %.6g in %d iterations, a stationary point not below the empty "
-                         "batch on all rows: the batch is left empty", test.value, test.n_iter)
-            return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=first.n_iter + test.n_iter,
-                                n_eval=first.n_eval + test.n_eval + screened[2], converged=True,
+    # The screen: stage 1 and the emptiness test on fewer rows first, an empty verdict confirmed on all rows.
+    screen_evals = 0
+    if screen is not None and test_iter is not None and fit_features_first:
+        empty, test, n_full = _screened_empty(objective, screen, x0, D, max_iter, check_iter, tol, ftol, scale)
+        if empty:
+            logger.debug("on the screen's rows the projected method converged at %.6g after %d iterations, a "
+                         "stationary point not below the empty batch on all rows: the batch is left empty",
+                         test.value, test.n_iter)
+            return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=test.n_iter,
+                                n_eval=test.n_eval + n_full, converged=True,
                                 message=f"empty batch: the projected method on the screen's rows converged "
                                         f"({test.message})")
-    screen_evals = 0 if screened is None else screened[1].n_eval + screened[2]
+        screen_evals = test.n_eval + n_full
+    if fit_features_first:
+        start, first = _feature_stage(objective, x0, D, max_iter, tol, ftol)
+    else:
+        start = x0
+        first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     tests = []  # (empty, result) of the emptiness test, if it ran
 
     def stop(n_iter, theta, value):
@@ -250,7 +274,7 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
 
     # (The callback is only passed when it can fire: it costs a call per iteration.)
     second = minimize_lbfgsb(
-        objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
+        objective.with_x0(start), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
         scale=scale, stop=stop if max_iter > check_iter or test_iter is not None else None,
     )
     # the test's evaluations count (its iterations only where its verdict ends the batch)
