@@ -73,7 +73,9 @@ EMPTY_TEST_ITER = 5
 
 # Scoring rows of the emptiness screen (see _screened_empty), and the fewest scoring rows for which
 # the classifier builds it: the screen is worth its evaluations where they cost a fraction of the
-# full objective's; below SCREEN_MIN_ROWS the test at EMPTY_TEST_ITER decides alone, as before.
+# full objective's (a screen that does not decide adds them to the solve); below SCREEN_MIN_ROWS
+# the test at EMPTY_TEST_ITER decides alone, as before. On checker-71,680's empty batches 4,096
+# rows were about as fast (more iterations) and 16,384 about 1.5x slower (prototype_scale.md).
 SCREEN_ROWS = 8192
 SCREEN_MIN_ROWS = 4 * SCREEN_ROWS
 # The screen's dtype: it only proposes a verdict, which the confirmation checks in the fit's dtype
@@ -179,6 +181,9 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     ``fit_features_first=False`` stage 1 is skipped: a warm start already brings feature weights
     fitted together with its prototype weights. ``empty_check_iter`` is the stage-2 iteration
     from which a batch whose objective is not below the empty batch's is returned empty.
+    ``screen``, an objective with the same parameters over a subset of the scoring rows (the
+    classifier passes one for problems of at least SCREEN_MIN_ROWS scoring rows), is where the
+    emptiness test runs first (see below).
 
     1. L-BFGS-B on ``v`` alone, ``w`` held at its start, for at most FEATURE_STAGE_MAX_ITER
        iterations and with ``v >= STAGE1_MIN_SHARE * v0`` (a feature at ``v_d = 0`` could never
@@ -188,11 +193,12 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     2. L-BFGS-B on all parameters, scaled by :func:`_solver_scale`.
 
     ``n_iter`` and ``n_eval`` of the result count both stages; ``n_eval`` also the emptiness
-    test's evaluations, and ``n_iter`` its iterations where it ended the batch.
+    test's evaluations, and ``n_iter`` its iterations where it ended the batch. The screen's
+    iterations and evaluations (on its rows) count alike.
 
     When the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2 tends to remove
     one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it meets), about J
-    iterations at several evaluations each. Two rules end such a batch early (``v = 0``,
+    iterations at several evaluations each. Three rules end such a batch early (``v = 0``,
     ``w = 0``):
 
     - The emptiness test. If the objective is not below the empty batch's at stage-2 iteration
@@ -212,6 +218,19 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
       cancer and xor-6f default fits keep their models; benchmarks/results/prototype_empty_batches.md).
     - ``empty_check_iter``: a batch whose objective is not below the empty batch's after that
       many iterations is returned empty.
+    - The screen (with ``screen``, before everything else): stage 1, the first EMPTY_TEST_ITER
+      stage-2 iterations and the emptiness test run on the screen's rows
+      (:func:`_screened_empty`), at a fraction of the cost (SCREEN_ROWS rows in SCREEN_DTYPE: the
+      projected method's path to the empty batch passes through wide kernels, where few pairs
+      can be left out). Its empty verdict ends the batch only where one evaluation on all rows
+      confirms it: the point where it converged is stationary for the full objective (projected
+      gradient within ``tol``) and not below the empty batch. Otherwise the batch is solved on
+      all rows as without a screen, so its result is the same (tested on checker and digits
+      batches, and on checker-71,680 fits whose second batch fills;
+      benchmarks/results/prototype_scale.md). A subset of the rows fits more easily than all
+      of them (fewer rows, the same number of candidates), so the screen's test gets below its
+      empty batch at least as readily as the full one: it errs towards "not empty", which costs
+      only its evaluations.
 
     Fitting ``v`` and a common factor of ``w`` in stage 1 instead also emptied batches that are
     not empty at the optimum (xor-6f), so it is not used. Nor is a test of the optimality
