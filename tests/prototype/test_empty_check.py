@@ -135,3 +135,73 @@ def test_converges_empty_certifies_only_a_converged_point_not_below_the_empty_ba
         np.testing.assert_array_equal(result.theta, [0.0, 0.0])
     else:  # (1, 1) is below the empty point's value: stopped there, no verdict
         assert result.value < trivial and result.message == "stopped by the stop callback"
+
+
+class _TwoWeightsWithZero(_TwoWeights):
+    """With its start settable and the value at the empty point, as the screen's objectives have."""
+
+    def __init__(self, a, x0=(2.0, 3.0)):
+        super().__init__(a)
+        self._x0 = np.asarray(x0, dtype=float)
+
+    def x0(self):
+        return self._x0.copy()
+
+    def with_x0(self, x0):
+        return _TwoWeightsWithZero(self.a, x0)
+
+    def value_at_zero(self):
+        return self.value_and_grad(np.zeros(2))[0]
+
+
+@pytest.mark.parametrize("a_screen, a_full, empty", [(-1.0, -1.0, True), (-1.0, 1.0, False), (1.0, -1.0, False)])
+def test_screened_empty_needs_the_screens_verdict_and_a_stationary_point_of_the_full_objective(a_screen, a_full,
+                                                                                             empty):
+    # a screen that converges to the empty point decides only where the full objective is
+    # stationary there (a_full = 1: its gradient at 0 is negative, so the verdict is refused)
+    from discrim.prototype._solver import _screened_empty
+
+    screen, full = _TwoWeightsWithZero(a_screen), _TwoWeightsWithZero(a_full)
+    verdict, result, n_full = _screened_empty(full, screen, full.x0(), 1, 100, 100, 1e-8, None, np.ones(2))
+    assert verdict == empty
+    assert n_full == (1 if a_screen < 0 else 0)  # the confirmation runs only on the screen's empty verdict
+    if a_screen < 0:
+        np.testing.assert_array_equal(result.theta, [0.0, 0.0])
+
+
+@pytest.mark.parametrize("case", ["checker", "digits"])
+def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case, monkeypatch):
+    # every batch solved twice, without a screen and with one over a third of its scoring rows in
+    # float32: the same theta everywhere (digits' batches that fill, and its fourth, which the
+    # screen leaves undecided), and the checkerboard's later batches decided by the screen
+    import discrim.prototype.classifier as classifier
+    from discrim.prototype._solver import solve_batch
+
+    pairs = []
+
+    def both(objective, *args, screen=None, **kwargs):
+        plain = solve_batch(objective, *args, **kwargs)
+        rows = objective.datafit.subsample(objective.datafit.X.shape[0] // 3, np.float32)
+        try:
+            screened = solve_batch(objective, *args, screen=objective.with_datafit(rows), **kwargs)
+        finally:
+            rows.close()
+        pairs.append((plain, screened))
+        return plain
+
+    monkeypatch.setattr(classifier, "solve_batch", both)
+    if case == "checker":
+        X, y = make_checkerboard(n_per_square=20, random_state=0)
+        X, n_batches = StandardScaler().fit_transform(X), 3
+    else:
+        X, _, y, _ = load_benchmark("digits")
+        n_batches = 4
+    model = PrototypeClassifier(n_batches=n_batches, n_candidates=300, random_state=0).fit(X, y)
+    assert len(pairs) == n_batches and model.batches_[0].n_prototypes > 0
+    for plain, screened in pairs:
+        np.testing.assert_array_equal(screened.theta, plain.theta)
+    by_screen = [s.message.startswith("empty batch: the projected method on the screen") for _, s in pairs]
+    assert not by_screen[0]
+    if case == "checker":
+        assert by_screen[1:] == [True, True]
+    assert all(not np.any(s.theta) for (_, s), hit in zip(pairs, by_screen) if hit)

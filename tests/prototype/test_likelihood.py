@@ -357,3 +357,43 @@ def test_threads_give_bit_identical_results_with_far_candidates_left_out(rng):
         threaded.close()
     assert value_t == value
     np.testing.assert_array_equal(grad_t, grad)
+
+
+@pytest.mark.parametrize("rows_per_chunk", [None, 25])
+def test_subsample_is_the_objective_of_evenly_spread_rows_with_the_same_total_weight(rows_per_chunk, rng):
+    # the emptiness screen's objective: rows of the original (with their class, q0 and c_n up to
+    # one common factor), spread over the rows' order, the total of c_n kept
+    data = _clustered_problem(rng, n_classes=3, R=400, J=60, D=2)
+    X, y, coef, q0, S, target = data
+    lik = PrototypeLikelihood(*data, 3, xp, rows_per_chunk=rows_per_chunk)
+    sub = lik.subsample(90)
+    assert sub.X.shape[0] == 90 and sub.n_candidates == lik.n_candidates
+    assert float(np.sum(sub.coef)) == pytest.approx(float(np.sum(coef)), rel=1e-13)
+    # each row taken is one of X's, with its class and q0, and c_n times one common factor
+    rows = [np.flatnonzero((X == x).all(axis=1))[0] for x in sub.X]
+    assert len(set(rows)) == 90
+    np.testing.assert_array_equal(sub._y, y[rows])
+    np.testing.assert_array_equal(sub.q0, q0[rows])
+    np.testing.assert_allclose(sub.coef / coef[rows], np.sum(coef) / np.sum(coef[rows]), rtol=1e-13)
+    # its value is the seed's formula on those rows
+    theta = np.concatenate([[3.0, 5.0], rng.uniform(0.0, 1.0, 60)])
+    value, _ = sub.value_and_grad(theta)
+    assert value == pytest.approx(_reference_value(theta, X[rows], y[rows], sub.coef, q0[rows], S, target), rel=1e-12)
+    # spread: with chunks in k-d order the rows taken cover every chunk of the original
+    if rows_per_chunk is not None:
+        in_chunk = [np.any((lik.X[a:b][:, None, :] == sub.X[None, :, :]).all(axis=2)) for a, b in lik._chunks]
+        assert all(in_chunk)
+
+
+def test_subsample_of_all_rows_in_another_dtype_gives_the_same_objective(rng):
+    data = _clustered_problem(rng, n_classes=2, R=300, J=40, D=2)
+    X = data[0].copy()
+    X[rng.random(X.shape) < 0.2] = np.nan  # missing entries come back as NaN in the copy
+    lik = PrototypeLikelihood(X, *data[1:], 2, xp, rows_per_chunk=50)
+    assert lik.subsample(300) is lik and lik.subsample(10**6) is lik
+    single = lik.subsample(300, np.float32)
+    assert single.dtype == np.float32 and single.X.shape == lik.X.shape
+    theta = np.concatenate([[2.0, 4.0], rng.uniform(0.0, 1.0, 40)])
+    (v64, g64), (v32, g32) = lik.value_and_grad(theta), single.value_and_grad(theta)
+    assert v32 == pytest.approx(v64, rel=1e-5)
+    np.testing.assert_allclose(g32, g64, rtol=0, atol=1e-4 * np.abs(g64).max())

@@ -157,6 +157,20 @@ class PenalizedObjective:
         """
         return PenalizedObjective(self.datafit, self.penalties, x0)
 
+    def with_datafit(self, datafit: Any) -> PenalizedObjective:
+        """The same penalties and starting point on another data term (e.g. one over fewer rows).
+
+        Parameters
+        ----------
+        datafit : object
+            A data term with the interface of ``datafit`` and the same parameters.
+
+        Returns
+        -------
+        objective : PenalizedObjective
+        """
+        return PenalizedObjective(datafit, self.penalties, self._x0)
+
     def value_at_zero(self) -> float:
         """The value at ``theta = 0``, through the data term's ``value_at_zero`` where it has one.
 

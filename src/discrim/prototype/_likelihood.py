@@ -315,6 +315,8 @@ class PrototypeLikelihood:
             self._hi = np.maximum.reduceat(X, starts, axis=0)
             self._q0_min = float(np.min(q0))
         self.X, self.S = X, S
+        self._y = np.asarray(y)  # the rows' classes (host), in the rows' order here
+        self._xp_args = (n_classes, xp, device)
         self.S2 = S * S
         self.coef, self.q0 = coef, q0
         onehot = np.zeros((y.shape[0], n_classes))
@@ -374,6 +376,42 @@ class PrototypeLikelihood:
             value -= float(self.coef[start:stop] @ self.xp.log(qy / (q0 @ self._ones_K)))
         return value
 
+    def subsample(self, n_rows, dtype=None):
+        """The same objective over ``n_rows`` evenly spread scoring rows, scaled to the same total weight.
+
+        The rows are taken at even steps through the rows' order here (with several chunks, the
+        k-d order of :func:`_compact_order`, so the subset covers the feature space as the rows
+        do), and their ``c_n`` are multiplied by ``sum c / sum c_subset``: the value keeps its
+        scale, so the solvers' tolerances mean the same on both. The candidates, ``q0`` of the
+        rows taken and the thread count are this objective's.
+
+        Parameters
+        ----------
+        n_rows : int
+            Rows to keep; all of them when there are not more.
+        dtype : dtype or None, default=None
+            The new objective's floating dtype; None keeps this one's.
+
+        Returns
+        -------
+        objective : PrototypeLikelihood
+        """
+        R = self._y.shape[0]
+        dtype = self.dtype if dtype is None else dtype
+        if n_rows >= R and dtype == self.dtype:
+            return self
+        take = np.unique(np.linspace(0, R - 1, max(min(int(n_rows), R), 1)).round().astype(np.int64))
+        xp = self.xp
+        X = ops.take_rows(self.X, take)
+        if self._observed is not None:  # the rows' missing entries back as NaN
+            X = xp.where(ops.take_rows(self._observed, take) > 0, X, xp.nan)
+        coef = ops.take_rows(self.coef, take)
+        coef = coef * (float(xp.sum(self.coef)) / float(xp.sum(coef)))
+        n_classes, _, device = self._xp_args
+        X, coef, q0, S = (xp.astype(a, dtype) for a in (X, coef, ops.take_rows(self.q0, take), self.S))
+        return PrototypeLikelihood(X, self._y[take], coef, q0, S, self._target, n_classes, xp, device=device,
+                                   n_threads=self.n_threads)
+
     def close(self):
         """Release the worker threads (if any)."""
         if self._pool is not None:
@@ -403,6 +441,8 @@ class PrototypeLikelihood:
         active, S2 = sub.active, sub.S2
         d = sub.X.shape[1]
         va = v if active is None else v[active]
+        if d == 0:  # no feature left: every kernel entry is exp(0) = 1
+            return self._constant_kernel(w, v)
         h = va * va * -0.5
         # the candidates' side of the kernel GEMM, [v s, 1, -|v s|^2 / 2], in its buffer
         sa = sub.sa
@@ -437,6 +477,20 @@ class PrototypeLikelihood:
         if self._observed is None:  # the candidates' part of the bracket (with a mask: in gx)
             gx = gx + (w * cw) @ S2
         return value, _full_gradient(va * gx, cw, active, v, self.xp)
+
+    def _constant_kernel(self, w, v):
+        """Value and gradient where every feature weight is 0, so that every kernel entry is 1.
+
+        The class sums are then the class totals of ``w`` on every row, ``c_j`` is
+        ``sum_n A[n, y_j]``, and ``dl/dv = 0``: no pass over a (rows x candidates) kernel.
+        """
+        totals = w @ self.member  # (n_classes,): the same class sums on every row
+        value, a_sum = 0.0, np.zeros(self.n_classes)
+        for i in range(len(self._chunks)):
+            loss, A = self._loss_and_weights(i, totals)
+            value += loss
+            a_sum += A.sum(axis=0)
+        return value, _full_gradient(np.zeros(0), a_sum[self._target], np.zeros(0, dtype=np.int64), v, self.xp)
 
     def _chunk_terms(self, i, buf, context):
         """Chunk ``i``'s value, ``c_j`` (J,) and bracket ``sum_n x_nd^2 g_n - 2 sum_n x_nd P_nd`` (d,).

@@ -13,8 +13,11 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.optim import Restricted, SolverResult, minimize_lbfgsb, minimize_projected
+from discrim.optim._lbfgsb import scaled_box
+from discrim.optim._projected import projected_gradient
 
-__all__ = ["START_FEATURE_WEIGHT", "START_PROTOTYPE_WEIGHT", "solve_batch"]
+__all__ = ["SCREEN_DTYPE", "SCREEN_MIN_ROWS", "SCREEN_ROWS", "START_FEATURE_WEIGHT", "START_PROTOTYPE_WEIGHT",
+           "solve_batch"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +71,84 @@ EMPTY_PROBE_ITER = 6
 EMPTY_TEST_ITER = 5
 
 
+# Scoring rows of the emptiness screen (see _screened_empty), and the fewest scoring rows for which
+# the classifier builds it: the screen is worth its evaluations where they cost a fraction of the
+# full objective's (a screen that does not decide adds them to the solve); below SCREEN_MIN_ROWS
+# the test at EMPTY_TEST_ITER decides alone, as before. On checker-71,680's empty batches 4,096
+# rows were about as fast (more iterations) and 16,384 about 1.5x slower (prototype_scale.md).
+SCREEN_ROWS = 8192
+SCREEN_MIN_ROWS = 4 * SCREEN_ROWS
+# The screen's dtype: it only proposes a verdict, which the confirmation checks in the fit's dtype
+# on all rows, and numpy's float32 ``exp`` is SIMD where float64's is scalar on CPUs without AVX-512.
+SCREEN_DTYPE = np.float32
+
+
+def _feature_stage(objective, x0, n_features, max_iter, tol, ftol):
+    """Stage 1 of :func:`solve_batch`: L-BFGS-B on ``v`` alone from ``x0``, ``w`` held at its start.
+
+    Returns
+    -------
+    theta : ndarray of shape (n_params,)
+        ``x0`` with the fitted ``v``.
+    result : SolverResult
+        The stage's result (over ``v`` alone).
+    """
+    # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
+    # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
+    stage1 = Restricted(objective, np.arange(n_features), x0, lower=STAGE1_MIN_SHARE * x0[:n_features])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
+        first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol, ftol=ftol,
+                                ftol_after=FTOL_AFTER)
+    return stage1.embed(first.theta), first
+
+
+def _screened_empty(objective, screen, x0, n_features, max_iter, check_iter, tol, ftol, scale):
+    """Whether the batch is empty by the emptiness test on ``screen`` (fewer rows), confirmed on ``objective``.
+
+    On ``screen`` (the data term over a subset of the scoring rows, in SCREEN_DTYPE), from
+    ``x0``, against the screen's own empty batch: stage 1 (:func:`_feature_stage`), then, if
+    that is not below the empty batch, stage-2 L-BFGS-B for EMPTY_TEST_ITER iterations, then, if
+    still not below it, the projected method (:func:`_converges_empty`): the steps of
+    :func:`solve_batch` on all rows, at a fraction of their cost. The screen's empty verdict
+    stands only if, at the point where the projected method converged, the full ``objective`` is
+    not below its empty batch and its projected gradient (in the scaled variables) is within
+    ``tol``: a stationary point of the full problem at which the batch is no better than empty,
+    what the test on all rows has to reach to leave a batch empty.
+
+    Returns
+    -------
+    empty : bool
+    result : SolverResult
+        Over the screen's steps (its evaluations are the screen's).
+    n_eval : int
+        Evaluations of the full objective (the confirmation: 0 or 1).
+    """
+    trivial = screen.value_at_zero()
+    theta, first = _feature_stage(screen, x0, n_features, max_iter, tol, ftol)
+    steps, empty = [first], False
+    if first.value >= trivial:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the probe is capped on purpose
+            probe = minimize_lbfgsb(screen.with_x0(theta), max_iter=min(EMPTY_TEST_ITER, max_iter), tol=tol,
+                                    ftol=ftol, ftol_after=FTOL_AFTER, scale=scale,
+                                    stop=lambda n_iter, point, value: value < trivial)
+        steps.append(probe)
+        if probe.value >= trivial:
+            empty, test = _converges_empty(screen, probe.theta, trivial, max(check_iter - probe.n_iter, 1), tol,
+                                           ftol, scale)
+            steps.append(test)
+    last = steps[-1]
+    result = SolverResult(theta=last.theta, value=last.value, n_iter=sum(r.n_iter for r in steps),
+                          n_eval=sum(r.n_eval for r in steps), converged=last.converged, message=last.message)
+    if not empty:
+        return False, result, 0
+    scale, lower, upper = scaled_box(objective, scale)
+    value, grad = objective.value_and_grad(last.theta)
+    pg = projected_gradient(last.theta / scale, grad * scale, lower, upper)
+    return bool(value >= objective.value_at_zero() and np.max(np.abs(pg), initial=0.0) <= tol), result, 1
+
+
 def _converges_empty(objective, theta, trivial, max_iter, tol, ftol, scale):
     """Whether the projected method, started at ``theta``, converges without getting below ``trivial``.
 
@@ -93,13 +174,16 @@ def _converges_empty(objective, theta, trivial, max_iter, tol, ftol, scale):
 
 
 def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, fit_features_first=True,
-                empty_check_iter=TRIVIAL_CHECK_ITER):
+                empty_check_iter=TRIVIAL_CHECK_ITER, screen=None):
     """Minimise one batch's objective in two stages; returns a SolverResult.
 
     ``tol`` and ``ftol`` are the stopping tests of :func:`discrim.optim.minimize_lbfgsb`. With
     ``fit_features_first=False`` stage 1 is skipped: a warm start already brings feature weights
     fitted together with its prototype weights. ``empty_check_iter`` is the stage-2 iteration
     from which a batch whose objective is not below the empty batch's is returned empty.
+    ``screen``, an objective with the same parameters over a subset of the scoring rows (the
+    classifier passes one for problems of at least SCREEN_MIN_ROWS scoring rows), is where the
+    emptiness test runs first (see below).
 
     1. L-BFGS-B on ``v`` alone, ``w`` held at its start, for at most FEATURE_STAGE_MAX_ITER
        iterations and with ``v >= STAGE1_MIN_SHARE * v0`` (a feature at ``v_d = 0`` could never
@@ -109,11 +193,12 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     2. L-BFGS-B on all parameters, scaled by :func:`_solver_scale`.
 
     ``n_iter`` and ``n_eval`` of the result count both stages; ``n_eval`` also the emptiness
-    test's evaluations, and ``n_iter`` its iterations where it ended the batch.
+    test's evaluations, and ``n_iter`` its iterations where it ended the batch. The screen's
+    iterations and evaluations (on its rows) count alike.
 
     When the penalty leaves a batch empty (``w = 0`` is the optimum), stage 2 tends to remove
     one ``w`` per iteration (L-BFGS-B's line search stops at the first bound it meets), about J
-    iterations at several evaluations each. Two rules end such a batch early (``v = 0``,
+    iterations at several evaluations each. Three rules end such a batch early (``v = 0``,
     ``w = 0``):
 
     - The emptiness test. If the objective is not below the empty batch's at stage-2 iteration
@@ -133,6 +218,19 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
       cancer and xor-6f default fits keep their models; benchmarks/results/prototype_empty_batches.md).
     - ``empty_check_iter``: a batch whose objective is not below the empty batch's after that
       many iterations is returned empty.
+    - The screen (with ``screen``, before everything else): stage 1, the first EMPTY_TEST_ITER
+      stage-2 iterations and the emptiness test run on the screen's rows
+      (:func:`_screened_empty`), at a fraction of the cost (SCREEN_ROWS rows in SCREEN_DTYPE: the
+      projected method's path to the empty batch passes through wide kernels, where few pairs
+      can be left out). Its empty verdict ends the batch only where one evaluation on all rows
+      confirms it: the point where it converged is stationary for the full objective (projected
+      gradient within ``tol``) and not below the empty batch. Otherwise the batch is solved on
+      all rows as without a screen, so its result is the same (tested on checker and digits
+      batches, and on checker-71,680 fits whose second batch fills;
+      benchmarks/results/prototype_scale.md). A subset of the rows fits more easily than all
+      of them (fewer rows, the same number of candidates), so the screen's test gets below its
+      empty batch at least as readily as the full one: it errs towards "not empty", which costs
+      only its evaluations.
 
     Fitting ``v`` and a common factor of ``w`` in stage 1 instead also emptied batches that are
     not empty at the optimum (xor-6f), so it is not used. Nor is a test of the optimality
@@ -156,16 +254,6 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
         if np.all(grad[D:] >= 0):
             return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=0, n_eval=1,
                                 converged=True, message="empty batch")
-    # v_d = 0 is a stationary point for feature d (K depends on v_d^2), so stage 1, with w not
-    # yet fitted, must not remove features: it keeps v_d >= STAGE1_MIN_SHARE * v0_d.
-    stage1 = Restricted(objective, np.arange(D), x0, lower=STAGE1_MIN_SHARE * x0[:D])
-    if fit_features_first:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # stage 1 is capped on purpose
-            first = minimize_lbfgsb(stage1, max_iter=min(FEATURE_STAGE_MAX_ITER, max_iter), tol=tol, ftol=ftol,
-                                    ftol_after=FTOL_AFTER)
-    else:
-        first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     # Useful batches beat the empty batch within a few dozen iterations; one that has not after
     # empty_check_iter is declared empty instead of letting L-BFGS-B remove its weights one per
     # iteration.
@@ -176,6 +264,24 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     # A batch still not below the empty batch at stage-2 iteration test_iter is tested once by
     # the projected method (_converges_empty); where it certifies emptiness the solve ends there.
     test_iter = EMPTY_TEST_ITER if not started_empty and EMPTY_TEST_ITER < min(check_iter, max_iter) else None
+    # The screen: stage 1 and the emptiness test on fewer rows first, an empty verdict confirmed on all rows.
+    screen_evals = 0
+    if screen is not None and test_iter is not None and fit_features_first:
+        empty, test, n_full = _screened_empty(objective, screen, x0, D, max_iter, check_iter, tol, ftol, scale)
+        if empty:
+            logger.debug("on the screen's rows the projected method converged at %.6g after %d iterations, a "
+                         "stationary point not below the empty batch on all rows: the batch is left empty",
+                         test.value, test.n_iter)
+            return SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=test.n_iter,
+                                n_eval=test.n_eval + n_full, converged=True,
+                                message=f"empty batch: the projected method on the screen's rows converged "
+                                        f"({test.message})")
+        screen_evals = test.n_eval + n_full
+    if fit_features_first:
+        start, first = _feature_stage(objective, x0, D, max_iter, tol, ftol)
+    else:
+        start = x0
+        first = SolverResult(theta=x0[:D], value=float("nan"), n_iter=0, n_eval=0, converged=True, message="")
     tests = []  # (empty, result) of the emptiness test, if it ran
 
     def stop(n_iter, theta, value):
@@ -187,7 +293,7 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
 
     # (The callback is only passed when it can fire: it costs a call per iteration.)
     second = minimize_lbfgsb(
-        objective.with_x0(stage1.embed(first.theta)), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
+        objective.with_x0(start), max_iter=max_iter, tol=tol, ftol=ftol, ftol_after=FTOL_AFTER,
         scale=scale, stop=stop if max_iter > check_iter or test_iter is not None else None,
     )
     # the test's evaluations count (its iterations only where its verdict ends the batch)
@@ -199,7 +305,7 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
                      trivial, test.n_iter)
         return SolverResult(theta=np.zeros(objective.n_params), value=trivial,
                             n_iter=first.n_iter + second.n_iter + test.n_iter,
-                            n_eval=first.n_eval + second.n_eval + test_evals, converged=True,
+                            n_eval=first.n_eval + second.n_eval + test_evals + screen_evals, converged=True,
                             message=f"empty batch: the projected method from iteration {test_iter} converged "
                                     f"({test.message})")
     if second.value >= trivial:
@@ -210,5 +316,5 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
         second = SolverResult(theta=np.zeros(objective.n_params), value=trivial, n_iter=second.n_iter,
                               n_eval=second.n_eval, converged=True, message="empty batch")
     return SolverResult(theta=second.theta, value=second.value, n_iter=first.n_iter + second.n_iter,
-                        n_eval=first.n_eval + second.n_eval + test_evals, converged=second.converged,
+                        n_eval=first.n_eval + second.n_eval + test_evals + screen_evals, converged=second.converged,
                         message=second.message)
