@@ -162,7 +162,8 @@ def test_screened_empty_needs_the_screens_verdict_and_a_stationary_point_of_the_
     from discrim.prototype._solver import _screened_empty
 
     screen, full = _TwoWeightsWithZero(a_screen), _TwoWeightsWithZero(a_full)
-    verdict, result, n_full = _screened_empty(full, screen, full.x0(), 1, 100, 100, 1e-8, None, np.ones(2))
+    verdict, result, n_full = _screened_empty(full, full.value_at_zero(), screen, full.x0(), 1, 100, 100, 1e-8, None,
+                                               np.ones(2))
     assert verdict == empty
     assert n_full == (1 if a_screen < 0 else 0)  # the confirmation runs only on the screen's empty verdict
     if a_screen < 0:

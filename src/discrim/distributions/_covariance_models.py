@@ -21,6 +21,8 @@ current parameters of EM, so a few steps per EM iteration suffice near convergen
 import numpy as np
 import scipy.linalg
 
+from discrim.distributions._gaussian_linalg import identity
+
 __all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
 
 #: Every model and how its covariances are stored (the layout of scikit-learn's four types).
@@ -313,7 +315,7 @@ def _majorisation_sweep(buffer, M, n_k, equal_volume, rounds):
 
 def _cayley(half):
     """The rotation ``(I - half)^-1 (I + half)`` of a skew-symmetric ``half = Omega / 2``; ``exp(Omega)`` to second order."""
-    eye = _rotation_basis(half.shape[0]).eye
+    eye = identity(half.shape[0])
     return np.linalg.solve(eye - half, eye + half)
 
 
@@ -402,14 +404,11 @@ class _RotationBasis:
     G : ndarray of shape (P, d, d)
         ``G_p = e_j e_i' - e_i e_j'``: ``D (I + t G_p)`` turns column i towards column j, as
         :func:`_rotate` does.
-    ii, ij, ji, jj : ndarray of shape (P, P)
-        1.0 where pair p's first (i) or second (j) index is pair q's first or second, else 0.
     gather : ndarray of int of shape (8, P, P)
         Flat indices into ``N`` (d, d, d) of the Hessian's eight terms in :func:`_newton_rotation`.
     signs : ndarray of shape (8, P, P)
-        Their signs times the masks: ``ii, -ij, -ji, jj`` twice.
-    eye : ndarray of shape (d, d)
-        The identity (read-only), for :func:`_cayley`.
+        Their signs times the masks: ``ii, -ij, -ji, jj`` twice, with ``ii`` 1.0 where pair p's
+        first index (i) is pair q's first, ``ij`` where it is q's second (j), and so on; else 0.
     """
 
     def __init__(self, d):
@@ -419,8 +418,8 @@ class _RotationBasis:
         self.G[np.arange(P), self.J, self.I] = 1.0
         self.G[np.arange(P), self.I, self.J] = -1.0
         first, second = self.I[:, None], self.J[:, None]
-        self.ii, self.ij = (first == self.I).astype(float), (first == self.J).astype(float)
-        self.ji, self.jj = (second == self.I).astype(float), (second == self.J).astype(float)
+        ii, ij = (first == self.I).astype(float), (first == self.J).astype(float)
+        ji, jj = (second == self.I).astype(float), (second == self.J).astype(float)
         # flat indices into N (d, d, d) of the eight terms of the Hessian (see _newton_rotation)
         # and their signs times the masks
         Ip, Jp, Iq, Jq = self.I[:, None], self.J[:, None], self.I[None, :], self.J[None, :]
@@ -430,10 +429,8 @@ class _RotationBasis:
 
         self.gather = np.stack([flat(Ip, Jp, Jq), flat(Ip, Jp, Iq), flat(Jp, Ip, Jq), flat(Jp, Ip, Iq),
                                 flat(Jq, Jq, Jp), flat(Iq, Iq, Jp), flat(Jq, Jq, Ip), flat(Iq, Iq, Ip)])
-        masks = np.stack([self.ii, -self.ij, -self.ji, self.jj])
+        masks = np.stack([ii, -ij, -ji, jj])
         self.signs = np.concatenate([masks, masks])
-        self.eye = np.eye(d)
-        self.eye.flags.writeable = False
 
 
 def _rotation_basis(d):

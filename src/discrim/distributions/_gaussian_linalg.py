@@ -113,7 +113,7 @@ def inverse_lower(chol, out):
     out : ndarray of shape (n_matrices, n_features, n_features)
         Lower triangular.
     """
-    eye = _identity(chol.shape[-1])
+    eye = identity(chol.shape[-1])
     for k, L in enumerate(chol):
         out[k] = _solve_lower(L, eye)
     return out
@@ -122,8 +122,8 @@ def inverse_lower(chol, out):
 _IDENTITIES = {}
 
 
-def _identity(d):
-    """The (d, d) identity, read-only, made once per d (the right-hand side of the triangular solves)."""
+def identity(d):
+    """The (d, d) identity, read-only, made once per d (the triangular solves' right-hand side, the Cayley map's)."""
     eye = _IDENTITIES.get(d)
     if eye is None:
         eye = np.eye(d)

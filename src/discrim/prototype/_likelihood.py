@@ -316,7 +316,6 @@ class PrototypeLikelihood:
             self._q0_min = float(np.min(q0))
         self.X, self.S = X, S
         self._y = np.asarray(y)  # the rows' classes (host), in the rows' order here
-        self._xp_args = (n_classes, xp, device)
         self.S2 = S * S
         self.coef, self.q0 = coef, q0
         onehot = np.zeros((y.shape[0], n_classes))
@@ -407,10 +406,9 @@ class PrototypeLikelihood:
             X = xp.where(ops.take_rows(self._observed, take) > 0, X, xp.nan)
         coef = ops.take_rows(self.coef, take)
         coef = coef * (float(xp.sum(self.coef)) / float(xp.sum(coef)))
-        n_classes, _, device = self._xp_args
         X, coef, q0, S = (xp.astype(a, dtype) for a in (X, coef, ops.take_rows(self.q0, take), self.S))
-        return PrototypeLikelihood(X, self._y[take], coef, q0, S, self._target, n_classes, xp, device=device,
-                                   n_threads=self.n_threads)
+        return PrototypeLikelihood(X, self._y[take], coef, q0, S, self._target, self.n_classes, xp,
+                                   device=self.device, n_threads=self.n_threads)
 
     def close(self):
         """Release the worker threads (if any)."""

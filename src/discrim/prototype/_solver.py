@@ -103,7 +103,7 @@ def _feature_stage(objective, x0, n_features, max_iter, tol, ftol):
     return stage1.embed(first.theta), first
 
 
-def _screened_empty(objective, screen, x0, n_features, max_iter, check_iter, tol, ftol, scale):
+def _screened_empty(objective, trivial_full, screen, x0, n_features, max_iter, check_iter, tol, ftol, scale):
     """Whether the batch is empty by the emptiness test on ``screen`` (fewer rows), confirmed on ``objective``.
 
     On ``screen`` (the data term over a subset of the scoring rows, in SCREEN_DTYPE), from
@@ -114,7 +114,8 @@ def _screened_empty(objective, screen, x0, n_features, max_iter, check_iter, tol
     stands only if, at the point where the projected method converged, the full ``objective`` is
     not below its empty batch and its projected gradient (in the scaled variables) is within
     ``tol``: a stationary point of the full problem at which the batch is no better than empty,
-    what the test on all rows has to reach to leave a batch empty.
+    what the test on all rows has to reach to leave a batch empty. ``trivial_full`` is the full
+    objective's value at the empty batch.
 
     Returns
     -------
@@ -146,7 +147,7 @@ def _screened_empty(objective, screen, x0, n_features, max_iter, check_iter, tol
     scale, lower, upper = scaled_box(objective, scale)
     value, grad = objective.value_and_grad(last.theta)
     pg = projected_gradient(last.theta / scale, grad * scale, lower, upper)
-    return bool(value >= objective.value_at_zero() and np.max(np.abs(pg), initial=0.0) <= tol), result, 1
+    return bool(value >= trivial_full and np.max(np.abs(pg), initial=0.0) <= tol), result, 1
 
 
 def _converges_empty(objective, theta, trivial, max_iter, tol, ftol, scale):
@@ -267,7 +268,8 @@ def solve_batch(objective, n_features, n_candidates, max_iter, tol, ftol=None, f
     # The screen: stage 1 and the emptiness test on fewer rows first, an empty verdict confirmed on all rows.
     screen_evals = 0
     if screen is not None and test_iter is not None and fit_features_first:
-        empty, test, n_full = _screened_empty(objective, screen, x0, D, max_iter, check_iter, tol, ftol, scale)
+        empty, test, n_full = _screened_empty(objective, trivial, screen, x0, D, max_iter, check_iter, tol, ftol,
+                                              scale)
         if empty:
             logger.debug("on the screen's rows the projected method converged at %.6g after %d iterations, a "
                          "stationary point not below the empty batch on all rows: the batch is left empty",

@@ -729,10 +729,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             n_threads=n_threads,
         )
         # many scoring rows: the emptiness screen's objective over a few of them (see solve_batch)
-        screen = datafit.subsample(SCREEN_ROWS, SCREEN_DTYPE) if ref.shape[0] >= SCREEN_MIN_ROWS else None
-        return self._solve_batch(datafit, X[cand], y_idx[cand], cand, b, initial_solution, screen)
+        make_screen = partial(datafit.subsample, SCREEN_ROWS, SCREEN_DTYPE) if ref.shape[0] >= SCREEN_MIN_ROWS else None
+        return self._solve_batch(datafit, X[cand], y_idx[cand], cand, b, initial_solution, make_screen)
 
-    def _solve_batch(self, datafit, X_cand, y_cand, cand, b, initial_solution, screen=None):
+    def _solve_batch(self, datafit, X_cand, y_cand, cand, b, initial_solution, make_screen=None):
         """Solve batch ``b``'s penalised objective and build the batch from its candidates.
 
         Parameters
@@ -746,9 +746,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             The candidates' row indices in X.
         b : int
         initial_solution : callable or None
-        screen : PrototypeLikelihood or None, default=None
-            The data term over a subset of the scoring rows, for the emptiness screen of
-            :func:`~discrim.prototype._solver.solve_batch`; closed here.
+        make_screen : callable or None, default=None
+            Builds the data term over a subset of the scoring rows, for the emptiness screen of
+            :func:`~discrim.prototype._solver.solve_batch`; called (and the screen closed here)
+            only for a batch that starts cold, the only one the screen serves.
 
         Returns
         -------
@@ -768,6 +769,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             (slice(D, D + J), NonNegElasticNet(self.alpha_prototype, self.l1_ratio_prototype)),
         ]
         objective = PenalizedObjective(datafit, penalties, np.concatenate([v0, w0]))
+        screen = make_screen() if make_screen is not None and start is None else None
         try:
             result = solve_batch(objective, D, J, self.max_iter, self.tol, ftol=self.ftol,
                                  fit_features_first=start is None, empty_check_iter=self.empty_check_iter,
