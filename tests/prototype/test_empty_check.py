@@ -173,8 +173,8 @@ def test_screened_empty_needs_the_screens_verdict_and_a_stationary_point_of_the_
 @pytest.mark.parametrize("share", [3, 4])
 @pytest.mark.parametrize("case", ["checker", "digits"])
 def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case, share, monkeypatch):
-    # every batch solved twice, without a screen and with one over a third (a quarter, as
-    # screen_rows takes) of its scoring rows in float32: the same theta everywhere (digits'
+    # every batch solved twice, without a screen and with one over a third or a quarter of its
+    # scoring rows in float32: the same theta everywhere (digits'
     # batches that fill, and its fourth, which the screen leaves undecided), and the
     # checkerboard's later batches decided by the screen
     import discrim.prototype.classifier as classifier
@@ -211,15 +211,15 @@ def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case,
 
 
 def test_screen_rows():
-    # a quarter of the scoring rows, at most 8,192, from 2,048 scoring rows on
+    # an eighth of the scoring rows, at least 512 and at most 8,192, from 2,048 scoring rows on
     from discrim.prototype._solver import screen_rows
 
-    assert [screen_rows(n) for n in (0, 2047, 2048, 3479, 32_767, 32_768, 70_680)] == [0, 0, 512, 869, 8191, 8192,
-                                                                                      8192]
+    sizes = (0, 2047, 2048, 3479, 13_900, 65_535, 65_536, 70_680)
+    assert [screen_rows(n) for n in sizes] == [0, 0, 512, 512, 1737, 8191, 8192, 8192]
 
 
 def test_the_classifier_screens_from_2048_scoring_rows_with_the_model_unchanged(monkeypatch):
-    # 3,200 rows, 300 candidates: about 2,900 scoring rows, screened on a quarter of them; the
+    # 3,200 rows, 300 candidates: about 2,900 scoring rows, screened on 512 of them; the
     # later batches are left empty by the screen, and the model is the one fitted without a screen
     import discrim.prototype.classifier as classifier
     from discrim.prototype._solver import screen_rows

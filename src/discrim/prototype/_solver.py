@@ -71,16 +71,19 @@ EMPTY_TEST_ITER = 5
 
 
 # Scoring rows of the emptiness screen (see _screened_empty): a SCREEN_SHARE-th of the scoring rows,
-# at most SCREEN_ROWS, built for problems of at least SCREEN_MIN_ROWS scoring rows (screen_rows). The
-# screen is worth its evaluations where they cost a fraction of the full objective's (a screen that
-# does not decide adds them to the solve). On checker-71,680's empty batches 4,096 rows were about
-# as fast as 8,192 (more iterations) and 16,384 about 1.5x slower; on checker-4,480 (3,479 scoring
-# rows) a quarter of them leaves the empty batches 3-4x cheaper than no screen, half of them 2x
-# (prototype_scale.md). Below SCREEN_MIN_ROWS (screens under 512 rows) the test at
-# EMPTY_TEST_ITER decides alone: there a whole evaluation costs little, and few rows fit the
-# candidates too easily for the screen to find a batch empty.
+# at least SCREEN_FEWEST_ROWS and at most SCREEN_ROWS, built for problems of at least SCREEN_MIN_ROWS
+# scoring rows (screen_rows). The screen is worth its evaluations where they cost a fraction of the
+# full objective's (a screen that does not decide adds them to the solve), and an empty batch
+# should take no more time per iteration than a batch that fills: its screen's evaluations, 2-4 per
+# iteration on wide kernels, must cost well under a full one. On checker-71,680's empty batches
+# 4,096 rows were about as fast as 8,192 (more iterations) and 16,384 about 1.5x slower; on
+# checker-17,920 (13,900 scoring rows, float32) a quarter of the rows left the empty batches slower
+# per iteration than the first batch, an eighth faster; on checker-4,480 (3,479) about 500 rows
+# decided as a quarter did, in less time (prototype_scale.md). Below SCREEN_MIN_ROWS the test at
+# EMPTY_TEST_ITER decides alone: there a whole evaluation costs little.
 SCREEN_ROWS = 8192
-SCREEN_SHARE = 4
+SCREEN_SHARE = 8
+SCREEN_FEWEST_ROWS = 512
 SCREEN_MIN_ROWS = 2048
 # The screen's dtype: it only proposes a verdict, which the confirmation checks in the fit's dtype
 # on all rows, and numpy's float32 ``exp`` is SIMD where float64's is scalar on CPUs without AVX-512.
@@ -90,8 +93,8 @@ SCREEN_DTYPE = np.float32
 def screen_rows(n_scoring):
     """Rows of the emptiness screen for a batch of ``n_scoring`` scoring rows; 0 means no screen.
 
-    A SCREEN_SHARE-th of the scoring rows, at most SCREEN_ROWS, where there are at least
-    SCREEN_MIN_ROWS of them.
+    A SCREEN_SHARE-th of the scoring rows, at least SCREEN_FEWEST_ROWS and at most SCREEN_ROWS,
+    where there are at least SCREEN_MIN_ROWS of them.
 
     Parameters
     ----------
@@ -102,7 +105,9 @@ def screen_rows(n_scoring):
     n_rows : int
     """
     n_scoring = int(n_scoring)
-    return min(SCREEN_ROWS, n_scoring // SCREEN_SHARE) if n_scoring >= SCREEN_MIN_ROWS else 0
+    if n_scoring < SCREEN_MIN_ROWS:
+        return 0
+    return min(SCREEN_ROWS, max(SCREEN_FEWEST_ROWS, n_scoring // SCREEN_SHARE))
 
 
 def _feature_stage(objective, x0, n_features, max_iter, tol, ftol):

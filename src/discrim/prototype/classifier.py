@@ -249,8 +249,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     (:func:`discrim.optim.minimize_projected`, which can move many weights onto the bound 0 per step) started there
     converges without getting below it; if that method gets below it instead, the test is dropped and L-BFGS-B goes on
     unchanged (:func:`discrim.prototype._solver.solve_batch`). With at least 2,048 scoring rows that
-    test (stage 1 and the first five stage-2 iterations included) runs first on a quarter of them (at most
-    8,192) in float32, and
+    test (stage 1 and the first five stage-2 iterations included) runs first on an eighth of them (at least
+    512, at most 8,192) in float32, and
     its empty verdict ends the batch where one evaluation on all rows confirms a stationary point not below the
     empty batch; a batch it does not end is solved on all rows as without it. Stage and
     scaling change the path and the stopping test, not the problem; against the unscaled
