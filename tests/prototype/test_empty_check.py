@@ -170,11 +170,13 @@ def test_screened_empty_needs_the_screens_verdict_and_a_stationary_point_of_the_
         np.testing.assert_array_equal(result.theta, [0.0, 0.0])
 
 
+@pytest.mark.parametrize("share", [3, 4])
 @pytest.mark.parametrize("case", ["checker", "digits"])
-def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case, monkeypatch):
-    # every batch solved twice, without a screen and with one over a third of its scoring rows in
-    # float32: the same theta everywhere (digits' batches that fill, and its fourth, which the
-    # screen leaves undecided), and the checkerboard's later batches decided by the screen
+def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case, share, monkeypatch):
+    # every batch solved twice, without a screen and with one over a third or a quarter of its
+    # scoring rows in float32: the same theta everywhere (digits'
+    # batches that fill, and its fourth, which the screen leaves undecided), and the
+    # checkerboard's later batches decided by the screen
     import discrim.prototype.classifier as classifier
     from discrim.prototype._solver import solve_batch
 
@@ -182,7 +184,7 @@ def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case,
 
     def both(objective, *args, screen=None, **kwargs):
         plain = solve_batch(objective, *args, **kwargs)
-        rows = objective.datafit.subsample(objective.datafit.X.shape[0] // 3, np.float32)
+        rows = objective.datafit.subsample(objective.datafit.X.shape[0] // share, np.float32)
         try:
             screened = solve_batch(objective, *args, screen=objective.with_datafit(rows), **kwargs)
         finally:
@@ -206,3 +208,38 @@ def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case,
     if case == "checker":
         assert by_screen[1:] == [True, True]
     assert all(not np.any(s.theta) for (_, s), hit in zip(pairs, by_screen) if hit)
+
+
+def test_screen_rows():
+    # an eighth of the scoring rows, at least 512 and at most 8,192, from 2,048 scoring rows on
+    from discrim.prototype._solver import screen_rows
+
+    sizes = (0, 2047, 2048, 3479, 13_900, 65_535, 65_536, 70_680)
+    assert [screen_rows(n) for n in sizes] == [0, 0, 512, 512, 1737, 8191, 8192, 8192]
+
+
+def test_the_classifier_screens_from_2048_scoring_rows_with_the_model_unchanged(monkeypatch):
+    # 3,200 rows, 300 candidates: about 2,900 scoring rows, screened on 512 of them; the
+    # later batches are left empty by the screen, and the model is the one fitted without a screen
+    import discrim.prototype.classifier as classifier
+    from discrim.prototype._solver import screen_rows
+
+    X, y = make_checkerboard(n_per_square=50, random_state=0)
+    X = StandardScaler().fit_transform(X)
+    sizes, messages = [], []
+    solve = classifier.solve_batch
+
+    def recorded(objective, *args, screen=None, **kwargs):
+        sizes.append((objective.datafit.X.shape[0], None if screen is None else screen.datafit.X.shape[0]))
+        result = solve(objective, *args, screen=screen, **kwargs)
+        messages.append(result.message)
+        return result
+
+    monkeypatch.setattr(classifier, "solve_batch", recorded)
+    screened = PrototypeClassifier(n_batches=3, n_candidates=300, random_state=0).fit(X, y)
+    assert all(screen == screen_rows(n) > 0 for n, screen in sizes)
+    assert [m.startswith("empty batch: the projected method on the screen") for m in messages] == [False, True, True]
+    monkeypatch.setattr(classifier, "screen_rows", lambda n: 0)
+    plain = PrototypeClassifier(n_batches=3, n_candidates=300, random_state=0).fit(X, y)
+    assert screened.batches_[0].n_prototypes > 0
+    _same_model(screened, plain)

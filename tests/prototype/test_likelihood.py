@@ -397,3 +397,33 @@ def test_subsample_of_all_rows_in_another_dtype_gives_the_same_objective(rng):
     (v64, g64), (v32, g32) = lik.value_and_grad(theta), single.value_and_grad(theta)
     assert v32 == pytest.approx(v64, rel=1e-5)
     np.testing.assert_allclose(g32, g64, rtol=0, atol=1e-4 * np.abs(g64).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("v", [0.5, 3.0, 30.0, 300.0])
+def test_leaving_out_the_floor_pass_changes_no_bit(dtype, v, rng, monkeypatch):
+    # chunks whose kept candidates cannot have an exponent below EXP_FLOOR skip raising to it:
+    # value and gradient are bit-identical to raising every chunk, and a chunk that can have
+    # one (an exponent actually below the floor) is raised
+    from discrim.prototype._likelihood import EXP_FLOOR
+
+    data = [a.astype(dtype) if a.dtype.kind == "f" else a for a in _clustered_problem(rng, 3, R=400, J=60)]
+    D, J = data[0].shape[1], data[4].shape[0]
+    lik = PrototypeLikelihood(*data, 3, xp, rows_per_chunk=25)
+    theta = np.concatenate([np.full(D, v), rng.uniform(0.0, 2.0, J)])
+    sub = lik._subset_for(theta[:D] > 0)
+    value, grad = lik.value_and_grad(theta)
+    floored = lik._floored(sub, theta[:D].astype(dtype), lik._far_limit(theta[D:].astype(dtype)))
+    near = lik._near(sub, theta[:D].astype(dtype), lik._far_limit(theta[D:].astype(dtype)))
+    for i, (a, b) in enumerate(lik._chunks):  # where it is skipped, no exponent of a kept pair is below the floor
+        if floored is not None and not floored[i]:
+            S = lik.S if near[i] is None else lik.S[near[i]]
+            exponent = -0.5 * np.square((lik.X[a:b, None, :] - S[None]) * theta[:D]).sum(axis=2)
+            assert exponent.min() > EXP_FLOOR[np.dtype(dtype)]
+    if v <= 3.0:
+        assert floored is not None and not floored.any()  # wide kernels: no chunk needs the pass
+    monkeypatch.setattr(PrototypeLikelihood, "_floored", lambda self, *args: None)
+    always = PrototypeLikelihood(*data, 3, xp, rows_per_chunk=25)
+    value_floored, grad_floored = always.value_and_grad(theta)
+    assert value == value_floored
+    np.testing.assert_array_equal(grad, grad_floored)

@@ -453,8 +453,11 @@ class PrototypeLikelihood:
             mixing = np.concatenate([w[:, None], w[:, None] * sub.S], axis=1)  # [w, w S]: (J, d + 1)
         else:
             mixing = self.member * w[:, None]  # (J, n_classes): w_j in the column of its class
-        near = self._near(sub, va, self._far_limit(w)) if self._prune and d else None
-        context = (sub, va, h, w, mixing, near)
+        near = floored = None
+        if self._prune and d:
+            limit = self._far_limit(w)
+            near, floored = self._near(sub, va, limit), self._floored(sub, va, limit)
+        context = (sub, va, h, w, mixing, near, floored)
         n_chunks = len(self._chunks)
         if n_chunks == 1:
             terms = [self._chunk_terms(0, sub.bufs[0], context)]
@@ -498,9 +501,10 @@ class PrototypeLikelihood:
         Candidates too far from the chunk's rows to matter (:meth:`_near`) are left out of its
         GEMMs: their kernel entries there, all below ``exp(-T)`` (:meth:`_far_limit`), count as 0.
         """
-        sub, va, h, w, mixing, near = context
+        sub, va, h, w, mixing, near, floored = context
         d = va.shape[0]
         X, XX, X2 = sub.rows[i]
+        floor = floored is None or bool(floored[i])
         near = None if near is None else near[i]
         sa, target, two_S, blocks, w_near = sub.sa, self._target, sub.two_S, self.blocks, w
         if near is not None:
@@ -511,7 +515,7 @@ class PrototypeLikelihood:
             if self._per_class:  # the class blocks of the candidates kept (sorted by class, as all are)
                 edges = np.searchsorted(target, np.arange(self.n_classes + 1))
                 blocks = list(zip(edges[:-1].tolist(), edges[1:].tolist()))
-        K = self._kernel(X, X2, va, h, sa, buf, XX)
+        K = self._kernel(X, X2, va, h, sa, buf, XX, floor)
         if not self._per_class:
             loss, A = self._loss_and_weights(i, K @ mixing)
             np.multiply(K, A[:, target], out=K)  # K becomes G: G[n, j] = A[n, y_j] K_nj
@@ -573,6 +577,32 @@ class PrototypeLikelihood:
             near.extend(None if row.all() else np.flatnonzero(row) for row in reach)
         return near
 
+    def _floored(self, sub, va, limit):
+        """Per row chunk, whether an exponent of the candidates kept there (:meth:`_near`) may be below EXP_FLOOR.
+
+        A candidate kept in a chunk has ``|v (b - s)| < sqrt(2 limit)`` for the point ``b`` of the
+        chunk's bounding box nearest to it, so for every row ``x`` of the chunk ``|v (x - s)| <
+        |v width| + sqrt(2 limit)``, ``width`` the box's extent (triangle inequality). The GEMM
+        computes the exponent from the expansion ``-|v x|^2 / 2 - |v s|^2 / 2 + (v x) . (v s)``,
+        whose rounding error is below ``(d + 2) eps (|v x| + |v s|)^2``. Where the two together stay
+        above the floor, raising to it changes no entry, and the pass over the chunk is left out
+        (the result is bit-identical). Only when the bound of :meth:`_near` uses every active
+        feature (at most PRUNE_FEATURES).
+
+        Returns
+        -------
+        floored : ndarray of shape (n_chunks,) of bool, or None
+            True where the chunk's exponents must be raised to the floor; None: everywhere.
+        """
+        d = va.shape[0]
+        if not np.isfinite(limit) or d > PRUNE_FEATURES:
+            return None
+        reach = 0.5 * (np.sqrt(np.square((sub.hi - sub.lo) * va).sum(axis=1)) + np.sqrt(2.0 * limit)) ** 2
+        largest_x = np.sqrt(np.square(np.maximum(np.abs(sub.lo), np.abs(sub.hi)) * va).sum(axis=1))
+        largest_s = np.sqrt(-2.0 * float(np.min(sub.sa[:, d + 1])))  # sa's last column: -|v s|^2 / 2
+        rounding = (d + 2) * float(np.finfo(self.dtype).eps) * (largest_x + largest_s) ** 2
+        return reach + rounding >= -self._exp_floor
+
     def _subset_for(self, positive):
         """The cached :class:`_FeatureSubset` of the active features, rebuilt when they change.
 
@@ -622,12 +652,13 @@ class PrototypeLikelihood:
             (np.take(self._lo, active, axis=1), np.take(self._hi, active, axis=1))
         return _FeatureSubset(active, X, S, S2, XX, 2.0 * S, sa, bufs, rows, lo, hi)
 
-    def _kernel(self, X, X2, va, h, sa, buf, XX):
+    def _kernel(self, X, X2, va, h, sa, buf, XX, floor=True):
         """Kernel of one row chunk against the candidates, written into ``buf``: (rows, J).
 
         One GEMM, ``[v x, -|v x|^2 / 2, 1] @ [v s, 1, -|v s|^2 / 2]' = -|v (x - s)|^2 / 2``
         (``h = -v^2 / 2``; ``sa`` is the candidates' side, all of them or those near the chunk),
-        raised to EXP_FLOOR, then an in-place ``exp``. ``buf`` is the thread's (kernel buffer,
+        raised to EXP_FLOOR (unless ``floor`` is False: no exponent can be below it, see
+        :meth:`_floored`), then an in-place ``exp``. ``buf`` is the thread's (kernel buffer,
         rows' side buffer); the rows' side is written into the latter.
         ``XX`` is the chunk's ``[1, X^2, X(, m)]``: with missing entries its mask ends the rows' side.
         """
@@ -642,7 +673,8 @@ class PrototypeLikelihood:
         if ua.shape[1] > d + 2:  # missing entries: the rows' mask, the last block of [1, X^2, X, m]
             ua[:, d + 1 :] = XX[:, 2 * d + 1 :]
         K = np.matmul(ua, sa.T, out=K_buf)
-        np.maximum(K, self._exp_floor, out=K)
+        if floor:
+            np.maximum(K, self._exp_floor, out=K)
         return np.exp(K, out=K)
 
     def _loss_and_weights(self, i, scores):

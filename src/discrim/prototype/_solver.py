@@ -16,8 +16,7 @@ from discrim.optim import Restricted, SolverResult, minimize_lbfgsb, minimize_pr
 from discrim.optim._lbfgsb import scaled_box
 from discrim.optim._projected import projected_gradient
 
-__all__ = ["SCREEN_DTYPE", "SCREEN_MIN_ROWS", "SCREEN_ROWS", "START_FEATURE_WEIGHT", "START_PROTOTYPE_WEIGHT",
-           "solve_batch"]
+__all__ = ["SCREEN_DTYPE", "START_FEATURE_WEIGHT", "START_PROTOTYPE_WEIGHT", "screen_rows", "solve_batch"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,16 +70,44 @@ EMPTY_PROBE_ITER = 6
 EMPTY_TEST_ITER = 5
 
 
-# Scoring rows of the emptiness screen (see _screened_empty), and the fewest scoring rows for which
-# the classifier builds it: the screen is worth its evaluations where they cost a fraction of the
-# full objective's (a screen that does not decide adds them to the solve); below SCREEN_MIN_ROWS
-# the test at EMPTY_TEST_ITER decides alone, as before. On checker-71,680's empty batches 4,096
-# rows were about as fast (more iterations) and 16,384 about 1.5x slower (prototype_scale.md).
+# Scoring rows of the emptiness screen (see _screened_empty): a SCREEN_SHARE-th of the scoring rows,
+# at least SCREEN_FEWEST_ROWS and at most SCREEN_ROWS, built for problems of at least SCREEN_MIN_ROWS
+# scoring rows (screen_rows). The screen is worth its evaluations where they cost a fraction of the
+# full objective's (a screen that does not decide adds them to the solve), and an empty batch
+# should take no more time per iteration than a batch that fills: its screen's evaluations, 2-4 per
+# iteration on wide kernels, must cost well under a full one. On checker-71,680's empty batches
+# 4,096 rows were about as fast as 8,192 (more iterations) and 16,384 about 1.5x slower; on
+# checker-17,920 (13,900 scoring rows, float32) a quarter of the rows left the empty batches slower
+# per iteration than the first batch, an eighth faster; on checker-4,480 (3,479) about 500 rows
+# decided as a quarter did, in less time (prototype_scale.md). Below SCREEN_MIN_ROWS the test at
+# EMPTY_TEST_ITER decides alone: there a whole evaluation costs little.
 SCREEN_ROWS = 8192
-SCREEN_MIN_ROWS = 4 * SCREEN_ROWS
+SCREEN_SHARE = 8
+SCREEN_FEWEST_ROWS = 512
+SCREEN_MIN_ROWS = 2048
 # The screen's dtype: it only proposes a verdict, which the confirmation checks in the fit's dtype
 # on all rows, and numpy's float32 ``exp`` is SIMD where float64's is scalar on CPUs without AVX-512.
 SCREEN_DTYPE = np.float32
+
+
+def screen_rows(n_scoring):
+    """Rows of the emptiness screen for a batch of ``n_scoring`` scoring rows; 0 means no screen.
+
+    A SCREEN_SHARE-th of the scoring rows, at least SCREEN_FEWEST_ROWS and at most SCREEN_ROWS,
+    where there are at least SCREEN_MIN_ROWS of them.
+
+    Parameters
+    ----------
+    n_scoring : int
+
+    Returns
+    -------
+    n_rows : int
+    """
+    n_scoring = int(n_scoring)
+    if n_scoring < SCREEN_MIN_ROWS:
+        return 0
+    return min(SCREEN_ROWS, max(SCREEN_FEWEST_ROWS, n_scoring // SCREEN_SHARE))
 
 
 def _feature_stage(objective, x0, n_features, max_iter, tol, ftol):

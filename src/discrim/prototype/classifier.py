@@ -30,10 +30,9 @@ from discrim.prototype._likelihood import CHUNK_ELEMENTS, DEVICE_CHUNK_ELEMENTS,
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
 from discrim.prototype._solver import (
     SCREEN_DTYPE,
-    SCREEN_MIN_ROWS,
-    SCREEN_ROWS,
     START_FEATURE_WEIGHT,
     START_PROTOTYPE_WEIGHT,
+    screen_rows,
     solve_batch,
 )
 from discrim.utils._dask import (
@@ -249,8 +248,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     that is not below it at the fifth iteration of the second stage if a projected quasi-Newton method
     (:func:`discrim.optim.minimize_projected`, which can move many weights onto the bound 0 per step) started there
     converges without getting below it; if that method gets below it instead, the test is dropped and L-BFGS-B goes on
-    unchanged (:func:`discrim.prototype._solver.solve_batch`). With at least 32,768 scoring rows that
-    test (stage 1 and the first five stage-2 iterations included) runs first on 8,192 of them in float32, and
+    unchanged (:func:`discrim.prototype._solver.solve_batch`). With at least 2,048 scoring rows that
+    test (stage 1 and the first five stage-2 iterations included) runs first on an eighth of them (at least
+    512, at most 8,192) in float32, and
     its empty verdict ends the batch where one evaluation on all rows confirms a stationary point not below the
     empty batch; a batch it does not end is solved on all rows as without it. Stage and
     scaling change the path and the stopping test, not the problem; against the unscaled
@@ -729,7 +729,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             n_threads=n_threads,
         )
         # many scoring rows: the emptiness screen's objective over a few of them (see solve_batch)
-        make_screen = partial(datafit.subsample, SCREEN_ROWS, SCREEN_DTYPE) if ref.shape[0] >= SCREEN_MIN_ROWS else None
+        n_screen = screen_rows(ref.shape[0])
+        make_screen = partial(datafit.subsample, n_screen, SCREEN_DTYPE) if n_screen else None
         return self._solve_batch(datafit, X[cand], y_idx[cand], cand, b, initial_solution, make_screen)
 
     def _solve_batch(self, datafit, X_cand, y_cand, cand, b, initial_solution, make_screen=None):
