@@ -654,7 +654,9 @@ def run_em(
             if candidate is None:
                 continue
             w_x, p_x, (stats_x, _, noise_x, _) = candidate
-            new_weights, new_params, _ = em_step(w_x, stats_x, noise_x, params)
+            # the E-step's parameters: the M-step of incomplete "diag" rows completes them there,
+            # and an alternating M-step starts there (one EM step from them lies close)
+            new_weights, new_params, _ = em_step(w_x, stats_x, noise_x, p_x)
             n_iter += 1
             new_state = _checked_expectation(family, expectation, new_weights, new_params, total_weight,
                                              check_params=False)
