@@ -479,28 +479,25 @@ class _SquaremSteps:
     ``r = t1 - t0`` and ``v = t2 - 2 t1 + t0``, the point ``t0 + 2 a r + a^2 v`` with the step
     ``a = ||r|| / ||v||`` (their scheme S3) bounded to ``[1, step_max]``; ``a = 1`` gives ``t2``.
     A point outside the parameter space (or whose E-step fails) halves ``a - 1``; after three
-    such points the extrapolation is given up. ``step_max``
-    starts at 1 and is multiplied by 4 each time a step at the bound is kept and divided by 4
-    (down to 1) each time one is rejected, as in R's SQUAREM package.
+    such points the extrapolation is given up. ``step_max`` starts at 1 and is multiplied by 4
+    each time a step at the bound is kept and divided by 4 (down to 1) each time one is
+    rejected, as in R's SQUAREM package. Fixed weights stay fixed: their ``r`` and ``v`` are 0.
     """
 
     _GROWTH = 4.0
-    _HALVINGS = 3
+    _TRIES = 3
 
     def __init__(self):
         self.step_max = 1.0
         self._at_bound = False
 
-    def extrapolate(self, family, trail, fix_weights, evaluate):
+    def extrapolate(self, trail, evaluate):
         """The extrapolated ``(weights, params, evaluate(weights, params))`` or None.
 
         Parameters
         ----------
-        family : ComponentFamily
         trail : list of (weights, Params)
             Three parameter sets, each one EM step from the one before.
-        fix_weights : bool
-            The weights stay those of ``trail[0]``.
         evaluate : callable
             ``evaluate(weights, params)``: the E-step's output, or None for parameters it
             cannot use.
@@ -521,10 +518,9 @@ class _SquaremSteps:
         if step <= 1.0:  # the bound (1 at first) allows no extrapolation: t2 stands, the bound grows
             self.accepted()
             return None
-        for _ in range(self._HALVINGS):
+        for _ in range(self._TRIES):
             point = [a + (2.0 * step) * x + (step * step) * y for a, x, y in zip(t0, r, v)]
-            weights = w0 if fix_weights else point[0]
-            params = type(p0)(**dict(zip(names, point[1:])))
+            weights, params = point[0], type(p0)(**dict(zip(names, point[1:])))
             out = evaluate(weights, params)
             if out is not None:
                 return weights, params, out
@@ -584,7 +580,7 @@ def run_em(
         has ``n_components + 1`` entries, the noise's last, and the noise weight is the mean of
         its responsibilities, as mclust's.
     accelerate : bool, default=False
-        SQUAREM extrapolation (see :func:`_squarem_point`): after two EM steps, one EM step from
+        SQUAREM extrapolation (see :class:`_SquaremSteps`): after two EM steps, one EM step from
         the point extrapolated along them, kept only if its log-likelihood is at least the
         second step's. ``n_iter`` then counts the EM steps (M-steps) done, the extrapolated one
         among them; ``lower_bounds`` holds the log-likelihood of every kept parameter set, so
@@ -648,7 +644,7 @@ def run_em(
             # SQUAREM: one EM step from the point extrapolated along the last two steps, kept if
             # its log-likelihood is at least theirs (it then is an EM step from a point at least
             # as good); otherwise plain EM goes on from the second step.
-            candidate = squarem.extrapolate(family, trail, fix_weights, lambda w, p: _checked_expectation(
+            candidate = squarem.extrapolate(trail, lambda w, p: _checked_expectation(
                 family, expectation, w, p, total_weight))
             trail = [state[:2]]
             if candidate is None:
