@@ -14,7 +14,9 @@ medians over the repetitions and the ratios mclust / discrim (above 1: discrim f
 Usage::
 
     python benchmarks/mclust_grid_timing.py [--reps 3] [--cases iris,faithful] [--baseline /tmp/base]
-        [--append benchmarks/results/mclust.md]
+        [--options '{"accelerate": true}'] [--append benchmarks/results/mclust.md]
+
+``--options`` (JSON) are passed to this tree's ``select_mixture`` only (not to the baseline's).
 """
 
 import argparse
@@ -45,7 +47,7 @@ cat(sprintf('{"wall": %.6f, "cpu": %.6f, "model": "%s", "G": %d}\n', t[["elapsed
 """
 
 
-def _worker(csv_path):
+def _worker(csv_path, options):
     """discrim's grid on one case: a warm-up grid, then the timed one; prints a JSON line."""
     import time
     import warnings
@@ -61,7 +63,7 @@ def _worker(csv_path):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             return select_mixture(X, gaussian_models(), range(1, 10), init_params="hierarchical", random_state=0,
-                                  n_jobs=1, n_threads=1)
+                                  n_jobs=1, n_threads=1, **options)
 
     with threadpool_limits(1):
         grid()
@@ -84,10 +86,11 @@ def main():
     parser.add_argument("--cases", default=",".join(CASES))
     parser.add_argument("--baseline", default=None, help="a discrim source tree (its src/ is imported) to time too")
     parser.add_argument("--append", default=None, help="append the Markdown section to this file")
+    parser.add_argument("--options", default="{}", help="JSON: select_mixture options for this tree's side")
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        return _worker(args.worker)
+        return _worker(args.worker, json.loads(args.options))
 
     sys.path.insert(0, str(Path(__file__).parent))
     from mclust import load_cases
@@ -109,7 +112,9 @@ def main():
             runs = {"mclust": lambda: _run(["Rscript", str(folder / "grid.R"), str(csv)])}
             for side, src in sides.items():
                 env = {**os.environ, "PYTHONPATH": src, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"}
-                runs[side] = (lambda env=env: _run([sys.executable, __file__, "--worker", str(csv)], env))
+                options = args.options if side == "discrim" else "{}"
+                runs[side] = (lambda env=env, options=options: _run(
+                    [sys.executable, __file__, "--worker", str(csv), "--options", options], env))
             # alternate the order between repetitions, so that no side always runs first
             order = list(runs) if rep % 2 == 0 else list(runs)[::-1]
             for side in order:
@@ -142,6 +147,7 @@ def main():
                             text=True).stdout.strip()
     lines = [f"## Grid fit time, paired ({started:%Y-%m-%d %H:%M} UTC)", "",
              f"`benchmarks/mclust_grid_timing.py --reps {args.reps}`: discrim at commit {commit}"
+             + (f" with `{args.options}`" if json.loads(args.options) else "")
              + (f", baseline tree {args.baseline}" if args.baseline else "")
              + f"; load average (1, 5, 15 min) {', '.join(f'{v:.1f}' for v in load_start)} at the start and "
              f"{', '.join(f'{v:.1f}' for v in load_end)} at the end (2 cores). Medians of {args.reps} "

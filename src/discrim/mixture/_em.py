@@ -453,6 +453,90 @@ def _snapshot(weights, params):
     return {"weights": weights.copy(), **{k: np.array(v, copy=True) for k, v in params.as_dict().items()}}
 
 
+def _checked_expectation(family, expectation, weights, params, total_weight, check_params=True):
+    """``expectation(weights, params)``, or None where the parameters or their E-step are not usable.
+
+    Usable: non-negative weights, parameters within the family's constraints (``check_params``),
+    a finite log-likelihood and no component without responsibility.
+    """
+    if check_params and not (np.all(weights >= 0) and all(
+            family.arg_constraints[name].check(value) for name, value in params.as_dict().items())):
+        return None
+    try:
+        with np.errstate(all="ignore"):
+            out = expectation(weights, params)
+    except (ValueError, np.linalg.LinAlgError):
+        return None
+    if not np.isfinite(out[1]) or np.any(out[0].weight <= 1e-12 * total_weight):
+        return None
+    return out
+
+
+class _SquaremSteps:
+    """SQUAREM's extrapolation with its adaptive step bound (Varadhan and Roland, 2008).
+
+    From three parameter sets ``t0, t1 = M(t0), t2 = M(t1)`` (weights and every parameter array),
+    ``r = t1 - t0`` and ``v = t2 - 2 t1 + t0``, the point ``t0 + 2 a r + a^2 v`` with the step
+    ``a = ||r|| / ||v||`` (their scheme S3) bounded to ``[1, step_max]``; ``a = 1`` gives ``t2``.
+    A point outside the parameter space (or whose E-step fails) halves ``a - 1``; after three
+    such points the extrapolation is given up. ``step_max`` starts at 1 and is multiplied by 4
+    each time a step at the bound is kept and divided by 4 (down to 1) each time one is
+    rejected, as in R's SQUAREM package. Fixed weights stay fixed: their ``r`` and ``v`` are 0.
+    """
+
+    _GROWTH = 4.0
+    _TRIES = 3
+
+    def __init__(self):
+        self.step_max = 1.0
+        self._at_bound = False
+
+    def extrapolate(self, trail, evaluate):
+        """The extrapolated ``(weights, params, evaluate(weights, params))`` or None.
+
+        Parameters
+        ----------
+        trail : list of (weights, Params)
+            Three parameter sets, each one EM step from the one before.
+        evaluate : callable
+            ``evaluate(weights, params)``: the E-step's output, or None for parameters it
+            cannot use.
+        """
+        (w0, p0), (w1, p1), (w2, p2) = trail
+        names = list(p0.as_dict())
+        t0 = [w0, *p0.as_dict().values()]
+        t1 = [w1, *p1.as_dict().values()]
+        t2 = [w2, *p2.as_dict().values()]
+        r = [b - a for a, b in zip(t0, t1)]
+        v = [c - 2.0 * b + a for a, b, c in zip(t0, t1, t2)]
+        sr2 = sum(float(np.vdot(x, x)) for x in r)
+        sv2 = sum(float(np.vdot(x, x)) for x in v)
+        if not (sv2 > 0 and np.isfinite(sr2) and np.isfinite(sv2)):
+            return None
+        step = min(max(1.0, (sr2 / sv2) ** 0.5), self.step_max)
+        self._at_bound = step == self.step_max
+        if step <= 1.0:  # the bound (1 at first) allows no extrapolation: t2 stands, the bound grows
+            self.accepted()
+            return None
+        for _ in range(self._TRIES):
+            point = [a + (2.0 * step) * x + (step * step) * y for a, x, y in zip(t0, r, v)]
+            weights, params = point[0], type(p0)(**dict(zip(names, point[1:])))
+            out = evaluate(weights, params)
+            if out is not None:
+                return weights, params, out
+            step = 1.0 + 0.5 * (step - 1.0)
+            self._at_bound = False
+        return None
+
+    def accepted(self):
+        if self._at_bound:
+            self.step_max *= self._GROWTH
+
+    def rejected(self):
+        if self._at_bound:
+            self.step_max = max(1.0, self.step_max / self._GROWTH)
+
+
 def run_em(
     family,
     blocks,
@@ -465,6 +549,7 @@ def run_em(
     keep_history=False,
     n_threads=1,
     noise=None,
+    accelerate=False,
 ):
     """Run EM from given starting parameters until the mean log-likelihood stops improving.
 
@@ -494,6 +579,12 @@ def run_em(
         The log-density ``-log V`` of a uniform noise component, or None. With it, ``weights0``
         has ``n_components + 1`` entries, the noise's last, and the noise weight is the mean of
         its responsibilities, as mclust's.
+    accelerate : bool, default=False
+        SQUAREM extrapolation (see :class:`_SquaremSteps`): after two EM steps, one EM step from
+        the point extrapolated along them, kept only if its log-likelihood is at least the
+        second step's. ``n_iter`` then counts the EM steps (M-steps) done, the extrapolated one
+        among them; ``lower_bounds`` holds the log-likelihood of every kept parameter set, so
+        it is non-decreasing as plain EM's and may be shorter than ``n_iter + 1``.
 
     Returns
     -------
@@ -516,28 +607,67 @@ def run_em(
                                                       noise=noise)
             return stats, ll / total_weight, noise_weight, log_map / total_weight
 
-        stats, mean_ll, noise_weight, map_mean = expectation(weights, params)
-        lower_bounds = [mean_ll]
-        for n_iter in range(1, max_iter + 1):
-            new_params = family.params_from_stats(stats, current=params)
+        def em_step(weights, stats, noise_weight, current):
+            """The M-step from ``stats``, starting its inner iterations (if any) at ``current``."""
+            new_params = family.params_from_stats(stats, current=current)
             empty = stats.weight <= 1e-12 * total_weight
             if empty.any():
-                empty_ever |= empty
-                new_params = _keep_empty(family, new_params, params, empty)
-            params = new_params
+                new_params = _keep_empty(family, new_params, current, empty)
             if not fix_weights:
                 totals = stats.weight if noise is None else np.append(stats.weight, noise_weight)
                 weights = totals / totals.sum()
-            stats, mean_ll, noise_weight, map_mean = expectation(weights, params)
-            lower_bounds.append(mean_ll)
+            return weights, new_params, empty
+
+        state = (weights, params, *expectation(weights, params))
+        lower_bounds = [state[3]]
+        # the parameter sets since the last extrapolation, each one EM step from the one before
+        trail = [state[:2]]
+        squarem = _SquaremSteps() if accelerate else None
+        while n_iter < max_iter:
+            weights, params, stats, mean_ll, noise_weight, map_mean = state
+            weights, params, empty = em_step(weights, stats, noise_weight, params)
+            n_iter += 1
+            empty_ever |= empty
+            state = (weights, params, *expectation(weights, params))
+            lower_bounds.append(state[3])
             # progress for those who listen (the CLI's progress bar, benchmarks' iteration times)
-            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, mean_ll,
+            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, state[3],
                          extra={"em_iteration": n_iter, "em_max_iter": max_iter})
             if keep_history:
                 history.append(_snapshot(weights, params))
             if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:
                 converged = True
                 break
+            trail = [] if empty.any() else [*trail, (weights, params)]
+            if squarem is None or len(trail) < 3 or n_iter >= max_iter:
+                continue
+            # SQUAREM: one EM step from the point extrapolated along the last two steps, kept if
+            # its log-likelihood is at least theirs (it then is an EM step from a point at least
+            # as good); otherwise plain EM goes on from the second step.
+            candidate = squarem.extrapolate(trail, lambda w, p: _checked_expectation(
+                family, expectation, w, p, total_weight))
+            trail = [state[:2]]
+            if candidate is None:
+                continue
+            w_x, p_x, (stats_x, _, noise_x, _) = candidate
+            # the E-step's parameters: the M-step of incomplete "diag" rows completes them there,
+            # and an alternating M-step starts there (one EM step from them lies close)
+            new_weights, new_params, _ = em_step(w_x, stats_x, noise_x, p_x)
+            n_iter += 1
+            new_state = _checked_expectation(family, expectation, new_weights, new_params, total_weight,
+                                             check_params=False)
+            if new_state is None or not new_state[1] >= state[3]:
+                squarem.rejected()
+                continue
+            squarem.accepted()
+            state = (new_weights, new_params, *new_state)
+            trail = [state[:2]]
+            lower_bounds.append(state[3])
+            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, state[3],
+                         extra={"em_iteration": n_iter, "em_max_iter": max_iter})
+            if keep_history:
+                history.append(_snapshot(*state[:2]))
+        weights, params, stats, mean_ll, noise_weight, map_mean = state
     if empty_ever.any():
         warnings.warn(
             f"component(s) {np.flatnonzero(empty_ever).tolist()} received no responsibility during "

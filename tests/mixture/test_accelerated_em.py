@@ -1,0 +1,138 @@
+"""SQUAREM-accelerated EM (``FiniteMixture(accelerate=True)``): the same optimum as plain EM, monotone.
+
+The oracles are mclust 6.0.0's maximised log-likelihoods of ``data/mclust_models_me.csv`` and
+``data/mclust_noise_me.csv`` (see ``test_covariance_models`` and ``test_noise``), reached here from
+the same hierarchical partitions with acceleration.
+"""
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from discrim.distributions import FAMILIES, Gaussian, Poisson
+from discrim.mixture import FiniteMixture
+
+from .test_covariance_models import MODELS, _data, _oracle_rows
+from .test_em_seed import _random_problem
+
+DATA = Path(__file__).parent / "data"
+
+
+def _fit(X, family, k, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return FiniteMixture(family, k, **kw).fit(X)
+
+
+@pytest.mark.parametrize("row", [r for r in _oracle_rows() if r.G > 1], ids=lambda r: f"{r.data}-{r.model}-G{r.G}")
+def test_accelerated_em_reaches_mclusts_log_likelihood(row):
+    X = _data(row.data)
+    n = X.shape[0]
+    partitions = pd.read_csv(DATA / "mclust_models_hc_partitions.csv")
+    labels = partitions[f"{row.data} {row.G}"].to_numpy()[:n].astype(int) - 1
+    fm = _fit(X, Gaussian(row.model, reg_covar=0.0), row.G, init_params=labels, tol=1e-10, max_iter=20000,
+              accelerate=True)
+    log_lik = fm.score(X) * n
+    assert fm.converged_
+    assert np.all(np.diff(fm.lower_bounds_) >= -1e-12 * np.abs(fm.lower_bounds_[1:]))
+    if row.model == "VVE":  # mclust's inner loop stops early (see test_covariance_models): never below it
+        assert log_lik >= row.loglik - 1e-6 * abs(row.loglik)
+    else:
+        assert log_lik == pytest.approx(row.loglik, rel=1e-7)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_accelerated_and_plain_em_reach_the_same_fixed_point(model):
+    # From a start far from the optimum an extrapolated step may cross into another basin (on
+    # faithful with four components VVI ends higher and EVE lower than plain EM): three here.
+    X = _data("faithful")
+    plain = _fit(X, Gaussian(model), 3, init_params="hierarchical", tol=1e-11, max_iter=50000)
+    fast = _fit(X, Gaussian(model), 3, init_params="hierarchical", tol=1e-11, max_iter=50000, accelerate=True)
+    assert fast.lower_bounds_[-1] == pytest.approx(plain.lower_bounds_[-1], rel=1e-9)
+    # a stop on the log-likelihood's change leaves the parameters off by about its square root
+    # along flat directions (1e-5 here), plain EM's slow ones most
+    order, fast_order = np.argsort(plain.params_["mean"][:, 0]), np.argsort(fast.params_["mean"][:, 0])
+    np.testing.assert_allclose(fast.params_["mean"][fast_order], plain.params_["mean"][order], rtol=1e-3)
+    np.testing.assert_allclose(fast.weights_[fast_order], plain.weights_[order], atol=1e-4)
+
+
+def test_acceleration_takes_fewer_em_steps_where_em_is_slow():
+    # faithful, four components from the hierarchical start: EM needs hundreds of steps at tol 1e-8
+    X = _data("faithful")
+    steps = {acc: sum(_fit(X, Gaussian(model), 4, init_params="hierarchical", tol=1e-8, max_iter=50000,
+                           accelerate=acc).n_iter_ for model in ("EEE", "VVV", "VEV"))
+             for acc in (False, True)}
+    assert steps[True] < 0.5 * steps[False], steps
+
+
+@pytest.mark.parametrize("row", [r for r in pd.read_csv(DATA / "mclust_noise_me.csv").itertuples(index=False)
+                                 if r.G == 3 and r.model in ("EII", "EEE", "VEV", "VVV")],
+                         ids=lambda r: f"{r.model}-G{r.G}")
+def test_accelerated_em_with_a_noise_component_matches_mclust(row):
+    df = pd.read_csv(DATA / "faithful_noise.csv")
+    X, init = df[["eruptions", "waiting"]].to_numpy(float), df["noise_init"].to_numpy(bool)
+    part = pd.read_csv(DATA / "mclust_noise_partitions.csv")[f"G.{row.G}"].to_numpy().astype(int)
+    fm = _fit(X, Gaussian(row.model, reg_covar=0.0), row.G, init_params=np.maximum(part - 1, 0), noise=True,
+              noise_init=init, tol=1e-11, max_iter=20000, accelerate=True)
+    assert fm.score(X) * X.shape[0] == pytest.approx(row.loglik, rel=1e-7)
+
+
+def test_accelerated_em_on_counts_with_fixed_weights_and_missing_values(rng):
+    rates = np.array([[1.0, 6.0], [5.0, 0.5], [2.5, 2.5]])
+    X = rng.poisson(rates[rng.integers(0, 3, 400)]).astype(float)
+    X[rng.random(X.shape) < 0.1] = np.nan
+    kw = dict(init_params="random_from_data", random_state=3, tol=1e-12, max_iter=50000, fix_weights=True,
+              weights_init=[0.2, 0.3, 0.5])
+    plain = _fit(X, Poisson(), 3, **kw)
+    fast = _fit(X, Poisson(), 3, accelerate=True, **kw)
+    np.testing.assert_array_equal(fast.weights_, [0.2, 0.3, 0.5])
+    assert fast.lower_bounds_[-1] == pytest.approx(plain.lower_bounds_[-1], rel=1e-10)
+    np.testing.assert_allclose(fast.params_["rate"], plain.params_["rate"], rtol=1e-5)
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**31 - 1),
+    n=st.integers(12, 80),
+    k=st.integers(1, 4),
+    init=st.sampled_from(["kmeans++", "random", "random_from_data"]),
+    fix_weights=st.booleans(),
+)
+@pytest.mark.parametrize("family", FAMILIES, ids=repr)
+def test_accelerated_log_likelihood_never_decreases(family, seed, n, k, init, fix_weights):
+    X, w = _random_problem(family, seed, n, k)
+    if np.unique(X, axis=0).shape[0] < k:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fm = FiniteMixture(family, k, init_params=init, tol=0, max_iter=30, random_state=seed,
+                           fix_weights=fix_weights, reg_covar=1e-6, accelerate=True,
+                           keep_history=True).fit(X, sample_weight=w)
+    lb = fm.lower_bounds_
+    assert fm.n_iter_ == 30 and 1 < lb.shape[0] <= 31 and len(fm.history_) == lb.shape[0]
+    assert np.all(np.isfinite(lb))
+    # plain steps: EM's monotonicity up to O(reg_covar), as in test_em_seed; extrapolated ones
+    # are kept only when they do not lower the log-likelihood
+    slack = 10 * 1e-6 if isinstance(family, Gaussian) else 0.0
+    assert np.all(np.diff(lb) >= -1e-9 * np.maximum(1.0, np.abs(lb[1:])) - slack), np.diff(lb).min()
+    assert fm.score(X, sample_weight=w) == pytest.approx(lb[-1], rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("model", ["VVI", "VVV"])
+def test_accelerated_em_on_incomplete_gaussian_rows(model, rng):
+    # "diag" storage completes the missing entries in the M-step from the E-step's parameters,
+    # "full" in the E-step: both reach plain EM's optimum
+    X = np.vstack([rng.normal([0, 0, 0], 1.0, (150, 3)), rng.normal([3, 1, -2], 0.6, (150, 3))])
+    X[rng.random(X.shape) < 0.15] = np.nan
+    kw = dict(init_params="kmeans++", random_state=0, tol=1e-12, max_iter=50000)
+    plain = _fit(X, Gaussian(model), 2, **kw)
+    fast = _fit(X, Gaussian(model), 2, accelerate=True, **kw)
+    assert fast.n_iter_ < plain.n_iter_
+    assert np.all(np.diff(fast.lower_bounds_) >= -1e-12 * np.abs(fast.lower_bounds_[1:]))
+    assert fast.lower_bounds_[-1] == pytest.approx(plain.lower_bounds_[-1], rel=1e-10)
+    np.testing.assert_allclose(fast.params_["mean"], plain.params_["mean"], rtol=1e-4, atol=1e-5)
