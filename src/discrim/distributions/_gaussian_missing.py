@@ -53,8 +53,11 @@ class MissingPatterns:
         features, ``missing`` (n_patterns, c) the sorted missing features of each distinct
         pattern and ``pattern`` (n_c,) the pattern of each row.
     positions : list of ndarray of shape (c, n_c)
-        Per group, the flat positions ``row * n_features + feature`` of the rows' missing entries
-        in a C-ordered (n_samples, n_features) array: ``positions[g][j]`` is each row's j-th.
+        Per group, the flat positions ``feature * n_samples + row`` of the rows' missing entries
+        in a C-ordered (n_features, n_samples) array (the rows transposed): ``positions[g][j]``
+        is each row's j-th.
+    observed_t : ndarray of shape (n_features, n_samples)
+        The mask transposed, as floats: 1.0 where observed, 0.0 where missing.
     code : ndarray of shape (n_samples,) of int
         Each row's pattern in the table (complete rows included).
     table_ids : list of ndarray of shape (n_patterns,) of int
@@ -72,6 +75,7 @@ class MissingPatterns:
         self.n_observed = d - count
         self.unobserved = np.flatnonzero(count == d)
         self.shape = (n, d)
+        self.observed_t = np.ascontiguousarray(~miss.T, dtype=np.float64)
         self.groups, self.positions, self.table_ids = [], [], []
         self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
@@ -93,7 +97,7 @@ class MissingPatterns:
             missing = np.nonzero(table[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
             pattern = local[code[at]]
             self.groups.append((rows, missing, pattern))
-            self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
+            self.positions.append(missing[pattern].T * n + rows)
             self.table_ids.append(ids)
 
     def pattern_totals(self, weights):
@@ -125,8 +129,9 @@ class MissingPatterns:
         -------
         positions : list of tuple of two ndarrays of int
             Per group, of shapes (c, n_components, n_c) and (n_components, n_c): the flat
-            positions of its rows' missing entries in a C-ordered (n_components, n_samples,
-            n_features) array, and of its rows in a C-ordered (n_components, n_samples) array.
+            positions of its rows' missing entries in a C-ordered (n_components, n_features,
+            n_samples) array (the rows of every component transposed), and of its rows in a
+            C-ordered (n_components, n_samples) array.
         """
         found = self._by_components.get(n_components)
         if found is None:
@@ -301,8 +306,8 @@ class ConditionedRows:
         Log marginal density of each row's observed entries (0 for a row with none).
     completed : ndarray of shape (n_components, n_samples, n_features)
         The rows with their missing entries replaced by the conditional means.
-    centred : ndarray of shape (n_components, n_samples, n_features)
-        ``completed`` less each component's mean.
+    centred : ndarray of shape (n_components, n_features, n_samples)
+        ``completed`` less each component's mean, transposed (the samples along rows).
     """
 
     def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None):
@@ -314,17 +319,22 @@ class ConditionedRows:
         k = mean.shape[0]
         self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
         flat = patterns.flat_positions(k)
-        # z_k = x - mu_k, 0 on the missing entries (whatever X holds there); y_k = P_k z_k: one
-        # batched GEMM
+        # the rows transposed, (K, d, n), as for complete rows (see Gaussian._moments): every
+        # elementwise step runs over long contiguous rows of samples. z_k = x - mu_k, 0 on the
+        # missing entries (whatever X holds there), as (x with 0 there) - mu_k * observed;
+        # y_k = P_k z_k: one batched GEMM
         empty = np.empty if pool is None else pool.take
-        z, y = empty((k, n, d)), empty((k, n, d))
-        for j in range(k):  # component by component: numpy runs the (K, n, d) broadcast many times slower
-            np.subtract(X, mean[j], out=z[j])
+        z, y = empty((k, d, n)), empty((k, d, n))
+        x_t = np.ascontiguousarray(X.T)
+        x_flat = x_t.reshape(-1)
+        for at in patterns.positions:
+            x_flat[at] = 0.0
+        for j in range(k):
+            np.multiply(patterns.observed_t, mean[j][:, None], out=z[j])
+            np.subtract(x_t, z[j], out=z[j])
         z_flat, y_flat = z.reshape(-1), y.reshape(-1)
-        for at, _ in flat:
-            z_flat[at] = 0.0
-        np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
-        quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
+        np.matmul(precision, z, out=y)  # the columns P_k z_k
+        quad = np.einsum("kdn,kdn->kn", z, y)  # z' P z, less the correction below
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
         # parameters) compute them once, while the other blocks do the work above
         own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
@@ -332,7 +342,7 @@ class ConditionedRows:
                           for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
-        # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
+        # on flat positions in (K, d, n) and (K, n) arrays, so that every gather and scatter is one
         # fancy index of a flat view (np.take and np.put without an axis are several times slower)
         quad_flat = quad.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
@@ -378,12 +388,12 @@ class ConditionedRows:
 
     @property
     def centred(self):
-        """The completed rows less each component's mean, (n_components, n_samples, n_features)."""
+        """The completed rows less each component's mean, transposed: (n_components, n_features, n_samples)."""
         return self._centred
 
     @property
     def completed(self):
-        completed = self._centred + self._mean[:, None, :]
+        completed = np.ascontiguousarray((self._centred + self._mean[:, :, None]).transpose(0, 2, 1))
         np.copyto(completed, self._X, where=self._mask)  # the observed entries exactly, not (x - mu) + mu
         return completed
 
@@ -399,7 +409,7 @@ class ConditionedRows:
         -------
         scatter : ndarray of shape (n_components, n_features, n_features)
         """
-        k, _, d = self._centred.shape
+        k, d, _ = self._centred.shape
         patterns = self._patterns
         totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
         out = np.zeros(k * d * d)
