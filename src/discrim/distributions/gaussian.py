@@ -261,8 +261,12 @@ class Gaussian(ComponentFamily):
         cov = constraints.positive_definite if self._storage in ("full", "tied") else constraints.positive
         return {"mean": constraints.real, "covariance": cov}
 
-    def row_footprint(self, n_components, n_features):
-        # "full" holds (x - mu_k) P_k for every k: K * d floats per row
+    def row_footprint(self, n_components, n_features, masked=False):
+        # "full" holds (x - mu_k) P_k for every k: K * d floats per row; with a mask, "full" and
+        # "tied" condition the rows under every component (ConditionedRows), which holds two such
+        # arrays: the completed rows less the means, and their products with the precisions
+        if masked and self._storage in ("full", "tied"):
+            return 2 * n_components * n_features
         if self._storage == "full":
             return n_components * n_features
         return n_components + 2 * n_features
