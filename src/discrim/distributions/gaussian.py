@@ -365,9 +365,8 @@ class Gaussian(ComponentFamily):
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
         host_mask = _host_bool(mask)
 
-        def inverses(missing):
-            key = ("pattern inverses", missing.shape, missing.tobytes())
-            return params._cached(key, lambda: pattern_inverses(precision, missing))
+        def inverses(levels):
+            return params._cached(("pattern inverses", levels.key), lambda: pattern_inverses(precision, levels))
 
         def condition(patterns, pool=None):
             return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool)
