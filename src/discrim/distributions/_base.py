@@ -621,7 +621,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
     # --- shared behaviour ----------------------------------------------------------------
 
-    def row_footprint(self, n_components: int, n_features: int, masked: bool = False) -> int:
+    def row_footprint(self, n_components: int, n_features: int) -> int:
         """Floats per row in the largest temporaries of :meth:`log_prob` and :meth:`suff_stats`.
 
         EM sizes its row blocks with it, so that one block's temporaries stay in cache.
@@ -630,9 +630,6 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         ----------
         n_components : int
         n_features : int
-        masked : bool, default=False
-            The rows come with a mask of observed entries (missing values), which the family may
-            handle with larger temporaries.
 
         Returns
         -------

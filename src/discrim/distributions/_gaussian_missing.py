@@ -9,12 +9,10 @@ precision ``P = Sigma^-1``, ``z = x - mu`` set to 0 on a row's missing features 
 - ``log |Sigma_oo| = log |Sigma| + log |P_mm|``,
 - ``E[x_m | x_o] = mu_m - P_mm^-1 y_m`` and ``Cov[x_m | x_o] = P_mm^-1``.
 
-``z' P z`` and ``y`` are one batched GEMM over all rows and components, as for complete data,
-on the rows transposed (features by samples, so that elementwise steps run over long rows).
+``z' P z`` and ``y`` are one batched GEMM over all rows and components, as for complete data.
 ``P_mm^-1`` and ``log |P_mm|`` depend only on the set of missing features, so they are computed
-once per pattern and component and gathered for the rows: each pattern's from its parent's (the
-pattern less its last missing feature) by bordering, one batched step per number of missing
-features. The rows' own work is then ``c^2`` multiply-adds per row and component
+once per pattern and component (one batched inverse per number of missing features) and
+gathered for the rows. The rows' own work is then ``c^2`` multiply-adds per row and component
 for ``c`` missing features, as a few vector operations over the rows of each count ``c``: no loop
 over patterns, and no ``d x d`` matrix per row (the ``d x d`` form of the same correction, the
 precision of the observed block padded with zeros, would gather ``d^2`` numbers per row and
@@ -25,8 +23,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "PatternLevels", "pattern_inverses",
-           "pattern_table"]
+__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "pattern_inverses", "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
@@ -39,12 +36,12 @@ class MissingPatterns:
     ----------
     mask : ndarray of shape (n_samples, n_features) of bool
         True where an entry is observed.
-    distinct : tuple of (ndarray, ndarray, PatternLevels) or None, default=None
-        ``(code, table, levels)``: :func:`pattern_table` of rows that include these (the rows of a
-        whole data set, of which ``mask`` is a block) and its :class:`PatternLevels`: ``code``
-        (n_samples,) each row's pattern in ``table``, and the groups below list every pattern of
-        the table. Blocks of one table then share the ``missing`` arrays, and with them the
-        pattern inverses of a parameter set. None: the table of ``mask`` alone.
+    distinct : tuple of (ndarray, ndarray) or None, default=None
+        ``(code, table)`` from :func:`pattern_table` of rows that include these (the rows of a
+        whole data set, of which ``mask`` is a block): ``code`` (n_samples,) each row's pattern in
+        ``table``, and the groups below list every pattern of the table. Blocks of one table then
+        share the ``missing`` arrays, and with them the pattern inverses of a parameter set.
+        None: the table of ``mask`` alone.
 
     Attributes
     ----------
@@ -56,19 +53,14 @@ class MissingPatterns:
         features, ``missing`` (n_patterns, c) the sorted missing features of each distinct
         pattern and ``pattern`` (n_c,) the pattern of each row.
     positions : list of ndarray of shape (c, n_c)
-        Per group, the flat positions ``feature * n_samples + row`` of the rows' missing entries
-        in a C-ordered (n_features, n_samples) array (the rows transposed): ``positions[g][j]``
-        is each row's j-th.
-    observed_t : ndarray of shape (n_features, n_samples)
-        The mask transposed, as floats: 1.0 where observed, 0.0 where missing.
+        Per group, the flat positions ``row * n_features + feature`` of the rows' missing entries
+        in a C-ordered (n_samples, n_features) array: ``positions[g][j]`` is each row's j-th.
     code : ndarray of shape (n_samples,) of int
         Each row's pattern in the table (complete rows included).
     table_ids : list of ndarray of shape (n_patterns,) of int
         Per group, the table's index of each of its patterns.
     n_patterns : int
         The number of patterns in the table.
-    levels : PatternLevels
-        The table's patterns by count, for :func:`pattern_inverses`.
     shape : tuple of int
         ``(n_samples, n_features)``.
     """
@@ -80,13 +72,8 @@ class MissingPatterns:
         self.n_observed = d - count
         self.unobserved = np.flatnonzero(count == d)
         self.shape = (n, d)
-        self.observed_t = np.ascontiguousarray(~miss.T, dtype=np.float64)
         self.groups, self.positions, self.table_ids = [], [], []
-        if distinct is None:
-            self.code, table = pattern_table(~miss)
-            self.levels = PatternLevels(table)
-        else:
-            self.code, table, self.levels = distinct
+        self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
         self._by_components = {}  # positions by number of components (flat_positions, scatter_positions)
         incomplete = np.flatnonzero(count > 0)
@@ -106,7 +93,7 @@ class MissingPatterns:
             missing = np.nonzero(table[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
             pattern = local[code[at]]
             self.groups.append((rows, missing, pattern))
-            self.positions.append(missing[pattern].T * n + rows)
+            self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
             self.table_ids.append(ids)
 
     def pattern_totals(self, weights):
@@ -138,9 +125,8 @@ class MissingPatterns:
         -------
         positions : list of tuple of two ndarrays of int
             Per group, of shapes (c, n_components, n_c) and (n_components, n_c): the flat
-            positions of its rows' missing entries in a C-ordered (n_components, n_features,
-            n_samples) array (the rows of every component transposed), and of its rows in a
-            C-ordered (n_components, n_samples) array.
+            positions of its rows' missing entries in a C-ordered (n_components, n_samples,
+            n_features) array, and of its rows in a C-ordered (n_components, n_samples) array.
         """
         found = self._by_components.get(n_components)
         if found is None:
@@ -195,8 +181,7 @@ class MissingPatterns:
         """
         mask = np.asarray(mask, dtype=bool)
         code, table = pattern_table(mask)
-        levels = PatternLevels(table)
-        return [cls(mask[sl], (code[sl], table, levels)) for sl in slices]
+        return [cls(mask[sl], (code[sl], table)) for sl in slices]
 
 
 def pattern_table(mask):
@@ -240,113 +225,48 @@ def _distinct_rows(miss):
     return code.reshape(-1), miss[first]
 
 
-class PatternLevels:
-    """The patterns of a table by their number of missing features, each with its parent.
+def pattern_inverses(precision, patterns):
+    """``P_mm^-1`` and ``log |P_mm|`` of each pattern's missing block, by the sweep operator.
 
-    The parent of a pattern is the pattern without its last missing feature; every parent is
-    listed one level down, the table's own patterns first (in the table's order) and then the
-    parents no row has. :func:`pattern_inverses` borders each parent's inverse with one more
-    feature.
-
-    Parameters
-    ----------
-    table : ndarray of shape (n_patterns, n_features) of bool
-        True where missing, one row per distinct pattern (see :func:`pattern_table`).
-
-    Attributes
-    ----------
-    missing : list of ndarray of shape (n_level, c) of int
-        Per number c = 1, 2, ... of missing features, the sorted missing features of each
-        pattern of the level.
-    parent : list of ndarray of shape (n_level,) of int
-        Per level, each pattern's parent in the level below (0 for c = 1: the empty pattern).
-    n_own : list of int
-        Per number c = 0, 1, ... of missing features, how many patterns of the level (the first
-        ones) are the table's.
-    key : bytes
-        Identifies the table: the levels of equal tables have equal keys.
-    """
-
-    def __init__(self, table):
-        table = np.asarray(table, dtype=bool)
-        self.key = table.tobytes() + bytes(str(table.shape), "ascii")
-        count = table.sum(axis=1)
-        top = int(count.max(initial=0))
-        rows = [table[count == c] for c in range(top + 1)]  # the table's own patterns per level
-        self.n_own = [r.shape[0] for r in rows]
-        self.missing, self.parent = [], []
-        for c in range(top, 0, -1):
-            level = rows[c]
-            parent = np.zeros(level.shape[0], dtype=np.intp)  # c = 1: the empty pattern
-            if c > 1:
-                last = table.shape[1] - 1 - np.argmax(level[:, ::-1], axis=1)
-                parents = level.copy()
-                parents[np.arange(level.shape[0]), last] = False
-                below = rows[c - 1]
-                n_below = below.shape[0]
-                # the level below: its own patterns first, then the parents it lacks (first seen first)
-                candidates = np.concatenate([below, parents])
-                code, _ = _distinct_rows(candidates)
-                first = np.full(code.max() + 1, code.shape[0])
-                np.minimum.at(first, code, np.arange(code.shape[0]))
-                new = np.flatnonzero(first >= n_below)
-                new = new[np.argsort(first[new])]
-                at = np.empty(first.shape[0], dtype=np.intp)
-                at[code[:n_below]] = np.arange(n_below)
-                at[new] = n_below + np.arange(new.shape[0])
-                rows[c - 1] = np.concatenate([below, candidates[first[new]]])
-                parent = at[code[n_below:]]
-            self.parent.insert(0, parent)
-            self.missing.insert(0, np.nonzero(level)[1].reshape(level.shape[0], c))
-
-
-def pattern_inverses(precision, levels):
-    """``P_mm^-1`` and ``log |P_mm|`` of each pattern's missing block, by bordering.
-
-    A pattern's block is its parent's block (the pattern without its last missing feature
-    ``a``) bordered by one row and column: with the parent's inverse ``B``, ``b = P[m', a]``
-    and ``u = B b``, the Schur complement ``s = P_aa - b' u`` is positive for a positive
-    definite ``P``, the inverse is ``[[B + u u' / s, -u / s], [-u' / s, 1 / s]]`` and
-    ``log |P_mm| = log |P_m'm'| + log s``. That is the sweep operator's last step, and every
-    level of patterns takes it for all its patterns and components at once: a few vector
-    operations per level, where a batched LAPACK inverse would make one call per small matrix.
+    Sweeping ``P_mm`` on each of its pivots in turn (Gauss-Jordan elimination without pivoting,
+    stable for a positive definite matrix: the pivots are Schur complements, all positive) turns it
+    into its inverse, and the pivots multiply to its determinant. The sweeps run on all patterns and
+    components at once, ``c`` steps of vector operations: a batched LAPACK inverse and Cholesky
+    factor would instead make one call per small matrix.
 
     Parameters
     ----------
     precision : ndarray of shape (Kp, n_features, n_features)
-    levels : PatternLevels
+    patterns : ndarray of shape (n_patterns, c) of int
+        The missing features of each pattern.
 
     Returns
     -------
-    inverses : list of tuple of two ndarrays
-        Per number c = 1, 2, ... of missing features, ``inverse`` (c, c, Kp, n_own) and
-        ``log_det`` (Kp, n_own) of the table's own patterns of the level (``levels.n_own``), in
-        the table's order. Pattern and component along the last, contiguous axes:
-        ``inverse[i, j]`` is gathered for rows as one vector.
+    inverse : ndarray of shape (c, c, Kp, n_patterns)
+        Pattern and component along the last, contiguous axes: ``inverse[i, j]`` is gathered for
+        rows as one vector.
+    log_det : ndarray of shape (Kp, n_patterns)
     """
+    c = patterns.shape[1]
     kp, d = precision.shape[0], precision.shape[1]
     flat = np.asarray(precision, dtype=np.float64).reshape(kp, d * d)
-    out = []
-    B = np.zeros((0, 0, kp, 1))
-    log_det_below = np.zeros((kp, 1))
-    for c, (missing, parent) in enumerate(zip(levels.missing, levels.parent), start=1):
-        a = missing[:, -1]
-        alpha = np.take(flat, a * (d + 1), axis=1)  # (Kp, P): P_aa
-        b = np.take(flat, missing[:, :-1].T * d + a, axis=1).transpose(1, 0, 2)  # (c - 1, Kp, P): P_m'a
-        B_p = np.take(B, parent, axis=3)  # (c - 1, c - 1, Kp, P): the parents' inverses
-        u = (B_p * b[None]).sum(axis=1)  # (c - 1, Kp, P): B b
-        s = alpha - (b * u).sum(axis=0)
-        r = 1.0 / s
-        A = np.empty((c, c) + s.shape)
-        A[:-1, :-1] = B_p + u[:, None] * u[None, :] * r  # u_i u_j = u_j u_i: symmetric as B is
-        A[-1, :-1] = A[:-1, -1] = -u * r
-        A[-1, -1] = r
-        log_det = np.take(log_det_below, parent, axis=1) + np.log(s)
-        n_own = levels.n_own[c]
-        # the parents no row has are only the next level's: keep the table's own patterns
-        out.append((np.ascontiguousarray(A[..., :n_own]), log_det[:, :n_own]) if n_own < s.shape[1] else (A, log_det))
-        B, log_det_below = A, log_det
-    return out
+    entries = patterns.T[:, None, :] * d + patterns.T[None, :, :]  # (c, c, P): entry (i, j) of each block
+    A = np.take(flat, entries, axis=1).transpose(1, 2, 0, 3).copy()  # (c, c, Kp, P)
+    pivots = np.empty((c,) + A.shape[2:])
+    for q in range(c):
+        pivot = pivots[q]
+        pivot[...] = A[q, q]
+        row = A[q] / pivot
+        col = A[:, q].copy()
+        A -= col[:, None] * row[None, :]
+        A[q] = row
+        col /= pivot
+        np.negative(col, out=A[:, q])
+        A[q, q] = 1.0 / pivot
+    log_det = np.log(pivots).sum(axis=0)
+    A += A.transpose(1, 0, 2, 3)
+    A *= 0.5
+    return A, log_det
 
 
 class ConditionedRows:
@@ -366,9 +286,8 @@ class ConditionedRows:
     log_det_cov : ndarray of shape (1 or n_components,)
         ``log |Sigma_k|``.
     inverses : callable, optional
-        ``inverses(levels)`` -> the result of :func:`pattern_inverses` for ``patterns.levels``,
-        e.g. cached on the parameter set so the E- and M-step (and blocks of one table) compute
-        it once.
+        ``inverses(patterns)`` -> the result of :func:`pattern_inverses` for one group, e.g. cached
+        on the parameter set so the E- and M-step compute it once.
     pool : BufferPool or None, default=None
         Where the two (n_components, n_samples, n_features) arrays come from (and go back to, see
         :meth:`release`); None: fresh arrays.
@@ -382,8 +301,8 @@ class ConditionedRows:
         Log marginal density of each row's observed entries (0 for a row with none).
     completed : ndarray of shape (n_components, n_samples, n_features)
         The rows with their missing entries replaced by the conditional means.
-    centred : ndarray of shape (n_components, n_features, n_samples)
-        ``completed`` less each component's mean, transposed (the samples along rows).
+    centred : ndarray of shape (n_components, n_samples, n_features)
+        ``completed`` less each component's mean.
     """
 
     def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None):
@@ -395,31 +314,25 @@ class ConditionedRows:
         k = mean.shape[0]
         self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
         flat = patterns.flat_positions(k)
-        # the rows transposed, (K, d, n), as for complete rows (see Gaussian._moments): every
-        # elementwise step runs over long contiguous rows of samples. z_k = x - mu_k, 0 on the
-        # missing entries (whatever X holds there), as (x with 0 there) - mu_k * observed;
-        # y_k = P_k z_k: one batched GEMM
+        # z_k = x - mu_k, 0 on the missing entries (whatever X holds there); y_k = P_k z_k: one
+        # batched GEMM
         empty = np.empty if pool is None else pool.take
-        z, y = empty((k, d, n)), empty((k, d, n))
-        x_t = np.ascontiguousarray(X.T)
-        x_flat = x_t.reshape(-1)
-        for at in patterns.positions:
-            x_flat[at] = 0.0
-        for j in range(k):
-            np.multiply(patterns.observed_t, mean[j][:, None], out=z[j])
-            np.subtract(x_t, z[j], out=z[j])
+        z, y = empty((k, n, d)), empty((k, n, d))
+        for j in range(k):  # component by component: numpy runs the (K, n, d) broadcast many times slower
+            np.subtract(X, mean[j], out=z[j])
         z_flat, y_flat = z.reshape(-1), y.reshape(-1)
-        np.matmul(precision, z, out=y)  # the columns P_k z_k
-        quad = np.einsum("kdn,kdn->kn", z, y)  # z' P z, less the correction below
+        for at, _ in flat:
+            z_flat[at] = 0.0
+        np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
+        quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
         # parameters) compute them once, while the other blocks do the work above
         own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
-        inverses = inverses or (lambda levels: pattern_inverses(own, levels))
-        by_count = inverses(patterns.levels) if patterns.groups else []  # per count of missing features
-        self._inverses = [by_count[missing.shape[1] - 1] for _, missing, _ in patterns.groups]
+        self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
+                          for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
-        # on flat positions in (K, d, n) and (K, n) arrays, so that every gather and scatter is one
+        # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
         # fancy index of a flat view (np.take and np.put without an axis are several times slower)
         quad_flat = quad.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
@@ -465,12 +378,12 @@ class ConditionedRows:
 
     @property
     def centred(self):
-        """The completed rows less each component's mean, transposed: (n_components, n_features, n_samples)."""
+        """The completed rows less each component's mean, (n_components, n_samples, n_features)."""
         return self._centred
 
     @property
     def completed(self):
-        completed = np.ascontiguousarray((self._centred + self._mean[:, :, None]).transpose(0, 2, 1))
+        completed = self._centred + self._mean[:, None, :]
         np.copyto(completed, self._X, where=self._mask)  # the observed entries exactly, not (x - mu) + mu
         return completed
 
@@ -486,7 +399,7 @@ class ConditionedRows:
         -------
         scatter : ndarray of shape (n_components, n_features, n_features)
         """
-        k, d, _ = self._centred.shape
+        k, _, d = self._centred.shape
         patterns = self._patterns
         totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
         out = np.zeros(k * d * d)

@@ -229,7 +229,7 @@ class Categorical(ComponentFamily):
             out = out * ops.like(mask, out)[:, :, None]
         return out.reshape(n, d * c)
 
-    def row_footprint(self, n_components, n_features, masked=False):
+    def row_footprint(self, n_components, n_features):
         return n_components + n_features * self._n_codes
 
     def param_shapes(self, n_components, n_features):

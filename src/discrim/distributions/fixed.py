@@ -186,8 +186,8 @@ class Fixed(ComponentFamily):
     def conditional_sample(self, X, params, observed, components, rng, rows=None):
         return self.family.conditional_sample(X, params, observed, components, rng, rows)
 
-    def row_footprint(self, n_components, n_features, masked=False):
-        return self.family.row_footprint(n_components, n_features, masked)
+    def row_footprint(self, n_components, n_features):
+        return self.family.row_footprint(n_components, n_features)
 
     def shared_params(self):
         return self.family.shared_params()

@@ -261,12 +261,8 @@ class Gaussian(ComponentFamily):
         cov = constraints.positive_definite if self._storage in ("full", "tied") else constraints.positive
         return {"mean": constraints.real, "covariance": cov}
 
-    def row_footprint(self, n_components, n_features, masked=False):
-        # "full" holds (x - mu_k) P_k for every k: K * d floats per row; with a mask, "full" and
-        # "tied" condition the rows under every component (ConditionedRows), which holds two such
-        # arrays: the completed rows less the means, and their products with the precisions
-        if masked and self._storage in ("full", "tied"):
-            return 2 * n_components * n_features
+    def row_footprint(self, n_components, n_features):
+        # "full" holds (x - mu_k) P_k for every k: K * d floats per row
         if self._storage == "full":
             return n_components * n_features
         return n_components + 2 * n_features
@@ -365,8 +361,9 @@ class Gaussian(ComponentFamily):
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
         host_mask = _host_bool(mask)
 
-        def inverses(levels):
-            return params._cached(("pattern inverses", levels.key), lambda: pattern_inverses(precision, levels))
+        def inverses(missing):
+            key = ("pattern inverses", missing.shape, missing.tobytes())
+            return params._cached(key, lambda: pattern_inverses(precision, missing))
 
         def condition(patterns, pool=None):
             return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool)
@@ -402,9 +399,8 @@ class Gaussian(ComponentFamily):
         """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n).
 
         ``X`` (n, d) holds the rows of all components; with ``origin`` (K, d), "full" and "tied"
-        only, ``X`` (K, d, n) holds each component's own rows less its origin, transposed (rows
-        completed under each component, less its mean: :attr:`ConditionedRows.centred`), and the
-        moments are taken about that origin.
+        only, ``X`` (K, n, d) holds each component's own rows less its origin (rows completed
+        under each component, less its mean), and the moments are taken about that origin.
         """
         # Work with components and features along rows and samples along columns: every
         # elementwise step then runs over long contiguous rows (log_prob returns its output in
@@ -421,10 +417,10 @@ class Gaussian(ComponentFamily):
             xc_t = ops.centred_transpose(X, center)
             rows_t = [xc_t] * k
             mean_c = host(wr_t @ xc_t.T) / safe[:, None]
-        else:  # each component's rows are centred and transposed already: (d, n) each
+        else:  # each component's rows are centred already: (d, n) views of them
             center = origin
-            rows_t = [X[j] for j in range(k)]
-            mean_c = host(ops.stack([X[j] @ wr_t[j] for j in range(k)])) / safe[:, None]
+            rows_t = [X[j].T for j in range(k)]
+            mean_c = host(ops.stack([wr_t[j] @ X[j] for j in range(k)])) / safe[:, None]
         if self._storage in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
             # symmetric rank update (half the flops of a GEMM), so a loop over components does

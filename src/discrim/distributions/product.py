@@ -223,8 +223,8 @@ class Product(ComponentFamily):
         return {f"{name}{_SEP}{k}": v for name, family, cols in self._parts()
                 for k, v in family.param_sizes(cols.shape[0]).items()}
 
-    def row_footprint(self, n_components, n_features, masked=False):
-        return int(sum(family.row_footprint(n_components, cols.shape[0], masked) for _, family, cols in self._parts()))
+    def row_footprint(self, n_components, n_features):
+        return int(sum(family.row_footprint(n_components, cols.shape[0]) for _, family, cols in self._parts()))
 
     def rows_per_component(self, n_features):
         return max(family.rows_per_component(cols.shape[0]) for _, family, cols in self._parts())

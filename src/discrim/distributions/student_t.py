@@ -197,7 +197,7 @@ class StudentT(ComponentFamily):
     def rows_per_component(self, n_features):
         return n_features + 1 if self.covariance_type == "full" else 2
 
-    def row_footprint(self, n_components, n_features, masked=False):
+    def row_footprint(self, n_components, n_features):
         return n_components * (n_features + 4)
 
     def min_relative_variance(self, params, occupied, feature_var):

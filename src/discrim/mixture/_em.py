@@ -61,7 +61,7 @@ class EMResult:
     map_log_probability: float = float("nan")
 
 
-def default_chunk_size(n_components, n_features, family=None, on_device=False, masked=False):
+def default_chunk_size(n_components, n_features, family=None, on_device=False):
     """Rows per block so that the block's largest temporaries stay in cache (or fill a GPU).
 
     Parameters
@@ -69,13 +69,11 @@ def default_chunk_size(n_components, n_features, family=None, on_device=False, m
     n_components : int
     n_features : int
     family : ComponentFamily or None, default=None
-        Its ``row_footprint(n_components, n_features, masked)`` (floats per row in the largest
+        Its ``row_footprint(n_components, n_features)`` (floats per row in the largest
         temporaries of one block) sets the size; None assumes ``n_components * n_features``.
     on_device : bool, default=False
         Blocks for a GPU: each array operation is a kernel launch, and a block's statistics
         come back to the host, so blocks are as large as a few hundred MB of temporaries allow.
-    masked : bool, default=False
-        The rows have missing entries (a mask comes with them).
 
     Returns
     -------
@@ -83,9 +81,7 @@ def default_chunk_size(n_components, n_features, family=None, on_device=False, m
         Between 2048 and 65536 on the host; between 65536 and 2**22 on a GPU.
     """
     if family is not None:
-        # a family of another package may know nothing of masks: asked as before without one
-        footprint = (family.row_footprint(n_components, n_features, masked=True) if masked
-                     else family.row_footprint(n_components, n_features))
+        footprint = family.row_footprint(n_components, n_features)
     else:
         footprint = n_components * n_features
     if on_device:

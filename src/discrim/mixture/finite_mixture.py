@@ -365,8 +365,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         rows = family.row_data(X.shape[0])
         family.check_data(X, rows)
         weights = ops.like(np.ones(X.shape[0]), X)
-        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X, masked=mask is not None), mask=mask,
-                         rows=rows)
+        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), mask=mask, rows=rows)
 
     def _labels(self, y, blocks, n_labels):
         """Known labels of the rows (-1: unknown), or None when y labels no row.
@@ -380,11 +379,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         y = align_rows(y, blocks.X, name="y")
         return y.map_blocks(label_codes, n_labels, self.unlabeled, dtype=np.int64)
 
-    def _chunk_size(self, family, n_features, X=None, masked=False):
+    def _chunk_size(self, family, n_features, X=None):
         if self.chunk_size:
             return self.chunk_size
-        return default_chunk_size(self.n_components, n_features, family, on_device=device_type(X) == "cuda",
-                                  masked=masked)
+        return default_chunk_size(self.n_components, n_features, family, on_device=device_type(X) == "cuda")
 
     @staticmethod
     def _block_threads(blocks, n_threads):
@@ -436,8 +434,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             X, mask = da.where(missing, X.dtype.type(0), X), ~missing
             means = completion_values(checked.observed_mean, family.is_discrete)
             sample_X = np.where(np.isnan(sample_X), means, sample_X).astype(sample_X.dtype)
-        chunk_size = self._chunk_size(family, X.shape[1], masked=mask is not None)
-        blocks = DaskRowBlocks(X, w.astype(dtype), chunk_size, mask=mask,
+        blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), mask=mask,
                                rows=dask_rows or None, total_weight=checked.total_weight * scale,
                                fill=None if mask is None else means)
         return blocks, (sample_X, sample_w)
