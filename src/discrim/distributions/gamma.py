@@ -24,6 +24,8 @@ __all__ = ["Gamma", "GammaParams", "GammaStats"]
 # log(mean) - mean(log x) is 0 when a component's observed values are all equal: the shape's MLE
 # is then infinite. Below this gap the shape is held at about 1 / (2 * _MIN_GAP).
 _MIN_GAP = 1e-10
+# Shapes above which log_prob evaluates a component in its centred form (see _centred_log_prob).
+_CENTRED_SHAPE = 1e4
 
 
 @dataclass(frozen=True)
@@ -73,8 +75,9 @@ def solve_shape(gap, start=None, tol=1e-12, max_iter=100):
         a = np.array(start, dtype=np.float64)
     for _ in range(max_iter):
         # 1/a_new = 1/a + (log a - digamma(a) - gap) / (a^2 (1/a - trigamma(a)))
-        num = np.log(a) - scipy.special.digamma(a) - gap
-        den = a * a * (1.0 / a - scipy.special.polygamma(1, a))
+        profile, slope = _profile_terms(a)
+        num = profile - gap
+        den = a * a * slope
         new = 1.0 / (1.0 / a + num / den)
         new = np.where(np.isfinite(new) & (new > 0), new, 0.5 * a)  # a wild step: halve instead
         done = np.all(np.abs(new - a) <= tol * a)
@@ -132,12 +135,18 @@ class Gamma(ComponentFamily):
     def log_prob(self, X, params, *, mask=None, rows=None):
         a, b = params.shape, params.rate
         const = a * np.log(b) - scipy.special.gammaln(a)  # (K, d)
-        out = ops.like(a - 1.0, X) @ log_observed(X, mask).T  # (K, n): contiguous rows
+        log_x = log_observed(X, mask)
+        out = ops.like(a - 1.0, X) @ log_x.T  # (K, n): contiguous rows
         out -= ops.like(b, X) @ observed_entries(X, mask).T
         if mask is None:
             out += ops.like(const.sum(axis=1), X)[:, None]
         else:
             out += ops.like(const, X) @ ops.like(mask, X).T
+        # the expanded form's terms grow with the shape (a log x, b x, lgamma(a)) while the density's
+        # log stays moderate: rounding of about a eps per entry. Components with a large shape (a
+        # component collapsing onto one value, or very precise data) get the centred form instead.
+        for k in np.flatnonzero((a > _CENTRED_SHAPE).any(axis=1)):
+            out[k] = _centred_log_prob(X, log_x, a[k], a[k] / b[k], mask)
         return out.T
 
     def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
@@ -192,6 +201,77 @@ class Gamma(ComponentFamily):
 
     def n_parameters(self, n_features, n_components=1):
         return 2 * n_components * n_features
+
+
+def _profile_terms(a):
+    """``log(a) - digamma(a)`` and its derivative ``1/a - trigamma(a)``, accurate for large shapes.
+
+    Both differences cancel for large ``a`` (``log a`` against ``digamma(a) = log a - 1/(2a) -
+    ...``): from ``a = 100`` their asymptotic series are used instead.
+
+    Parameters
+    ----------
+    a : ndarray
+        Shapes, > 0.
+
+    Returns
+    -------
+    profile, slope : ndarray of the shape of ``a``
+    """
+    small = np.minimum(a, 100.0)
+    direct = np.log(small) - scipy.special.digamma(small), 1.0 / small - scipy.special.polygamma(1, small)
+    big = np.maximum(a, 100.0)
+    z, z2 = 1.0 / big, 1.0 / (big * big)
+    profile = z * (0.5 + z * (1.0 / 12 - z2 * (1.0 / 120 - z2 * (1.0 / 252 - z2 / 240))))
+    slope = -z2 * (0.5 + z * (1.0 / 6 - z2 * (1.0 / 30 - z2 * (1.0 / 42 - z2 / 30))))
+    return np.where(a < 100.0, direct[0], profile), np.where(a < 100.0, direct[1], slope)
+
+
+def _centred_log_prob(X, log_x, a, m, mask):
+    """One component's Gamma log-density of every row in a form that stays accurate for large shapes: (n,).
+
+    With ``t = x / m`` for the mean ``m = a / b``, ``log p(x) = a (log t - t + 1) + log(a / 2 pi) / 2
+    - stirlerr(a) - log x``, ``stirlerr(a) = lgamma(a) - (a - 1/2) log a + a - log(2 pi) / 2``
+    (Stirling's remainder): ``log t - t + 1 = log1p(u) - u`` with ``u = t - 1`` is computed to
+    ``eps |u|``, and ``stirlerr`` from its series. The expanded form subtracts terms of size
+    ``a |log x|``.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+    log_x : array of shape (n_samples, n_features)
+        ``log x`` of the observed entries, 0 elsewhere (:func:`log_observed`).
+    a, m : ndarray of shape (n_features,)
+        The component's shapes and means.
+    mask : array of shape (n_samples, n_features) of bool or None
+
+    Returns
+    -------
+    log_prob : array of shape (n_samples,)
+    """
+    u = X / ops.like(m, X) - 1.0
+    if mask is not None:  # a missing entry (held as 0 by the estimators) contributes 0: u = 0 there
+        u = ops.where(ops.like(mask, X) > 0, u, 0.0 * u)
+    per_entry = ops.like(a, X) * (_log1p(u) - u) - log_x
+    constant = ops.like(0.5 * np.log(a / (2 * np.pi)) - _stirling_remainder(a), X)  # (d,)
+    if mask is None:
+        return ops.row_sums(per_entry)[:, 0] + float(constant.sum())
+    return ops.row_sums(per_entry)[:, 0] + ops.like(mask, X) @ constant
+
+
+def _log1p(u):
+    return np.log1p(u) if isinstance(u, np.ndarray) else u.log1p()
+
+
+def _stirling_remainder(a):
+    """``lgamma(a) - (a - 1/2) log a + a - log(2 pi) / 2`` (element-wise, a > 0): its series from a = 10."""
+    a = np.asarray(a, dtype=np.float64)
+    small = np.minimum(a, 10.0)  # the direct difference where it cancels little
+    direct = scipy.special.gammaln(small) - (small - 0.5) * np.log(small) + small - 0.5 * np.log(2 * np.pi)
+    big = np.maximum(a, 10.0)
+    inv2 = 1.0 / (big * big)
+    series = (1.0 / 12 - inv2 * (1.0 / 360 - inv2 * (1.0 / 1260 - inv2 * (1.0 / 1680 - inv2 / 1188)))) / big
+    return np.where(a < 10.0, direct, series)
 
 
 def _inverse_digamma(y, n_iter=50):
