@@ -11,7 +11,9 @@ proset report with as many points per square as the training rows ask for (70/30
 the training part); ``mnist-shaped`` is a synthetic 10-class problem of 331 features (the report's
 MNIST after PCA has that shape; scikit-learn's ``make_classification`` with 60 informative
 features, not MNIST itself). Every configuration runs in a fresh subprocess (its peak resident
-memory is that process's ``ru_maxrss``), with one BLAS thread as in PrototypeClassifier's fit. The
+memory is that process's ``ru_maxrss``), with one thread (OPENBLAS/OMP/MKL_NUM_THREADS=1, which
+PrototypeClassifier's fit also reads as its budget of row threads), or with ``--default-threads``
+as the fit runs by default (row threads on every core, the BLAS held at one thread). The
 table goes to stdout and to ``benchmarks/results/prototype_scale.md`` with the machine's load before
 and after: the machine is shared, so compare rows of one run only. ``--baseline`` times another
 version's batch objective beside the current one (before and after a change, in one process).
@@ -198,11 +200,15 @@ def main(argv=None):
                         help="another version's prototype/_likelihood.py to time beside the current one "
                              "(e.g. the output of `git show REV:src/discrim/prototype/_likelihood.py`)")
     parser.add_argument("--repeat", type=int, default=5, help="evaluations per point and version")
+    parser.add_argument("--default-threads", action="store_true",
+                        help="run the fits with the classifier's default threads (row threads on every core) "
+                             "instead of one thread")
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(run_one(args.one)))
         return
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env = dict(os.environ) if args.default_threads else dict(
+        os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     load_before = os.getloadavg()
     rows = []
     for config in filter(None, args.configs.split(",")):
@@ -224,9 +230,12 @@ def main(argv=None):
     lines = [
         "# PrototypeClassifier fit cost at scale",
         "",
-        f"Produced by `python benchmarks/prototype_scale.py --configs {args.configs}`. One fit with the defaults "
-        "(1,000 candidates, alpha_feature 1e-3, random_state=0) per row, each in a fresh process with one BLAS "
-        "thread; peak memory is the process's maximum resident set (data generation included).",
+        f"Produced by `python benchmarks/prototype_scale.py --configs {args.configs}"
+        f"{' --default-threads' if args.default_threads else ''}`. One fit with the defaults "
+        "(1,000 candidates, alpha_feature 1e-3, random_state=0) per row, each in a fresh process "
+        + ("with the fit's default threads (row threads on every core, one BLAS thread)" if args.default_threads
+           else "with one thread (BLAS and rows)")
+        + "; peak memory is the process's maximum resident set (data generation included).",
         "",
         f"- date (UTC): {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M}",
         f"- machine: {os.cpu_count()} cores, {platform.machine()}, {platform.system()} {platform.release()}",
