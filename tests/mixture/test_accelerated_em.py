@@ -2,7 +2,8 @@
 
 The oracles are mclust 6.0.0's maximised log-likelihoods of ``data/mclust_models_me.csv`` and
 ``data/mclust_noise_me.csv`` (see ``test_covariance_models`` and ``test_noise``), reached here from
-the same hierarchical partitions with acceleration.
+the same hierarchical partitions with acceleration. Its monotonicity on random problems of every
+family is tested with plain EM's in ``test_em_seed``.
 """
 
 import warnings
@@ -11,14 +12,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
-from discrim.distributions import FAMILIES, Gaussian, Poisson
+from discrim.distributions import Gaussian, Poisson
 from discrim.mixture import FiniteMixture
 
 from .test_covariance_models import MODELS, _data, _oracle_rows
-from .test_em_seed import _random_problem
 
 DATA = Path(__file__).parent / "data"
 
@@ -93,34 +90,6 @@ def test_accelerated_em_on_counts_with_fixed_weights_and_missing_values(rng):
     np.testing.assert_array_equal(fast.weights_, [0.2, 0.3, 0.5])
     assert fast.lower_bounds_[-1] == pytest.approx(plain.lower_bounds_[-1], rel=1e-10)
     np.testing.assert_allclose(fast.params_["rate"], plain.params_["rate"], rtol=1e-5)
-
-
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    seed=st.integers(0, 2**31 - 1),
-    n=st.integers(12, 80),
-    k=st.integers(1, 4),
-    init=st.sampled_from(["kmeans++", "random", "random_from_data"]),
-    fix_weights=st.booleans(),
-)
-@pytest.mark.parametrize("family", FAMILIES, ids=repr)
-def test_accelerated_log_likelihood_never_decreases(family, seed, n, k, init, fix_weights):
-    X, w = _random_problem(family, seed, n, k)
-    if np.unique(X, axis=0).shape[0] < k:
-        return
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        fm = FiniteMixture(family, k, init_params=init, tol=0, max_iter=30, random_state=seed,
-                           fix_weights=fix_weights, reg_covar=1e-6, accelerate=True,
-                           keep_history=True).fit(X, sample_weight=w)
-    lb = fm.lower_bounds_
-    assert fm.n_iter_ == 30 and 1 < lb.shape[0] <= 31 and len(fm.history_) == lb.shape[0]
-    assert np.all(np.isfinite(lb))
-    # plain steps: EM's monotonicity up to O(reg_covar), as in test_em_seed; extrapolated ones
-    # are kept only when they do not lower the log-likelihood
-    slack = 10 * 1e-6 if isinstance(family, Gaussian) else 0.0
-    assert np.all(np.diff(lb) >= -1e-9 * np.maximum(1.0, np.abs(lb[1:])) - slack), np.diff(lb).min()
-    assert fm.score(X, sample_weight=w) == pytest.approx(lb[-1], rel=1e-9, abs=1e-12)
 
 
 @pytest.mark.parametrize("model", ["VVI", "VVV"])
