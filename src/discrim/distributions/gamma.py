@@ -252,15 +252,20 @@ def _centred_log_prob(X, log_x, a, m, mask):
     u = X / ops.like(m, X) - 1.0
     if mask is not None:  # a missing entry (held as 0 by the estimators) contributes 0: u = 0 there
         u = ops.where(ops.like(mask, X) > 0, u, 0.0 * u)
-    per_entry = ops.like(a, X) * (_log1p(u) - u) - log_x
+    per_entry = ops.like(a, X) * (_log1p_above_minus_one(u) - u) - log_x
     constant = ops.like(0.5 * np.log(a / (2 * np.pi)) - _stirling_remainder(a), X)  # (d,)
     if mask is None:
         return ops.row_sums(per_entry)[:, 0] + float(constant.sum())
     return ops.row_sums(per_entry)[:, 0] + ops.like(mask, X) @ constant
 
 
-def _log1p(u):
-    return np.log1p(u) if isinstance(u, np.ndarray) else u.log1p()
+def _log1p_above_minus_one(u):
+    """``log1p(u)`` with ``u`` held above ``-1 + eps``: an observed 0 at predict time gives a finite log-density,
+    as the expanded form's ``log x`` of ``LOG_TINY`` does, not ``-inf``."""
+    floor = -1.0 + float(np.finfo(np.float64).eps)
+    if isinstance(u, np.ndarray):
+        return np.log1p(np.maximum(u, floor))
+    return u.clamp(min=floor).log1p()
 
 
 def _stirling_remainder(a):
