@@ -618,23 +618,27 @@ def run_em(
                 weights = totals / totals.sum()
             return weights, new_params, empty
 
+        def keep(state):
+            """Record a kept parameter set: its log-likelihood, the progress log and the history."""
+            lower_bounds.append(state[3])
+            # progress for those who listen (the CLI's progress bar, benchmarks' iteration times)
+            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, state[3],
+                         extra={"em_iteration": n_iter, "em_max_iter": max_iter})
+            if keep_history:
+                history.append(_snapshot(*state[:2]))
+
         state = (weights, params, *expectation(weights, params))
         lower_bounds = [state[3]]
         # the parameter sets since the last extrapolation, each one EM step from the one before
         trail = [state[:2]]
         squarem = _SquaremSteps() if accelerate else None
         while n_iter < max_iter:
-            weights, params, stats, mean_ll, noise_weight, map_mean = state
+            weights, params, stats, _, noise_weight, _ = state
             weights, params, empty = em_step(weights, stats, noise_weight, params)
             n_iter += 1
             empty_ever |= empty
             state = (weights, params, *expectation(weights, params))
-            lower_bounds.append(state[3])
-            # progress for those who listen (the CLI's progress bar, benchmarks' iteration times)
-            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, state[3],
-                         extra={"em_iteration": n_iter, "em_max_iter": max_iter})
-            if keep_history:
-                history.append(_snapshot(weights, params))
+            keep(state)
             if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:
                 converged = True
                 break
@@ -662,12 +666,8 @@ def run_em(
             squarem.accepted()
             state = (new_weights, new_params, *new_state)
             trail = [state[:2]]
-            lower_bounds.append(state[3])
-            logger.debug("EM iteration %d (max_iter=%d): mean log-likelihood %.10g", n_iter, max_iter, state[3],
-                         extra={"em_iteration": n_iter, "em_max_iter": max_iter})
-            if keep_history:
-                history.append(_snapshot(*state[:2]))
-        weights, params, stats, mean_ll, noise_weight, map_mean = state
+            keep(state)
+        weights, params, _, _, _, map_mean = state
     if empty_ever.any():
         warnings.warn(
             f"component(s) {np.flatnonzero(empty_ever).tolist()} received no responsibility during "
