@@ -39,6 +39,7 @@ SKLEARN_TYPES = {"spherical": "VII", "diag": "VVI", "tied": "EEE", "full": "VVV"
 # tolerance is sqrt(machine epsilon), 1.5e-8), or after this many steps.
 _INNER_RTOL = 1e-10
 _INNER_MAX_ITER = 100
+_SCREEN_RTOL = 1e-4  # the cold EVE/VVE M-step's rough descents from each start (see _common_orientation)
 
 
 def model_name(covariance_type):
@@ -252,12 +253,15 @@ def _common_orientation(W, n_k, start, equal_volume):
         starts = [np.linalg.eigh(W.sum(axis=0))[1][:, ::-1]]
         if W.shape[0] > 1 and W.shape[1] > 1:
             starts.extend(_eigh_descending(W)[1])
-    best = min((_descend_orientation(W, n_k, vectors, equal_volume) for vectors in starts), key=lambda r: r[0])
-    _, D, B = best
+    if len(starts) > 1:  # descend from every start roughly, then from the best one only to the end
+        screened = min((_descend_orientation(W, n_k, vectors, equal_volume, _SCREEN_RTOL) for vectors in starts),
+                       key=lambda r: r[0])
+        starts = [screened[1]]
+    _, D, B = _descend_orientation(W, n_k, starts[0], equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(B, n_k, equal_volume))
 
 
-def _descend_orientation(W, n_k, vectors, equal_volume):
+def _descend_orientation(W, n_k, vectors, equal_volume, rtol=_INNER_RTOL):
     """Minimise the profile over the common orientation D from ``vectors`` (d, d) (see :func:`_common_orientation`).
 
     Returns
@@ -279,7 +283,7 @@ def _descend_orientation(W, n_k, vectors, equal_volume):
     profile = [_profile(M.diagonal(axis1=1, axis2=2), n_k, equal_volume)]
     if d > 1:
         rounds = []  # the majorisation sweep's rounds of planes, made when first needed
-        for _ in _alternations(lambda: profile[0]):
+        for _ in _alternations(lambda: profile[0], rtol):
             half = _newton_rotation(M, n_k, equal_volume)
             # a descent direction where the Hessian is positive definite: the step, or a part of it
             for fraction in _STEP_FRACTIONS if half is not None else ():
@@ -515,14 +519,14 @@ def _round_robin(d):
     return rounds
 
 
-def _alternations(objective):
-    """Yield until ``objective()`` (evaluated after each step) stops decreasing, relative."""
+def _alternations(objective, rtol=_INNER_RTOL):
+    """Yield until ``objective()`` (evaluated after each step) stops decreasing by more than ``rtol``, relative."""
     yield 0
     previous = objective()
     for step in range(1, _INNER_MAX_ITER):
         yield step
         value = objective()
-        if abs(previous - value) <= _INNER_RTOL * max(1.0, abs(value)):
+        if abs(previous - value) <= rtol * max(1.0, abs(value)):
             return
         previous = value
 
