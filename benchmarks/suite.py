@@ -5,7 +5,7 @@ Usage::
     python benchmarks/suite.py [--cases iris-2f,wine,...] [--skip-proset-above ROWS] [--no-proset]
                                [--n-jobs N] [--proset-timeout S] [--repeat N] [--repeat-up-to ROWS]
                                [--draws N] [--draws-up-to ROWS] [--proset-draws-up-to ROWS] [--proset-draws N]
-                               [--batches-no-change N] [--search-max-iter N] [--selection RULE]
+                               [--batches-no-change N] [--search-max-iter N] [--selection RULE] [--n-candidates N]
                                [--output PATH] [--note TEXT]
 
 For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, random_state=0)``):
@@ -20,9 +20,9 @@ For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, ran
 - XGBoost, when importable: ``XGBClassifier`` with depth and number of trees chosen the same way.
 
 A case "name@B" (``digits@50``, ``xor-6f@50``) is the case "name" with discrim's search over 0..B
-batches; ``--batches-no-change``, ``--search-max-iter`` and ``--selection`` set
-``n_batches_no_change``, ``search_max_iter`` and ``selection`` of those searches only, so that one
-run times today's 10-batch search (the defaults) beside them.
+batches; ``--batches-no-change``, ``--search-max-iter``, ``--selection`` and ``--n-candidates`` set
+``n_batches_no_change``, ``search_max_iter``, ``selection`` and ``n_candidates`` of those searches
+only, so that one run times today's 10-batch search (the defaults) beside them.
 
 With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on
 the first ``--proset-draws`` of them) also runs on the draws
@@ -177,7 +177,7 @@ def search_options(args, max_batches=None):
     if max_batches == MAX_BATCHES:
         return {}
     options = {"n_batches_no_change": args.batches_no_change, "search_max_iter": args.search_max_iter,
-               "selection": args.selection}
+               "selection": args.selection, "n_candidates": args.n_candidates}
     return {name: value for name, value in options.items() if value is not None}
 
 
@@ -671,6 +671,9 @@ def main(argv=None):
     parser.add_argument("--selection", choices=("one_se", "best"), default=None,
                         help="PrototypeClassifierCV's selection rule for the cases with a raised batch bound "
                              "(name@B; default: its default, the 1-SE rule)")
+    parser.add_argument("--n-candidates", type=int, default=None,
+                        help="PrototypeClassifierCV's n_candidates (per batch) for the cases with a raised batch bound "
+                             "(name@B; default: its default, 1000)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
     parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")
     parser.add_argument("--note", default="", help="extra line for the results file")
