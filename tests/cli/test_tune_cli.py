@@ -55,6 +55,23 @@ def test_tune_csv_standardises_inside_the_search_and_writes_html(tmp_path):
     assert type(model.transformer).__name__ == "StandardScaler" and model.transformer_.n_features_in_ == 13
 
 
+def test_tune_many_batch_options_reach_the_search(tmp_path):
+    """--n-batches-no-change, --search-max-iter, --selection and --n-candidates set the saved search's
+    parameters, and the selection follows the rule asked for."""
+    out = tmp_path / "run"
+    result = run("--dataset", "wine", "--max-batches", "4", "--cv", "2", "--n-alphas", "2", "--quiet",
+                 "--n-batches-no-change", "2", "--search-max-iter", "50", "--selection", "best",
+                 "--n-candidates", "40", "--output", str(out))
+    assert result.exit_code == 0, result.output
+    search = load_model(out / "model.skops")
+    params = search.get_params()
+    assert (params["n_batches_no_change"], params["search_max_iter"], params["selection"],
+            params["n_candidates"]) == (2, 50, "best", 40)
+    # "best": the selected row has the lowest mean validation loss of the grid
+    means = search.cv_results_["mean_test_log_loss"]
+    assert means[search.best_index_] == np.nanmin(means)
+
+
 def test_tune_without_output_only_prints():
     result = run("--dataset", "iris-2f", *FAST)
     assert result.exit_code == 0, result.output
