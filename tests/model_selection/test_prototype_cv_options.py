@@ -62,6 +62,23 @@ def test_transformer_inside_folds_equals_a_manual_per_fold_pipeline(raw_iris):
     assert not np.array_equal(leaky.cv_results_["mean_test_log_loss"], search.cv_results_["mean_test_log_loss"])
 
 
+def test_transformer_keeps_a_dataframes_column_names(raw_iris):
+    """A search fitted on a DataFrame predicts DataFrames without scikit-learn's feature-name
+    warning: its refitted transformer saw the column names (as `discrim tune` uses it)."""
+    import warnings
+
+    import pandas as pd
+
+    X, y = raw_iris
+    frame = pd.DataFrame(X, columns=["sepal length", "sepal width"])
+    search = PrototypeClassifierCV(**SMALL, cv=2, transformer=StandardScaler(), random_state=3).fit(frame, y)
+    assert list(search.transformer_.feature_names_in_) == ["sepal length", "sepal width"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        proba = search.predict_proba(frame)
+    np.testing.assert_array_equal(proba, search.predict_proba(X))
+
+
 def test_alpha_prototype_grid_equals_separate_searches(raw_iris):
     X, y = raw_iris
     X = StandardScaler().fit_transform(X)

@@ -11,7 +11,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from discrim._typing import Array, ArrayLike, Device, RandomStateLike
 from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_tasks, refit_path, select_one_se
@@ -569,8 +569,10 @@ empty_check_iter, max_samples, dtype, backend, device
         self.transformer_ = None
         X_refit = X_in
         if self.transformer is not None:
-            self.transformer_ = clone(self.transformer).fit(X, y)
-            X_refit = _transformed(self.transformer_, X)
+            # fitted on the rows as given, so that a DataFrame's column names stay with it and
+            # predictions on a DataFrame pass scikit-learn's feature-name check
+            self.transformer_ = clone(self.transformer).fit(X_in, y)
+            X_refit = _transformed(self.transformer_, X_in)
         # the task that fitted the selected point: the refit repeats its stretch of the path
         chunk = next(order[c] for fold, c in tasks if fold == 0 and c_sel in order[c])
         path = alpha_f[chunk[: int(np.flatnonzero(chunk == c_sel)[0]) + 1]]
@@ -663,8 +665,9 @@ def _transformed(transform, X):
     if hasattr(out, "toarray"):  # a sparse result
         out = out.toarray()
     out = np.asarray(out, dtype=np.float64)
-    if out.ndim != 2 or out.shape[0] != X.shape[0]:
-        raise ValueError(f"transform gave an array of shape {out.shape} for {X.shape[0]} rows; it must give "
+    n_rows = _num_samples(X)
+    if out.ndim != 2 or out.shape[0] != n_rows:
+        raise ValueError(f"transform gave an array of shape {out.shape} for {n_rows} rows; it must give "
                          "one row per input row.")
     return out
 
