@@ -139,8 +139,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     decision_surface.png (two-feature data) and the report into DIR.
 
     A search over many batches (the proset report's optima of digits and xor-6f lay at 24 and 33):
-    --max-batches 50 --n-batches-no-change 5 --search-max-iter 100 --selection best, and on data with
-    thousands of rows per class --n-candidates 2000.
+    --max-batches 50 --n-batches-no-change 5 --search-max-iter 100 --selection best.
     """
     from sklearn.preprocessing import StandardScaler
 
