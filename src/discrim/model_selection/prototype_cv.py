@@ -569,10 +569,12 @@ empty_check_iter, max_samples, dtype, backend, device
         self.transformer_ = None
         X_refit = X_in
         if self.transformer is not None:
-            # fitted on the rows as given, so that a DataFrame's column names stay with it and
-            # predictions on a DataFrame pass scikit-learn's feature-name check
-            self.transformer_ = clone(self.transformer).fit(X_in, y)
-            X_refit = _transformed(self.transformer_, X_in)
+            # a DataFrame as given, so that its column names stay with the transformer and
+            # predictions on a DataFrame pass scikit-learn's feature-name check; other input
+            # (a device tensor among it) as the host array the folds' transformers saw
+            rows = X_in if hasattr(X_in, "columns") else X
+            self.transformer_ = clone(self.transformer).fit(rows, y)
+            X_refit = _transformed(self.transformer_, rows)
         # the task that fitted the selected point: the refit repeats its stretch of the path
         chunk = next(order[c] for fold, c in tasks if fold == 0 and c_sel in order[c])
         path = alpha_f[chunk[: int(np.flatnonzero(chunk == c_sel)[0]) + 1]]
