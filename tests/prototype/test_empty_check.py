@@ -174,9 +174,9 @@ def test_screened_empty_needs_the_screens_verdict_and_a_stationary_point_of_the_
 @pytest.mark.parametrize("case", ["checker", "digits"])
 def test_the_screen_ends_empty_batches_and_leaves_the_others_bit_identical(case, share, monkeypatch):
     # every batch solved twice, without a screen and with one over a third or a quarter of its
-    # scoring rows in float32: the same theta everywhere (digits'
-    # batches that fill, and its fourth, which the screen leaves undecided), and the
-    # checkerboard's later batches decided by the screen
+    # scoring rows in float32: the same theta everywhere (digits' batches that fill, and its
+    # fourth, which the screen leaves undecided), and the checkerboard's later batches decided by
+    # the screen
     import discrim.prototype.classifier as classifier
     from discrim.prototype._solver import solve_batch
 

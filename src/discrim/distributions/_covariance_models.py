@@ -247,17 +247,13 @@ def _common_orientation(W, n_k, start, equal_volume):
     and from those of every ``W_k``, and keeps the lowest profile (with the pooled start alone,
     about 1 in 200 random problems ended in a local minimum).
     """
-    if start is not None:
-        starts = [np.linalg.eigh(start.sum(axis=0))[1][:, ::-1]]
-    else:
-        starts = [np.linalg.eigh(W.sum(axis=0))[1][:, ::-1]]
-        if W.shape[0] > 1 and W.shape[1] > 1:
-            starts.extend(_eigh_descending(W)[1])
-    if len(starts) > 1:  # descend from every start roughly, then from the best one only to the end
-        screened = min((_descend_orientation(W, n_k, vectors, equal_volume, _SCREEN_RTOL) for vectors in starts),
-                       key=lambda r: r[0])
-        starts = [screened[1]]
-    _, D, B = _descend_orientation(W, n_k, starts[0], equal_volume)
+    vectors = np.linalg.eigh((W if start is None else start).sum(axis=0))[1][:, ::-1]
+    if start is None and W.shape[0] > 1 and W.shape[1] > 1:
+        # descend from every start roughly, then from the best one only to the end
+        starts = [vectors, *_eigh_descending(W)[1]]
+        vectors = min((_descend_orientation(W, n_k, v, equal_volume, _SCREEN_RTOL) for v in starts),
+                      key=lambda r: r[0])[1]
+    _, D, B = _descend_orientation(W, n_k, vectors, equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(B, n_k, equal_volume))
 
 

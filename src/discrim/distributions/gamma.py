@@ -4,6 +4,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.special
+from array_api_compat import array_namespace
 
 from discrim.backend import ops
 from discrim.distributions import _constraints as constraints
@@ -262,10 +263,8 @@ def _centred_log_prob(X, log_x, a, m, mask):
 def _log1p_above_minus_one(u):
     """``log1p(u)`` with ``u`` held above ``-1 + eps``: an observed 0 at predict time gives a finite log-density,
     as the expanded form's ``log x`` of ``LOG_TINY`` does, not ``-inf``."""
-    floor = -1.0 + float(np.finfo(np.float64).eps)
-    if isinstance(u, np.ndarray):
-        return np.log1p(np.maximum(u, floor))
-    return u.clamp(min=floor).log1p()
+    xp = array_namespace(u)
+    return xp.log1p(xp.clip(u, min=-1.0 + float(np.finfo(np.float64).eps)))
 
 
 def _stirling_remainder(a):

@@ -642,8 +642,10 @@ def run_em(
             if tol > 0 and abs(lower_bounds[-1] - lower_bounds[-2]) < tol:
                 converged = True
                 break
+            if squarem is None:  # plain EM keeps no trail: it would hold every parameter set of the fit
+                continue
             trail = [] if empty.any() else [*trail, (weights, params)]
-            if squarem is None or len(trail) < 3 or n_iter >= max_iter:
+            if len(trail) < 3 or n_iter >= max_iter:
                 continue
             # SQUAREM: one EM step from the point extrapolated along the last two steps, kept if
             # its log-likelihood is at least theirs (it then is an EM step from a point at least
