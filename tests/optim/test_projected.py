@@ -105,3 +105,18 @@ def test_refuses_a_non_finite_evaluation():
 
     with pytest.raises(FloatingPointError, match="not finite"):
         minimize_projected(Bad(np.eye(2), np.ones(2), np.ones(2)))
+
+
+def test_a_trial_where_the_objective_overflows_is_rejected_not_fatal():
+    # the objective is not finite beyond theta_0 = 4 (as the prototype kernel overflows far along a
+    # search arc): the line search backs off from such trials, and the solve reaches the optimum 3
+    class Overflows(_Problem):
+        def value_and_grad(self, theta):
+            if theta[0] > 4.0:
+                return float("inf"), np.full_like(theta, np.nan)
+            return super().value_and_grad(theta)
+
+    problem = Overflows(np.eye(1), np.array([3.0]), np.array([0.0]))
+    result = minimize_projected(problem, tol=1e-10)
+    assert result.converged
+    assert result.theta[0] == pytest.approx(3.0, abs=1e-8)

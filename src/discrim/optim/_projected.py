@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import deque
 from collections.abc import Callable
@@ -69,18 +70,33 @@ def _direction(g, free, pairs, length=1.0):
     return -q
 
 
+def _evaluate_trial(fun, trial):
+    """``fun(trial)``, or ``(inf, None)`` where the objective is not finite there.
+
+    Far along a search arc the objective can overflow (the prototype kernel's exponent in
+    float32 at a large feature weight, where rounding makes it positive): such a trial is
+    rejected as one without sufficient decrease, and the search backs off towards the current
+    point instead of ending the solve.
+    """
+    try:
+        return fun(trial)
+    except FloatingPointError:
+        return math.inf, None
+
+
 def _line_search(fun, x, f, g, d, lower, upper, maxls):
     """Armijo search along the projection arc ``P(x + t d)``; returns ``(x, f, g, n_eval)`` or None.
 
     The first trial is ``t = 1``. A rejected step is cut by CUT; an accepted first step is extended
     by EXTEND while the value keeps decreasing sufficiently: along the arc, each step can put many
     variables on their bounds (L-BFGS-B's search ends at the first bound it meets). At most
-    ``maxls`` evaluations; None if no step decreases the value sufficiently.
+    ``maxls`` evaluations; None if no step decreases the value sufficiently. A trial where the
+    objective is not finite counts as one without sufficient decrease (:func:`_evaluate_trial`).
     """
     t, n_eval = 1.0, 0
     while n_eval < maxls:
         trial = np.clip(x + t * d, lower, upper)
-        ft, gt = fun(trial)
+        ft, gt = _evaluate_trial(fun, trial)
         n_eval += 1
         if ft <= f + ARMIJO * (g @ (trial - x)):
             break
@@ -94,7 +110,7 @@ def _line_search(fun, x, f, g, d, lower, upper, maxls):
         trial = np.clip(x + t * d, lower, upper)
         if np.array_equal(trial, best[0]):  # every moving variable is on its bound already
             break
-        ft, gt = fun(trial)
+        ft, gt = _evaluate_trial(fun, trial)
         n_eval += 1
         if not ft <= best[1] + ARMIJO * (g @ (trial - best[0])):
             break
