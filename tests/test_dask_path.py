@@ -283,6 +283,13 @@ def test_prototypes_on_dask_skip_rows_with_missing_values(client):
     np.testing.assert_allclose(on_dask.objective_values_, in_memory.objective_values_, rtol=1e-3)
 
 
+def test_prototypes_on_dask_without_a_complete_row_say_why(client):
+    X, y = _incomplete_iris()
+    X[np.arange(X.shape[0]), np.arange(X.shape[0]) % 4] = np.nan
+    with pytest.raises(ValueError, match="every row of positive weight has a missing value"):
+        PrototypeClassifier(n_batches=1).fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
+
+
 def test_a_feature_missing_everywhere_on_dask_is_named(client):
     X, y = _incomplete_iris()
     X[:, 1] = np.nan

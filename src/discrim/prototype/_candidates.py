@@ -1,5 +1,7 @@
 """Choosing candidates for a batch: bins by class and correctness, the bins algorithm, the lemma."""
 
+import warnings
+
 import numpy as np
 
 
@@ -163,6 +165,43 @@ def check_min_cases(class_counts, max_fraction, classes, what="training data"):
             "every class supplies both candidates and scoring samples: add rows, merge rare "
             "classes, or move max_fraction towards 0.5."
         )
+
+
+def check_complete_candidates(complete_counts, classes):
+    """Raise or warn when missing values leave classes without a row that can be a prototype.
+
+    Rows with a missing value are scored but never drawn as candidates, so a class without a
+    complete row of positive weight can have no prototype: with no such row at all the model
+    could only predict the class frequencies, whatever its options.
+
+    Parameters
+    ----------
+    complete_counts : ndarray of shape (n_classes,) of int
+        Per class, the complete rows (no NaN) of positive weight.
+    classes : ndarray of shape (n_classes,)
+        Labels, for the message.
+
+    Raises
+    ------
+    ValueError
+        No class has a complete row.
+    """
+    advice = ("Impute the missing values first (for example PrototypeClassifierCV(transformer=make_pipeline("
+              "IterativeImputer(), StandardScaler())), which fits the imputer inside each fold, or "
+              "FiniteMixture(Gaussian(), n_components).fit(X).impute(X)), or drop the features that are "
+              "missing most often.")
+    if not np.any(complete_counts):
+        raise ValueError(
+            "X: every row of positive weight has a missing value (NaN), and prototypes are drawn from "
+            "complete rows only, so the model could only predict the class frequencies. " + advice)
+    lacking = np.flatnonzero(complete_counts == 0)
+    if lacking.size:
+        labels = [classes[k].item() if isinstance(classes[k], np.generic) else classes[k] for k in lacking]
+        warnings.warn(
+            f"class(es) {labels} have no complete row (every one has a missing value): prototypes are drawn "
+            "from complete rows only, so no batch can hold a prototype of them and they are predicted "
+            "from the other classes' prototypes and the class frequencies alone. " + advice,
+            UserWarning, stacklevel=4)
 
 
 def _min_rows(max_fraction):

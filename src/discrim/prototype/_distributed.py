@@ -215,6 +215,12 @@ class DaskTrainingRows:
             map_row_chunks(functools.partial(_class_counts, n_classes), y_idx, sample_weight))
         self.q = None
 
+    def complete_counts(self):
+        """Per class, the complete rows of positive weight (the rows that can be candidates)."""
+        candidate = (self.complete & (self.w > 0)).astype(np.int64)
+        return np.asarray(da.bincount(self.y_idx, weights=candidate, minlength=self.n_classes).compute(),
+                          dtype=np.int64)
+
     def set_scores(self, estimator):
         """``q`` of the fitted batches on every row, persisted (a fit's start, or a warm start)."""
         n_classes = self.n_classes

@@ -21,6 +21,7 @@ from discrim.optim import NonNegElasticNet, PenalizedObjective
 from discrim.prototype._candidates import (
     assign_bins,
     candidates_per_bin,
+    check_complete_candidates,
     check_min_cases,
     draw_candidates,
     stratified_subsample,
@@ -430,6 +431,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
                          lambda: centre_of(*gather_sample(X, w, _INIT_SAMPLE_ROWS, side_stream(self.random_state))),
                          warm)
         rows = DaskTrainingRows(X, y_idx, w, classes.shape[0])
+        if checked.n_missing:
+            check_complete_candidates(rows.complete_counts(), classes)
         rows.set_scores(self)
         streams = as_seed_sequence(self.random_state).spawn(self.n_batches)
         with single_threaded_blas():
@@ -464,6 +467,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         missing = np.isnan(X)
         if missing.any():
             check_observed_columns(~missing, w)
+            complete = ~missing.any(axis=1) & (w > 0)
+            check_complete_candidates(np.bincount(y_idx[complete], minlength=classes.shape[0]), classes)
         return X, classes, y_idx, w
 
     def _fit_validated(self, X, classes, y_idx, sample_weight, warm=False, initial_solution=None,
