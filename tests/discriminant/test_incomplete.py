@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 from sklearn.datasets import load_iris
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
 from discrim.discriminant import (
@@ -211,3 +212,29 @@ def test_a_constant_feature_is_refused_with_or_without_missing_values(cls):
         cls().fit(_knock_out(X, 0.2, rng), y)
     model = cls(reg_param=0.01).fit(_knock_out(X, 0.2, rng), y)
     assert np.all(np.isfinite(model.predict_proba(_knock_out(X, 0.2, rng))))
+
+
+def _few_complete_rows_per_class():
+    """Wine (13 features, 48-71 rows per class) with a fifth of its cells missing: 1-4 complete rows per class."""
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    return _knock_out(StandardScaler().fit_transform(X), 0.2, np.random.default_rng(0)), y
+
+
+def test_a_collapsing_class_covariance_is_named_with_its_fix():
+    # Each class's incomplete-data likelihood grows without bound as its covariance flattens along a
+    # direction its few complete rows pin down: EM runs to em_max_iter with an eigenvalue near the floor
+    X, y = _few_complete_rows_per_class()
+    with pytest.warns(UserWarning, match=r"covariance of class\(es\) [012, ]+ is collapsing.*reg_param=0\.1"):
+        QuadraticDiscriminant(em_max_iter=300).fit(X, y)
+    # shrunk after EM, the covariances are usable: no such warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = QuadraticDiscriminant(reg_param=0.1, em_max_iter=300).fit(X, y)
+    assert (model.predict(X) == y).mean() > 0.9
+    # the pooled covariance of all 178 rows does not collapse
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        LinearDiscriminant().fit(X, y)
