@@ -41,6 +41,14 @@ def write_results(text, path):
     print(text)
 
 
+def print_and_append(text, path=None):
+    """Print a results section and, with ``path``, append it to that markdown file (after a blank line)."""
+    print(text)
+    if path:
+        with open(path, "a") as handle:
+            handle.write("\n" + text.rstrip("\n") + "\n")
+
+
 def markdown_table(frame, floatfmt=".3g", index=False):
     """A pandas DataFrame as a Markdown table (without the optional ``tabulate`` package)."""
     import numpy as np

@@ -23,7 +23,7 @@ import pandas as pd
 from sklearn.metrics import log_loss
 
 sys.path.append(str(Path(__file__).parent))  # appended: a benchmark module must never shadow a package
-from _machine import markdown_table  # noqa: E402
+from _machine import markdown_table, print_and_append  # noqa: E402
 
 from discrim.datasets import load_benchmark  # noqa: E402
 from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant  # noqa: E402
@@ -86,10 +86,7 @@ def main():
              "imputation pipeline of incomplete.md at 30 % and 50 % missing. Where even the complete-data fit is not "
              "lower, no fit of these models on the incomplete rows can be expected to meet the goal there.", "",
              markdown_table(pd.DataFrame(rows))]
-    print("\n".join(lines))
-    if args.append:
-        with open(RESULTS / "incomplete_regularised.md", "a") as handle:
-            handle.write("\n".join(lines) + "\n")
+    print_and_append("\n".join(lines), RESULTS / "incomplete_regularised.md" if args.append else None)
 
 
 if __name__ == "__main__":

@@ -28,11 +28,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _machine import markdown_table  # noqa: E402
+from _machine import markdown_table, print_and_append  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = ("iris", "faithful", "wine", "sim-VII", "sim-EEE", "sim-VEV")
@@ -155,11 +154,7 @@ def main():
              "of that process; ratio above 1: discrim faster.", "",
              markdown_table(table.T.reset_index().rename(columns={"index": "case"}).set_axis(
                  ["", *table["case"]], axis=1).iloc[1:], ".3g"), ""]
-    text = "\n".join(lines)
-    print(text)
-    if args.append:
-        with open(args.append, "a") as fh:
-            fh.write("\n" + text)
+    print_and_append("\n".join(lines), args.append)
 
 
 if __name__ == "__main__":
