@@ -208,7 +208,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         With few complete rows the likelihood of incomplete rows can grow without bound as a
         covariance flattens along a direction those rows leave unobserved: EM then never converges,
         and the covariance's smallest eigenvalue falls towards the floor that keeps it factorable.
-        Within 100 times the floor, the estimate and the predictions' confidence mean nothing.
+        Within _COLLAPSE_FLOORS times the floor, the estimate and the predictions' confidence mean nothing.
         """
         if self.reg_param > 0 or self.shrinkage is not None:
             return
