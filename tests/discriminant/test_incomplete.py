@@ -238,3 +238,14 @@ def test_a_collapsing_class_covariance_is_named_with_its_fix():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         LinearDiscriminant().fit(X, y)
+
+
+def test_a_collapsing_mixture_component_is_named_in_the_convergence_warning():
+    # the same data as one Gaussian per class by FiniteMixture (MixtureDiscriminant's fits): its
+    # ConvergenceWarning names the collapsing component and reg_covar instead of max_iter
+    X, y = _few_complete_rows_per_class()
+    with pytest.warns(ConvergenceWarning, match=r"Component\(s\) \[0\] are collapsing.*Raise reg_covar"):
+        FiniteMixture(Gaussian(), 1, max_iter=100, random_state=0).fit(X[y == 2])
+    with pytest.warns(ConvergenceWarning, match="Increase max_iter") as record:
+        FiniteMixture(Gaussian(), 3, max_iter=2, random_state=0).fit(np.nan_to_num(X))
+    assert not any("collapsing" in str(w.message) for w in record)

@@ -199,6 +199,24 @@ def test_gaussian_relative_variance_is_in_the_datas_standard_units(ctype, rng):
 @pytest.mark.parametrize("family", [Binomial(n_trials=5), Bernoulli(), Poisson(), Categorical(n_categories=4)], ids=repr)
 def test_discrete_families_have_no_variance_to_collapse(family):
     assert np.isnan(family.min_relative_variance(None, np.array([True]), np.ones(3)))
+    assert family.collapsing_components(None).size == 0
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "diag"])
+def test_a_gaussian_variance_near_reg_covar_is_collapsing(ctype):
+    # component 1 has a variance of 3 reg_covar (within 100 of it) beside variances of order 1
+    family = Gaussian(ctype, reg_covar=1e-6)
+    spreads = np.array([[1.0, 0.5], [2.0, 3e-6]])
+    cov = {"full": np.stack([np.diag(s) for s in spreads]), "tied": np.diag(spreads[1]), "diag": spreads}[ctype]
+    params = family.make_params({"mean": np.zeros((2, 2)), "covariance": cov}, 2, 2)
+    expected = [0, 1] if ctype == "tied" else [1]  # a tied covariance is every component's
+    assert family.collapsing_components(params).tolist() == expected
+    # data in tiny units: every variance near reg_covar, none small against the component's largest
+    tiny = family.make_params({"mean": np.zeros((2, 2)), "covariance": cov * 0 + (
+        np.eye(2) * 5e-6 if ctype != "diag" else 5e-6)}, 2, 2)
+    assert family.collapsing_components(tiny).size == 0
+    # a spherical variance has no direction to flatten along
+    assert Gaussian("spherical").collapsing_components(None).size == 0
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=repr)

@@ -35,13 +35,6 @@ from discrim.utils.validation import (
 _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
 
-# The variance floor of covariances estimated from incomplete rows, as a share of the features' mean
-# variance (_GaussianDiscriminant._fit_incomplete); an unconverged EM whose covariance has an
-# eigenvalue within _COLLAPSE_FLOORS times it is collapsing (_warn_if_collapsing).
-_FLOOR_SHARE = 1e-6
-_COLLAPSE_FLOORS = 100.0
-
-
 def _nan_variance(X):
     """Each feature's variance over its observed (non-NaN) entries: (n_features,), in memory or by Dask."""
     if is_dask(X):
@@ -176,8 +169,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 "are constant over their observed values, so the covariance is singular. Remove them or set "
                 "reg_param > 0 (for example reg_param=0.01)."
             )
-        mean_variance = float(np.mean(variance))
-        family = Gaussian(self._em_covariance_type, reg_covar=_FLOOR_SHARE * mean_variance)
+        floor = 1e-6 * float(np.mean(variance))
+        family = Gaussian(self._em_covariance_type, reg_covar=floor)
         em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=self.em_max_iter, random_state=0,
                            device=self.device, unlabeled=-1)
         with warnings.catch_warnings():
@@ -188,7 +181,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 em.set_params(params_init=start.params_, weights_init=start.weights_)
             em.fit(X, y=y_idx, sample_weight=w)
         if not em.converged_:
-            self._warn_if_collapsing(em.params_["covariance"], mean_variance, classes)
+            self._warn_if_collapsing(family.collapsing_components(em._params), em.params_["covariance"], classes)
             warnings.warn(
                 f"{type(self).__name__}: the EM that estimates the class means and covariances from "
                 f"{'unlabelled rows or ' if unlabelled else ''}rows with missing values did not converge in "
@@ -202,30 +195,27 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         stats = GaussianStats(weight=totals, mean=em.params_["mean"] - origin, scatter=scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
 
-    def _warn_if_collapsing(self, cov, mean_variance, classes):
-        """Warn when an unconverged EM's covariance is flattening onto its floor (see :meth:`_fit_incomplete`).
+    def _warn_if_collapsing(self, collapsing, cov, classes):
+        """Warn that the classes ``collapsing`` (:meth:`Gaussian.collapsing_components`) of an unconverged
+        EM have a covariance sinking onto the variance floor of :meth:`_fit_incomplete`.
 
         With few complete rows the likelihood of incomplete rows can grow without bound as a
-        covariance flattens along a direction those rows leave unobserved: EM then never converges,
-        and the covariance's smallest eigenvalue falls towards the floor that keeps it factorable.
-        Within _COLLAPSE_FLOORS times the floor, the estimate and the predictions' confidence mean nothing.
+        covariance flattens along a direction those rows leave unobserved, and the estimate and the
+        predictions' confidence then mean nothing. Only when no ``reg_param`` or ``shrinkage``
+        regularises the estimate after EM.
         """
-        if self.reg_param > 0 or self.shrinkage is not None:
-            return
-        smallest = np.linalg.eigvalsh(cov if cov.ndim == 3 else cov[None])[:, 0]
-        collapsing = np.flatnonzero(smallest < _COLLAPSE_FLOORS * _FLOOR_SHARE * mean_variance)
-        if not collapsing.size:
+        if not collapsing.size or self.reg_param > 0 or self.shrinkage is not None:
             return
         whose = ("the pooled covariance" if cov.ndim == 2 else
                  "the covariance of class(es) " + ", ".join(_show(classes[k]) for k in collapsing))
         pooled = "" if cov.ndim == 2 else ", or use LinearDiscriminant, which pools the classes' rows"
         warnings.warn(
-            f"{type(self).__name__}: {whose} is collapsing: estimated from rows with missing values, the "
-            f"smallest eigenvalue has fallen to {smallest[collapsing].min() / mean_variance:.1e} of the features' "
-            "mean variance and EM has not converged. With few complete rows the likelihood of incomplete rows "
-            "grows without bound as a covariance flattens along a direction those rows leave unobserved, so "
-            "this estimate, and the confidence of the predictions, mean nothing. Set reg_param (for example "
-            f"reg_param=0.1) or shrinkage{pooled}.", UserWarning, stacklevel=4)
+            f"{type(self).__name__}: {whose} is collapsing: estimated from rows with missing values, its "
+            "smallest eigenvalue has sunk to near the variance floor (a millionth of the features' mean variance) "
+            "and EM has not converged. With few complete rows the likelihood of incomplete rows grows without "
+            "bound as a covariance flattens along a direction those rows leave unobserved, so this estimate, and "
+            "the confidence of the predictions, mean nothing. Set reg_param (for example reg_param=0.1) or "
+            f"shrinkage{pooled}.", UserWarning, stacklevel=4)
 
     def _fit_dask(self, X, y, sample_weight):
         """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.).

@@ -693,6 +693,26 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return float("nan")
 
+    def collapsing_components(self, params: Params) -> np.ndarray:
+        """Components whose variance is sinking onto the family's regularisation floor.
+
+        Where the likelihood has no interior maximum (a component with too few rows for its
+        covariance, or rows with missing values that leave a direction unobserved), EM flattens a
+        variance towards the floor that keeps it factorable and never converges; the fit then
+        means nothing along that direction, and its densities are overconfident. Families with such
+        a floor (Gaussian) say which components are on that path; the others return none.
+
+        Parameters
+        ----------
+        params : Params
+
+        Returns
+        -------
+        components : ndarray of int
+            Sorted component indices (for a tied covariance, all of them).
+        """
+        return np.zeros(0, dtype=int)
+
     def fit_params(self, X: Array, resp: Array, sample_weight: Array | None = None, *, mask: Array | None = None,
                    rows: dict[str, Array] | None = None) -> Params:
         """Weighted MLE from responsibilities: ``params_from_stats(suff_stats(...))``.

@@ -200,3 +200,6 @@ class Fixed(ComponentFamily):
 
     def min_relative_variance(self, params, occupied, feature_var):
         return self.family.min_relative_variance(params, occupied, feature_var)
+
+    def collapsing_components(self, params):
+        return self.family.collapsing_components(params)

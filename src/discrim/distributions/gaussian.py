@@ -45,6 +45,10 @@ _COVARIANCE_TYPES = (*SKLEARN_TYPES, *COVARIANCE_MODELS)
 _LOG_2PI = float(np.log(2 * np.pi))
 # Rows per block when log_prob is called on a large X directly (EM passes its own blocks).
 _BLOCK_ELEMENTS = 1 << 22
+# A covariance is collapsing (Gaussian.collapsing_components) when its smallest eigenvalue lies within
+# _COLLAPSE_FLOORS times reg_covar and below _COLLAPSE_SHARE of its largest.
+_COLLAPSE_FLOORS = 100.0
+_COLLAPSE_SHARE = 1e-4
 # Bytes of rows per block in the scatter of labelled rows: a block stays in cache and the
 # temporaries stay small however large X is.
 _SCATTER_BLOCK_BYTES = 1 << 23
@@ -295,6 +299,22 @@ class Gaussian(ComponentFamily):
         if ctype == "diag":
             return float(np.min((cov[occupied] - reg_covar) / scale))
         return float(np.min((cov[occupied] - reg_covar) / np.max(scale[np.isfinite(scale)], initial=0.0)))
+
+    def collapsing_components(self, params):
+        # within _COLLAPSE_FLOORS times reg_covar, and a small share of the component's largest
+        # variance (data in tiny units, whose variances are all near reg_covar, are not collapsing)
+        if self._storage == "spherical":
+            return np.zeros(0, dtype=int)
+        cov = params.covariance
+        if self._storage in ("full", "tied"):
+            values = np.linalg.eigvalsh(cov if cov.ndim == 3 else cov[None])
+        else:
+            values = np.sort(cov, axis=1)
+        smallest, largest = values[:, 0], values[:, -1]
+        collapsing = (smallest < _COLLAPSE_FLOORS * self.reg_covar) & (smallest < _COLLAPSE_SHARE * largest)
+        if self._storage == "tied":
+            return np.arange(params.mean.shape[0]) if collapsing[0] else np.zeros(0, dtype=int)
+        return np.flatnonzero(collapsing)
 
     def param_shapes(self, n_components, n_features):
         k, d = n_components, n_features

@@ -633,10 +633,16 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 f"{family!r} can represent (e.g. extreme counts or values); rescale X or choose another family."
             )
         if not best.converged and self.tol > 0 and self.max_iter > 0:
+            collapsing = family.collapsing_components(best.params)
+            advice = "Increase max_iter or tol, or check the initialisation." if not collapsing.size else (
+                f"Component(s) {collapsing.tolist()} are collapsing: a variance has sunk to near the family's "
+                "reg_covar, as where the likelihood grows without bound (a component with too few rows for its "
+                "covariance, or rows with missing values that leave a direction unobserved), and the fit means "
+                "nothing along it. Raise reg_covar, set a prior, or use fewer components.")
             warnings.warn(
                 f"EM did not converge in max_iter={self.max_iter} iterations (last change of the "
                 f"mean log-likelihood {best.lower_bounds[-1] - best.lower_bounds[-2]:.3g} >= "
-                f"tol={self.tol}). Increase max_iter or tol, or check the initialisation.",
+                f"tol={self.tol}). {advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )
