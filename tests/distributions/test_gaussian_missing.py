@@ -8,6 +8,7 @@ from scipy.stats import multivariate_normal
 
 from discrim.distributions import Gaussian
 from discrim.distributions._gaussian_missing import BufferPool, ConditionedRows, MissingPatterns, pattern_inverses
+from discrim.mixture import FiniteMixture
 from discrim.mixture._em import RowBlocks, run_em
 
 
@@ -82,6 +83,22 @@ def test_patterns_of_wide_rows_are_exact():
         for r, p in zip(rows, pattern):
             np.testing.assert_array_equal(np.flatnonzero(~mask[r]), missing[p])
         assert len({tuple(m) for m in missing}) == missing.shape[0]
+
+
+@pytest.mark.parametrize("d", [10, 60, 70])  # keys of 2 bytes (a table), 8 bytes (a number), 9 (byte strings)
+def test_a_fortran_ordered_mask_groups_as_its_c_ordered_copy(d):
+    # pandas often hands over Fortran-ordered arrays; 60 features once failed deep in numpy
+    rng = np.random.default_rng(0)
+    mask = rng.random((200, d)) < 0.7
+    c_ordered, f_ordered = MissingPatterns(mask), MissingPatterns(np.asfortranarray(mask))
+    np.testing.assert_array_equal(f_ordered.code, c_ordered.code)
+    for a, b in zip(f_ordered.groups, c_ordered.groups):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+    X = np.where(mask, rng.normal(size=mask.shape), np.nan)
+    model = FiniteMixture(Gaussian(), 2, max_iter=3, random_state=0).fit(np.asfortranarray(X))
+    np.testing.assert_allclose(model.score_samples(np.asfortranarray(X)),
+                               FiniteMixture(Gaussian(), 2, max_iter=3, random_state=0).fit(X).score_samples(X))
 
 
 def _per_pattern_reference(X, mask, mean, cov, wr_t):

@@ -205,7 +205,9 @@ def pattern_table(mask):
 def _distinct_rows(miss):
     """``(code, distinct)``: each row's index among the distinct rows of a bool matrix, and those rows."""
     d = miss.shape[1]
-    packed = np.packbits(miss, axis=1)
+    # C order whatever the mask's (a Fortran-ordered X, as pandas often gives, packs to Fortran
+    # order): the keys below view each row's bytes as one number
+    packed = np.ascontiguousarray(np.packbits(miss, axis=1))
     if packed.shape[1] <= _TABLE_BYTES:
         # a key below 2**16 per row: a lookup table numbers the keys in one pass, without a sort
         keys = packed[:, 0].astype(np.intp)
@@ -220,7 +222,7 @@ def _distinct_rows(miss):
     if packed.shape[1] <= 8:
         keys = np.pad(packed, ((0, 0), (0, 8 - packed.shape[1]))).view(np.uint64).reshape(-1)
     else:
-        keys = np.ascontiguousarray(packed).view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
+        keys = packed.view(np.dtype((np.void, packed.shape[1]))).reshape(-1)
     _, first, code = np.unique(keys, return_index=True, return_inverse=True)
     return code.reshape(-1), miss[first]
 
