@@ -6,7 +6,7 @@ Usage::
                                [--n-jobs N] [--proset-timeout S] [--repeat N] [--repeat-up-to ROWS]
                                [--draws N] [--draws-up-to ROWS] [--proset-draws-up-to ROWS] [--proset-draws N]
                                [--batches-no-change N] [--search-max-iter N] [--selection RULE] [--n-candidates N]
-                               [--cv-repeats N] [--output PATH] [--note TEXT]
+                               [--output PATH] [--note TEXT]
 
 For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, random_state=0)``):
 
@@ -22,8 +22,7 @@ For every case of ``BENCHMARKS.md`` (the first split, ``load_benchmark(name, ran
 A case "name@B" (``digits@50``, ``xor-6f@50``) is the case "name" with discrim's search over 0..B
 batches; ``--batches-no-change``, ``--search-max-iter``, ``--selection`` and ``--n-candidates`` set
 ``n_batches_no_change``, ``search_max_iter``, ``selection`` and ``n_candidates`` of those searches
-only, and ``--cv-repeats R`` gives them R repetitions of the 5 folds (``RepeatedStratifiedKFold``),
-so that one run times today's 10-batch search (the defaults) beside them.
+only, so that one run times today's 10-batch search (the defaults) beside them.
 
 With ``--draws N``, discrim's search (and, up to ``--proset-draws-up-to`` training rows, proset's on
 the first ``--proset-draws`` of them) also runs on the draws
@@ -146,13 +145,9 @@ def export_round_trip(model, X):
     return float(np.max(np.abs(rebuilt - model.predict_proba(X))))
 
 
-def _splitter(seed, repeats=1):
-    """The folds of every search: N_FOLDS stratified, shuffled by ``seed`` (``repeats`` times over,
-    each time shuffled anew, for a search of a raised-bound case given ``--cv-repeats``)."""
-    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedKFold
+def _splitter(seed):
+    from sklearn.model_selection import StratifiedKFold
 
-    if repeats > 1:
-        return RepeatedStratifiedKFold(n_splits=N_FOLDS, n_repeats=repeats, random_state=seed)
     return StratifiedKFold(N_FOLDS, shuffle=True, random_state=seed)
 
 
@@ -182,7 +177,7 @@ def search_options(args, max_batches=None):
     if max_batches == MAX_BATCHES:
         return {}
     options = {"n_batches_no_change": args.batches_no_change, "search_max_iter": args.search_max_iter,
-               "selection": args.selection, "n_candidates": args.n_candidates, "cv_repeats": args.cv_repeats}
+               "selection": args.selection, "n_candidates": args.n_candidates}
     return {name: value for name, value in options.items() if value is not None}
 
 
@@ -191,10 +186,8 @@ def run_discrim(data, n_jobs, seed, max_batches=MAX_BATCHES, options=None):
     from discrim.model_selection._report import model_summary
 
     X_train, X_test, y_train, y_test = data
-    options = dict(options or {})
-    folds = _splitter(seed, options.pop("cv_repeats", 1))
-    search = PrototypeClassifierCV(alpha_feature_grid=GRID, max_batches=max_batches, cv=folds,
-                                   n_jobs=n_jobs, random_state=seed, **options)
+    search = PrototypeClassifierCV(alpha_feature_grid=GRID, max_batches=max_batches, cv=_splitter(seed),
+                                   n_jobs=n_jobs, random_state=seed, **(options or {}))
     start = time.perf_counter()
     search.fit(X_train, y_train)
     seconds = time.perf_counter() - start
@@ -681,10 +674,6 @@ def main(argv=None):
     parser.add_argument("--n-candidates", type=int, default=None,
                         help="PrototypeClassifierCV's n_candidates (per batch) for the cases with a raised batch bound "
                              "(name@B; default: its default, 1000)")
-    parser.add_argument("--cv-repeats", type=int, default=None,
-                        help="PrototypeClassifierCV's folds repeated this many times, shuffled anew each time "
-                             "(RepeatedStratifiedKFold), for the cases with a raised batch bound (name@B; default: "
-                             "the 5 folds once)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the split, the folds and the models")
     parser.add_argument("--output", default=str(RESULTS), help="markdown file to write; '-' for none")
     parser.add_argument("--note", default="", help="extra line for the results file")
