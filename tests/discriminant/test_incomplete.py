@@ -249,3 +249,16 @@ def test_a_collapsing_mixture_component_is_named_in_the_convergence_warning():
     with pytest.warns(ConvergenceWarning, match="Increase max_iter") as record:
         FiniteMixture(Gaussian(), 3, max_iter=2, random_state=0).fit(np.nan_to_num(X))
     assert not any("collapsing" in str(w.message) for w in record)
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_a_feature_constant_up_to_rounding_is_refused(cls):
+    # equal observed values whose variance rounds to 1e-31, not 0 (digits' pixel at 50 % missing)
+    rng = np.random.default_rng(0)
+    X, y = _classes(rng)
+    X = np.column_stack([X, np.full(X.shape[0], 0.1)])
+    X[:189, 3] = np.nan  # 51 observed values of 0.1: their variance rounds to 1.9e-34
+    assert np.nanvar(X[:, 3]) > 0
+    X[:, :3] = _knock_out(X[:, :3], 0.2, rng)
+    with pytest.raises(ValueError, match=r"1 feature\(s\) of X \(\[3\]\) are constant"):
+        cls().fit(X, y)

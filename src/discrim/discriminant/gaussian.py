@@ -35,13 +35,19 @@ from discrim.utils.validation import (
 _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
 
-def _nan_variance(X):
-    """Each feature's variance over its observed (non-NaN) entries: (n_features,), in memory or by Dask."""
+def _observed_spread(X):
+    """Each feature's variance and range over its observed (non-NaN) entries, in memory or by Dask.
+
+    Returns ``(variance, range)``, both (n_features,). A range of 0 marks a constant feature
+    exactly, where the variance of equal values can round to 1e-31 instead of 0.
+    """
     if is_dask(X):
+        import dask
         import dask.array as da
 
-        return np.asarray(da.nanvar(X, axis=0).compute())
-    return np.nanvar(X, axis=0)
+        spread = da.nanmax(X, axis=0) - da.nanmin(X, axis=0)
+        return tuple(np.asarray(a) for a in dask.compute(da.nanvar(X, axis=0), spread))
+    return np.nanvar(X, axis=0), np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
 
 
 def _show(label):
@@ -157,8 +163,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
         # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
-        variance = _nan_variance(X)
-        constant = np.flatnonzero(~(variance > 0))
+        variance, spread = _observed_spread(X)
+        constant = np.flatnonzero(~(spread > 0))
         if constant.size and self.reg_param == 0 and self.shrinkage is None:
             # As the fit of complete rows refuses them: the floor below would otherwise give such a
             # feature a variance of 1e-6 and the model an unwarranted certainty along it.
