@@ -108,6 +108,25 @@ def test_unlabeled_may_be_any_label_value(rng):
         LinearDiscriminant(unlabeled="?").fit(X, np.where(names == "a", "a", "?"))
 
 
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda **kw: MixtureDiscriminant(Gaussian("full"), 1, random_state=0, **kw)])
+def test_missing_labels_mark_unlabelled_rows(make, rng):
+    # NaN in a float y, NaN or None in an object y (what pandas reads from empty cells): with
+    # unlabeled set, the same fit as the marker; without it, an error that names unlabeled
+    X, y = _classes(rng)
+    hidden = rng.random(y.shape[0]) < 0.5
+    expected = make(unlabeled=-1).fit(X, np.where(hidden, -1, y)).predict_proba(X)
+    as_float = np.where(hidden, np.nan, y.astype(float))
+    as_names = np.array(["a", "b", "c"], dtype=object)[y]
+    as_names[hidden] = [None if i % 2 else np.nan for i in range(hidden.sum())]
+    for labels in (as_float, as_names):
+        model = make(unlabeled=-1).fit(X, labels)
+        assert len(model.classes_) == 3
+        np.testing.assert_allclose(model.predict_proba(X), expected, rtol=1e-12, atol=1e-15)
+        with pytest.raises(ValueError, match=r"missing labels \(NaN or None\): pass unlabeled=-1"):
+            make().fit(X, labels)
+
+
 def test_minus_one_stays_a_class_without_unlabeled(rng):
     # scikit-learn's +-1 encoding: without unlabeled, -1 is a class like any other
     X, y = _classes(rng)

@@ -260,10 +260,25 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
     from discrim.backend._device import rows_on_device
 
     targets = {}
+    # with an ``unlabeled`` marker, NaN in y marks an unlabelled row too (see unlabelled_rows), which
+    # scikit-learn's check of y refuses: y is then only made 1-D and matched to X's length
+    nan_labels = y is not None and getattr(estimator, "unlabeled", None) is not None
+    finite = "allow-nan" if allow_nan else True
 
     def validate(X):
-        X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
-                                        ensure_all_finite="allow-nan" if allow_nan else True)
+        if nan_labels:
+            X = validate_data(estimator, X, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
+                              ensure_all_finite=finite)
+            targets["y"] = column_or_1d(host_input(y), warn=True)
+            check_consistent_length(X, targets["y"])
+        else:
+            if y is not None and hasattr(estimator, "unlabeled") and unlabelled_rows(y, _NO_MARKER) is not None:
+                raise ValueError(
+                    f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to fit "
+                    f"{type(estimator).__name__} by EM over those rows, or drop them."
+                )
+            X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
+                                            ensure_all_finite=finite)
         # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
         return check_feature_magnitude(X, "X")
 
@@ -417,6 +432,9 @@ def label_codes(y, n_labels, unlabeled=-1, name="y"):
     return np.where(unknown, -1, np.nan_to_num(values)).astype(np.int64)
 
 
+_NO_MARKER = object()  # an ``unlabeled`` value no label equals: unlabelled_rows then finds the NaN labels alone
+
+
 def unlabelled_rows(y, unlabeled):
     """Which rows of y carry a label, for a classifier's ``unlabeled`` parameter.
 
@@ -424,8 +442,8 @@ def unlabelled_rows(y, unlabeled):
     ----------
     y : array-like of shape (n_samples,)
     unlabeled : scalar or None
-        The value that marks an unlabelled row (NaN marks one too); None: every row is
-        labelled (see :func:`check_no_unlabelled_marker` for -1 beside 0).
+        The value that marks an unlabelled row (NaN, and None in an object array, mark one
+        too); None: every row is labelled (see :func:`check_no_unlabelled_marker` for -1 beside 0).
 
     Returns
     -------
@@ -439,7 +457,7 @@ def unlabelled_rows(y, unlabeled):
     if y.dtype.kind == "f":
         known &= ~np.isnan(y)
     elif y.dtype == object:
-        known &= np.array([not (isinstance(v, float) and np.isnan(v)) for v in y], dtype=bool)
+        known &= np.array([not (v is None or (isinstance(v, float) and np.isnan(v))) for v in y], dtype=bool)
     return None if known.all() else known
 
 
