@@ -52,3 +52,41 @@ def test_tune_takes_empty_cells(wine_with_gaps, tmp_path):
                  "--n-alphas", "1", "--output", tmp_path / "out")
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "model.skops").exists()
+
+
+@pytest.fixture
+def wine_with_few_labels(tmp_path):
+    X, _, y, _ = load_benchmark("wine", as_frame=True)
+    labels = pd.Series(np.asarray(y), dtype=object).mask(np.random.default_rng(0).random(len(y)) < 0.6)
+    path = tmp_path / "few_labels.csv"
+    X.assign(target=labels.to_numpy()).to_csv(path, index=False)
+    return path, int(labels.isna().sum())
+
+
+def test_fit_learns_from_rows_without_a_label(wine_with_few_labels, tmp_path):
+    # the empty target cells join the training part and the model fits by EM over them: the saved
+    # model is the API's semi-supervised fit of the same training part
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from discrim.cli.main import _load_training_data
+    from discrim.discriminant import LinearDiscriminant
+    from discrim.persistence import load_model
+
+    path, n_unlabelled = wine_with_few_labels
+    result = run("fit", "--csv", path, "--target", "target", "--model", "lda", "--quiet", "--output",
+                 tmp_path / "m.skops")
+    assert result.exit_code == 0, result.output
+    assert f"{n_unlabelled} of the training rows have no label" in result.output
+    X_train, X_test, y_train, _ = _load_training_data(None, path, "target", 0.3, 0, "lda")
+    assert pd.isna(y_train).sum() == n_unlabelled
+    expected = make_pipeline(StandardScaler(), LinearDiscriminant(unlabeled=np.nan)).fit(X_train, y_train)
+    np.testing.assert_allclose(load_model(tmp_path / "m.skops").predict_proba(X_test), expected.predict_proba(X_test),
+                               rtol=1e-12)
+
+
+def test_a_model_without_unlabelled_rows_refuses_them_naming_those_that_take_them(wine_with_few_labels):
+    path, n_unlabelled = wine_with_few_labels
+    result = run("fit", "--csv", path, "--target", "target", "--model", "proset", "--quiet")
+    assert result.exit_code != 0
+    assert f"has {n_unlabelled} missing value(s)" in result.output and "lda, qda or mda" in result.output

@@ -76,15 +76,22 @@ def numeric_features(df, columns=None, *, what="features"):
     return X.astype(float)
 
 
-def split_target(df, target):
-    """Split a table into numeric features and the target column."""
+def split_target(df, target, unlabelled=None):
+    """Split a table into numeric features and the target column.
+
+    ``unlabelled`` names a model that fits by EM over rows without a label: their empty target
+    cells are kept (NaN in the returned y); None refuses them, naming the models that take them.
+    """
     if target not in df.columns:
         raise click.ClickException(
             f"target column {target!r} not in the CSV; it has: {', '.join(map(str, df.columns))}."
         )
     y = df[target]
-    if y.isna().any():
-        raise click.ClickException(f"target column {target!r} has missing values: drop those rows first.")
+    if y.isna().any() and unlabelled is None:
+        raise click.ClickException(
+            f"target column {target!r} has {int(y.isna().sum())} missing value(s): drop those rows first, or fit "
+            "--model lda, qda or mda, which learn from rows without a label too (semi-supervised EM)."
+        )
     X = numeric_features(df, [c for c in df.columns if c != target])
     return X, y.to_numpy()
 

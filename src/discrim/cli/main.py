@@ -141,8 +141,13 @@ def models():
     console.print(table)
 
 
-def _load_training_data(dataset, csv, target, test_size, random_state):
-    """Return X_train, X_test, y_train, y_test in the data's own units (a built-in set unscaled)."""
+def _load_training_data(dataset, csv, target, test_size, random_state, unlabelled=None):
+    """Return X_train, X_test, y_train, y_test in the data's own units (a built-in set unscaled).
+
+    With ``unlabelled`` (a model name that fits by EM over rows without a label), CSV rows with an
+    empty target cell join the training part after the split of the labelled rows (their y is NaN);
+    otherwise they are refused.
+    """
     from sklearn.model_selection import train_test_split
 
     from discrim.datasets import list_datasets, load_benchmark
@@ -158,12 +163,16 @@ def _load_training_data(dataset, csv, target, test_size, random_state):
         return load_benchmark(dataset, random_state=random_state, test_size=test_size, as_frame=True, scale=False)
     if target is None:
         raise click.UsageError("--csv needs --target COLUMN.")
-    X, y = split_target(read_csv(csv), target)
+    X, y = split_target(read_csv(csv), target, unlabelled)
+    missing = pd.isna(y)
     try:
-        parts = train_test_split(X, y, test_size=test_size, stratify=y, random_state=random_state)
+        X_train, X_test, y_train, y_test = train_test_split(X[~missing], y[~missing], test_size=test_size,
+                                                            stratify=y[~missing], random_state=random_state)
     except ValueError as exc:
         raise click.ClickException(f"cannot split the data into training and test parts: {exc}") from None
-    return parts
+    if missing.any():
+        X_train, y_train = pd.concat([X_train, X[missing]]), np.concatenate([y_train, y[missing]])
+    return X_train, X_test, y_train, y_test
 
 
 def _show_progress_logs():
@@ -225,13 +234,18 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
             raise click.UsageError("--plot draws in-memory data; it does not take --parquet or --zarr.")
         return _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale,
                          output, quiet)
-    X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
+    kwargs = parse_params(params)
+    estimator = make_model(model_name, **kwargs)
+    takes_unlabelled = "unlabeled" in estimator.get_params()
+    X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state,
+                                                           model_name if takes_unlabelled else None)
+    n_unlabelled = int(pd.isna(y_train).sum())
+    if n_unlabelled and estimator.get_params()["unlabeled"] is None:
+        estimator.set_params(unlabeled=np.nan)  # only the empty cells: no label value is taken for a marker
     if plot is not None and X_train.shape[1] != 2:
         raise click.ClickException(
             f"--plot draws decision regions for two-feature data; this data has {X_train.shape[1]} features."
         )
-    kwargs = parse_params(params)
-    estimator = make_model(model_name, **kwargs)
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
         estimator.set_params(random_state=random_state)
     if device is not None:
@@ -247,6 +261,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     scores = score_probabilities(y_test, proba, model.classes_)
 
     console.print(f"{model_name} on {dataset or csv}: {len(y_train)} training rows, {len(y_test)} test rows")
+    if n_unlabelled:
+        console.print(f"{n_unlabelled} of the training rows have no label: the fit runs EM over them (semi-supervised)")
     table = Table("metric", "value")
     for label, key in [("log-loss", "log_loss"), ("accuracy", "accuracy"), ("balanced accuracy", "balanced_accuracy"), ("ROC-AUC", "roc_auc")]:
         table.add_row(label, f"{scores[key]:.4f}")
@@ -259,7 +275,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
         from discrim.plotting._mpl import pyplot, save_figure_atomic
         from discrim.plotting.decision_surface import plot_decision_surface
 
-        ax = plot_decision_surface(model, X_train, y_train)
+        labelled = ~pd.isna(y_train)  # the rows without a label have no class to colour them by
+        ax = plot_decision_surface(model, X_train[labelled], y_train[labelled])
         save_figure_atomic(ax.figure, plot, dpi=120, bbox_inches="tight")
         pyplot().close(ax.figure)
         console.print(f"decision regions drawn to {plot}")
