@@ -9,6 +9,7 @@ import threading
 import warnings
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
@@ -289,6 +290,18 @@ def test_prototypes_on_dask_without_a_complete_row_say_why(client):
     X[np.arange(X.shape[0]), np.arange(X.shape[0]) % 4] = np.nan
     with pytest.raises(ValueError, match="every row of positive weight has a missing value"):
         PrototypeClassifier(n_batches=1).fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
+
+
+def test_missing_string_labels_on_dask_are_named(client):
+    # NaN, None or pandas' NA among string labels cannot be sorted with them: a clear error, not numpy's
+    X, y = _incomplete_iris()
+    labels = pd.Series(np.array(["a", "b", "c"])[y], dtype="string").mask(np.arange(y.shape[0]) % 5 == 0)
+    with pytest.raises(ValueError, match=r"missing labels \(NaN, None or NA\).*unlabeled="):
+        LinearDiscriminant().fit(da.from_array(X, chunks=(40, -1)),
+                                 da.from_array(labels.to_numpy(dtype=object), chunks=40))
+    # in memory the same labels mark unlabelled rows, pandas' NA included
+    model = LinearDiscriminant(unlabeled="?").fit(X, labels.to_numpy(dtype=object))
+    assert list(model.classes_) == ["a", "b", "c"]
 
 
 def test_a_feature_missing_everywhere_on_dask_is_named(client):

@@ -96,3 +96,12 @@ def test_a_small_memory_budget_starts_a_local_cluster(table):
 
         assert "local Dask cluster" in where
         assert len(get_client().scheduler_info()["workers"]) >= 1
+
+
+def test_lazy_rows_without_a_label_are_refused_in_one_line(tmp_path, table):
+    frame, _ = table
+    gaps = tmp_path / "gaps.parquet"
+    frame.assign(label=frame["label"].mask(np.arange(len(frame)) % 7 == 0)).to_parquet(gaps, index=False)
+    result = CliRunner().invoke(cli, ["fit", "--parquet", str(gaps), "--target", "label", "--model", "lda"])
+    assert result.exit_code == 1
+    assert "has 172 missing value(s): --parquet and --zarr fit labelled rows only" in result.output

@@ -360,6 +360,13 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
         estimator.set_params(random_state=random_state)
     with dask_cluster(scheduler, input_bytes(parquet, zarr)) as where:
+        n_unlabelled = int(frame[target].isna().sum().compute())  # one pass over the target column alone
+        if n_unlabelled:
+            raise click.ClickException(
+                f"target column {target!r} has {n_unlabelled} missing value(s): --parquet and --zarr fit labelled "
+                "rows only; drop those rows, or fit a CSV, where --model lda, qda or mda learn from rows without "
+                "a label too."
+            )
         train, test = frame.random_split([1 - test_size, test_size], random_state=random_state)
         X_train, X_test = lazy_features(train, exclude=[target]), lazy_features(test, exclude=[target])
         steps = []

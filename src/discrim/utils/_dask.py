@@ -13,6 +13,7 @@ import functools
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
 __all__ = [
     "align_rows",
@@ -574,7 +575,14 @@ def _merge_labelled(a, b):
 def _labelled_chunk(stats_fn, Xb, yb, wb, first_row):
     if yb.shape[0] == 0:
         return None
-    labels, index = np.unique(np.asarray(yb), return_inverse=True)
+    yb = np.asarray(yb)
+    if yb.dtype == object and pd.isna(yb).any():
+        # NaN, None or pd.NA among labels of other types cannot be sorted with them
+        raise ValueError(
+            "y has missing labels (NaN, None or NA) among its labels: on the Dask path mark the rows without a "
+            "label with a label value and pass it as unlabeled= (e.g. '?' and unlabeled='?'), or drop them."
+        )
+    labels, index = np.unique(yb, return_inverse=True)
     index = index.ravel()
     rows = np.bincount(index, weights=(np.asarray(wb) > 0), minlength=labels.shape[0]).astype(np.int64)
     stats = None if stats_fn is None else stats_fn(np.asarray(Xb), index, np.asarray(wb), labels.shape[0])

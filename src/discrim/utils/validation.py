@@ -442,8 +442,8 @@ def unlabelled_rows(y, unlabeled):
     ----------
     y : array-like of shape (n_samples,)
     unlabeled : scalar or None
-        The value that marks an unlabelled row (NaN, and None in an object array, mark one
-        too); None: every row is labelled (see :func:`check_no_unlabelled_marker` for -1 beside 0).
+        The value that marks an unlabelled row (NaN, and None or pandas' NA in an object array,
+        mark one too); None: every row is labelled (see :func:`check_no_unlabelled_marker` for -1 beside 0).
 
     Returns
     -------
@@ -453,11 +453,17 @@ def unlabelled_rows(y, unlabeled):
     if unlabeled is None:
         return None
     y = np.asarray(host_input(y))
-    known = y != unlabeled
-    if y.dtype.kind == "f":
-        known &= ~np.isnan(y)
-    elif y.dtype == object:
-        known &= np.array([not (v is None or (isinstance(v, float) and np.isnan(v))) for v in y], dtype=bool)
+    if y.dtype == object:
+        import pandas as pd
+
+        # NaN, None and pandas' NA are missing labels; the others are compared with the marker (NA
+        # compares to NA, which has no truth value)
+        known = ~pd.isna(y)
+        known[known] = np.asarray(y[known] != unlabeled, dtype=bool)
+    else:
+        known = y != unlabeled
+        if y.dtype.kind == "f":
+            known &= ~np.isnan(y)
     return None if known.all() else known
 
 
