@@ -132,6 +132,11 @@ def test_string_categories_go_through_encode(rng):
         fam.encode([[1.0, "purple"]])
     with pytest.raises(ValueError, match="must be numeric"):
         Product([("a", Poisson(), [0]), ("b", Poisson(), [1])]).encode([["x", 1]])
+    # the strings given to the mixture itself: an error that says how to encode them
+    with pytest.raises(ValueError, match=r"not numbers \(could not convert string.*Encode categorical columns first"):
+        FiniteMixture(fam, 2, random_state=0).fit(raw)
+    with pytest.raises(ValueError, match="Encode categorical columns first"):
+        fm.predict(raw)
 
 
 def test_per_row_data_follow_their_part(rng):

@@ -59,6 +59,18 @@ def test_two_gaussian_columns_scatter_and_contours(rng):
     assert any(isinstance(c, ContourSet) for c in ax.collections)
 
 
+def test_rows_with_missing_values_are_left_out_of_the_points(rng):
+    X = np.vstack([rng.normal([0, 0], 1, (80, 2)), rng.normal([5, 5], 1, (80, 2))])
+    X[::4, 1] = np.nan
+    mixture = FiniteMixture(Gaussian(covariance_type="full"), n_components=2, random_state=0).fit(X)
+    ax = plot_mixture_density(mixture, X)
+    complete = X[~np.isnan(X).any(axis=1)]
+    assert any(o.shape == complete.shape and np.allclose(o, complete)
+               for o in (c.get_offsets() for c in ax.collections if hasattr(c, "get_offsets")))
+    with pytest.raises(ValueError, match="every row of X has a missing value"):
+        plot_mixture_density(mixture, np.full((3, 2), np.nan))
+
+
 @pytest.mark.parametrize("family", [Poisson(), Binomial(n_trials=12)])
 def test_one_discrete_column_bars_and_pmf(rng, family):
     X = np.concatenate([rng.binomial(12, 0.2, 100), rng.binomial(12, 0.8, 100)])[:, None].astype(float)

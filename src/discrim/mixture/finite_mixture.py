@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import replace
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin, clone
@@ -357,8 +357,18 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         dtype = np.dtype(self.dtype)
 
         def validate(X):
-            return check_feature_magnitude(validate_data(self, X, reset=reset, dtype=dtype,
-                                                         ensure_all_finite="allow-nan"))
+            try:
+                X = validate_data(self, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan")
+            except ValueError as exc:
+                if "could not convert" not in str(exc):
+                    raise
+                # string categories (a DataFrame's text column): the family encodes them
+                raise ValueError(
+                    f"X holds values that are not numbers ({exc}). Encode categorical columns first: "
+                    "Product([...(Categorical(categories=[[...]]), [column])...]).encode(X) gives the codes "
+                    "(and decode turns drawn rows back), or Categorical(categories=...).encode for one family."
+                ) from None
+            return check_feature_magnitude(X)
 
         X = rows_on_device(self, X, validate, reset=reset, dtype=dtype)
         X, mask = observed_mask(X)

@@ -74,7 +74,8 @@ def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None =
     mixture : FiniteMixture
         Fitted on data with one or two columns.
     X : array-like of shape (n_samples, 1) or (n_samples, 2)
-        The data to draw, usually the training data.
+        The data to draw, usually the training data. Rows with a missing value (NaN) are left
+        out of the data drawn; the fitted density is drawn whole.
     ax : matplotlib.axes.Axes, default=None
         Axes to draw on; a new figure when None.
     bins : int or str, default="auto"
@@ -101,12 +102,15 @@ def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None =
     from sklearn.utils.validation import check_array, check_is_fitted
 
     check_is_fitted(mixture, "weights_")
-    X = check_array(X, dtype=np.float64)
+    X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
     if X.shape[1] not in (1, 2):
         raise ValueError(
             f"plot_mixture_density draws one or two columns; X has {X.shape[1]}: select one or "
             "two columns (and fit the mixture on them)."
         )
+    X = X[~np.isnan(X).any(axis=1)]  # a point needs every drawn coordinate
+    if X.shape[0] == 0:
+        raise ValueError("plot_mixture_density: every row of X has a missing value (NaN); there is no point to draw.")
     ax = new_axes(ax)
     draw = {
         (1, True): _density_1d,
