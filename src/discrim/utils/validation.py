@@ -272,10 +272,12 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
             targets["y"] = column_or_1d(host_input(y), warn=True)
             check_consistent_length(X, targets["y"])
         else:
-            if y is not None and hasattr(estimator, "unlabeled") and unlabelled_rows(y, _NO_MARKER) is not None:
+            if y is not None and unlabelled_rows(y, _NO_MARKER) is not None:
+                name = type(estimator).__name__
                 raise ValueError(
-                    f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to fit "
-                    f"{type(estimator).__name__} by EM over those rows, or drop them."
+                    f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to "
+                    f"fit {name} by EM over those rows, or drop them." if hasattr(estimator, "unlabeled") else
+                    f"y has missing labels (NaN or None): {name} learns from labelled rows only; drop those rows."
                 )
             X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
                                             ensure_all_finite=finite)
