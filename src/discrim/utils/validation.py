@@ -170,7 +170,8 @@ def check_labels(y):
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
         raise ValueError(
-            f"y has only one class ({classes[0]!r}); a classifier needs samples of at least "
+            f"y has only one class ({classes[0].item() if isinstance(classes[0], np.generic) else classes[0]!r}); "
+            "a classifier needs samples of at least "
             "two classes."
         )
     return classes, y_idx.ravel()
