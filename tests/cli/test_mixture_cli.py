@@ -66,6 +66,15 @@ def test_default_columns_are_the_numeric_ones(data_csv):
     assert "mean (columns:" in result.output  # wide data: one row per feature
 
 
+def test_a_table_of_text_categories_says_how_to_encode_them(tmp_path):
+    path = tmp_path / "colours.csv"
+    pd.DataFrame({"colour": ["red", "blue", None, "red"], "size": ["S", "M", "L", "S"]}).to_csv(path, index=False)
+    result = _run(["--csv", path, "--family", "categorical", "--components", 2])
+    assert result.exit_code == 1
+    assert "no numeric column to fit: encode text categories as codes 0..C-1" in result.output
+    assert "Categorical(categories=...)" in result.output
+
+
 @pytest.mark.parametrize("family", ["gaussian-tied", "gaussian-spherical"])
 def test_gaussian_covariance_types(data_csv, family):
     result = _run(["--csv", data_csv, "--columns", "x", "--columns", "y", "--family", family])

@@ -83,7 +83,11 @@ def read_columns(csv, columns):
     if not columns:
         columns = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
         if not columns:
-            raise click.ClickException(f"CSV file {str(csv)!r} has no numeric column to fit.")
+            raise click.ClickException(
+                f"CSV file {str(csv)!r} has no numeric column to fit: encode text categories as codes 0..C-1 "
+                "(--family categorical fits such codes), or, in Python, encode them with "
+                "Product([(Categorical(categories=...), columns)]).encode(rows)."
+            )
     X = numeric_features(df, columns, what="data")
     return X.to_numpy(dtype=np.float64), [str(c) for c in columns]
 
