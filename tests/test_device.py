@@ -204,6 +204,26 @@ def test_a_device_torch_does_not_know_is_named():
         LinearDiscriminant(device="gpu").fit([[0.0], [1.0], [2.0], [3.0]], [0, 0, 1, 1])
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("cls, options", [(LinearDiscriminant, {}), (QuadraticDiscriminant, {"reg_param": 0.1})])
+def test_gaussian_rules_on_a_device_fit_missing_values_and_unlabelled_rows_as_numpy(cls, options, device, rng):
+    # their EM runs on the host: before, NaN on a device read as a singular covariance, and a -1
+    # class index failed in numpy's bincount
+    X, _, labels, _ = load_benchmark("wine")
+    y = np.unique(labels, return_inverse=True)[1]
+    gaps = np.where(rng.random(X.shape) < 0.05, np.nan, X)
+    unlabelled = np.where(rng.random(y.shape[0]) < 0.5, -1, y)
+    for rows, labels, marker in ((gaps, y, None), (X, unlabelled, -1), (gaps, unlabelled, -1)):
+        on_host = cls(unlabeled=marker, **options).fit(rows, labels)
+        on_device = cls(unlabeled=marker, device=device, **options).fit(rows, labels)
+        _close(on_device.predict_proba(X), on_host.predict_proba(X), 1e-10, "predict_proba")
+    # rows with missing values are scored on the host only: a device model says so
+    with pytest.raises(ValueError, match=r"scores on the host \(numpy\) path only: set_params\(device=None\)"):
+        on_device.predict_proba(gaps)
+    with pytest.raises(ValueError, match=r"handled on the host \(numpy\) path only: fit with device=None"):
+        FiniteMixture(Gaussian(), 2, device=device).fit(gaps)
+
+
 @pytest.mark.skipif(HAS_CUDA, reason="a CUDA device is present")
 def test_cuda_without_a_gpu_is_named():
     with pytest.raises(ValueError, match=r"torch sees 0 CUDA device\(s\).*set_params\(device=...\)"):

@@ -151,8 +151,10 @@ def validated_tensor(estimator, X, *, reset, dtype, min_samples=1, name="X"):
     dtype = str(X.dtype).removeprefix("torch.")
     finite = torch.isfinite(X)
     if not bool(finite.all()):
-        what = "NaN" if bool(torch.isnan(X).any()) else "infinity or a value too large for " + str(np.dtype(dtype))
-        raise ValueError(f"Input {name} contains {what}.")
+        if bool(torch.isnan(X).any()):
+            raise ValueError(f"Input {name} contains NaN: missing values are handled on the host (numpy) path only; "
+                             "give numpy rows with device=None, or impute them first.")
+        raise ValueError(f"Input {name} contains infinity or a value too large for {np.dtype(dtype)}.")
     largest = float(X.abs().max()) if X.numel() else 0.0
     limit = max_feature_magnitude(np.dtype(dtype))
     if largest > limit:

@@ -298,3 +298,10 @@ def row_sums(a):
     if isinstance(a, np.ndarray):
         return a.sum(axis=1, keepdims=True)
     return a.sum(dim=1, keepdim=True)
+
+
+def any_nan(a):
+    """Whether ``a`` (numpy or torch) holds a NaN, as a Python bool."""
+    if isinstance(a, np.ndarray):
+        return bool(np.isnan(a).any())
+    return bool(a.isnan().any())

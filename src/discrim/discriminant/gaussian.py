@@ -110,8 +110,11 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             return self._fit_dask(X, y, sample_weight)
         X, y = validate_training_data(self, X, y, allow_nan=True)
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
-        if isinstance(X, np.ndarray) and (np.isnan(X).any() or np.any(y_idx < 0)):
+        if ops.any_nan(X) or np.any(y_idx < 0):
             self._refuse_estimator("rows with missing values or without labels")
+            # the EM of missing values and unlabelled rows runs on the host (see _fit_incomplete);
+            # the fitted moments serve the device's predictions as any others
+            X = to_numpy(X)
             # a data point per feature (its first observed value): see fit_origin
             origin = X[np.argmax(~np.isnan(X), axis=0), np.arange(X.shape[1])].astype(np.float64)
             rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=classes.shape[0])
@@ -178,7 +181,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         floor = 1e-6 * float(np.mean(variance))
         family = Gaussian(self._em_covariance_type, reg_covar=floor)
         em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=self.em_max_iter, random_state=0,
-                           device=self.device, unlabeled=-1)
+                           device=None if isinstance(X, np.ndarray) else self.device, unlabeled=-1)
         with warnings.catch_warnings():
             # FiniteMixture's own warning would name its max_iter; the user sets em_max_iter here.
             warnings.simplefilter("ignore", ConvergenceWarning)

@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from discrim.backend import host_input
+from discrim.backend import host_input, ops
 
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
@@ -307,7 +307,14 @@ def observed_mask(X):
     mask : ndarray of shape (n_samples, n_features) of bool or None
         True where an entry was observed; None when every entry was (the complete-data path).
     """
-    if not isinstance(X, np.ndarray):  # tensors were validated as finite
+    if not isinstance(X, np.ndarray):
+        # a tensor given as such was validated as finite; host rows with NaN crossed to a device
+        # when the estimator computes there, but the masked E- and M-steps run on the host
+        if ops.any_nan(X):
+            raise ValueError(
+                "X has missing values (NaN), which are handled on the host (numpy) path only: fit with "
+                "device=None, or impute them first."
+            )
         return X, None
     missing = np.isnan(X)
     if not missing.any():
