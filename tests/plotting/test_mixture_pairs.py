@@ -222,6 +222,13 @@ def test_wrong_columns_and_unfitted_are_refused(data):
     assert "\n" not in str(info.value)
     with pytest.raises(NotFittedError):
         plot_density(FiniteMixture(Gaussian()), data)
+    # a fitted classifier is not an unfitted mixture: the error names the plot that draws it
+    from discrim.discriminant import LinearDiscriminant
+
+    classifier = LinearDiscriminant().fit(data, (data[:, 0] > 0).astype(int))
+    with pytest.raises(TypeError, match="plot_uncertainty draws a fitted FiniteMixture; got LinearDiscriminant.*"
+                                        "plot_decision_surface"):
+        plot_uncertainty(classifier, data)
 
 
 def test_selection_plot_has_one_mclust_styled_line_per_model(rng):

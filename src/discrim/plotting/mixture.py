@@ -17,6 +17,21 @@ if TYPE_CHECKING:
     from discrim.mixture import FiniteMixture, MixtureSelection
 
 
+
+def _check_fitted_mixture(mixture, plot, attribute="weights_"):
+    """Refuse a model that is not a FiniteMixture (a classifier given to a mixture plot), then an unfitted one."""
+    from sklearn.utils.validation import check_is_fitted
+
+    from discrim.mixture import FiniteMixture
+
+    if not isinstance(mixture, FiniteMixture):
+        raise TypeError(
+            f"{plot} draws a fitted FiniteMixture; got {type(mixture).__name__}. A classifier's decision regions "
+            "are drawn by plot_decision_surface (a prototype set's also by plot_prototype_surface)."
+        )
+    check_is_fitted(mixture, attribute)
+
+
 def plot_convergence(mixture: FiniteMixture, ax: Axes | None = None) -> Axes:
     """Plot the EM log-likelihood trace of a fitted mixture.
 
@@ -45,9 +60,8 @@ def plot_convergence(mixture: FiniteMixture, ax: Axes | None = None) -> Axes:
     'iteration (0: initial parameters)'
     """
     from matplotlib.ticker import MaxNLocator
-    from sklearn.utils.validation import check_is_fitted
 
-    check_is_fitted(mixture, "lower_bounds_")
+    _check_fitted_mixture(mixture, "plot_convergence", "lower_bounds_")
     ax = new_axes(ax)
     bounds = np.asarray(mixture.lower_bounds_, dtype=float)
     ax.plot(np.arange(bounds.shape[0]), bounds, marker="o", markersize=3, label="EM")
@@ -99,9 +113,9 @@ def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None =
     >>> type(ax).__name__
     'Axes'
     """
-    from sklearn.utils.validation import check_array, check_is_fitted
+    from sklearn.utils.validation import check_array
 
-    check_is_fitted(mixture, "weights_")
+    _check_fitted_mixture(mixture, "plot_mixture_density")
     X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
     if X.shape[1] not in (1, 2):
         raise ValueError(
@@ -291,15 +305,15 @@ def _component_colours(n_components):
     return [colormaps["turbo"](k / (n_components - 1)) for k in range(n_components)]
 
 
-def _check_pairs_input(mixture, X, dimensions):
+def _check_pairs_input(mixture, X, dimensions, plot):
     """Validated (X as float ndarray, dimension indices, feature names); one-line ValueErrors."""
     from numbers import Integral
 
-    from sklearn.utils.validation import check_array, check_is_fitted
+    from sklearn.utils.validation import check_array
 
     from discrim.utils._dask import is_dask
 
-    check_is_fitted(mixture, "weights_")
+    _check_fitted_mixture(mixture, plot)
     if is_dask(X):
         raise ValueError("the mixture plots take X in memory; compute a dask X (or a sample of it) first.")
     columns = getattr(X, "columns", None)
@@ -488,7 +502,7 @@ def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
 def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_size=40.0, levels=(),
            grid_size=100, show_points=True):
     """The engine of plot_classification, plot_uncertainty and plot_density."""
-    X, dims, names = _check_pairs_input(mixture, X, dimensions)
+    X, dims, names = _check_pairs_input(mixture, X, dimensions, f"plot_{what}")
     if fig is not None and ax is not None:
         raise ValueError("give fig (for a grid of panels) or ax (for one panel), not both.")
     if ax is not None and len(dims) > 2:
