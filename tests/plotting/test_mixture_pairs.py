@@ -229,6 +229,11 @@ def test_wrong_columns_and_unfitted_are_refused(data):
     with pytest.raises(TypeError, match="plot_uncertainty draws a fitted FiniteMixture; got LinearDiscriminant.*"
                                         "plot_decision_surface"):
         plot_uncertainty(classifier, data)
+    # and the other way round
+    from discrim.plotting import plot_decision_surface
+
+    with pytest.raises(TypeError, match="draws a fitted classifier.*got FiniteMixture.*plot_classification"):
+        plot_decision_surface(mixture, data[:, :2], np.zeros(data.shape[0]))
 
 
 def test_selection_plot_has_one_mclust_styled_line_per_model(rng):

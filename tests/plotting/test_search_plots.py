@@ -54,6 +54,9 @@ def test_plot_search_subset_and_errors(search):
         plot_search(search, batch_counts=[7])
     with pytest.raises(NotFittedError):
         plot_search(PrototypeClassifierCV())
+    with pytest.raises(TypeError, match="plot_search draws a fitted PrototypeClassifierCV's search; got "
+                                        "LogisticRegression"):
+        plot_search(LogisticRegression())
 
 
 def test_scaled_prototypes_follow_batches(search):

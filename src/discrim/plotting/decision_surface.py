@@ -54,6 +54,11 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
     """
     from matplotlib.colors import ListedColormap
 
+    if not (hasattr(estimator, "classes_") and hasattr(estimator, "predict_proba")):
+        raise TypeError(
+            f"plot_decision_surface draws a fitted classifier (with classes_ and predict_proba); got "
+            f"{type(estimator).__name__}. A fitted mixture's components are drawn by plot_classification."
+        )
     X_arr = np.asarray(X, dtype=float)
     if X_arr.ndim != 2 or X_arr.shape[1] != 2:
         raise ValueError(

@@ -49,6 +49,10 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
     """
     from sklearn.utils.validation import check_is_fitted
 
+    from discrim.model_selection import PrototypeClassifierCV
+
+    if not isinstance(cv_estimator, PrototypeClassifierCV):
+        raise TypeError(f"plot_search draws a fitted PrototypeClassifierCV's search; got {type(cv_estimator).__name__}.")
     check_is_fitted(cv_estimator, "cv_results_")
     res = cv_estimator.cv_results_
     alphas = np.asarray(res["alpha_feature"], dtype=float)
