@@ -12,7 +12,7 @@ from discrim._typing import Array, ArrayLike
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.backend._device import rows_on_device
 from discrim.utils._dask import blockwise
-from discrim.backend import host_input, ops
+from discrim.backend import host_input
 from discrim.utils.validation import (
     check_class_totals,
     check_feature_magnitude,
@@ -53,13 +53,10 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             # As at fit: beyond this the squared distances overflow and the posteriors would be NaN.
             return check_feature_magnitude(X, "X")
 
-        X = rows_on_device(self, X, validate, reset=False, dtype=None)
-        if not isinstance(X, np.ndarray) and ops.any_nan(X):  # the marginal densities are host code
-            raise ValueError(
-                f"X has missing values (NaN), which {type(self).__name__} scores on the host (numpy) path only: "
-                "set_params(device=None) to predict such rows, or impute them first."
-            )
-        return X
+        # the marginal densities of rows with missing values are host code
+        return rows_on_device(self, X, validate, reset=False, dtype=None, nan_on_device=(
+            f"X has missing values (NaN), which {type(self).__name__} scores on the host (numpy) path only: "
+            "set_params(device=None) to predict such rows, or impute them first."))
 
     def _prepare_targets(self, y, sample_weight, n_samples):
         """Encode y and validate weights; returns classes, y_idx, weights, class totals.

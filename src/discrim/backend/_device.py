@@ -165,7 +165,7 @@ def validated_tensor(estimator, X, *, reset, dtype, min_samples=1, name="X"):
     return X
 
 
-def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1):
+def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_on_device=None):
     """Validated rows of X where ``estimator`` computes: numpy on the host, or a tensor on its device.
 
     Parameters
@@ -181,6 +181,10 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1):
     dtype : numpy dtype, str or None
         Of a tensor X (:func:`validated_tensor`); ``validate`` casts host input itself.
     min_samples : int, default=1
+    nan_on_device : str or None, default=None
+        The message of the ValueError raised, before anything crosses, when validated host rows
+        hold NaN (missing values) and would cross to a device where the estimator has no
+        missing-value path; None lets them cross.
 
     Returns
     -------
@@ -194,6 +198,8 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1):
     X = validate(X)
     if device is None:
         return X
+    if nan_on_device is not None and np.isnan(X).any():
+        raise ValueError(nan_on_device)
     import torch
 
     return torch.as_tensor(X, device=device)

@@ -58,6 +58,7 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
     from discrim.persistence import load_model
     from discrim.prototype import explain as explain_row
     from discrim.prototype import write_report
+    from discrim.utils.validation import plain_label
 
     if report is not None and not report.lower().endswith((".xlsx", ".html", ".htm")):
         raise click.ClickException(f"--report: {report!r} must end in .xlsx or .html.")
@@ -81,7 +82,7 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
     true_class = None
     if target is not None:
         true_class = df[target].iloc[row]
-        true_class = true_class.item() if isinstance(true_class, np.generic) else true_class
+        true_class = plain_label(true_class)
         if not np.any(np.asarray(final.classes_) == true_class):
             raise click.ClickException(f"--target: row {row} has class {true_class!r}, which the model does not "
                                        f"know (its classes: {np.asarray(final.classes_).tolist()}).")

@@ -239,8 +239,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     takes_unlabelled = "unlabeled" in estimator.get_params()
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state,
                                                            model_name if takes_unlabelled else None)
-    n_unlabelled = int(pd.isna(y_train).sum())
-    if n_unlabelled and estimator.get_params()["unlabeled"] is None:
+    n_unlabelled = int(pd.isna(y_train).sum())  # only when takes_unlabelled: others refuse empty target cells
+    if n_unlabelled and estimator.unlabeled is None:
         estimator.set_params(unlabeled=np.nan)  # only the empty cells: no label value is taken for a marker
     if plot is not None and X_train.shape[1] != 2:
         raise click.ClickException(

@@ -29,6 +29,7 @@ from discrim.utils.validation import (
     check_labels,
     check_no_unlabelled_marker,
     class_index,
+    plain_label,
     unlabelled_rows,
 )
 
@@ -52,7 +53,7 @@ def _observed_spread(X):
 
 def _show(label):
     """A class label as the user wrote it (``'a'``, ``3``), without numpy's scalar wrapper."""
-    return repr(label.item() if isinstance(label, np.generic) else label)
+    return repr(plain_label(label))
 
 
 class _GaussianDiscriminant(BaseLikelihoodClassifier):

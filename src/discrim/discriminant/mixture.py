@@ -32,6 +32,7 @@ from discrim.utils.validation import (
     check_labels,
     check_no_unlabelled_marker,
     class_index,
+    plain_label,
     unlabelled_rows,
 )
 
@@ -131,11 +132,6 @@ def _best_in_each_family(selections, options):
         raise ValueError("common_family=True: no family could be fitted to every class; pass other families.")
     return {label: (sum(b[label][0] for b in best), [s.estimators[b[label][1]] for s, b in zip(selections, best)])
             for label in common}
-
-
-def _plain(label):
-    """A class label as a Python scalar, so messages read 'b' rather than np.str_('b')."""
-    return label.item() if isinstance(label, np.generic) else label
 
 
 def _joint_bic(mixtures, class_data, proportions):
@@ -523,14 +519,14 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         """
         spec = self.n_components
         if isinstance(spec, dict):
-            missing = [_plain(c) for c in classes if c not in spec]
+            missing = [plain_label(c) for c in classes if c not in spec]
             extra = [c for c in spec if not np.any(classes == c)]
             if missing or extra:
                 raise ValueError(
                     "n_components as a dict must map every class label to a count (or a list of "
                     f"counts); missing classes: {missing}, unknown keys: {extra}."
                 )
-            per_class = [(f"n_components[{_plain(c)!r}]", spec[c]) for c in classes]
+            per_class = [(f"n_components[{plain_label(c)!r}]", spec[c]) for c in classes]
         else:
             per_class = [("n_components", spec)] * classes.shape[0]
         out = []
@@ -545,7 +541,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
             fitting = [r for r in counts if r <= n_rows]
             if not fitting:
                 raise ValueError(
-                    f"class {_plain(classes[k])!r} has {n_rows} distinct row(s) with positive weight "
+                    f"class {plain_label(classes[k])!r} has {n_rows} distinct row(s) with positive weight "
                     f"but {name}={value!r} asks for at least {counts[0]} component(s): give that class "
                     f"at most {n_rows} (n_components may be a dict per class) or more rows."
                 )

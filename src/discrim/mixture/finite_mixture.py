@@ -370,7 +370,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 ) from None
             return check_feature_magnitude(X)
 
-        X = rows_on_device(self, X, validate, reset=reset, dtype=dtype)
+        # the masked E- and M-steps are host code
+        X = rows_on_device(self, X, validate, reset=reset, dtype=dtype, nan_on_device=(
+            "X has missing values (NaN), which are handled on the host (numpy) path only: fit with device=None, "
+            "or impute them first."))
         X, mask = observed_mask(X)
         rows = family.row_data(X.shape[0])
         family.check_data(X, rows)

@@ -4,6 +4,8 @@ import warnings
 
 import numpy as np
 
+from discrim.utils.validation import plain_label
+
 
 def round_half_up(h):
     """Round to the nearest integer with halves rounded up (the rounding the lemma assumes).
@@ -157,7 +159,7 @@ def check_min_cases(class_counts, max_fraction, classes, what="training data"):
     bad = np.flatnonzero(min_cases_violations(class_counts, max_fraction))
     if bad.size:
         k = bad[0]
-        label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+        label = plain_label(classes[k])
         need = _min_rows(max_fraction)
         raise ValueError(
             f"class {label!r} has {int(class_counts[k])} row(s) with positive weight in the "
@@ -196,7 +198,7 @@ def check_complete_candidates(complete_counts, classes):
             "complete rows only, so the model could only predict the class frequencies. " + advice)
     lacking = np.flatnonzero(complete_counts == 0)
     if lacking.size:
-        labels = [classes[k].item() if isinstance(classes[k], np.generic) else classes[k] for k in lacking]
+        labels = [plain_label(classes[k]) for k in lacking]
         warnings.warn(
             f"class(es) {labels} have no complete row (every one has a missing value): prototypes are drawn "
             "from complete rows only, so no batch can hold a prototype of them and they are predicted "

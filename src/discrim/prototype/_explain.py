@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.prototype._likelihood import chunk_rows
 from discrim.prototype._prototype_set import check_finite_scores
-from discrim.utils.validation import check_feature_magnitude
+from discrim.utils.validation import check_feature_magnitude, plain_label
 
 # Accuracy of the adaptive quadrature behind the feature contributions; the contributions add up
 # to their total to about this absolute accuracy.
@@ -509,10 +509,6 @@ def familiarity_quantile(value, reference_familiarity):
     return float(np.count_nonzero(reference_familiarity <= value) / reference_familiarity.shape[0])
 
 
-def _label(value):
-    return value.item() if isinstance(value, np.generic) else value
-
-
 def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=None, reference=None, n_batches=None,
                        sample_names=None, name=None):
     """Explain the prediction for one row: marginals, the most influential prototypes, the features.
@@ -621,7 +617,7 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=N
     features = features.iloc[np.argsort(-np.abs(contribution), kind="stable")].reset_index(drop=True)
     return Explanation(
         proba=pd.Series(proba, index=classes, name="proba"),
-        predicted=_label(classes[c]),
+        predicted=plain_label(classes[c]),
         familiarity=row_familiarity,
         marginal=pd.Series(p0 / scale, index=classes, name="marginal"),
         prototypes=pd.DataFrame(rows),
@@ -629,7 +625,7 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=N
         log_proba=float(np.log(proba[c])),
         baseline_log_proba=float(baseline),
         n_prototypes_total=int(len(w)),
-        true_class=_label(y) if y is not None else None,
+        true_class=plain_label(y) if y is not None else None,
         familiarity_quantile=quantile,
         name=None if name is None else str(name),
         n_batches=n_batches,

@@ -54,6 +54,7 @@ from discrim.utils.validation import (
     check_observed_columns,
     check_observed_weight,
     check_sample_weight,
+    plain_label,
     validated_training_data,
 )
 
@@ -533,8 +534,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         ``counts`` are the rows of positive weight per class; ``center()`` computes ``center_``.
         """
         if np.any(totals <= 0):
-            label = classes[np.argmax(totals <= 0)]
-            label = label.item() if isinstance(label, np.generic) else label
+            label = plain_label(classes[np.argmax(totals <= 0)])
             raise ValueError(
                 f"class {label!r} has zero total sample_weight: give it "
                 "positive weight or remove its rows."
@@ -542,7 +542,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         marginals = totals / totals.sum()
         if np.any(marginals <= 0):
             k = int(np.argmax(marginals <= 0))
-            label = classes[k].item() if isinstance(classes[k], np.generic) else classes[k]
+            label = plain_label(classes[k])
             raise ValueError(
                 f"class {label!r} has a share of the total sample_weight that underflows to 0 "
                 f"({totals[k]:.3g} against a total of {totals.sum():.3g}): weights whose ratios "

@@ -13,7 +13,6 @@ import functools
 from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 
 __all__ = [
     "align_rows",
@@ -575,8 +574,10 @@ def _merge_labelled(a, b):
 def _labelled_chunk(stats_fn, Xb, yb, wb, first_row):
     if yb.shape[0] == 0:
         return None
+    from discrim.utils.validation import missing_labels
+
     yb = np.asarray(yb)
-    if yb.dtype == object and pd.isna(yb).any():
+    if yb.dtype == object and missing_labels(yb).any():
         # NaN, None or pd.NA among labels of other types cannot be sorted with them
         raise ValueError(
             "y has missing labels (NaN, None or NA) among its labels: on the Dask path mark the rows without a "

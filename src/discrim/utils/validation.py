@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from discrim.backend import host_input, ops
+from discrim.backend import host_input
 
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
@@ -146,6 +146,11 @@ def check_numeric_columns(dtypes):
         )
 
 
+def plain_label(label):
+    """A label as a Python scalar, so that messages read 'b' and 0.0 rather than np.str_('b') and np.float64(0.0)."""
+    return label.item() if isinstance(label, np.generic) else label
+
+
 def check_labels(y):
     """Encode classification targets.
 
@@ -170,8 +175,7 @@ def check_labels(y):
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
         raise ValueError(
-            f"y has only one class ({classes[0].item() if isinstance(classes[0], np.generic) else classes[0]!r}); "
-            "a classifier needs samples of at least "
+            f"y has only one class ({plain_label(classes[0])!r}); a classifier needs samples of at least "
             "two classes."
         )
     return classes, y_idx.ravel()
@@ -273,7 +277,7 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
             targets["y"] = column_or_1d(host_input(y), warn=True)
             check_consistent_length(X, targets["y"])
         else:
-            if y is not None and unlabelled_rows(y, _NO_MARKER) is not None:
+            if y is not None and missing_labels(y).any():
                 name = type(estimator).__name__
                 raise ValueError(
                     f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to "
@@ -307,14 +311,7 @@ def observed_mask(X):
     mask : ndarray of shape (n_samples, n_features) of bool or None
         True where an entry was observed; None when every entry was (the complete-data path).
     """
-    if not isinstance(X, np.ndarray):
-        # a tensor given as such was validated as finite; host rows with NaN crossed to a device
-        # when the estimator computes there, but the masked E- and M-steps run on the host
-        if ops.any_nan(X):
-            raise ValueError(
-                "X has missing values (NaN), which are handled on the host (numpy) path only: fit with "
-                "device=None, or impute them first."
-            )
+    if not isinstance(X, np.ndarray):  # tensors were validated as finite (rows_on_device)
         return X, None
     missing = np.isnan(X)
     if not missing.any():
@@ -442,7 +439,25 @@ def label_codes(y, n_labels, unlabeled=-1, name="y"):
     return np.where(unknown, -1, np.nan_to_num(values)).astype(np.int64)
 
 
-_NO_MARKER = object()  # an ``unlabeled`` value no label equals: unlabelled_rows then finds the NaN labels alone
+def missing_labels(y):
+    """Where labels are missing: NaN, and None or pandas' NA in an object array.
+
+    Parameters
+    ----------
+    y : array-like
+
+    Returns
+    -------
+    missing : ndarray of bool, of y's shape
+    """
+    y = np.asarray(host_input(y))
+    if y.dtype == object:
+        import pandas as pd
+
+        return np.asarray(pd.isna(y), dtype=bool)
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    return np.zeros(y.shape, dtype=bool)
 
 
 def unlabelled_rows(y, unlabeled):
@@ -463,17 +478,10 @@ def unlabelled_rows(y, unlabeled):
     if unlabeled is None:
         return None
     y = np.asarray(host_input(y))
-    if y.dtype == object:
-        import pandas as pd
-
-        # NaN, None and pandas' NA are missing labels; the others are compared with the marker (NA
-        # compares to NA, which has no truth value)
-        known = ~pd.isna(y)
-        known[known] = np.asarray(y[known] != unlabeled, dtype=bool)
-    else:
-        known = y != unlabeled
-        if y.dtype.kind == "f":
-            known &= ~np.isnan(y)
+    # the present labels alone are compared with the marker (pandas' NA compared with anything is
+    # NA, which has no truth value)
+    known = ~missing_labels(y)
+    known[known] = np.asarray(y[known] != unlabeled, dtype=bool)
     return None if known.all() else known
 
 
