@@ -247,7 +247,7 @@ def test_a_collapsing_class_covariance_is_named_with_its_fix():
     X, y = _few_complete_rows_per_class()
     with pytest.warns(UserWarning, match=r"covariance of class\(es\) [012, ]+ is collapsing.*reg_param=0\.1"):
         QuadraticDiscriminant(em_max_iter=300).fit(X, y)
-    # shrunk after EM, the covariances are usable: no such warning
+    # regularised inside EM, the covariances are usable: no such warning
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -281,3 +281,70 @@ def test_a_feature_constant_up_to_rounding_is_refused(cls):
     X[:, :3] = _knock_out(X[:, :3], 0.2, rng)
     with pytest.raises(ValueError, match=r"1 feature\(s\) of X \(\[3\]\) are constant"):
         cls().fit(X, y)
+
+
+def _completed_class_statistics(model, X, y):
+    """Per class: total, mean and scatter about it of the rows completed under the fitted model
+    (conditional means of the missing entries, plus their conditional covariances), by numpy row by row."""
+    d = X.shape[1]
+    cov = np.broadcast_to(model.covariance_, (len(model.classes_), d, d)) if model.covariance_.ndim == 2 \
+        else model.covariance_
+    out = []
+    for k, label in enumerate(model.classes_):
+        rows, extra = [], np.zeros((d, d))
+        for x in X[y == label]:
+            o, m = ~np.isnan(x), np.isnan(x)
+            mu, S = model.means_[k], cov[k]
+            filled = x.copy()
+            if m.any():
+                gain = S[np.ix_(m, o)] @ np.linalg.inv(S[np.ix_(o, o)])
+                filled[m] = mu[m] + gain @ (x[o] - mu[o])
+                extra[np.ix_(m, m)] += S[np.ix_(m, m)] - gain @ S[np.ix_(o, m)]
+            rows.append(filled)
+        rows = np.array(rows)
+        mean = rows.mean(axis=0)
+        out.append((rows.shape[0], mean, (rows - mean).T @ (rows - mean) + extra))
+    return out
+
+
+@pytest.mark.parametrize("make, rule", [
+    (lambda: QuadraticDiscriminant(reg_param=0.2),
+     lambda stats: np.stack([0.8 * W / (n - 1) + 0.2 * np.eye(W.shape[0]) for n, _, W in stats])),
+    (lambda: LinearDiscriminant(shrinkage=0.3),
+     lambda stats: _scaled_identity_shrink(sum(W for _, _, W in stats) / (sum(n for n, _, _ in stats) - len(stats)), 0.3)),
+])
+def test_a_regularised_fit_is_the_fixed_point_of_its_rule(make, rule):
+    """With reg_param or shrinkage the M-steps regularise: the fitted covariances are the rule's of
+    the statistics of the rows completed under them, and the means those rows' means."""
+    X, y = _few_complete_rows_per_class()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # converges, nothing collapses
+        model = make().fit(X, y)
+    stats = _completed_class_statistics(model, X, y)
+    np.testing.assert_allclose(model.means_, np.array([mean for _, mean, _ in stats]), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(model.covariance_, rule(stats), rtol=1e-5, atol=1e-5)
+
+
+def _scaled_identity_shrink(S, s):
+    return (1 - s) * S + s * np.trace(S) / S.shape[0] * np.eye(S.shape[0])
+
+
+def test_qda_class_by_class_em_equals_one_em_over_all_classes(rng):
+    """Every row labelled: each class's EM on its own rows reaches one EM's fit over all classes,
+    unregularised and with reg_param inside EM (QDA's classes share nothing)."""
+    X, y = _classes(rng)
+    Xm = _knock_out(X, 0.3, rng)
+    floor = 1e-6 * np.mean(np.nanvar(Xm, axis=0))
+    n_k = np.bincount(y)[:, None, None]
+    for reg_param in (0.0, 0.3):
+        model = QuadraticDiscriminant(reg_param=reg_param).fit(Xm, y)
+        family = Gaussian("full", reg_covar=floor)
+        if reg_param:  # the rule inside EM: FiniteMixture with the rule's family, over all classes at once
+            from discrim.discriminant._incomplete_em import CovarianceRule, RuleGaussian
+
+            rule = CovarianceRule(QuadraticDiscriminant(reg_param=reg_param), np.bincount(y), Xm.shape[0])
+            family = RuleGaussian("full", reg_covar=floor, rule=rule)
+        joint = FiniteMixture(family, 3, tol=1e-13, max_iter=5000, random_state=0, unlabeled=-1).fit(Xm, y=y)
+        np.testing.assert_allclose(model.means_, joint.params_["mean"], rtol=1e-5, atol=1e-5)
+        expected = joint.params_["covariance"] * (n_k / (n_k - 1) if not reg_param else 1.0)
+        np.testing.assert_allclose(model.covariance_, expected, rtol=1e-5, atol=1e-5)

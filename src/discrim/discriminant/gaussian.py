@@ -14,6 +14,7 @@ from discrim._typing import Array, ArrayLike, Device
 from discrim.base import BaseLikelihoodClassifier
 from discrim.backend import ops, to_numpy
 from discrim.discriminant import _gaussian_math as gm
+from discrim.discriminant._incomplete_em import RuleGaussian, run_class_em
 from discrim.discriminant._validation import validate_training_data
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
@@ -105,7 +106,9 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         known classes fixed): missing entries enter through their conditional expectations,
         unlabelled rows through their class posteriors. The covariances are then rescaled to
         the rules' divisors (``n_k - 1``, pooled ``n - g``) with the expected class totals, and
-        ``priors="empirical"`` uses those totals.
+        ``priors="empirical"`` uses those totals. With ``reg_param``, ``shrinkage`` (or QDA's
+        ``pooling``) every M-step applies them: the fit is the fixed point of that regularised
+        EM, the covariances the rule's of the statistics of the rows completed under them.
         """
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
@@ -166,7 +169,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         n_classes = classes.shape[0]
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
-        # variance keeps it factorable, as scikit-learn's reg_covar does; reg_param shrinks after.
+        # variance keeps it factorable, as scikit-learn's reg_covar does. reg_param, shrinkage and
+        # pooling regularise inside EM (see _incomplete_em).
         variance, spread = _observed_spread(X)
         constant = np.flatnonzero(~(spread > 0))
         if constant.size and self.reg_param == 0 and self.shrinkage is None:
@@ -180,18 +184,16 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 "reg_param > 0 (for example reg_param=0.01)."
             )
         floor = 1e-6 * float(np.mean(variance))
-        family = Gaussian(self._em_covariance_type, reg_covar=floor)
-        em = FiniteMixture(family, n_classes, tol=1e-10, max_iter=self.em_max_iter, random_state=0,
+        regularised = self.reg_param > 0 or self.shrinkage is not None or getattr(self, "pooling", 0) > 0
+        em = FiniteMixture(RuleGaussian(self._em_covariance_type, reg_covar=floor), n_classes, tol=1e-10,
+                           max_iter=self.em_max_iter, random_state=0, accelerate=True,
                            device=None if isinstance(X, np.ndarray) else self.device, unlabeled=-1)
         with warnings.catch_warnings():
             # FiniteMixture's own warning would name its max_iter; the user sets em_max_iter here.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
-                start = clone(em).fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
-                em.set_params(params_init=start.params_, weights_init=start.weights_)
-            em.fit(X, y=y_idx, sample_weight=w)
-        if not em.converged_:
-            self._warn_if_collapsing(family.collapsing_components(em._params), em.params_["covariance"], classes)
+            result = run_class_em(self, em, X, y_idx, w, rows, unlabelled, regularised)
+        if not result.converged:
+            self._warn_if_collapsing(result.collapsing, result.covariance, classes)
             warnings.warn(
                 f"{type(self).__name__}: the EM that estimates the class means and covariances from "
                 f"{'unlabelled rows or ' if unlabelled else ''}rows with missing values did not converge in "
@@ -199,10 +201,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 "1e-10): the estimates are not yet the maximum-likelihood ones. Raise em_max_iter; slow "
                 "convergence also comes with many missing cells or a nearly singular covariance (reg_param "
                 "helps there).", ConvergenceWarning, stacklevel=3)
-        totals = em.weights_ * float(w.sum())
-        cov = em.params_["covariance"]
-        scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
-        stats = GaussianStats(weight=totals, mean=em.params_["mean"] - origin, scatter=scatter)
+        totals = result.stats.weight
+        stats = GaussianStats(weight=totals, mean=result.stats.mean - origin, scatter=result.stats.scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
 
     def _warn_if_collapsing(self, collapsing, cov, classes):
@@ -481,19 +481,28 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         """``covariance_estimator`` fitted on the class-centred rows: the pooled covariance."""
         return clone(self.covariance_estimator).fit(X - means[y_idx]).covariance_
 
-    def _fit_covariance(self, scatter, totals, rows, estimated=None):
+    def _regularised_covariance(self, scatter, totals, rows, estimated=None):
+        """The pooled covariance (d, d) of class scatters (K, d, d) about the class means and class
+        totals (K,), after ``shrinkage`` and ``reg_param``; and the shrinkage intensity (or None)."""
         dof = totals.sum() - totals.shape[0]
-        n_features = scatter.shape[1]
         if dof <= 0:
             raise ValueError(
                 f"LinearDiscriminant needs more samples than classes to estimate the pooled "
                 f"covariance (divisor n - g = {dof:g}): add samples."
             )
         cov = scatter.sum(axis=0) / dof if estimated is None else np.asarray(estimated, dtype=np.float64)
+        intensity = None
         if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
-            self.shrinkage_ = gm.shrinkage_intensity(self.shrinkage, scatter.sum(axis=0) / totals.sum(), totals.sum())
-            cov = gm.shrink_to_scaled_identity(cov, self.shrinkage_)
-        cov = gm.shrink(cov, self.reg_param)
+            intensity = gm.shrinkage_intensity(self.shrinkage, scatter.sum(axis=0) / totals.sum(), totals.sum())
+            cov = gm.shrink_to_scaled_identity(cov, intensity)
+        return gm.shrink(cov, self.reg_param), intensity
+
+    def _fit_covariance(self, scatter, totals, rows, estimated=None):
+        dof = totals.sum() - totals.shape[0]
+        n_features = scatter.shape[1]
+        cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
+        if intensity is not None:
+            self.shrinkage_ = intensity
         try:
             chol = cholesky_factors(cov[None])[0]
         except SingularCovarianceError as exc:
@@ -760,10 +769,13 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         return np.stack([clone(self.covariance_estimator).fit(X[y_idx == k]).covariance_
                          for k in range(means.shape[0])])
 
-    def _fit_covariance(self, scatter, totals, rows, estimated=None):
-        n_features = scatter.shape[1]
-        for k, label in enumerate(self.classes_):
+    def _regularised_covariance(self, scatter, totals, rows, estimated=None):
+        """The class covariances (K, d, d) of class scatters (K, d, d) about the class means and
+        class totals (K,), after ``pooling``, ``shrinkage`` and ``reg_param``; and the shrinkage
+        intensities (K,) (or None)."""
+        for k in range(totals.shape[0]):
             if totals[k] <= 1 and self.pooling < 1:
+                label = self.classes_[k] if hasattr(self, "classes_") else k
                 raise ValueError(
                     f"class {_show(label)} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
                     "QuadraticDiscriminant needs a total weight above 1 (at least 2 samples) in "
@@ -771,11 +783,18 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                     "covariance is then the pooled one) or use LinearDiscriminant."
                 )
         cov = self._class_covariances(scatter, totals, estimated)
+        intensity = None
         if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
-            self.shrinkage_ = np.array([gm.shrinkage_intensity(self.shrinkage, scatter[k] / totals[k], totals[k])
-                                        for k in range(totals.shape[0])])
-            cov = np.stack([gm.shrink_to_scaled_identity(c, s) for c, s in zip(cov, self.shrinkage_)])
-        cov = gm.shrink(cov, self.reg_param)
+            intensity = np.array([gm.shrinkage_intensity(self.shrinkage, scatter[k] / totals[k], totals[k])
+                                  for k in range(totals.shape[0])])
+            cov = np.stack([gm.shrink_to_scaled_identity(c, s) for c, s in zip(cov, intensity)])
+        return gm.shrink(cov, self.reg_param), intensity
+
+    def _fit_covariance(self, scatter, totals, rows, estimated=None):
+        n_features = scatter.shape[1]
+        cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
+        if intensity is not None:
+            self.shrinkage_ = intensity
         try:
             chol = cholesky_factors(cov)
         except SingularCovarianceError as exc:

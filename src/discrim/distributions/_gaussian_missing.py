@@ -407,7 +407,14 @@ class ConditionedRows:
         out = np.zeros(k * d * d)
         for where, ids, (inv, _) in zip(patterns.scatter_positions(k), patterns.table_ids, self._inverses):
             # P_mm^-1 of every (component, pattern) times its responsibility, scattered to (k, i, j)
-            out += np.bincount(where.reshape(-1), weights=(totals[:, ids] * inv).reshape(-1), minlength=k * d * d)
+            weight = totals[:, ids]
+            component, pattern = np.nonzero(weight)
+            if 2 * component.shape[0] < weight.size:
+                # labelled rows weigh under their own class only (a discriminant's EM over rows with
+                # missing values): only the pairs of positive weight, a 1/K share of them there
+                inv = inv[:, :, component if inv.shape[2] > 1 else 0, pattern]
+                where, weight = where[:, :, component, pattern], weight[component, pattern]
+            out += np.bincount(where.reshape(-1), weights=(weight * inv).reshape(-1), minlength=k * d * d)
         return out.reshape(k, d, d)
 
     def draw(self, components, rng):

@@ -1,0 +1,193 @@
+"""The EM of the Gaussian discriminants on rows with missing values or without labels.
+
+:class:`~discrim.discriminant.LinearDiscriminant` and :class:`~discrim.discriminant.QuadraticDiscriminant`
+estimate their class means and covariances there by EM: a :class:`~discrim.mixture.FiniteMixture`
+with one component per class and the labelled rows' classes fixed. Two things are the rules' own:
+
+- **Regularisation inside EM.** With ``reg_param``, ``shrinkage`` or ``pooling``, every M-step
+  gives the rule's regularised covariances of the completed statistics (:class:`CovarianceRule`),
+  so that the conditional expectations of the missing entries are taken under the covariance the
+  rule will use. The fit is the fixed point of that regularised EM, and with every row labelled it
+  is a penalised-likelihood estimate (the class totals are then fixed, and each rule is an
+  inverse-Wishart prior's posterior mode). Regularising only after an unregularised EM would
+  instead shrink an estimate that, with few complete rows, need not exist (its likelihood grows
+  without bound as a covariance flattens), and that then depends on where EM was stopped.
+- **One EM per class.** With every row labelled and a covariance per class (QDA without
+  ``pooling``), the likelihood is a sum over classes with nothing shared: each class's EM runs on
+  its own rows, which conditions every row under its own class only (one EM over all classes
+  conditions every row under every class, K times the work, for the same iterates).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import clone
+
+from discrim.distributions.gaussian import Gaussian, GaussianParams, GaussianStats
+
+__all__ = ["ClassEM", "CovarianceRule", "RuleGaussian", "run_class_em"]
+
+
+class CovarianceRule:
+    """A discriminant's regularised covariance(s) of EM's statistics; records the last statistics.
+
+    Parameters
+    ----------
+    estimator : LinearDiscriminant or QuadraticDiscriminant
+        Unfitted, with the user's parameters: its ``_regularised_covariance`` is the rule.
+    rows : ndarray of shape (n_components,) of int
+        Labelled rows per component (for the rule's messages).
+    total_weight : float
+        The sum of the sample weights of the EM's rows: the statistics are rescaled to it, in
+        case the mixture rescaled the weights (the rules' divisors are in the user's units).
+
+    Attributes
+    ----------
+    last : GaussianStats or None
+        The statistics of the last M-step, in the user's units: the fitted parameters are the
+        rule's of them.
+
+    Notes
+    -----
+    Shared, not copied (``copy.deepcopy`` returns the object itself): scikit-learn's ``clone`` of
+    the family that carries it, inside the mixture's fit, must record into the same object.
+    """
+
+    def __init__(self, estimator, rows, total_weight):
+        self.estimator, self.rows, self.total_weight = estimator, np.asarray(rows), float(total_weight)
+        self.last = None
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __call__(self, stats):
+        """The regularised covariance(s) of ``stats``; None where the rule has no value for them
+        (a class total of at most 1: the M-step keeps its own, and the final fit says why).
+
+        Parameters
+        ----------
+        stats : GaussianStats
+            Weights (K,), means (K, d) and scatter matrices about them (K, d, d).
+
+        Returns
+        -------
+        covariance : ndarray of shape (d, d) (LDA) or (K, d, d) (QDA), or None
+        """
+        scale = self.total_weight / float(np.sum(stats.weight))
+        self.last = GaussianStats(weight=stats.weight * scale, mean=stats.mean, scatter=stats.scatter * scale)
+        try:
+            return self.estimator._regularised_covariance(self.last.scatter, self.last.weight, self.rows)[0]
+        except ValueError:
+            return None
+
+
+class RuleGaussian(Gaussian):
+    """Gaussian components whose M-step gives a :class:`CovarianceRule`'s covariances.
+
+    Parameters
+    ----------
+    covariance_type : {"full", "tied"}
+    reg_covar : float
+        The maximum-likelihood M-step's floor (see :class:`~discrim.distributions.Gaussian`),
+        used where the rule has no value.
+    prior : None
+        Always None (a parameter for ``clone`` only).
+    rule : CovarianceRule or None
+        None: the maximum-likelihood M-step.
+    """
+
+    def __init__(self, covariance_type: str = "full", reg_covar: float = 1e-6, prior=None, rule=None) -> None:
+        super().__init__(covariance_type=covariance_type, reg_covar=reg_covar, prior=prior)
+        self.rule = rule
+
+    def params_from_stats(self, stats, current=None):
+        params = super().params_from_stats(stats, current)
+        covariance = None if self.rule is None else self.rule(stats)
+        return params if covariance is None else GaussianParams(mean=params.mean, covariance=covariance)
+
+
+@dataclass
+class ClassEM:
+    """The class moments that EM estimated.
+
+    Attributes
+    ----------
+    stats : GaussianStats
+        Class totals (K,) in the user's weights, class means (K, d) and scatter matrices about
+        them (K, d, d), of which the rule's divisors and regularisation give the covariances.
+    converged : bool
+        Whether every EM converged.
+    collapsing : ndarray of int
+        Classes whose maximum-likelihood covariance sinks onto the floor
+        (:meth:`~discrim.distributions.Gaussian.collapsing_components`); empty with a rule.
+    covariance : ndarray
+        The EM's covariance(s) as the family stores them ((d, d) tied, (K, d, d) full).
+    """
+
+    stats: GaussianStats
+    converged: bool
+    collapsing: np.ndarray
+    covariance: np.ndarray
+
+
+def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
+    """Class moments by EM from rows with missing values or without labels.
+
+    Parameters
+    ----------
+    estimator : LinearDiscriminant or QuadraticDiscriminant
+        The discriminant being fitted (its parameters give the rule).
+    em : FiniteMixture
+        Unfitted: one component per class, a :class:`RuleGaussian` family without a rule, the
+        EM's tolerance and iteration cap.
+    X : ndarray or dask.array.Array of shape (n_samples, n_features)
+        NaN where missing.
+    y_idx : ndarray or dask.array.Array of shape (n_samples,) of int
+        Class indices; -1 for an unlabelled row.
+    w : ndarray or dask.array.Array of shape (n_samples,)
+    rows : ndarray of shape (n_classes,) of int
+        Labelled rows of positive weight per class.
+    unlabelled : bool
+        Whether some rows are unlabelled.
+    regularised : bool
+        Whether the rule regularises (then inside EM).
+
+    Returns
+    -------
+    result : ClassEM
+    """
+    n_classes = rows.shape[0]
+    separable = (isinstance(X, np.ndarray) and not unlabelled and em.family.covariance_type == "full"
+                 and getattr(estimator, "pooling", 0) == 0 and np.all(rows > 0))
+    if separable:
+        fits = [_fit(estimator, clone(em).set_params(n_components=1), X[y_idx == k], None, w[y_idx == k], rows[k:k + 1],
+                     False, regularised) for k in range(n_classes)]
+        stats = GaussianStats(weight=np.concatenate([f.stats.weight for f in fits]),
+                              mean=np.concatenate([f.stats.mean for f in fits]),
+                              scatter=np.concatenate([f.stats.scatter for f in fits]))
+        return ClassEM(stats=stats, converged=all(f.converged for f in fits),
+                       collapsing=np.flatnonzero([f.collapsing.size > 0 for f in fits]),
+                       covariance=np.concatenate([f.covariance for f in fits]))
+    return _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised)
+
+
+def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
+    """:func:`run_class_em` with one mixture (``y_idx`` None: its rows are of one class)."""
+    total_weight = float(w.sum())
+    rule = CovarianceRule(clone(estimator), rows, total_weight) if regularised else None
+    em.set_params(family=clone(em.family).set_params(rule=rule))
+    labels = None if y_idx is None else y_idx
+    if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
+        start = clone(em).fit(X, y=labels, sample_weight=w * (y_idx >= 0))
+        em.set_params(params_init=start.params_, weights_init=start.weights_)
+    em.fit(X, y=labels, sample_weight=w)
+    cov = em.params_["covariance"]
+    if rule is not None:
+        return ClassEM(stats=rule.last, converged=em.converged_, collapsing=np.array([], dtype=int), covariance=cov)
+    totals = em.weights_ * total_weight
+    scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
+    stats = GaussianStats(weight=totals, mean=em.params_["mean"], scatter=scatter)
+    return ClassEM(stats=stats, converged=em.converged_, collapsing=em.family.collapsing_components(em._params),
+                   covariance=cov)
