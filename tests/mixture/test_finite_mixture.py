@@ -156,6 +156,20 @@ def test_convergence_warning_and_converged(rng):
     assert not fm.converged_
     fm = FiniteMixture(Gaussian(), 3, tol=1e-3, max_iter=500, random_state=0).fit(X)
     assert fm.converged_ and fm.n_iter_ < 500
+
+
+def test_a_converged_fit_with_a_collapsing_component_says_so():
+    """A component on three (nearly) equal rows holds a tiny share of the rows: its likelihood's rise
+    falls below tol while its variance sits on reg_covar. The stop is no convergence to a fit."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(300, 3)), 10 + 1e-9 * rng.normal(size=(3, 3))])
+    with pytest.warns(UserWarning, match=r"degenerate. Component\(s\) \[0\] are collapsing.*Raise reg_covar"):
+        fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    assert fm.converged_
+    assert np.linalg.eigvalsh(fm.params_["covariance"][0])[0] < 100 * 1e-6
+    with warnings.catch_warnings():  # a healthy fit of the same data says nothing
+        warnings.simplefilter("error")
+        FiniteMixture(Gaussian(), 1, random_state=0).fit(X)
     assert abs(fm.lower_bounds_[-1] - fm.lower_bounds_[-2]) < 1e-3
 
 

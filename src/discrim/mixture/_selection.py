@@ -478,6 +478,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
     row.update(family=label, n_components=k, converged=False, degenerate=False, degenerate_reason="", error="")
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
+        mixture._warn_collapsing = False  # the table's degenerate column judges every cell instead
         # parameters validated once for the family's cells (_validated_families)
         with config_context(skip_parameter_validation=True) if label in validated else nullcontext():
             mixture.fit(X, sample_weight=w if weighted else None)

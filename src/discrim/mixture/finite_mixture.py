@@ -645,13 +645,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 f"EM reached a log-likelihood of {best.lower_bounds[-1]} on X: the data are outside what "
                 f"{family!r} can represent (e.g. extreme counts or values); rescale X or choose another family."
             )
+        collapsing = family.collapsing_components(best.params) if self.max_iter > 0 else np.zeros(0, dtype=int)
+        why = (f"Component(s) {collapsing.tolist()} are collapsing: a variance has sunk to near the family's "
+               "reg_covar, as where the likelihood grows without bound (a component with too few rows for its "
+               "covariance, or rows with missing values that leave a direction unobserved), and the fit means "
+               "nothing along it. Raise reg_covar, set a prior, or use fewer components.")
         if not best.converged and self.tol > 0 and self.max_iter > 0:
-            collapsing = family.collapsing_components(best.params)
-            advice = "Increase max_iter or tol, or check the initialisation." if not collapsing.size else (
-                f"Component(s) {collapsing.tolist()} are collapsing: a variance has sunk to near the family's "
-                "reg_covar, as where the likelihood grows without bound (a component with too few rows for its "
-                "covariance, or rows with missing values that leave a direction unobserved), and the fit means "
-                "nothing along it. Raise reg_covar, set a prior, or use fewer components.")
+            advice = "Increase max_iter or tol, or check the initialisation." if not collapsing.size else why
             warnings.warn(
                 f"EM did not converge in max_iter={self.max_iter} iterations (last change of the "
                 f"mean log-likelihood {best.lower_bounds[-1] - best.lower_bounds[-2]:.3g} >= "
@@ -659,6 +659,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
+        elif collapsing.size and getattr(self, "_warn_collapsing", True):
+            # the likelihood of a collapsing component grows slowly when it holds few rows: its
+            # change in the mean log-likelihood falls below tol while the variance still sinks
+            warnings.warn(f"EM stopped at tol={self.tol}, but its fit is degenerate. {why}", UserWarning,
+                          stacklevel=3)
         self.weights_ = best.weights
         self.family_ = family
         self.noise_volume_ = None if noise is None else float(np.exp(-noise))
