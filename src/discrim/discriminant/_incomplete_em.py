@@ -178,11 +178,10 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
     total_weight = float(w.sum())
     rule = CovarianceRule(clone(estimator), rows, total_weight) if regularised else None
     em.set_params(family=clone(em.family).set_params(rule=rule))
-    labels = None if y_idx is None else y_idx
     if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
-        start = clone(em).fit(X, y=labels, sample_weight=w * (y_idx >= 0))
+        start = clone(em).fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
         em.set_params(params_init=start.params_, weights_init=start.weights_)
-    em.fit(X, y=labels, sample_weight=w)
+    em.fit(X, y=y_idx, sample_weight=w)
     cov = em.params_["covariance"]
     if rule is not None:
         return ClassEM(stats=rule.last, converged=em.converged_, collapsing=np.array([], dtype=int), covariance=cov)
