@@ -348,3 +348,13 @@ def test_qda_class_by_class_em_equals_one_em_over_all_classes(rng):
         np.testing.assert_allclose(model.means_, joint.params_["mean"], rtol=1e-5, atol=1e-5)
         expected = joint.params_["covariance"] * (n_k / (n_k - 1) if not reg_param else 1.0)
         np.testing.assert_allclose(model.covariance_, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_with_unlabelled_rows_the_rule_regularises_once_after_em():
+    """Unlabelled rows: the class totals move with EM's assignment, so reg_param acts on EM's
+    maximum-likelihood estimate, not inside EM (whose assignment it would reshape)."""
+    X, y_partial, _, _ = _iris_with_few_labels(0.2)
+    plain = QuadraticDiscriminant(unlabeled=-1).fit(X, y_partial)
+    shrunk = QuadraticDiscriminant(reg_param=0.3, unlabeled=-1).fit(X, y_partial)
+    np.testing.assert_allclose(shrunk.means_, plain.means_, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(shrunk.covariance_, 0.7 * plain.covariance_ + 0.3 * np.eye(4), rtol=1e-12, atol=1e-12)

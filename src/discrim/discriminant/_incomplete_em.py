@@ -4,14 +4,17 @@
 estimate their class means and covariances there by EM: a :class:`~discrim.mixture.FiniteMixture`
 with one component per class and the labelled rows' classes fixed. Two things are the rules' own:
 
-- **Regularisation inside EM.** With ``reg_param``, ``shrinkage`` or ``pooling``, every M-step
-  gives the rule's regularised covariances of the completed statistics (:class:`CovarianceRule`),
-  so that the conditional expectations of the missing entries are taken under the covariance the
-  rule will use. The fit is the fixed point of that regularised EM, and with every row labelled it
-  is a penalised-likelihood estimate (the class totals are then fixed, and each rule is an
-  inverse-Wishart prior's posterior mode). Regularising only after an unregularised EM would
-  instead shrink an estimate that, with few complete rows, need not exist (its likelihood grows
-  without bound as a covariance flattens), and that then depends on where EM was stopped.
+- **Regularisation inside EM.** With every row labelled and ``reg_param``, ``shrinkage`` or
+  ``pooling``, every M-step gives the rule's regularised covariances of the completed statistics
+  (:class:`CovarianceRule`), so that the conditional expectations of the missing entries are taken
+  under the covariance the rule will use. The fit is the fixed point of that regularised EM, a
+  penalised-likelihood estimate (the class totals are fixed, and each rule is an inverse-Wishart
+  prior's posterior mode). Regularising only after an unregularised EM would instead shrink an
+  estimate that, with few complete rows, need not exist (its likelihood grows without bound as a
+  covariance flattens), and that then depends on where EM was stopped. With unlabelled rows the
+  class totals move with the assignment, no prior is fixed, and a regularised M-step reshapes the
+  classes EM assigns those rows to (QDA ``reg_param=0.3`` on issue 21's simulation with 5 % of the
+  labels: accuracy 0.647 regularised after EM, 0.457 inside): the rule then acts after EM.
 - **One EM per class.** With every row labelled and a covariance per class (QDA without
   ``pooling``), the likelihood is a sum over classes with nothing shared: each class's EM runs on
   its own rows, which conditions every row under its own class only (one EM over all classes

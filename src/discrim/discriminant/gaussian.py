@@ -106,9 +106,10 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         known classes fixed): missing entries enter through their conditional expectations,
         unlabelled rows through their class posteriors. The covariances are then rescaled to
         the rules' divisors (``n_k - 1``, pooled ``n - g``) with the expected class totals, and
-        ``priors="empirical"`` uses those totals. With ``reg_param``, ``shrinkage`` (or QDA's
-        ``pooling``) every M-step applies them: the fit is the fixed point of that regularised
-        EM, the covariances the rule's of the statistics of the rows completed under them.
+        ``priors="empirical"`` uses those totals. With every row labelled, ``reg_param``,
+        ``shrinkage`` (and QDA's ``pooling``) act at every M-step: the fit is the fixed point of
+        that regularised EM, the covariances the rule's of the statistics of the rows completed
+        under them. With unlabelled rows they act once, on the EM's maximum-likelihood estimate.
         """
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
@@ -169,8 +170,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         n_classes = classes.shape[0]
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
-        # variance keeps it factorable, as scikit-learn's reg_covar does. reg_param, shrinkage and
-        # pooling regularise inside EM (see _incomplete_em).
+        # variance keeps it factorable, as scikit-learn's reg_covar does.
         variance, spread = _observed_spread(X)
         constant = np.flatnonzero(~(spread > 0))
         if constant.size and self.reg_param == 0 and self.shrinkage is None:
@@ -184,7 +184,11 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 "reg_param > 0 (for example reg_param=0.01)."
             )
         floor = 1e-6 * float(np.mean(variance))
-        regularised = self.reg_param > 0 or self.shrinkage is not None or getattr(self, "pooling", 0) > 0
+        # with every row labelled, regularisation inside EM (see _incomplete_em); with unlabelled
+        # rows the class totals move, no prior is fixed, and regularising the M-steps would reshape
+        # the classes that EM assigns the unlabelled rows to (measured: worse accuracy), so after
+        regularised = not unlabelled and (self.reg_param > 0 or self.shrinkage is not None
+                                          or getattr(self, "pooling", 0) > 0)
         em = FiniteMixture(RuleGaussian(self._em_covariance_type, reg_covar=floor), n_classes, tol=1e-10,
                            max_iter=self.em_max_iter, random_state=0, accelerate=True,
                            device=None if isinstance(X, np.ndarray) else self.device, unlabeled=-1)
