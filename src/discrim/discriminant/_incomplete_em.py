@@ -7,9 +7,10 @@ with one component per class and the labelled rows' classes fixed. Two things ar
 - **Regularisation inside EM.** With every row labelled and ``reg_param``, ``shrinkage`` or
   ``pooling``, every M-step gives the rule's regularised covariances of the completed statistics
   (:class:`CovarianceRule`), so that the conditional expectations of the missing entries are taken
-  under the covariance the rule will use. The fit is the fixed point of that regularised EM, a
-  penalised-likelihood estimate (the class totals are fixed, and each rule is an inverse-Wishart
-  prior's posterior mode). Regularising only after an unregularised EM would instead shrink an
+  under the covariance the rule will use. The fit is the fixed point of that regularised EM (with
+  ``reg_param`` alone a penalised-likelihood estimate: the class totals are fixed, and the rule is
+  then an inverse-Wishart prior's posterior mode; ``shrinkage``, whose target scales with the
+  estimate, and ``pooling`` define it as a fixed point only). Regularising only after an unregularised EM would instead shrink an
   estimate that, with few complete rows, need not exist (its likelihood grows without bound as a
   covariance flattens), and that then depends on where EM was stopped. With unlabelled rows the
   class totals move with the assignment, no prior is fixed, and a regularised M-step reshapes the
