@@ -216,7 +216,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         With few complete rows the likelihood of incomplete rows can grow without bound as a
         covariance flattens along a direction those rows leave unobserved, and the estimate and the
         predictions' confidence then mean nothing. Only when no ``reg_param`` or ``shrinkage``
-        regularises the estimate after EM.
+        regularises the estimate (inside EM with every row labelled, after it otherwise).
         """
         if not collapsing.size or self.reg_param > 0 or self.shrinkage is not None:
             return
