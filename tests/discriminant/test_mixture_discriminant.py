@@ -282,3 +282,23 @@ def _expected_failures(estimator):
 )
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("joint", [False, True])
+def test_collapsing_subclasses_are_named_by_class_once(joint):
+    """Four full-covariance subclasses per wine class (48-71 rows, 13 features): some collapse onto a
+    few rows. One warning names the classes and components, not one per class mixture."""
+    import warnings
+
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        MixtureDiscriminant(Gaussian("full"), 4, random_state=0, joint=joint).fit(X, y)
+    degenerate = [w for w in record if "degenerate" in str(w.message)]
+    assert len(degenerate) == 1
+    assert "MixtureDiscriminant" in str(degenerate[0].message) and "class 0: component(s)" in str(degenerate[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # one subclass per class: nothing collapses
+        MixtureDiscriminant(Gaussian("full"), 1, random_state=0).fit(X, y)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Any
 
@@ -394,6 +395,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
             if len(candidates[k]) == 1 and len(options) == 1:
                 mixture = FiniteMixture(next(iter(options.values())), n_components=candidates[k][0],
                                         random_state=seeds[k], **em)
+                mixture._warn_collapsing = False  # said once for all classes, naming them (below)
                 mixtures.append(mixture.fit(X_k, sample_weight=w_k))
                 selections.append(None)
             else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
@@ -427,7 +429,21 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self._selections = [None if s is None else _selection_state(s) for s in selections]
         self.n_iter_ = np.array([m.n_iter_ if joint is None else joint.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
+        self._warn_if_collapsing()
         return self
+
+    def _warn_if_collapsing(self):
+        """Name the classes whose mixture has a collapsing component (a variance near reg_covar)."""
+        found = {plain_label(label): m.family_.collapsing_components(m._params).tolist()
+                 for label, m in zip(self.classes_, self.mixtures_)}
+        found = {label: comps for label, comps in found.items() if comps}
+        if found:
+            listed = "; ".join(f"class {label!r}: component(s) {comps}" for label, comps in found.items())
+            warnings.warn(
+                f"MixtureDiscriminant: the mixture of some classes is degenerate ({listed}): a variance has sunk "
+                "to near reg_covar, as where a component holds too few rows for its covariance (or rows with "
+                "missing values leave a direction unobserved), and its density means nothing along it. Use fewer "
+                "n_components, a larger reg_covar or a constrained covariance_type.", UserWarning, stacklevel=3)
 
     def _family_options(self):
         """The candidate families as label -> family (one entry for a single family)."""
@@ -465,8 +481,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                          np.concatenate([m.params_[name] for m in mixtures])) for name in names}
         joint = FiniteMixture(family, sum(sizes), weights_init=weights / weights.sum(), params_init=params,
                               component_labels=np.repeat(np.arange(len(mixtures)), sizes), unlabeled=-1,
-                              max_iter=self.max_iter,
-                              tol=self.tol, reg_covar=self.reg_covar, device=self.device).fit(X, y=y_idx, sample_weight=w)
+                              max_iter=self.max_iter, tol=self.tol, reg_covar=self.reg_covar, device=self.device)
+        joint._warn_collapsing = False  # fit() names the classes instead
+        joint.fit(X, y=y_idx, sample_weight=w)
         bounds = np.concatenate([[0], np.cumsum(sizes)])
         class_weights = np.add.reduceat(joint.weights_, bounds[:-1])
         refined = []
