@@ -183,8 +183,11 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
     rule = CovarianceRule(clone(estimator), rows, total_weight) if regularised else None
     em.set_params(family=clone(em.family).set_params(rule=rule))
     if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
-        start = clone(em).fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
+        start = clone(em)
+        start._warn_collapsing = False  # the start's components are the classes' first guess
+        start.fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
         em.set_params(params_init=start.params_, weights_init=start.weights_)
+    em._warn_collapsing = False  # the discriminant names the collapsing classes and its own fix
     em.fit(X, y=y_idx, sample_weight=w)
     cov = em.params_["covariance"]
     if rule is not None:

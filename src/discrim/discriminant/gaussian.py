@@ -196,8 +196,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             # FiniteMixture's own warning would name its max_iter; the user sets em_max_iter here.
             warnings.simplefilter("ignore", ConvergenceWarning)
             result = run_class_em(self, em, X, y_idx, w, rows, unlabelled, regularised)
+        self._warn_if_collapsing(result.collapsing, result.covariance, classes)
         if not result.converged:
-            self._warn_if_collapsing(result.collapsing, result.covariance, classes)
             warnings.warn(
                 f"{type(self).__name__}: the EM that estimates the class means and covariances from "
                 f"{'unlabelled rows or ' if unlabelled else ''}rows with missing values did not converge in "
@@ -210,7 +210,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         return self._set_moments(classes, totals, origin, stats, rows)
 
     def _warn_if_collapsing(self, collapsing, cov, classes):
-        """Warn that the classes ``collapsing`` (:meth:`Gaussian.collapsing_components`) of an unconverged
+        """Warn that the classes ``collapsing`` (:meth:`Gaussian.collapsing_components`) of the
         EM have a covariance sinking onto the variance floor of :meth:`_fit_incomplete`.
 
         With few complete rows the likelihood of incomplete rows can grow without bound as a
@@ -225,10 +225,11 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         pooled = "" if cov.ndim == 2 else ", or use LinearDiscriminant, which pools the classes' rows"
         warnings.warn(
             f"{type(self).__name__}: {whose} is collapsing: estimated from rows with missing values, its "
-            "smallest eigenvalue has sunk to near the variance floor (a millionth of the features' mean variance) "
-            "and EM has not converged. With few complete rows the likelihood of incomplete rows grows without "
-            "bound as a covariance flattens along a direction those rows leave unobserved, so this estimate, and "
-            "the confidence of the predictions, mean nothing. Set reg_param (for example reg_param=0.1) or "
+            "smallest eigenvalue has sunk to near the variance floor (a millionth of the features' mean "
+            "variance), whether or not EM stopped there. With few complete rows the likelihood of incomplete rows "
+            "grows without bound as a covariance flattens along a direction those rows leave unobserved, so this "
+            "estimate, and the confidence of the predictions, mean nothing. Set reg_param (for example "
+            "reg_param=0.1) or "
             f"shrinkage{pooled}.", UserWarning, stacklevel=4)
 
     def _fit_dask(self, X, y, sample_weight):
