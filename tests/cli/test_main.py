@@ -86,3 +86,29 @@ def test_corrupted_model_file_is_rejected(tmp_path, iris_csv):
     result = run("predict", "--model", str(junk), "--csv", str(iris_csv), "--output", str(out_path))
     assert result.exit_code != 0 and "not a readable skops model file" in result.output
     assert not out_path.exists()
+
+
+def test_warnings_show_as_one_paragraph_with_the_command_line_spelling(tmp_path, capsys):
+    """The entry point shows a model's warning without scikit-learn's file, line and source line,
+    and recalls that parameters named in its advice are set with --param."""
+    import warnings
+
+    from sklearn.datasets import load_wine
+
+    from discrim.cli.main import main
+
+    frame = load_wine(as_frame=True).frame
+    features = frame.drop(columns="target")
+    features = features.mask(np.random.default_rng(0).random(features.shape) < 0.2)
+    path = tmp_path / "wine_nan.csv"
+    features.assign(target=frame["target"]).to_csv(path, index=False)
+    with warnings.catch_warnings():  # main installs its own display of warnings: restored after
+        warnings.simplefilter("default")
+        with pytest.raises(SystemExit) as ended:
+            main(["fit", "--csv", str(path), "--target", "target", "--model", "qda", "--param", "em_max_iter=20",
+                  "--quiet"])
+    assert ended.value.code == 0
+    err = capsys.readouterr().err
+    assert "ConvergenceWarning: QuadraticDiscriminant: the EM" in err
+    assert "(On the command line a model parameter is set with --param NAME=VALUE.)" in err
+    assert "base.py" not in err and "return fit_method" not in err

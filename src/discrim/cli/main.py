@@ -434,7 +434,9 @@ def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Run the ``discrim`` command line (SIGINT/SIGTERM clean up and exit with 130/143)."""
     from discrim.cli._signals import run_command
+    from discrim.cli._warnings import command_line_warnings
 
+    command_line_warnings()
     run_command(cli, argv, prog_name="discrim")
 
 
