@@ -195,5 +195,5 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
     totals = em.weights_ * total_weight
     scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
     stats = GaussianStats(weight=totals, mean=em.params_["mean"], scatter=scatter)
-    return ClassEM(stats=stats, converged=em.converged_, collapsing=em.family.collapsing_components(em._params),
+    return ClassEM(stats=stats, converged=em.converged_, collapsing=em.family_.collapsing_components(em._params),
                    covariance=cov)

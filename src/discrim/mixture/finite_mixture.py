@@ -255,6 +255,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     (5, 2)
     """
 
+    # Whether fit warns of a collapsing component when EM stops at tol. Callers that judge the fit
+    # themselves and name it in their own terms (select_mixture's degenerate column, the classes of
+    # a discriminant) set it False on their instance; not a parameter, so clone does not carry it.
+    _warn_collapsing = True
+
     _parameter_constraints = {
         "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats", "check_options"])],
         "n_components": [Interval(Integral, 1, None, closed="left")],
@@ -645,12 +650,17 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 f"EM reached a log-likelihood of {best.lower_bounds[-1]} on X: the data are outside what "
                 f"{family!r} can represent (e.g. extreme counts or values); rescale X or choose another family."
             )
-        collapsing = family.collapsing_components(best.params) if self.max_iter > 0 else np.zeros(0, dtype=int)
+        unconverged = not best.converged and self.tol > 0 and self.max_iter > 0
+        # a collapsing component names the cause of an unconverged fit, and is worth a warning of its
+        # own where EM stopped at tol (a component on few rows gains likelihood too slowly to move the
+        # mean log-likelihood while its variance still sinks)
+        collapsing = (family.collapsing_components(best.params)
+                      if unconverged or (self._warn_collapsing and self.max_iter > 0) else np.zeros(0, dtype=int))
         why = (f"Component(s) {collapsing.tolist()} are collapsing: a variance has sunk to near the family's "
                "reg_covar, as where the likelihood grows without bound (a component with too few rows for its "
                "covariance, or rows with missing values that leave a direction unobserved), and the fit means "
                "nothing along it. Raise reg_covar, set a prior, or use fewer components.")
-        if not best.converged and self.tol > 0 and self.max_iter > 0:
+        if unconverged:
             advice = "Increase max_iter or tol, or check the initialisation." if not collapsing.size else why
             warnings.warn(
                 f"EM did not converge in max_iter={self.max_iter} iterations (last change of the "
@@ -659,9 +669,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 ConvergenceWarning,
                 stacklevel=3,
             )
-        elif collapsing.size and getattr(self, "_warn_collapsing", True):
-            # the likelihood of a collapsing component grows slowly when it holds few rows: its
-            # change in the mean log-likelihood falls below tol while the variance still sinks
+        elif collapsing.size:
             warnings.warn(f"EM stopped at tol={self.tol}, but its fit is degenerate. {why}", UserWarning,
                           stacklevel=3)
         self.weights_ = best.weights
