@@ -3,6 +3,7 @@
 import contextlib
 import os
 import sys
+import threading
 import time
 
 import joblib
@@ -180,3 +181,22 @@ def test_threaded_backend_tasks_run_under_one_blas_limit():
     with parallel_config(backend="threading"):
         seen = list(run_unordered(_blas_threads_seen, [(i,) for i in range(6)], n_jobs=2))
     assert seen == [max(1, cpu_count() // 2)] * 6
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_an_interruption_while_the_pool_starts_propagates_not_a_shutdown_error(monkeypatch):
+    # CI once ended a Ctrl-C'd search with "RuntimeError: cannot join thread before it is
+    # started": the signal handler raised while submit() waited for the pool's manager thread to
+    # start, and shutdown() then refused to join the launched but not yet started thread. Here the
+    # thread starts a moment after the interruption, as it did there.
+    from concurrent.futures import process
+
+    original_start = process._ExecutorManagerThread.start
+
+    def start_late_and_interrupt(thread):
+        threading.Timer(0.2, original_start, [thread]).start()
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(process._ExecutorManagerThread, "start", start_late_and_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        list(run_unordered(_slow_square_and_pid, TASKS, n_jobs=2))

@@ -10,6 +10,7 @@ import queue
 import signal
 import sys
 import threading
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
 
@@ -195,7 +196,7 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
             if executor is not None:
                 if not completed:  # an error, an interruption, or the consumer stopped early
                     _terminate_workers(executor)
-                executor.shutdown(wait=True, cancel_futures=True)
+                _shut_down(executor)
             gc.unfreeze()
             del _INHERITED[pool_id]
 
@@ -213,6 +214,29 @@ def _terminate_workers(executor):
     for process in list((getattr(executor, "_processes", None) or {}).values()):
         if process.is_alive():
             process.terminate()
+
+
+def _shut_down(executor, patience_s=5.0):
+    """``executor.shutdown(wait=True)``, also when an interruption cut the pool's start short.
+
+    ``submit`` starts the pool's manager thread and waits until the thread says it runs. A signal
+    whose handler raises (the CLI's SIGINT/SIGTERM) during that wait leaves the thread launched but
+    not yet marked as started, and ``shutdown`` then refuses to join it (RuntimeError: cannot join
+    thread before it is started), which would replace the interruption on its way up. The thread
+    marks itself started within moments, so the shutdown is tried again; a thread that never
+    started has nothing to wait for.
+    """
+    deadline = time.monotonic() + patience_s
+    while True:
+        try:
+            executor.shutdown(wait=True, cancel_futures=True)
+            return
+        except RuntimeError as exc:
+            if "before it is started" not in str(exc):
+                raise
+            if time.monotonic() > deadline:
+                return
+            time.sleep(0.01)
 
 
 _PR_SET_PDEATHSIG = 1  # from <linux/prctl.h>
