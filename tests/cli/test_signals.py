@@ -88,12 +88,34 @@ def test_tune_interrupted_while_writing_leaves_no_staging_folder(tmp_path, monke
 
 def _start_tune(tmp_path, n_jobs):
     out = tmp_path / "run"
-    code = "import sys; from discrim.cli.main import main; main(sys.argv[1:])"
+    code = "import sys; from discrim.cli import run; run(sys.argv[1:])"  # the console script's entry
     args = ["tune", "--dataset", "xor-4f", "--max-batches", "10", "--n-alphas", "11", "--cv", "5",
             "--n-jobs", str(n_jobs), "--quiet", "--output", str(out)]
     process = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)
     return process, out
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_while_the_command_imports_its_modules_exits_without_a_traceback(signum):
+    # Ctrl-C within the first second (imports of scikit-learn and scipy) printed a traceback of
+    # the import, and SIGTERM killed the process silently: the entry point now installs the
+    # handlers before importing the command. The signal is sent as the command module's import begins.
+    code = (
+        "import os, signal, sys\n"
+        "class SignalOnImport:\n"
+        "    def find_spec(self, name, path, target=None):\n"
+        "        if name == 'discrim.cli.main':\n"
+        f"            os.kill(os.getpid(), {int(signum)})\n"
+        "        return None\n"
+        "sys.meta_path.insert(0, SignalOnImport())\n"
+        "from discrim.cli import run\n"
+        "run(['datasets'])\n"
+    )
+    process = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=_DEADLINE_S)
+    assert process.returncode == 128 + signum, process.stderr
+    assert "Traceback" not in process.stderr
+    assert f"stopped by {signal.Signals(signum).name}" in process.stderr
 
 
 def _workers_of(process):

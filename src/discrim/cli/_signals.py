@@ -69,7 +69,10 @@ def run_command(command, args=None, prog_name="discrim"):
 
     Parameters
     ----------
-    command : click.Command
+    command : click.Command or callable
+        The command, or a function without arguments that imports and returns it: its imports
+        (scikit-learn, scipy: about a second) then run with the handlers in place too, so that
+        Ctrl-C at once ends the command like Ctrl-C later, not with a traceback of the import.
     args : list of str or None
         Arguments (``sys.argv[1:]`` when None).
     prog_name : str
@@ -81,6 +84,8 @@ def run_command(command, args=None, prog_name="discrim"):
     code = None
     try:
         with signals_raise():
+            if not hasattr(command, "main"):
+                command = command()
             return command.main(args=args, prog_name=prog_name)
     except Interrupted as exc:
         code, name = exc.exit_code, signal.Signals(exc.signum).name

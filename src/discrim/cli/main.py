@@ -431,13 +431,22 @@ def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite
     console.print(f"predictions written to {output} (Parquet, computed by {where})")
 
 
-def main(argv: Sequence[str] | None = None) -> NoReturn:
-    """Run the ``discrim`` command line (SIGINT/SIGTERM clean up and exit with 130/143)."""
-    from discrim.cli._signals import run_command
+def prepare() -> None:
+    """Process-wide settings of a command-line run: warnings as one paragraph each."""
     from discrim.cli._warnings import command_line_warnings
 
     command_line_warnings()
-    run_command(cli, argv, prog_name="discrim")
+
+
+def main(argv: Sequence[str] | None = None) -> NoReturn:
+    """Run the ``discrim`` command line (SIGINT/SIGTERM clean up and exit with 130/143).
+
+    The console script is :func:`discrim.cli.run`, which installs the signal handlers before this
+    module's imports; this function, for callers that have imported the module, does the rest.
+    """
+    from discrim.cli import run
+
+    run(argv)
 
 
 if __name__ == "__main__":
