@@ -111,6 +111,37 @@ def test_impute_is_the_conditional_expectation(rng):
     np.testing.assert_allclose(np.cov(draws.T), cond, atol=0.03)
 
 
+def test_a_missing_category_is_imputed_as_the_most_probable_one_alone_and_in_a_product(rng):
+    # An average of nominal codes (0 red, 1 green, 2 blue -> 1.2) would name no category: the
+    # imputation is argmax_c sum_k P(k | x_o) probs_kc, here computed by hand from the fit.
+    z = rng.integers(0, 2, 600)
+    colour = np.where(z == 0, rng.choice(3, 600, p=[0.6, 0.3, 0.1]), rng.choice(3, 600, p=[0.1, 0.2, 0.7]))
+    size = np.where(z == 0, rng.choice(2, 600, p=[0.8, 0.2]), rng.choice(2, 600, p=[0.2, 0.8]))
+    X = np.column_stack([colour, size]).astype(float)
+    model = FiniteMixture(Categorical(n_categories=[3, 2]), 2, random_state=0).fit(X)
+    rows = np.array([[np.nan, 0.0], [np.nan, 1.0], [2.0, np.nan]])
+    resp = model.predict_proba(rows)
+    probs = model.params_["probs"]  # (K, d, C)
+    expected = [np.argmax(resp[0] @ probs[:, 0, :3]), np.argmax(resp[1] @ probs[:, 0, :3]),
+                np.argmax(resp[2] @ probs[:, 1, :2])]
+    completed = model.impute(rows)
+    np.testing.assert_array_equal([completed[0, 0], completed[1, 0], completed[2, 1]], expected)
+    assert set(completed[:, 0]) <= {0.0, 1.0, 2.0} and {completed[0, 0], completed[1, 0]} == {0.0, 2.0}
+    # beside a Gaussian column, in a product: the category the same way, the Gaussian by expectation
+    from discrim.distributions import Product
+
+    height = rng.normal(np.where(z == 0, 0.0, 3.0), 1.0)
+    product = Product([(Categorical(n_categories=[3, 2]), [0, 1]), (Gaussian(), [2])])
+    model = FiniteMixture(product, 2, random_state=0).fit(np.column_stack([X, height]))
+    rows = np.array([[np.nan, 0.0, np.nan], [np.nan, 1.0, 3.5]])
+    resp = model.predict_proba(rows)
+    probs, means = model.params_["0__probs"], model.params_["1__mean"][:, 0]
+    completed = model.impute(rows)
+    np.testing.assert_array_equal(completed[:, 0], np.argmax(resp @ probs[:, 0, :3], axis=1))
+    assert completed[0, 2] == pytest.approx(resp[0] @ means, rel=1e-12)
+    assert completed[1, 2] == 3.5
+
+
 def test_imputation_by_the_mixture_beats_the_column_means(rng):
     X = _gaussian_rows(rng)
     Xm = _knock_out(X, 0.3, rng)

@@ -592,6 +592,31 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         means = means[:, None, :] if means.ndim == 2 else means
         return np.where(observed, X[None], means)
 
+    def conditional_estimate(self, X: np.ndarray, params: Params, observed: np.ndarray, resp: np.ndarray,
+                             rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """Rows completed under the mixture: each missing entry replaced by its point estimate.
+
+        The default is the conditional expectation ``sum_k resp_k E_k[x_m | x_o]``; a family whose
+        values have no meaningful average (nominal categories) gives its most probable value.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+            Rows sharing one pattern of observed features (unobserved entries hold any value).
+        params : Params
+        observed : ndarray of shape (n_features,) of bool
+        resp : ndarray of shape (n_samples, n_components)
+            ``P(k | x_o)`` of each row.
+        rows : dict of str to ndarray of shape (n_samples,) or None, default=None
+
+        Returns
+        -------
+        completed : ndarray of shape (n_samples, n_features)
+            The estimates in the missing entries, the observed values elsewhere.
+        """
+        completed = np.einsum("nk,knd->nd", resp, self.conditional_mean(X, params, observed, rows))
+        return np.where(observed, X, completed)
+
     def conditional_sample(self, X: np.ndarray, params: Params, observed: np.ndarray, components: np.ndarray,
                            rng: np.random.Generator, rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """Rows with their missing entries drawn from the conditional distribution of a component.

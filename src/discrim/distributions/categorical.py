@@ -258,8 +258,16 @@ class Categorical(ComponentFamily):
         return CategoricalParams(probs=np.where(w > 0, stats.counts / np.where(w > 0, w, 1.0), uniform))
 
     def component_means(self, params, n_rows=1, rows=None):
-        # the expected category code: the completion of a missing code under a component
+        # the expected category code (a missing code is imputed as the most probable category instead,
+        # see conditional_estimate)
         return params.probs @ np.arange(params.probs.shape[2], dtype=np.float64)
+
+    def conditional_estimate(self, X, params, observed, resp, rows=None):
+        # an average of category codes means nothing: the most probable category given the
+        # observed entries, sum_k P(k | x_o) probs_k (the features are independent within a component)
+        k, d, c = params.probs.shape
+        probs = (resp @ params.probs.reshape(k, d * c)).reshape(-1, d, c)
+        return np.where(observed, X, probs.argmax(axis=2).astype(np.float64))
 
     def sample(self, params, n_per_component, rng):
         blocks = []

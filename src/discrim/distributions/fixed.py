@@ -183,6 +183,9 @@ class Fixed(ComponentFamily):
     def conditional_mean(self, X, params, observed, rows=None):
         return self.family.conditional_mean(X, params, observed, rows)
 
+    def conditional_estimate(self, X, params, observed, resp, rows=None):
+        return self.family.conditional_estimate(X, params, observed, resp, rows)
+
     def conditional_sample(self, X, params, observed, components, rng, rows=None):
         return self.family.conditional_sample(X, params, observed, components, rng, rows)
 

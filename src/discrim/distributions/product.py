@@ -381,6 +381,13 @@ class Product(ComponentFamily):
                                                       self._part_rows(rows, name))
         return out
 
+    def conditional_estimate(self, X, params, observed, resp, rows=None):
+        out = np.empty(X.shape, dtype=np.float64)
+        for i, (name, family, cols) in enumerate(self._parts()):
+            out[:, cols] = family.conditional_estimate(X[:, cols], self.part_params(params, i), observed[cols], resp,
+                                                       self._part_rows(rows, name))
+        return out
+
     def conditional_sample(self, X, params, observed, components, rng, rows=None):
         out = np.empty(X.shape, dtype=np.float64)
         for i, (name, family, cols) in enumerate(self._parts()):

@@ -785,7 +785,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         draw : bool, default=False
             False: each missing value becomes its conditional expectation given the row's observed
             values, ``E[x_m | x_o] = sum_k P(k | x_o) E_k[x_m | x_o]`` (for a full or tied
-            Gaussian the regression of ``x_m`` on ``x_o``, otherwise the component means).
+            Gaussian the regression of ``x_m`` on ``x_o``, otherwise the component means); a
+            categorical feature, whose codes have no meaningful average, becomes its most
+            probable category, the largest of ``sum_k P(k | x_o) probs_k``.
             True: a draw from the conditional distribution, a component from ``P(k | x_o)`` and
             then ``x_m`` from that component given ``x_o``; several calls give multiple
             imputations.
@@ -817,8 +819,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 components = np.minimum((np.cumsum(resp[index], axis=1) < u).sum(axis=1), self.n_components - 1)
                 X0[index] = family.conditional_sample(X0[index], self._params, observed, components, rng, rows)
             else:
-                completed = family.conditional_mean(X0[index], self._params, observed, rows)
-                X0[index] = np.where(observed, X0[index], np.einsum("nk,knd->nd", resp[index], completed))
+                X0[index] = family.conditional_estimate(X0[index], self._params, observed, resp[index], rows)
         return X0
 
     # --- model size and sampling ----------------------------------------------------------
