@@ -66,13 +66,82 @@ def test_default_columns_are_the_numeric_ones(data_csv):
     assert "mean (columns:" in result.output  # wide data: one row per feature
 
 
-def test_a_table_of_text_categories_says_how_to_encode_them(tmp_path):
+def test_a_table_of_text_categories_says_to_name_them_categorical(tmp_path):
     path = tmp_path / "colours.csv"
     pd.DataFrame({"colour": ["red", "blue", None, "red"], "size": ["S", "M", "L", "S"]}).to_csv(path, index=False)
-    result = _run(["--csv", path, "--family", "categorical", "--components", 2])
+    result = _run(["--csv", path, "--components", 2])
     assert result.exit_code == 1
-    assert "no numeric column to fit: encode text categories as codes 0..C-1" in result.output
-    assert "Categorical(categories=...)" in result.output
+    assert "no numeric column to fit: name its text columns with --categorical" in result.output
+    result = _run(["--csv", path, "--columns", "colour", "--components", 2])
+    assert result.exit_code == 1
+    assert "non-numeric data column(s) 'colour': fit them as categories with --categorical colour" in result.output
+
+
+def _mixed_table(tmp_path, rng, n=400):
+    """Two groups that differ in a number, a colour and a size; some cells empty."""
+    z = rng.integers(0, 2, n)
+    colours, sizes = np.array(["blue", "green", "red"]), np.array(["L", "M", "S"])
+    frame = pd.DataFrame({
+        "colour": np.where(z == 0, colours[rng.choice(3, n, p=[0.1, 0.2, 0.7])],
+                           colours[rng.choice(3, n, p=[0.7, 0.2, 0.1])]).astype(object),
+        "height": rng.normal(3.0 * z, 1.0),
+        "size": np.where(z == 0, sizes[rng.choice(3, n, p=[0.1, 0.3, 0.6])], sizes[rng.choice(3, n, p=[0.6, 0.3, 0.1])]),
+    })
+    frame.loc[rng.random(n) < 0.15, "colour"] = None
+    frame.loc[rng.random(n) < 0.15, "height"] = np.nan
+    path = tmp_path / "mixed.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_categorical_columns_beside_a_numeric_family_are_the_product_fit_in_python(tmp_path, rng):
+    from discrim.distributions import Categorical, Product
+
+    path, frame = _mixed_table(tmp_path, rng)
+    out = tmp_path / "completed.csv"
+    result = _run(["--csv", path, "--categorical", "colour,size", "--components", 2, "--quiet", "--impute", out])
+    assert result.exit_code == 0, result.output
+    # the same model through the library: categories in sorted order, the product of the families
+    family = Product([("numeric", Gaussian(), [1]),
+                      ("categorical", Categorical(categories=[["blue", "green", "red"], ["L", "M", "S"]]), [0, 2])])
+    X = family.encode(frame[["colour", "height", "size"]].astype(object).where(frame.notna(), None).to_numpy())
+    model = FiniteMixture(family, 2, random_state=0).fit(X)
+    assert f"{model.bic(X):.8g}" in result.output
+    assert "gaussian + categorical mixture with 2 component(s) on 3 column(s)" in result.output
+    # the probabilities of each categorical column, labelled by its values
+    for column, values in (("colour", ("blue", "green", "red")), ("size", ("L", "M", "S"))):
+        table = result.output[result.output.index(f"categorical__probs of {column}"):]
+        assert all(f" {v} " in table[:400] for v in values)
+    for p in np.ravel(model.params_["categorical__probs"][:, :, :3]):
+        assert f"{p:.6g}"[:6] in result.output
+    # the completed table: categories written back as values, the observed cells unchanged
+    completed = pd.read_csv(out)
+    missing = frame["colour"].isna()
+    assert set(completed["colour"]) <= {"blue", "green", "red"} and not completed.isna().any().any()
+    np.testing.assert_array_equal(completed["colour"][~missing].to_numpy(object), frame["colour"][~missing].to_numpy(object))
+    codes = model.impute(X)[:, 0]
+    expected = np.array(["blue", "green", "red"], dtype=object)[codes[missing.to_numpy()].astype(int)]
+    np.testing.assert_array_equal(completed["colour"][missing].to_numpy(), expected)
+
+
+def test_categorical_columns_alone_and_their_usage_errors(tmp_path, rng):
+    path, _ = _mixed_table(tmp_path, rng)
+    result = _run(["--csv", path, "--columns", "colour,size", "--categorical", "colour", "--categorical", "size",
+                   "--components", "1-2", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "categorical mixture with" in result.output and "probs of size" in result.output
+    result = _run(["--csv", path])  # the text columns are left out, and the note says how to fit them
+    assert result.exit_code == 0 and "1 column(s): height" in result.output
+    assert "--categorical colour,size" in result.output
+    for args, message in (
+            (["--columns", "colour,size", "--categorical", "colour,size", "--family", "poisson"],
+             "every fitted column is categorical: leave --family out"),
+            (["--columns", "height", "--categorical", "colour"], "'colour' are not among --columns"),
+            (["--categorical", "shade"], "--categorical column(s) 'shade' not in the CSV"),
+            (["--categorical", "colour,size", "--plot-kind", "density", "--plot", tmp_path / "p.png"],
+             "with --categorical columns, --plot draws the overview")):
+        result = _run(["--csv", path, *args])
+        assert result.exit_code != 0 and message in result.output, result.output
 
 
 @pytest.mark.parametrize("family", ["gaussian-tied", "gaussian-spherical"])

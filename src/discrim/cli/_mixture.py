@@ -63,44 +63,144 @@ def family_takes(name, option):
     return option in _ACCEPTED[name]
 
 
-def read_columns(csv, columns):
-    """Read the numeric columns of a CSV file.
+def read_columns(csv, columns, categorical=()):
+    """Read the columns of a CSV file to fit: numeric ones, and categorical ones as codes.
 
     Parameters
     ----------
     csv : path-like
     columns : sequence of str
-        Column names; empty means every numeric column.
+        Column names; empty means every numeric column and every ``categorical`` one.
+    categorical : sequence of str, default=()
+        Columns modelled as categorical (text or numbers): each becomes codes 0..C-1 of its
+        distinct values, sorted; an empty cell is missing (NaN).
 
     Returns
     -------
     X : ndarray of shape (n_samples, n_columns)
     names : list of str
+    categories : dict of int to list
+        Position in ``names`` of each categorical column -> its values in code order.
     """
     import pandas as pd
 
     df = read_csv(csv)
+    for option, names in (("--columns", columns), ("--categorical", categorical)):
+        unknown = [c for c in names if c not in df.columns]
+        if unknown:
+            raise click.ClickException(f"{option} column(s) {', '.join(map(repr, unknown))} not in the CSV; it has: "
+                                       f"{', '.join(map(str, df.columns))}.")
     if not columns:
-        columns = [c for c in df.columns if pd.api.types.is_numeric_dtype(df[c])]
+        columns = [c for c in df.columns if c in categorical or pd.api.types.is_numeric_dtype(df[c])]
+        skipped = [str(c) for c in df.columns if c not in columns]
+        if skipped and columns:
+            click.echo(f"note: text column(s) {', '.join(map(repr, skipped))} left out; fit them as categories with "
+                       f"--categorical {','.join(skipped)}.", err=True)
         if not columns:
             raise click.ClickException(
-                f"CSV file {str(csv)!r} has no numeric column to fit: encode text categories as codes 0..C-1 "
-                "(--family categorical fits such codes), or, in Python, encode them with "
-                "Product([(Categorical(categories=...), columns)]).encode(rows)."
+                f"CSV file {str(csv)!r} has no numeric column to fit: name its text columns with --categorical "
+                "(e.g. --categorical colour,size) to fit them as categories."
             )
-    X = numeric_features(df, columns, what="data")
-    return X.to_numpy(dtype=np.float64), [str(c) for c in columns]
+    outside = [c for c in categorical if c not in columns]
+    if outside:
+        raise click.UsageError(f"--categorical column(s) {', '.join(map(repr, outside))} are not among --columns.")
+    text = [c for c in columns if c not in categorical and not pd.api.types.is_numeric_dtype(df[c])]
+    if text:
+        raise click.ClickException(
+            f"non-numeric data column(s) {', '.join(map(repr, text))}: fit them as categories with "
+            f"--categorical {','.join(map(str, text))}, or leave them out."
+        )
+    numeric = [c for c in columns if c not in categorical]
+    X = np.empty((df.shape[0], len(columns)))
+    if numeric:
+        X[:, [columns.index(c) for c in numeric]] = numeric_features(df, numeric, what="data").to_numpy(np.float64)
+    categories = {}
+    for c in categorical:
+        values = df[c].dropna()
+        if values.empty:
+            raise click.ClickException(f"data column {c!r} has no value at all: leave it out.")
+        levels = sorted(values.unique().tolist(), key=lambda v: (isinstance(v, str), v))
+        codes = {value: code for code, value in enumerate(levels)}
+        X[:, columns.index(c)] = df[c].map(codes).to_numpy(dtype=np.float64)  # NaN where empty
+        categories[columns.index(c)] = levels
+    return X, [str(c) for c in columns], categories
+
+
+def with_categorical_columns(family, categories, n_columns):
+    """The family of the fitted columns: ``family`` on the others, Categorical on ``categories``.
+
+    Parameters
+    ----------
+    family : ComponentFamily or None
+        The family of the columns that are not categorical (None when there are none).
+    categories : dict of int to list
+        Position of each categorical column -> its values in code order (see :func:`read_columns`).
+    n_columns : int
+
+    Returns
+    -------
+    family : ComponentFamily
+        ``family`` itself without categorical columns, a Categorical without other columns, else a
+        Product of the two.
+    """
+    from discrim.distributions import Categorical, Product
+
+    if not categories:
+        return family
+    cat_columns = sorted(categories)
+    nominal = Categorical(categories=[categories[j] for j in cat_columns])
+    others = [j for j in range(n_columns) if j not in categories]
+    if not others:
+        return nominal
+    # named parts: the fitted parameters are numeric__mean, categorical__probs, ...
+    return Product([("numeric", family, others), ("categorical", nominal, cat_columns)])
+
+
+def decoded_table(X, names, categories):
+    """``X`` as a DataFrame with the categorical columns' codes turned back into their values."""
+    import pandas as pd
+
+    frame = pd.DataFrame(X, columns=names)
+    for j, levels in categories.items():
+        codes = X[:, j]
+        frame[names[j]] = pd.Series([None if np.isnan(v) else levels[int(v)] for v in codes], dtype=object)
+    return frame
 
 
 def _fmt(value):
     return f"{value:.6g}"
 
 
-def _parameter_tables(mixture, names):
-    """Rich tables of the fitted weights and parameters, one row per component."""
+def _part_columns(family, pname, names, categories):
+    """The names of the columns a parameter describes, and their categories' values where categorical.
+
+    Returns
+    -------
+    names : list of str
+        ``names`` itself, or for a Product's parameter ``"part__name"`` the names of that part's columns.
+    levels : list of list or None
+        The values of each of those columns in code order, when they are all categorical.
+    """
+    from discrim.distributions import Product
+
+    columns = list(range(len(names)))
+    if isinstance(family, Product) and "__" in pname:
+        part = pname.split("__", 1)[0]
+        columns = next(cols.tolist() for name, _, cols in family._parts() if name == part)
+    levels = [categories[j] for j in columns] if columns and all(j in categories for j in columns) else None
+    return [names[j] for j in columns], levels
+
+
+def _parameter_tables(mixture, names, categories=None):
+    """Rich tables of the fitted weights and parameters, one row per component.
+
+    ``categories`` (position -> values in code order) labels the probabilities of categorical
+    columns by their values: one table per column, its categories by components.
+    """
     from rich.markup import escape
     from rich.table import Table
 
+    categories = categories or {}
     weights = np.asarray(mixture.weights_)
     n_comp = weights.shape[0]
     shared = set(mixture.family.shared_params())  # e.g. the tied covariance: no component axis
@@ -109,12 +209,14 @@ def _parameter_tables(mixture, names):
     main.add_column("weight", justify="right", overflow="fold")
     cells = [[str(r), _fmt(weights[r])] for r in range(n_comp)]
     matrices = []  # (title, 2-d array, row labels, column labels)
+    components = [str(r) for r in range(n_comp)]
     for pname, value in mixture.params_.items():
         arr = np.asarray(value, dtype=float)
+        own, levels = _part_columns(mixture.family, pname, names, categories)
         if pname in shared:
             arr = arr.reshape(-1, arr.shape[-1]) if arr.ndim else arr.reshape(1, 1)
-            rows = names if arr.shape[0] == len(names) else [str(i) for i in range(arr.shape[0])]
-            cols = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
+            rows = own if arr.shape[0] == len(own) else [str(i) for i in range(arr.shape[0])]
+            cols = own if arr.shape[1] == len(own) else [str(j) for j in range(arr.shape[1])]
             matrices.append((f"{pname} (shared by all components)", arr, rows, cols))
         elif arr.ndim == 1 and arr.shape[0] == n_comp:
             main.add_column(escape(pname), justify="right", overflow="fold")
@@ -122,19 +224,25 @@ def _parameter_tables(mixture, names):
                 cells[r].append(_fmt(arr[r]))
         elif arr.ndim == 2 and arr.shape[0] == n_comp and arr.shape[1] > 3:
             # Wide data: one row per feature, one column per component, so the table stays narrow.
-            rows = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
-            matrices.append((f"{pname} (columns: components)", arr.T, rows, [str(r) for r in range(n_comp)]))
+            rows = own if arr.shape[1] == len(own) else [str(j) for j in range(arr.shape[1])]
+            matrices.append((f"{pname} (columns: components)", arr.T, rows, components))
         elif arr.ndim == 2 and arr.shape[0] == n_comp:
-            labels = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
+            labels = own if arr.shape[1] == len(own) else [str(j) for j in range(arr.shape[1])]
             for j, lab in enumerate(labels):
                 # escaped: "mean[x]" is not rich markup
                 main.add_column(escape(f"{pname}[{lab}]"), justify="right", overflow="fold")
                 for r in range(n_comp):
                     cells[r].append(_fmt(arr[r, j]))
+        elif arr.ndim == 3 and arr.shape[0] == n_comp and levels is not None and arr.shape[1] == len(own):
+            # (K, d, C) probabilities of categorical columns with known values: per column, its
+            # categories (rows) by components
+            for j, (column, values) in enumerate(zip(own, levels)):
+                matrices.append((f"{pname} of {column} (columns: components)", arr[:, j, :len(values)].T,
+                                 [str(v) for v in values], components))
         elif arr.ndim == 3 and arr.shape[0] == n_comp:
             # (K, d, d) covariances, or (K, d, C) category probabilities (columns: codes).
-            rows = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
-            cols = names if pname == "covariance" else [str(j) for j in range(arr.shape[2])]
+            rows = own if arr.shape[1] == len(own) else [str(j) for j in range(arr.shape[1])]
+            cols = own if pname.endswith("covariance") else [str(j) for j in range(arr.shape[2])]
             for r in range(n_comp):
                 matrices.append((f"{pname}, component {r}", arr[r], rows, cols))
         else:
@@ -186,7 +294,7 @@ def _summary_table(mixture, X):
     return t
 
 
-def _write_plot(mixture, X, names, path, selection=None, kind="overview"):
+def _write_plot(mixture, X, names, path, selection=None, kind="overview", density=True):
     # A bare Figure renders with Agg without touching pyplot's global backend or figure list.
     from matplotlib.figure import Figure
 
@@ -207,7 +315,7 @@ def _write_plot(mixture, X, names, path, selection=None, kind="overview"):
         draw(mixture, pd.DataFrame(X, columns=names), fig=fig)
         save_figure_atomic(fig, path)
         return
-    panels = ["selection"] * (selection is not None) + ["convergence"] + ["density"] * (X.shape[1] <= 2)
+    panels = ["selection"] * (selection is not None) + ["convergence"] + ["density"] * (density and X.shape[1] <= 2)
     fig = Figure(figsize=(5.5 * len(panels), 4.5))
     axes = fig.subplots(1, len(panels), squeeze=False)[0]
     for ax, panel in zip(axes, panels):
@@ -297,7 +405,12 @@ def _selection_table(result):
 @click.option("--csv", "csv", type=click.Path(dir_okay=False),
               help="CSV file with a header row.")
 @click.option("--columns", multiple=True, metavar="NAMES",
-              help="Columns to fit, comma-separated or repeated (default: every numeric column).")
+              help="Columns to fit, comma-separated or repeated (default: every numeric column, and the "
+                   "--categorical ones).")
+@click.option("--categorical", multiple=True, metavar="NAMES",
+              help="Columns to fit as categories (text or numbers; comma-separated or repeated): each is a "
+                   "categorical feature with its own distinct values, beside --family on the other columns "
+                   "(a product of the two per component). CSV input only.")
 @click.option("--family", "families", type=click.Choice([*FAMILIES, "mclust"]), multiple=True, show_default=True,
               default=("gaussian",),
               help="Component distribution (gaussian is full-covariance; gaussian-VEV etc. are mclust's "
@@ -336,7 +449,7 @@ def _selection_table(result):
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
 @device_option
 @lazy_options
-def mixture(csv, columns, families, components, criterion, n_trials, n_categories, n_init, init_params, max_iter, tol,
+def mixture(csv, columns, categorical, families, components, criterion, n_trials, n_categories, n_init, init_params, max_iter, tol,
             random_state, plot_path, plot_kind, impute_path, overwrite, quiet, device, parquet, zarr, scheduler):
     """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
@@ -361,6 +474,7 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
     check_distinct_outputs(**{"--plot": plot_path, "--impute": impute_path})
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
+    categorical = list(dict.fromkeys(c.strip() for spec in categorical for c in spec.split(",") if c.strip()))
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
         raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
     device = checked_device(device)
@@ -368,15 +482,25 @@ def mixture(csv, columns, families, components, criterion, n_trials, n_categorie
         raise click.UsageError("--device computes in-memory data; --parquet and --zarr run on Dask's workers.")
     if impute_path is not None and csv is None:
         raise click.UsageError("--impute completes a CSV table; --parquet and --zarr data are not read into memory.")
+    if categorical and csv is None:
+        raise click.UsageError("--categorical reads the categories of a CSV table; encode them as codes 0..C-1 for "
+                               "--parquet and --zarr (--family categorical).")
+    if categorical and plot_kind != "overview":
+        raise click.UsageError(f"--plot-kind {plot_kind} draws numeric columns in pairs; with --categorical "
+                               "columns, --plot draws the overview.")
     with ExitStack() as stack:
         if csv is None:
             stack.enter_context(dask_cluster(scheduler, input_bytes(parquet, zarr)))
             X, names = read_lazy_columns(parquet, zarr, columns)
+            categories = {}
         else:
-            X, names = read_columns(csv, columns)
+            X, names, categories = read_columns(csv, columns, categorical)
+        if categories and len(categories) == len(names) and families != ["gaussian"]:
+            raise click.UsageError("--family applies to the columns not named in --categorical, and every fitted "
+                                   "column is categorical: leave --family out.")
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
                         random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path,
-                        plot_kind=plot_kind, init_params=init_params)
+                        plot_kind=plot_kind, init_params=init_params, categories=categories)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -395,16 +519,28 @@ def _label(name, families):
 
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
                     plot_path, progress=True, device=None, impute_path=None, plot_kind="overview",
-                    init_params="kmeans++"):
-    """Fit the mixture (or choose among several) and print the report; X in memory or a dask array."""
+                    init_params="kmeans++", categories=None):
+    """Fit the mixture (or choose among several) and print the report; X in memory or a dask array.
+
+    ``categories``: the categorical columns (position -> values in code order), fitted by a
+    Categorical beside each family (see :func:`with_categorical_columns`).
+    """
     from rich.console import Console
 
     from discrim.mixture import FiniteMixture, select_mixture, summarize_mixture
     from discrim.mixture._selection import FitFailedWarning
 
-    if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
-        n_categories = max(2, int(X.max()) + 1)
-    options = {_label(name, families): make_family(name, n_trials, n_categories) for name in families}
+    categories = categories or {}
+    others = [j for j in range(len(names)) if j not in categories]
+    if not others:  # every column categorical: one family
+        options = {"categorical": with_categorical_columns(None, categories, len(names))}
+    else:
+        if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
+            n_categories = max(2, int(X[:, others].max()) + 1)
+        suffix = " + categorical" if categories else ""
+        options = {_label(name, families) + suffix: with_categorical_columns(make_family(name, n_trials, n_categories),
+                                                                             categories, len(names))
+                   for name in families}
     families = list(options)
     em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device, init_params=init_params)
 
@@ -419,7 +555,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
             else:
                 selection = select_mixture(X, options, ks, criterion=criterion, random_state=random_state, **em)
                 model = selection.best_estimator
-        tables = [*_parameter_tables(model, names), _trace_table(model), _summary_table(model, X)]
+        tables = [*_parameter_tables(model, names, categories), _trace_table(model), _summary_table(model, X)]
         summary = summarize_mixture(model, X)
     except (ValueError, TypeError) as exc:
         raise click.ClickException(str(exc)) from None
@@ -443,11 +579,12 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
     if impute_path is not None:
         missing = int(np.isnan(X).sum())
-        write_csv_atomic(pd.DataFrame(model.impute(X), columns=names), impute_path)
+        write_csv_atomic(decoded_table(model.impute(X), names, categories), impute_path)
         console.print(f"{missing} missing cell(s) completed; table written to {impute_path}")
     if plot_path is not None:
         try:
-            _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection, plot_kind)
+            _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection, plot_kind,
+                        density=not categories)
         except (ValueError, OSError) as exc:
             raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
         console.print(f"plot written to {plot_path}")
