@@ -227,6 +227,17 @@ def test_invalid_fit_parameters_still_fail_every_cell(three_blobs):
             select_mixture(X, {"VVV": Gaussian("full")}, [1, 2], tol=-1.0, random_state=0)
 
 
+def test_data_every_cell_refuses_is_reported_without_advice_about_the_fits(three_blobs):
+    # negative values under a Poisson family fail every count the same way: the advice to try
+    # fewer components or a larger reg_covar would mislead, so the family's own message stands alone
+    from discrim.distributions import Poisson
+
+    with pytest.warns(FitFailedWarning):
+        with pytest.raises(ValueError, match="failed with the same error: ValueError: X is outside the support") as info:
+            select_mixture(three_blobs, {"poisson": Poisson()}, [1, 2, 3], random_state=0)
+    assert "reg_covar" not in str(info.value) and ".." not in str(info.value)
+
+
 def test_skipped_validation_gives_the_validated_fits(three_blobs):
     # a cell fitted by select_mixture equals the same FiniteMixture fitted on its own (which validates)
     X = three_blobs

@@ -688,9 +688,12 @@ def select_mixture(
     table["degenerate"] = table["degenerate"].astype(bool)
     scores = table[criterion].to_numpy(dtype=float)
     if np.all(np.isnan(scores)):
+        errors = list(dict.fromkeys(row["error"] for row in rows))
+        if len(errors) == 1:  # the same for every count and family: the data, not the fits, are at fault
+            raise ValueError(f"every fit in the grid failed with the same error: {errors[0]}")
         raise ValueError(
-            "every fit in the grid failed; first error: "
-            f"{rows[0]['error']}. Try fewer components or a larger reg_covar."
+            f"every fit in the grid failed; first error: {errors[0].rstrip('.')}. Try fewer components or a "
+            "larger reg_covar."
         )
     usable = np.where(table["degenerate"].to_numpy(), np.nan, scores)
     if np.all(np.isnan(usable)):
