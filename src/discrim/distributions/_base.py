@@ -601,10 +601,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-            Rows sharing one pattern of observed features (unobserved entries hold any value).
-        params : Params
-        observed : ndarray of shape (n_features,) of bool
+        X, params, observed
+            As for :meth:`conditional_mean`.
         resp : ndarray of shape (n_samples, n_components)
             ``P(k | x_o)`` of each row.
         rows : dict of str to ndarray of shape (n_samples,) or None, default=None
