@@ -16,9 +16,10 @@ def run(argv=None):
     from discrim.cli._signals import run_command
 
     def load():
-        from discrim.cli.main import cli, prepare
+        from discrim.cli._warnings import command_line_warnings
+        from discrim.cli.main import cli
 
-        prepare()
+        command_line_warnings()  # warnings as one paragraph each
         return cli
 
     run_command(load, argv, prog_name="discrim")

@@ -431,13 +431,6 @@ def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite
     console.print(f"predictions written to {output} (Parquet, computed by {where})")
 
 
-def prepare() -> None:
-    """Process-wide settings of a command-line run: warnings as one paragraph each."""
-    from discrim.cli._warnings import command_line_warnings
-
-    command_line_warnings()
-
-
 def main(argv: Sequence[str] | None = None) -> NoReturn:
     """Run the ``discrim`` command line (SIGINT/SIGTERM clean up and exit with 130/143).
 
