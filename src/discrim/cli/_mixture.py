@@ -84,6 +84,8 @@ def read_columns(csv, columns, categorical=()):
     """
     import pandas as pd
 
+    from discrim.distributions import Categorical
+
     df = read_csv(csv)
     for option, names in (("--columns", columns), ("--categorical", categorical)):
         unknown = [c for c in names if c not in df.columns]
@@ -120,8 +122,8 @@ def read_columns(csv, columns, categorical=()):
         if values.empty:
             raise click.ClickException(f"data column {c!r} has no value at all: leave it out.")
         levels = sorted(values.unique().tolist(), key=lambda v: (isinstance(v, str), v))
-        codes = {value: code for code, value in enumerate(levels)}
-        X[:, columns.index(c)] = df[c].map(codes).to_numpy(dtype=np.float64)  # NaN where empty
+        cells = df[[c]].astype(object).where(df[[c]].notna(), None).to_numpy()  # None: missing
+        X[:, columns.index(c)] = Categorical(categories=[levels]).encode(cells)[:, 0]
         categories[columns.index(c)] = levels
     return X, [str(c) for c in columns], categories
 
@@ -154,17 +156,6 @@ def with_categorical_columns(family, categories, n_columns):
         return nominal
     # named parts: the fitted parameters are numeric__mean, categorical__probs, ...
     return Product([("numeric", family, others), ("categorical", nominal, cat_columns)])
-
-
-def decoded_table(X, names, categories):
-    """``X`` as a DataFrame with the categorical columns' codes turned back into their values."""
-    import pandas as pd
-
-    frame = pd.DataFrame(X, columns=names)
-    for j, levels in categories.items():
-        codes = X[:, j]
-        frame[names[j]] = pd.Series([None if np.isnan(v) else levels[int(v)] for v in codes], dtype=object)
-    return frame
 
 
 def _fmt(value):
@@ -579,7 +570,9 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
     if impute_path is not None:
         missing = int(np.isnan(X).sum())
-        write_csv_atomic(decoded_table(model.impute(X), names, categories), impute_path)
+        completed = model.impute(X)  # categorical columns back from codes to their values
+        write_csv_atomic(pd.DataFrame(model.family.decode(completed) if categories else completed, columns=names),
+                         impute_path)
         console.print(f"{missing} missing cell(s) completed; table written to {impute_path}")
     if plot_path is not None:
         try:
