@@ -86,6 +86,7 @@ def _mixed_table(tmp_path, rng, n=400):
                            colours[rng.choice(3, n, p=[0.7, 0.2, 0.1])]).astype(object),
         "height": rng.normal(3.0 * z, 1.0),
         "size": np.where(z == 0, sizes[rng.choice(3, n, p=[0.1, 0.3, 0.6])], sizes[rng.choice(3, n, p=[0.6, 0.3, 0.1])]),
+        "region": "north",
     })
     frame.loc[rng.random(n) < 0.15, "colour"] = None
     frame.loc[rng.random(n) < 0.15, "height"] = np.nan
@@ -138,6 +139,7 @@ def test_categorical_columns_alone_and_their_usage_errors(tmp_path, rng):
              "every fitted column is categorical: leave --family out"),
             (["--columns", "height", "--categorical", "colour"], "'colour' are not among --columns"),
             (["--categorical", "shade"], "--categorical column(s) 'shade' not in the CSV"),
+            (["--categorical", "colour,region"], "--categorical column 'region' holds one value only ('north')"),
             (["--categorical", "colour,size", "--plot-kind", "density", "--plot", tmp_path / "p.png"],
              "with --categorical columns, --plot draws the overview")):
         result = _run(["--csv", path, *args])

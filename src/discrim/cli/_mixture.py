@@ -122,6 +122,9 @@ def read_columns(csv, columns, categorical=()):
         if values.empty:
             raise click.ClickException(f"data column {c!r} has no value at all: leave it out.")
         levels = sorted(values.unique().tolist(), key=lambda v: (isinstance(v, str), v))
+        if len(levels) < 2:
+            raise click.ClickException(f"--categorical column {c!r} holds one value only ({levels[0]!r}): it says nothing "
+                                       "about the components; leave it out.")
         cells = df[[c]].astype(object).where(df[[c]].notna(), None).to_numpy()  # None: missing
         X[:, columns.index(c)] = Categorical(categories=[levels]).encode(cells)[:, 0]
         categories[columns.index(c)] = levels
