@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics import accuracy_score, balanced_accuracy_score, log_loss, roc_auc_score
 
-from discrim._typing import Array, ArrayLike
+from discrim._typing import ArrayLike
 
 
 def score_probabilities(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike) -> dict:
