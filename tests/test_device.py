@@ -131,6 +131,22 @@ def test_gaussian_rules_on_a_device_equal_numpy(rule, device, rng):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_read_only_rows_cross_to_a_device_without_torchs_warning(device, rng):
+    # torch.as_tensor on a read-only array (a memory map, a broadcast view) shares it and warns
+    # that writing is undefined; such rows are copied across instead, and the results are the same
+    import warnings
+
+    X, y, _ = _classification(rng)
+    frozen = X.copy()
+    frozen.flags.writeable = False
+    model = LinearDiscriminant(device=device).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        refit = LinearDiscriminant(device=device).fit(frozen, y)
+        _close(refit.predict_proba(frozen), model.predict_proba(X), 0.0, "read-only rows")
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_two_class_log_odds_on_a_device_equal_numpy(device, rng):
     X, y, _ = _classification(rng)
     y = (y > 0).astype(int)

@@ -202,7 +202,11 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_o
         raise ValueError(nan_on_device)
     import torch
 
-    return torch.as_tensor(X, device=device)
+    if X.flags.writeable:
+        return torch.as_tensor(X, device=device)  # on the CPU, the tensor shares X's memory
+    # a read-only array (a memory map, a broadcast view): torch would share it with a warning that
+    # writing is undefined; a copy crosses instead (to a GPU the rows are copied anyway)
+    return torch.tensor(X, device=device)
 
 
 def like_input(result, X):

@@ -150,8 +150,11 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         missing = np.isnan(X)
         for k, density in enumerate(self.densities):
             try:
-                values = (_marginal_logpdf(density, X, missing, k) if missing.any()
-                          else np.asarray(density.logpdf(X), dtype=np.float64))
+                # an invalid density (scipy.stats.norm(0, 0)) makes numpy warn before the NaN check
+                # below explains it; a log-density of -inf (density 0) is valid
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    values = (_marginal_logpdf(density, X, missing, k) if missing.any()
+                              else np.asarray(density.logpdf(X), dtype=np.float64))
             except (ValueError, TypeError) as exc:
                 raise ValueError(
                     f"densities[{k}].logpdf failed on X of shape {X.shape}: {exc}. A multivariate "

@@ -118,7 +118,8 @@ def check_feature_magnitude(X, name="X"):
     X = np.asarray(X)
     if X.size and X.dtype.kind == "f":
         limit = max_feature_magnitude(X.dtype)
-        largest = np.nanmax(np.abs(X)) if np.isnan(X).any() else np.max(np.abs(X))
+        # the largest observed magnitude (0 where every entry is missing, without numpy's warning)
+        largest = np.max(np.abs(X), where=~np.isnan(X), initial=0.0)
         if largest > limit:
             raise ValueError(
                 f"{name} has values of magnitude up to {largest:.3g}; discrim supports |value| <= "
