@@ -358,3 +358,34 @@ def test_with_unlabelled_rows_the_rule_regularises_once_after_em():
     shrunk = QuadraticDiscriminant(reg_param=0.3, unlabeled=-1).fit(X, y_partial)
     np.testing.assert_allclose(shrunk.means_, plain.means_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(shrunk.covariance_, 0.7 * plain.covariance_ + 0.3 * np.eye(4), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant])
+def test_reg_param_inside_em_states_the_penalty_its_m_step_maximises(make, rng):
+    # reg_param alone is an inverse-Wishart posterior mode: the rule's covariances maximise the
+    # expected log-likelihood plus CovarianceRule.log_penalty (which accelerated EM compares), so
+    # every small symmetric move of them lowers that sum; shrinkage and pooling state none
+    from discrim.discriminant._incomplete_em import CovarianceRule
+    from discrim.distributions.gaussian import GaussianStats
+
+    X, y = _classes(rng, n=90)
+    totals = np.bincount(y).astype(float)
+    means = np.stack([X[y == k].mean(axis=0) for k in range(3)])
+    scatter = np.stack([(X[y == k] - means[k]).T @ (X[y == k] - means[k]) for k in range(3)])
+    stats = GaussianStats(weight=totals / 3.0, mean=means, scatter=scatter / 3.0)  # the mixture's units: weights / 3
+    rule = CovarianceRule(make(reg_param=0.4), np.bincount(y), total_weight=totals.sum())
+    cov = rule(stats)
+
+    def objective(c):
+        mats = c[None] if c.ndim == 2 else c
+        pooled = (totals.sum()[None], scatter.sum(axis=0)[None]) if c.ndim == 2 else (totals, scatter)
+        q = sum(-0.5 * n * np.linalg.slogdet(S)[1] - 0.5 * np.trace(np.linalg.solve(S, W))
+                for n, W, S in zip(*pooled, mats))
+        return q + 3.0 * rule.log_penalty(c, stats)  # the penalty in the user's units
+
+    best = objective(cov)
+    for _ in range(20):
+        step = rng.normal(size=cov.shape) * 1e-3
+        assert objective(cov + step + np.swapaxes(step, -1, -2)) < best
+    for other in (make(reg_param=0.4, shrinkage=0.2), make(shrinkage=0.2)):
+        assert CovarianceRule(other, np.bincount(y), totals.sum()).log_penalty(cov, stats) is None

@@ -339,3 +339,48 @@ def test_labelled_stats_are_the_hard_assignment_statistics(ctype, weighted, rng)
         X[137:], labels[137:], w[137:], 4)
     np.testing.assert_allclose(halves.mean, stats.mean, rtol=1e-12)
     np.testing.assert_allclose(halves.scatter, stats.scatter, rtol=1e-10, atol=1e-9)
+
+
+def _penalised_q(family, params, stats):
+    """sum_k [-(n_k / 2) log |Sigma_k| - tr(Sigma_k^-1 W_k) / 2] plus the family's log-penalty (means at their M-step)."""
+    cov, n = np.asarray(params.covariance), stats.weight
+    scatter = np.asarray(stats.scatter)
+    d = params.mean.shape[1]
+    if cov.ndim == 1:  # spherical
+        mats = cov[:, None, None] * np.eye(d)
+    elif cov.ndim == 2 and family.covariance_type in ("diag", "VVI", "EEI", "VEI", "EVI"):
+        mats = np.stack([np.diag(c) for c in cov])
+    elif cov.ndim == 2:  # tied
+        mats = np.broadcast_to(cov, (n.shape[0], d, d))
+    else:
+        mats = cov
+    W = scatter if scatter.ndim == 3 else np.stack([np.diag(s) for s in scatter])
+    q = sum(-0.5 * n_k * np.linalg.slogdet(S)[1] - 0.5 * np.trace(np.linalg.solve(S, Wk))
+            for n_k, S, Wk in zip(n, mats, W))
+    return q + family.log_penalty(params, stats)
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "diag", "spherical"])
+def test_the_m_step_maximises_the_likelihood_plus_the_stated_log_penalty(ctype, rng):
+    # log_penalty states what a regularised M-step maximises (accelerated EM compares it): the
+    # M-step's covariances are a maximum of the expected log-likelihood plus it, so every small
+    # move within the covariance type lowers that sum, while the likelihood alone would rise
+    # along some of them (a floor of 0.05 moves the optimum visibly)
+    from discrim.distributions import Gaussian
+
+    X = rng.normal(size=(60, 3)) @ np.array([[1.0, 0.4, 0.0], [0.0, 0.3, 0.2], [0.0, 0.0, 0.05]])
+    resp = rng.dirichlet(np.ones(2), size=60)
+    family = Gaussian(ctype, reg_covar=0.05)
+    stats = family.suff_stats(X, resp)
+    params = family.params_from_stats(stats)
+    best = _penalised_q(family, params, stats)
+    cov = np.asarray(params.covariance)
+    for _ in range(20):
+        step = rng.normal(size=cov.shape) * 1e-3
+        if cov.ndim == 3 or (cov.ndim == 2 and ctype == "tied"):
+            step = step + np.swapaxes(step, -1, -2)  # symmetric
+        moved = type(params)(mean=params.mean, covariance=cov + step)
+        assert _penalised_q(family, moved, stats) < best
+    unpenalised = Gaussian(ctype, reg_covar=0.0)
+    assert unpenalised.log_penalty(params, stats) == 0.0
+    assert Gaussian(ctype, reg_covar=0.05, prior="default").log_penalty(params, stats) is None

@@ -87,6 +87,44 @@ class CovarianceRule:
             return None
 
 
+    def log_penalty(self, covariance, stats):
+        """The log-penalty whose sum with the log-likelihood the rule's M-step maximises, or None.
+
+        ``reg_param`` alone is an inverse-Wishart posterior mode: the rule's ``(1 - r) S / m + r I``
+        (``S`` a scatter, ``m`` its divisor, ``n`` its total: the pooled ``n - K`` and ``n`` for
+        LDA, each class's ``n_k - 1`` and ``n_k`` for QDA) maximises
+        ``-(n / 2) log |Sigma| - tr(Sigma^-1 S) / 2`` plus
+        ``-(nu / 2) log |Sigma| - (r m / (1 - r)) tr(Sigma^-1) / 2`` with ``nu = m / (1 - r) - n``.
+        ``shrinkage`` and ``pooling`` (and ``r = 1``) have no such objective: None.
+
+        Parameters
+        ----------
+        covariance : ndarray of shape (d, d) (LDA) or (K, d, d) (QDA)
+        stats : GaussianStats
+            The E-step's statistics in the mixture's units (the result is in those units too).
+
+        Returns
+        -------
+        penalty : float or None
+        """
+        r = float(self.estimator.reg_param)
+        if self.estimator.shrinkage is not None or getattr(self.estimator, "pooling", 0) > 0 or not 0 < r < 1:
+            return None
+        weight = np.asarray(stats.weight, dtype=np.float64)
+        scale = self.total_weight / float(weight.sum())  # the mixture's units -> the user's
+        totals = weight * scale
+        cov = np.asarray(covariance, dtype=np.float64)
+        if cov.ndim == 2:  # LDA: one pooled covariance
+            totals, divisors, cov = totals.sum()[None], (totals.sum() - totals.shape[0])[None], cov[None]
+        else:
+            divisors = totals - 1.0
+        _, log_det = np.linalg.slogdet(cov)
+        trace_inv = np.trace(np.linalg.inv(cov), axis1=1, axis2=2)
+        nu = divisors / (1.0 - r) - totals
+        penalty = -0.5 * (nu * log_det + (r * divisors / (1.0 - r)) * trace_inv).sum()
+        return float(penalty) / scale
+
+
 class RuleGaussian(Gaussian):
     """Gaussian components whose M-step gives a :class:`CovarianceRule`'s covariances.
 
@@ -110,6 +148,11 @@ class RuleGaussian(Gaussian):
         params = super().params_from_stats(stats, current)
         covariance = None if self.rule is None else self.rule(stats)
         return params if covariance is None else GaussianParams(mean=params.mean, covariance=covariance)
+
+    def log_penalty(self, params, stats):
+        # the rule replaces the floor's M-step (where it has a value for the statistics)
+        return super().log_penalty(params, stats) if self.rule is None else self.rule.log_penalty(
+            params.covariance, stats)
 
 
 @dataclass

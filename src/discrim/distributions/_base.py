@@ -716,6 +716,29 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return float("nan")
 
+    def log_penalty(self, params: Params, stats: Stats) -> float | None:
+        """The penalty that the M-step's regularisation adds to the log-likelihood it maximises.
+
+        An M-step that regularises (a variance floor, a prior) maximises the expected
+        complete-data log-likelihood plus a log-penalty; EM then ascends the log-likelihood plus
+        that penalty, which accelerated EM compares between parameter sets (with the component
+        totals of ``stats`` fixed, as where every row's component is known, the objective is
+        exact).
+
+        Parameters
+        ----------
+        params : Params
+        stats : Stats
+            The E-step's statistics at ``params`` (their component totals weigh the penalty).
+
+        Returns
+        -------
+        penalty : float or None
+            Summed over the components (0 for a maximum-likelihood M-step); None where the
+            regularisation is no penalty of a likelihood (a fixed point only).
+        """
+        return 0.0
+
     def collapsing_components(self, params: Params) -> np.ndarray:
         """Components whose variance is sinking onto the family's regularisation floor.
 

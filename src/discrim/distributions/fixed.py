@@ -206,3 +206,6 @@ class Fixed(ComponentFamily):
 
     def collapsing_components(self, params):
         return self.family.collapsing_components(params)
+
+    def log_penalty(self, params, stats):
+        return self.family.log_penalty(params, stats)

@@ -316,6 +316,30 @@ class Gaussian(ComponentFamily):
             return np.arange(params.mean.shape[0]) if collapsing[0] else np.zeros(0, dtype=int)
         return np.flatnonzero(collapsing)
 
+    def log_penalty(self, params, stats):
+        # The M-step adds reg_covar n_k I to every scatter W_k (covariance_mle): it maximises
+        # the expected log-likelihood less (reg_covar / 2) sum_k n_k tr(Sigma_k^-1). With a mask,
+        # VVI and VII weigh each feature by the total of the rows that observed it. A prior's
+        # MAP step is another objective, not stated here.
+        if self._prior() is not None:
+            return None
+        if self.reg_covar == 0:
+            return 0.0
+        cov = np.asarray(params.covariance, dtype=np.float64)
+        n = np.asarray(stats.weight, dtype=np.float64)
+        if self._storage in ("full", "tied"):
+            precision = params._cached("precision", lambda: _precisions(self._storage, params))[0]
+            traces = np.trace(precision, axis1=1, axis2=2)  # (K,) full, (1,) tied
+            weighted = float(n @ traces) if self._storage == "full" else float(n.sum() * traces[0])
+        elif stats.observed is not None and self.model_name in ("VVI", "VII"):
+            observed = np.asarray(stats.observed, dtype=np.float64)  # (K, d)
+            per_feature = observed if self._storage == "diag" else observed.sum(axis=1)
+            weighted = float(np.sum(per_feature / cov))
+        else:  # n_k times tr(Sigma_k^-1): the inverse variances of diag (K, d), d / variance of spherical (K,)
+            inverse = (1.0 / cov).sum(axis=1) if self._storage == "diag" else params.mean.shape[1] / cov
+            weighted = float(n @ inverse)
+        return -0.5 * self.reg_covar * weighted
+
     def param_shapes(self, n_components, n_features):
         k, d = n_components, n_features
         cov = {"full": (k, d, d), "diag": (k, d), "tied": (d, d), "spherical": (k,)}[self._storage]

@@ -161,6 +161,12 @@ class LogNormal(ComponentFamily):
         var = np.where(w > 0, stats.scatter / np.where(w > 0, w, 1.0), 1.0)
         return LogNormalParams(mu=stats.mean.copy(), sigma=np.sqrt(var + self.reg_covar))
 
+    def log_penalty(self, params, stats):
+        # sigma^2 = scatter / w + reg_covar maximises the expected log-likelihood less
+        # (reg_covar / 2) sum w_kd / sigma_kd^2 (w: the rows that observed the feature)
+        w = np.broadcast_to(per_feature_weight(stats), stats.mean.shape)
+        return -0.5 * self.reg_covar * float(np.sum(w / np.asarray(params.sigma) ** 2))
+
     def params_given(self, stats, fixed, current=None):
         # a fixed mu: sigma^2 about it, the variance plus the squared shift of the mean
         free = self.params_from_stats(stats, current)

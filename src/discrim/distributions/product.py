@@ -233,6 +233,11 @@ class Product(ComponentFamily):
         uppers = [family.support_upper() for _, family, _ in self._parts()]
         return None if any(u is None for u in uppers) else max(uppers)
 
+    def log_penalty(self, params, stats):
+        penalties = [family.log_penalty(self.part_params(params, i), part)
+                     for i, ((_, family, _), part) in enumerate(zip(self._parts(), stats.parts))]
+        return None if any(p is None for p in penalties) else float(sum(penalties))
+
     def min_relative_variance(self, params, occupied, feature_var):
         values = [family.min_relative_variance(self.part_params(params, i), occupied, feature_var[cols])
                   for i, (_, family, cols) in enumerate(self._parts())]

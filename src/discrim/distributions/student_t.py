@@ -361,6 +361,9 @@ class StudentT(ComponentFamily):
     def params_from_stats(self, stats, current=None):
         return self._m_step(stats, current)
 
+    def log_penalty(self, params, stats):
+        return None  # the scale's floor within the ECM step is not stated as a penalty here
+
     def _m_step(self, stats, current, mean=None):
         """M-step; with ``mean`` given (K, d), the scale about it instead of the weighted mean."""
         k, d = stats.mean.shape

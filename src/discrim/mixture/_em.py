@@ -581,10 +581,13 @@ def run_em(
         its responsibilities, as mclust's.
     accelerate : bool, default=False
         SQUAREM extrapolation (see :class:`_SquaremSteps`): after two EM steps, one EM step from
-        the point extrapolated along them, kept only if its log-likelihood is at least the
-        second step's. ``n_iter`` then counts the EM steps (M-steps) done, the extrapolated one
-        among them; ``lower_bounds`` holds the log-likelihood of every kept parameter set, so
-        it is non-decreasing as plain EM's and may be shorter than ``n_iter + 1``.
+        the point extrapolated along them, kept only if it raises the objective EM ascends at
+        least to the second step's: the log-likelihood plus the log-penalty of the family's
+        regularisation (:meth:`ComponentFamily.log_penalty`; the log-likelihood alone where the
+        family states none). ``n_iter`` then counts the EM steps (M-steps) done, the
+        extrapolated one among them; ``lower_bounds`` holds the log-likelihood of every kept
+        parameter set (non-decreasing as plain EM's where the regularisation is negligible) and
+        may be shorter than ``n_iter + 1``.
 
     Returns
     -------
@@ -617,6 +620,24 @@ def run_em(
                 totals = stats.weight if noise is None else np.append(stats.weight, noise_weight)
                 weights = totals / totals.sum()
             return weights, new_params, empty
+
+        def _improves(candidate, current):
+            """Whether ``candidate`` raises the objective EM ascends over ``current`` (two states).
+
+            With a regularised M-step (a variance floor, a discriminant's reg_param), EM ascends
+            the log-likelihood plus the family's log-penalty (:meth:`ComponentFamily.log_penalty`)
+            where the component totals are fixed (every row's component known): compared by the
+            likelihood, an extrapolation that flattens a covariance below the floor looks better,
+            and the EM steps after it lower the likelihood again (LDA on the digits with 30 % of
+            the cells missing: 330 iterations, half of the likelihood's steps down; compared by
+            the objective, 195). Where the totals move with the responsibilities the penalty is
+            no fixed objective, and the likelihoods are compared.
+            """
+            fixed_totals = np.allclose(candidate[2].weight, current[2].weight, rtol=1e-12, atol=0.0)
+            penalties = [family.log_penalty(s[1], s[2]) for s in (candidate, current)] if fixed_totals else [None]
+            if any(p is None for p in penalties):  # no stated objective: the likelihoods
+                return candidate[3] >= current[3]
+            return candidate[3] + penalties[0] / total_weight >= current[3] + penalties[1] / total_weight
 
         def keep(state):
             """Record a kept parameter set: its log-likelihood, the progress log and the history."""
@@ -662,7 +683,7 @@ def run_em(
             n_iter += 1
             new_state = _checked_expectation(family, expectation, new_weights, new_params, total_weight,
                                              check_params=False)
-            if new_state is None or not new_state[1] >= state[3]:
+            if new_state is None or not _improves((new_weights, new_params, *new_state), state):
                 squarem.rejected()
                 continue
             squarem.accepted()
