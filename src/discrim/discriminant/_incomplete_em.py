@@ -10,9 +10,10 @@ with one component per class and the labelled rows' classes fixed. Two things ar
   under the covariance the rule will use. The fit is the fixed point of that regularised EM (with
   ``reg_param`` alone a penalised-likelihood estimate: the class totals are fixed, and the rule is
   then an inverse-Wishart prior's posterior mode; ``shrinkage``, whose target scales with the
-  estimate, and ``pooling`` define it as a fixed point only). Regularising only after an unregularised EM would instead shrink an
-  estimate that, with few complete rows, need not exist (its likelihood grows without bound as a
-  covariance flattens), and that then depends on where EM was stopped. With unlabelled rows the
+  estimate, and ``pooling`` define it as a fixed point only). Regularising only after an
+  unregularised EM would instead shrink an estimate that, with few complete rows, need not exist
+  (its likelihood grows without bound as a covariance flattens), and that then depends on where EM
+  was stopped. With unlabelled rows the
   class totals move with the assignment, no prior is fixed, and a regularised M-step reshapes the
   classes EM assigns those rows to (QDA ``reg_param=0.3`` on issue 21's simulation with 5 % of the
   labels: accuracy 0.647 regularised after EM, 0.457 inside): the rule then acts after EM.
@@ -79,13 +80,16 @@ class CovarianceRule:
         -------
         covariance : ndarray of shape (d, d) (LDA) or (K, d, d) (QDA), or None
         """
-        scale = self.total_weight / float(np.sum(stats.weight))
+        scale = self._to_user_units(stats)
         self.last = GaussianStats(weight=stats.weight * scale, mean=stats.mean, scatter=stats.scatter * scale)
         try:
             return self.estimator._regularised_covariance(self.last.scatter, self.last.weight, self.rows)[0]
         except ValueError:
             return None
 
+    def _to_user_units(self, stats):
+        """The factor from the mixture's weights (which it may rescale) to the user's, the rule's units."""
+        return self.total_weight / float(np.sum(stats.weight))
 
     def log_penalty(self, covariance, stats):
         """The log-penalty whose sum with the log-likelihood the rule's M-step maximises, or None.
@@ -110,9 +114,8 @@ class CovarianceRule:
         r = float(self.estimator.reg_param)
         if self.estimator.shrinkage is not None or getattr(self.estimator, "pooling", 0) > 0 or not 0 < r < 1:
             return None
-        weight = np.asarray(stats.weight, dtype=np.float64)
-        scale = self.total_weight / float(weight.sum())  # the mixture's units -> the user's
-        totals = weight * scale
+        scale = self._to_user_units(stats)
+        totals = np.asarray(stats.weight, dtype=np.float64) * scale
         cov = np.asarray(covariance, dtype=np.float64)
         if cov.ndim == 2:  # LDA: one pooled covariance
             totals, divisors, cov = totals.sum()[None], (totals.sum() - totals.shape[0])[None], cov[None]

@@ -209,6 +209,13 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         stats = GaussianStats(weight=totals, mean=result.stats.mean - origin, scatter=result.stats.scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
 
+    def _regularised_covariance_fitted(self, scatter, totals, rows, estimated=None):
+        """:meth:`_regularised_covariance` of the fit, recording its shrinkage intensity in ``shrinkage_``."""
+        cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
+        if intensity is not None:
+            self.shrinkage_ = intensity
+        return cov
+
     def _warn_if_collapsing(self, collapsing, cov, classes):
         """Warn that the classes ``collapsing`` (:meth:`Gaussian.collapsing_components`) of the
         EM have a covariance sinking onto the variance floor of :meth:`_fit_incomplete`.
@@ -229,8 +236,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             "variance), whether or not EM stopped there. With few complete rows the likelihood of incomplete rows "
             "grows without bound as a covariance flattens along a direction those rows leave unobserved, so this "
             "estimate, and the confidence of the predictions, mean nothing. Set reg_param (for example "
-            "reg_param=0.1) or "
-            f"shrinkage{pooled}.", UserWarning, stacklevel=4)
+            f"reg_param=0.1) or shrinkage{pooled}.", UserWarning, stacklevel=4)
 
     def _fit_dask(self, X, y, sample_weight):
         """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.).
@@ -505,9 +511,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     def _fit_covariance(self, scatter, totals, rows, estimated=None):
         dof = totals.sum() - totals.shape[0]
         n_features = scatter.shape[1]
-        cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
-        if intensity is not None:
-            self.shrinkage_ = intensity
+        cov = self._regularised_covariance_fitted(scatter, totals, rows, estimated)
         try:
             chol = cholesky_factors(cov[None])[0]
         except SingularCovarianceError as exc:
@@ -797,9 +801,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
 
     def _fit_covariance(self, scatter, totals, rows, estimated=None):
         n_features = scatter.shape[1]
-        cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
-        if intensity is not None:
-            self.shrinkage_ = intensity
+        cov = self._regularised_covariance_fitted(scatter, totals, rows, estimated)
         try:
             chol = cholesky_factors(cov)
         except SingularCovarianceError as exc:

@@ -325,8 +325,8 @@ class Gaussian(ComponentFamily):
             return None
         if self.reg_covar == 0:
             return 0.0
-        cov = np.asarray(params.covariance, dtype=np.float64)
         n = np.asarray(stats.weight, dtype=np.float64)
+        cov = None if self._storage in ("full", "tied") else np.asarray(params.covariance, dtype=np.float64)
         if self._storage in ("full", "tied"):
             precision = params._cached("precision", lambda: _precisions(self._storage, params))[0]
             traces = np.trace(precision, axis1=1, axis2=2)  # (K,) full, (1,) tied

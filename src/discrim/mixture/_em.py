@@ -621,7 +621,7 @@ def run_em(
                 weights = totals / totals.sum()
             return weights, new_params, empty
 
-        def _improves(candidate, current):
+        def improves(candidate, current):
             """Whether ``candidate`` raises the objective EM ascends over ``current`` (two states).
 
             With a regularised M-step (a variance floor, a discriminant's reg_param), EM ascends
@@ -683,7 +683,7 @@ def run_em(
             n_iter += 1
             new_state = _checked_expectation(family, expectation, new_weights, new_params, total_weight,
                                              check_params=False)
-            if new_state is None or not _improves((new_weights, new_params, *new_state), state):
+            if new_state is None or not improves((new_weights, new_params, *new_state), state):
                 squarem.rejected()
                 continue
             squarem.accepted()
