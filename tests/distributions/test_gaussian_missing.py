@@ -174,7 +174,8 @@ def test_blocks_of_one_table_group_their_rows_as_each_block_alone_and_share_the_
         np.testing.assert_array_equal(block.n_observed, alone.n_observed)
         assert _missing_sets(block) == _missing_sets(alone)
         want = {(r, j) for r, m in _missing_sets(alone).items() for j in m}
-        got = {divmod(int(at), 4) for positions in block.positions for at in positions.ravel()}
+        n = sl.stop - sl.start  # positions in the rows transposed, (features, rows)
+        got = {divmod(int(at), n)[::-1] for positions in block.positions for at in positions.ravel()}
         assert got == want
     # every block lists the same patterns for a count of missing features: the inverses are shared
     lists = [{m.shape[1]: m.tobytes() for _, m, _ in block.groups} for block in blocks[1:]]

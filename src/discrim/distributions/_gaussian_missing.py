@@ -23,7 +23,8 @@ import threading
 
 import numpy as np
 
-__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "pattern_inverses", "pattern_table"]
+__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "centred_rows_t", "pattern_inverses",
+           "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
@@ -53,8 +54,9 @@ class MissingPatterns:
         features, ``missing`` (n_patterns, c) the sorted missing features of each distinct
         pattern and ``pattern`` (n_c,) the pattern of each row.
     positions : list of ndarray of shape (c, n_c)
-        Per group, the flat positions ``row * n_features + feature`` of the rows' missing entries
-        in a C-ordered (n_samples, n_features) array: ``positions[g][j]`` is each row's j-th.
+        Per group, the flat positions ``feature * n_samples + row`` of the rows' missing entries
+        in a C-ordered (n_features, n_samples) array, the rows transposed: ``positions[g][j]`` is
+        each row's j-th.
     code : ndarray of shape (n_samples,) of int
         Each row's pattern in the table (complete rows included).
     table_ids : list of ndarray of shape (n_patterns,) of int
@@ -93,7 +95,7 @@ class MissingPatterns:
             missing = np.nonzero(table[ids])[1].reshape(ids.shape[0], c)  # row-major: sorted per pattern
             pattern = local[code[at]]
             self.groups.append((rows, missing, pattern))
-            self.positions.append(np.ascontiguousarray((missing[pattern] + (rows * d)[:, None]).T))
+            self.positions.append(np.ascontiguousarray((missing[pattern] * n + rows[:, None]).T))
             self.table_ids.append(ids)
 
     def pattern_totals(self, weights):
@@ -125,8 +127,8 @@ class MissingPatterns:
         -------
         positions : list of tuple of two ndarrays of int
             Per group, of shapes (c, n_components, n_c) and (n_components, n_c): the flat
-            positions of its rows' missing entries in a C-ordered (n_components, n_samples,
-            n_features) array, and of its rows in a C-ordered (n_components, n_samples) array.
+            positions of its rows' missing entries in a C-ordered (n_components, n_features,
+            n_samples) array, and of its rows in a C-ordered (n_components, n_samples) array.
         """
         found = self._by_components.get(n_components)
         if found is None:
@@ -271,6 +273,33 @@ def pattern_inverses(precision, patterns):
     return A, log_det
 
 
+def centred_rows_t(X, patterns, mask):
+    """The rows transposed, less the mean of each feature's observed entries, and 0 where missing.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    patterns : MissingPatterns
+        The rows' missing features.
+    mask : ndarray of shape (n_samples, n_features) of bool
+        True where observed.
+
+    Returns
+    -------
+    rows_t : ndarray of shape (n_features, n_samples)
+        C-ordered.
+    center : ndarray of shape (n_features,)
+        The means subtracted (0 for a feature with no observed entry).
+    """
+    n, d = X.shape
+    count = mask.sum(axis=0)
+    center = np.where(mask, X, 0.0).sum(axis=0) / np.maximum(count, 1)
+    rows_t = np.subtract(X.T, center[:, None], out=np.empty((d, n)))  # C-ordered (numpy would keep X's order)
+    if patterns.positions:
+        rows_t.reshape(-1)[np.concatenate(patterns.positions, axis=None)] = 0.0
+    return rows_t, center
+
+
 class ConditionedRows:
     """Rows with missing entries, each conditioned on its observed entries under every component.
 
@@ -291,8 +320,11 @@ class ConditionedRows:
         ``inverses(patterns)`` -> the result of :func:`pattern_inverses` for one group, e.g. cached
         on the parameter set so the E- and M-step compute it once.
     pool : BufferPool or None, default=None
-        Where the two (n_components, n_samples, n_features) arrays come from (and go back to, see
+        Where the two (n_components, n_features, n_samples) arrays come from (and go back to, see
         :meth:`release`); None: fresh arrays.
+    rows_t : tuple of two ndarrays or None, default=None
+        :func:`centred_rows_t` of ``X`` (the attribute of an earlier instance on the same rows),
+        kept from one parameter set to the next; None: computed here.
 
     Attributes
     ----------
@@ -303,11 +335,11 @@ class ConditionedRows:
         Log marginal density of each row's observed entries (0 for a row with none).
     completed : ndarray of shape (n_components, n_samples, n_features)
         The rows with their missing entries replaced by the conditional means.
-    centred : ndarray of shape (n_components, n_samples, n_features)
-        ``completed`` less each component's mean.
+    centred_t : ndarray of shape (n_components, n_features, n_samples)
+        ``completed`` less each component's mean, transposed (samples along the contiguous axis).
     """
 
-    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None):
+    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None, rows_t=None):
         X = np.asarray(X, dtype=np.float64)
         mask = np.asarray(mask)
         mask = mask if mask.dtype == bool else mask != 0
@@ -316,17 +348,19 @@ class ConditionedRows:
         k = mean.shape[0]
         self._patterns, self._mean, self._X, self._mask, self._pool = patterns, mean, X, mask, pool
         flat = patterns.flat_positions(k)
-        # z_k = x - mu_k, 0 on the missing entries (whatever X holds there); y_k = P_k z_k: one
-        # batched GEMM
+        # Rows along the last, contiguous axis: (K, d, n), so that every step below runs over long
+        # rows of samples and the M-step's scatter of each component is one contiguous (d, n) block.
+        # z_k = x - mu_k holds, on a row's missing entries, the centre c less mu_k: the formulas
+        # of the module docstring hold whatever z_m is (with v = P_mm^-1 y_m, z_m - v is the
+        # conditional mean and z' P z - y_m' v the observed entries' Mahalanobis distance), so the
+        # rows need no zeroing per component, only once about c, and once per fit (``rows_t``).
+        self.rows_t = centred_rows_t(X, patterns, mask) if rows_t is None else rows_t
+        xt, center = self.rows_t
         empty = np.empty if pool is None else pool.take
-        z, y = empty((k, n, d)), empty((k, n, d))
-        for j in range(k):  # component by component: numpy runs the (K, n, d) broadcast many times slower
-            np.subtract(X, mean[j], out=z[j])
-        z_flat, y_flat = z.reshape(-1), y.reshape(-1)
-        for at, _ in flat:
-            z_flat[at] = 0.0
-        np.matmul(z, precision, out=y)  # P symmetric: the rows z_k' P_k
-        quad = np.einsum("knd,knd->kn", z, y)  # z' P z, less the correction below
+        z, y = empty((k, d, n)), empty((k, d, n))
+        np.subtract(xt[None], (mean - center)[:, :, None], out=z)
+        np.matmul(precision, z, out=y)  # P_k z_k: one GEMM per component
+        quad = np.einsum("kdn,kdn->kn", z, y)  # z' P z, less the correction below
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
         # parameters) compute them once, while the other blocks do the work above
         own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
@@ -334,9 +368,9 @@ class ConditionedRows:
                           for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
-        # on flat positions in (K, n, d) and (K, n) arrays, so that every gather and scatter is one
+        # on flat positions in (K, d, n) and (K, n) arrays, so that every gather and scatter is one
         # fancy index of a flat view (np.take and np.put without an axis are several times slower)
-        quad_flat = quad.reshape(-1)
+        z_flat, y_flat, quad_flat = z.reshape(-1), y.reshape(-1), quad.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
         for (_, _, pattern), (at, at_rows), ids, (inv, log_det_p) in zip(
                 patterns.groups, flat, patterns.table_ids, self._inverses):
@@ -344,10 +378,9 @@ class ConditionedRows:
             products = np.take(inv, pattern, axis=3)  # (c, c, Kp, n_c)
             products = np.multiply(products, y_m[None], out=products if products.shape[2] == k else None)
             v = products.sum(axis=1)
-            y_m *= v
-            quad_flat[at_rows] -= y_m.sum(axis=0)  # the Schur complement's correction y_m' P_mm^-1 y_m
-            np.negative(v, out=v)
-            z_flat[at] = v  # E[x_m | x_o] - mu_m = -v: z becomes the completed rows less the mean
+            z_flat[at] -= v  # the conditional mean less mu: z becomes the completed rows less the mean
+            v *= y_m
+            quad_flat[at_rows] -= v.sum(axis=0)  # the Schur complement's correction y_m' P_mm^-1 y_m
             log_det_table[:, ids] = log_det_p
         log_det = np.take(log_det_table, patterns.code, axis=1)  # 0 for a complete row
         log_det += np.asarray(log_det_cov, dtype=np.float64).reshape(-1, 1)
@@ -357,13 +390,13 @@ class ConditionedRows:
         quad[:, nothing], log_det[:, nothing] = 0.0, 0.0
         if pool is not None:
             pool.give(y)
-        self._quad, self._log_det, self._centred = quad, log_det, z
+        self._quad, self._log_det, self._centred_t = quad, log_det, z
 
     def release(self):
         """Give the completed rows' array back to the pool they came from; the rows are gone after."""
-        if self._pool is not None and self._centred is not None:
-            self._pool.give(self._centred)
-        self._centred = None
+        if self._pool is not None and self._centred_t is not None:
+            self._pool.give(self._centred_t)
+        self._centred_t = None
 
     @property
     def marginal(self):
@@ -379,13 +412,13 @@ class ConditionedRows:
         return out.T
 
     @property
-    def centred(self):
-        """The completed rows less each component's mean, (n_components, n_samples, n_features)."""
-        return self._centred
+    def centred_t(self):
+        """The completed rows less each component's mean, transposed: (n_components, n_features, n_samples)."""
+        return self._centred_t
 
     @property
     def completed(self):
-        completed = self._centred + self._mean[:, None, :]
+        completed = (self._centred_t + self._mean[:, :, None]).transpose(0, 2, 1)
         np.copyto(completed, self._X, where=self._mask)  # the observed entries exactly, not (x - mu) + mu
         return completed
 
@@ -401,7 +434,7 @@ class ConditionedRows:
         -------
         scatter : ndarray of shape (n_components, n_features, n_features)
         """
-        k, _, d = self._centred.shape
+        k, d, _ = self._centred_t.shape
         patterns = self._patterns
         totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
         out = np.zeros(k * d * d)
@@ -490,7 +523,8 @@ class BlockConditioning:
     Built once per fit (:meth:`Gaussian.block_rows`). EM's E-step (the densities) and its M-step
     (the statistics) of a block see the same parameters: the E-step conditions the rows and the
     block keeps them; the M-step takes them, and the block lets go of them, so that only the
-    blocks in flight hold their completed rows.
+    blocks in flight hold their completed rows. The block's rows, centred and transposed, are
+    kept from the first parameter set to the last.
 
     Parameters
     ----------
@@ -503,6 +537,7 @@ class BlockConditioning:
     def __init__(self, patterns, pool):
         self.patterns, self.pool = patterns, pool
         self._last = None  # (params, ConditionedRows) of the last E-step, until its M-step
+        self._rows_t = None  # ConditionedRows.rows_t: the same rows under every parameter set
 
     def conditioned(self, params, condition, keep):
         """``condition(patterns)``, or the rows the E-step conditioned under the same ``params``.
@@ -512,7 +547,8 @@ class BlockConditioning:
         params : Params
             The parameter set (the block holds it, so that ``is`` identifies it).
         condition : callable
-            ``condition(patterns, pool)`` -> :class:`ConditionedRows` of the block under ``params``.
+            ``condition(patterns, pool, rows_t)`` -> :class:`ConditionedRows` of the block under
+            ``params`` (``rows_t`` None the first time).
         keep : bool
             Keep the result for the next call (the E-step); or hand it over (the M-step), and the
             caller then calls its :meth:`~ConditionedRows.release`.
@@ -527,6 +563,7 @@ class BlockConditioning:
         else:
             if last is not None:  # conditioned under other parameters and never taken: its arrays go back
                 last[1].release()
-            rows = condition(self.patterns, self.pool)
+            rows = condition(self.patterns, self.pool, self._rows_t)
+            self._rows_t = rows.rows_t
         self._last = (params, rows) if keep else None
         return rows

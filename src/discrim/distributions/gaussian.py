@@ -409,8 +409,9 @@ class Gaussian(ComponentFamily):
             key = ("pattern inverses", missing.shape, missing.tobytes())
             return params._cached(key, lambda: pattern_inverses(precision, missing))
 
-        def condition(patterns, pool=None):
-            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool)
+        def condition(patterns, pool=None, rows_t=None):
+            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool,
+                                   rows_t)
 
         block = None if rows is None else rows.get(_PATTERNS)
         if block is None:
@@ -434,7 +435,7 @@ class Gaussian(ComponentFamily):
         wr_t = host(wr_t)
         # the moments of the completed rows (about each component's mean, where they lie), and the
         # conditional covariance of their missing entries
-        stats = self._moments(conditioned.centred, wr_t, origin=params.mean)
+        stats = self._moments(conditioned.centred_t, wr_t, origin=params.mean)
         scatter = stats.scatter + conditioned.conditional_scatter(wr_t)
         conditioned.release()
         return GaussianStats(weight=stats.weight, mean=stats.mean, scatter=scatter)
@@ -443,8 +444,8 @@ class Gaussian(ComponentFamily):
         """Statistics of fully observed rows under weighted responsibilities ``wr_t`` (K, n).
 
         ``X`` (n, d) holds the rows of all components; with ``origin`` (K, d), "full" and "tied"
-        only, ``X`` (K, n, d) holds each component's own rows less its origin (rows completed
-        under each component, less its mean), and the moments are taken about that origin.
+        only, ``X`` (K, d, n) holds each component's own rows less its origin, transposed (rows
+        completed under each component, less its mean), and the moments are taken about that origin.
         """
         # Work with components and features along rows and samples along columns: every
         # elementwise step then runs over long contiguous rows (log_prob returns its output in
@@ -461,10 +462,10 @@ class Gaussian(ComponentFamily):
             xc_t = ops.centred_transpose(X, center)
             rows_t = [xc_t] * k
             mean_c = host(wr_t @ xc_t.T) / safe[:, None]
-        else:  # each component's rows are centred already: (d, n) views of them
+        else:  # each component's rows are centred already, as contiguous (d, n) blocks
             center = origin
-            rows_t = [X[j].T for j in range(k)]
-            mean_c = host(ops.stack([wr_t[j] @ X[j] for j in range(k)])) / safe[:, None]
+            rows_t = [X[j] for j in range(k)]
+            mean_c = host(ops.stack([X[j] @ wr_t[j] for j in range(k)])) / safe[:, None]
         if self._storage in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
             # symmetric rank update (half the flops of a GEMM), so a loop over components does
