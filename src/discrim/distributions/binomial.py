@@ -166,12 +166,12 @@ class Binomial(ComponentFamily):
         wr_t = weighted_resp_t(resp, sample_weight)
         weight = component_totals(wr_t)
         if mask is not None:  # trials of the observed entries only: (K, d)
-            trials = host(wr_t @ (ops.like(mask, X) * ops.like(_column(n), X)))
+            trials = host(ops.matmul(wr_t, ops.like(mask, X) * ops.like(_column(n), X)))
         elif np.ndim(n) == 0:
             trials = weight * n
         else:
             trials = host(ops.as_float64(wr_t) @ n)
-        return BinomialStats(weight=weight, successes=host(wr_t @ observed_entries(X, mask)), trials=trials)
+        return BinomialStats(weight=weight, successes=host(ops.matmul(wr_t, observed_entries(X, mask))), trials=trials)
 
     def params_from_stats(self, stats, current=None):
         trials = stats.trials[:, None] if stats.trials.ndim == 1 else stats.trials

@@ -244,7 +244,7 @@ class Categorical(ComponentFamily):
 
     def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
         wr_t = weighted_resp_t(resp, sample_weight)
-        counts = host(wr_t @ self._one_hot(X, mask))
+        counts = host(ops.matmul(wr_t, self._one_hot(X, mask)))
         return CategoricalStats(
             weight=component_totals(wr_t),
             counts=counts.reshape(resp.shape[1], X.shape[1], self._n_codes),

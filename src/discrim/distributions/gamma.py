@@ -153,9 +153,9 @@ class Gamma(ComponentFamily):
     def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
         check_observed_positive(self, X, mask)
         wr_t = weighted_resp_t(resp, sample_weight)
-        observed = None if mask is None else host(wr_t @ ops.like(mask, X))
-        return GammaStats(weight=component_totals(wr_t), sum_x=host(wr_t @ observed_entries(X, mask)),
-                          sum_log_x=host(wr_t @ log_observed(X, mask)), observed=observed)
+        observed = None if mask is None else host(ops.matmul(wr_t, ops.like(mask, X)))
+        return GammaStats(weight=component_totals(wr_t), sum_x=host(ops.matmul(wr_t, observed_entries(X, mask))),
+                          sum_log_x=host(ops.matmul(wr_t, log_observed(X, mask))), observed=observed)
 
     def params_from_stats(self, stats, current=None):
         return self._m_step(stats, None if current is None else current.shape)

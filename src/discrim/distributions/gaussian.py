@@ -458,14 +458,14 @@ class Gaussian(ComponentFamily):
             # Moments about the block mean, then centred per component: exact for data far from
             # the origin, and still one GEMM for the second moments.
             n, d = X.shape
-            center = ops.like(np.ones(n), X) @ X / n  # a GEMV: much faster than mean(axis=0)
+            center = ops.matmul(ops.like(np.ones(n), X), X) / n  # a GEMV: much faster than mean(axis=0)
             xc_t = ops.centred_transpose(X, center)
             rows_t = [xc_t] * k
-            mean_c = host(wr_t @ xc_t.T) / safe[:, None]
+            mean_c = host(ops.matmul(wr_t, xc_t.T)) / safe[:, None]
         else:  # each component's rows are centred already, as contiguous (d, n) blocks
             center = origin
             rows_t = [X[j] for j in range(k)]
-            mean_c = host(ops.stack([X[j] @ wr_t[j] for j in range(k)])) / safe[:, None]
+            mean_c = host(ops.stack([ops.matmul(X[j], wr_t[j]) for j in range(k)])) / safe[:, None]
         if self._storage in ("full", "tied"):
             # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
             # symmetric rank update (half the flops of a GEMM), so a loop over components does
@@ -476,7 +476,7 @@ class Gaussian(ComponentFamily):
             scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
             scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
         else:
-            second = host(wr_t @ ops.square_inplace(xc_t).T)
+            second = host(ops.matmul(wr_t, ops.square_inplace(xc_t).T))
             scatter = np.maximum(second - weight[:, None] * mean_c**2, 0.0)
         mean = mean_c + host(center)
         mean[weight <= 0] = 0.0
@@ -487,15 +487,15 @@ class Gaussian(ComponentFamily):
         M = ops.like(mask, X)
         wr_t = ops.like(wr_t, X)
         weight = component_totals(wr_t)
-        observed = host(wr_t @ M)
+        observed = host(ops.matmul(wr_t, M))
         safe = np.where(observed > 0, observed, 1.0)
         ones = ops.like(np.ones(X.shape[0]), X)
         # centre about the mean of the observed entries of each feature, as _moments does
-        count = host(ones @ M)
-        center = host(ones @ (X * M)) / np.where(count > 0, count, 1.0)
+        count = host(ops.matmul(ones, M))
+        center = host(ops.matmul(ones, X * M)) / np.where(count > 0, count, 1.0)
         Xc = (X - ops.like(center, X)) * M
-        mean_c = host(wr_t @ Xc) / safe
-        second = host(wr_t @ ops.square_inplace(Xc * 1.0))
+        mean_c = host(ops.matmul(wr_t, Xc)) / safe
+        second = host(ops.matmul(wr_t, ops.square_inplace(Xc * 1.0)))
         scatter = np.maximum(second - observed * mean_c**2, 0.0)
         mean = np.where(observed > 0, mean_c + center, 0.0)
         return GaussianStats(weight=weight, mean=mean, scatter=scatter, observed=observed)
@@ -783,7 +783,7 @@ def _precisions(ctype, params):
 
 def _gram(z):
     """``z @ z.T``: numpy sees the same operand twice and runs a symmetric rank update (syrk)."""
-    return z @ z.T
+    return ops.matmul(z, z.T)
 
 
 def _log_prob_block(ctype, X, terms, d):
@@ -795,23 +795,23 @@ def _log_prob_block(ctype, X, terms, d):
     center = ops.like(terms["center"], X)
     if ctype == "full":
         Xa = ops.centred_with_ones(X, center)  # (n, d + 1)
-        Y = ops.like(terms["Wb"], X) @ Xa.T  # (K*d, n): rows (x - mu_k) P_k
+        Y = ops.matmul(ops.like(terms["Wb"], X), Xa.T)  # (K*d, n): rows (x - mu_k) P_k
         maha = ops.square_inplace(Y).reshape(-1, d, X.shape[0]).sum(1)
     elif ctype == "tied":
-        Z = ops.like(terms["P"].T, X) @ (X - center).T  # (d, n)
+        Z = ops.matmul(ops.like(terms["P"].T, X), (X - center).T)  # (d, n)
         mP = ops.like(terms["mP"], X)
-        maha = mP @ Z
+        maha = ops.matmul(mP, Z)
         maha *= -2.0
         maha += (Z * Z).sum(0)
         maha += (mP * mP).sum(1)[:, None]
     else:
         XT = (X - center).T
         prec = ops.like(terms["prec"], X)
-        maha = ops.like(terms["mp"], X) @ XT
+        maha = ops.matmul(ops.like(terms["mp"], X), XT)
         maha *= -2.0
         XT = ops.square_inplace(XT)  # the centred copy is ours: square it in place
         if ctype == "diag":
-            maha += prec @ XT
+            maha += ops.matmul(prec, XT)
         else:
             maha += prec[:, None] * XT.sum(0)
         maha += ops.like(terms["c"], X)[:, None]

@@ -140,19 +140,19 @@ class LogNormal(ComponentFamily):
         if mask is None:
             observed = None
             w = weight[:, None]
-            center = host(ones @ L) / max(X.shape[0], 1)
+            center = host(ops.matmul(ones, L)) / max(X.shape[0], 1)
         else:
             M = ops.like(mask, L)
-            observed = host(wr_t @ M)
+            observed = host(ops.matmul(wr_t, M))
             w = observed
-            count = host(ones @ M)
-            center = host(ones @ L) / np.where(count > 0, count, 1.0)
+            count = host(ops.matmul(ones, M))
+            center = host(ops.matmul(ones, L)) / np.where(count > 0, count, 1.0)
         Lc = L - ops.like(center, L)
         if mask is not None:
             Lc = Lc * M
         safe = np.where(w > 0, w, 1.0)
-        mean_c = host(wr_t @ Lc) / safe
-        scatter = np.maximum(host(wr_t @ (Lc * Lc)) - w * mean_c**2, 0.0)
+        mean_c = host(ops.matmul(wr_t, Lc)) / safe
+        scatter = np.maximum(host(ops.matmul(wr_t, Lc * Lc)) - w * mean_c**2, 0.0)
         mean = np.where(w > 0, mean_c + center, 0.0)
         return LogNormalStats(weight=weight, mean=mean, scatter=scatter, observed=observed)
 

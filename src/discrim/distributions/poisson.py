@@ -86,9 +86,9 @@ class Poisson(ComponentFamily):
 
     def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
         wr_t = weighted_resp_t(resp, sample_weight)
-        observed = None if mask is None else host(wr_t @ ops.like(mask, X))
+        observed = None if mask is None else host(ops.matmul(wr_t, ops.like(mask, X)))
         return PoissonStats(
-            weight=component_totals(wr_t), weighted_sum=host(wr_t @ observed_entries(X, mask)), observed=observed
+            weight=component_totals(wr_t), weighted_sum=host(ops.matmul(wr_t, observed_entries(X, mask))), observed=observed
         )
 
     def params_from_stats(self, stats, current=None):

@@ -331,7 +331,7 @@ class StudentT(ComponentFamily):
         n = X.shape[0]
         ones = ops.like(np.ones(n), X)
         if mask is None:
-            center = host(ones @ X) / max(n, 1)
+            center = host(ops.matmul(ones, X)) / max(n, 1)
             Xc = X - ops.like(center, X)
             mean_c = host(ru @ Xc) / safe[:, None]
             if full:
@@ -353,7 +353,7 @@ class StudentT(ComponentFamily):
             first = host(ru @ Xc) + host(ru @ Mis) * mc
             mean_c = first / safe[:, None]
             second = host(ru @ (Xc * Xc)) + host(ru @ Mis) * mc**2
-            scatter = np.maximum(second - u_weight[:, None] * mean_c**2, 0.0) + host(wr_t @ Mis) * params.covariance
+            scatter = np.maximum(second - u_weight[:, None] * mean_c**2, 0.0) + host(ops.matmul(wr_t, Mis)) * params.covariance
             mean = mean_c + center
         mean[u_weight <= 0] = 0.0
         return StudentTStats(weight=weight, u_weight=u_weight, mean=mean, scatter=scatter, dof_term=dof_term)

@@ -326,14 +326,14 @@ def _e_step_block(family, log_weights, params, with_stats, noise, Xb, wb, data, 
     if not bool(xp.all(xp.isfinite(log_norm))):  # the rows' indices are looked up on the host
         check_some_density(to_numpy(log_norm), "component", first_row=first_row)
     w64 = ops.as_float64(wb)
-    ll = float(w64 @ ops.as_float64(log_norm))
-    log_map = float(w64 @ ops.as_float64(xp.max(log_resp, axis=1)))
+    ll = float(ops.matmul(w64, ops.as_float64(log_norm)))
+    log_map = float(ops.matmul(w64, ops.as_float64(xp.max(log_resp, axis=1))))
     if not with_stats:
         return None, ll, 0.0, log_map
     resp = ops.exp_inplace(log_resp, xp)
     noise_weight = 0.0
     if noise is not None:
-        noise_weight = float(w64 @ ops.as_float64(resp[:, -1]))
+        noise_weight = float(ops.matmul(w64, ops.as_float64(resp[:, -1])))
         resp = resp[:, :-1]
     return family.suff_stats(Xb, resp, wb, params=params, **data), ll, noise_weight, log_map
 
