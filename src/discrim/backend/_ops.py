@@ -45,10 +45,12 @@ def logsumexp(a, axis, xp):
 def matmul(a, b, out=None):
     """``a @ b`` (written into ``out`` when given) that lets other threads run meanwhile.
 
-    numpy's ``matmul`` holds the GIL through its BLAS call: two threads of row blocks then run
-    their matrix products one at a time (measured with numpy 2.4: ``z @ z.T`` on a (10, 16700)
-    block in two threads took as long as in one). ``np.dot`` releases it, and for operands of at
-    most two dimensions it is the same product (also a symmetric rank update for ``z @ z.T``).
+    numpy's ``matmul`` holds the GIL through its BLAS call when the product has fewer than 500
+    entries, the shape of every statistic (``resp.T @ X`` is K x d): row blocks in threads then
+    ran those products one at a time (measured with numpy 2.4: ``z @ z.T`` of a (10, 16700) block
+    in two threads took as long as in one; with a 23 x 16700 block, 529 entries, half as long).
+    ``np.dot`` releases it, and for operands of at most two dimensions it is the same product
+    (a symmetric rank update for ``z @ z.T`` too).
 
     Parameters
     ----------

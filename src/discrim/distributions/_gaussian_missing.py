@@ -2,12 +2,16 @@
 
 One computation serves the E-step (the marginal density of each row's observed entries), the
 M-step (conditional means and covariances of the missing entries) and imputation. With the
-precision ``P = Sigma^-1``, ``z = x - mu`` set to 0 on a row's missing features ``m`` and
-``y = P z``:
+precision ``P = Sigma^-1``, ``z = x - mu`` holding any value ``z_m`` on a row's missing features
+``m``, and ``y = P z``:
 
-- ``z_o' Sigma_oo^-1 z_o = z' P z - y_m' P_mm^-1 y_m`` (the Schur complement of ``P_mm``),
+- ``z_o' Sigma_oo^-1 z_o = z' P z - y_m' P_mm^-1 y_m`` (the Schur complement of ``P_mm``: ``z' P z``
+  exceeds its minimum over ``z_m`` by ``y_m' P_mm^-1 y_m``),
 - ``log |Sigma_oo| = log |Sigma| + log |P_mm|``,
-- ``E[x_m | x_o] = mu_m - P_mm^-1 y_m`` and ``Cov[x_m | x_o] = P_mm^-1``.
+- ``E[x_m | x_o] = mu_m + z_m - P_mm^-1 y_m`` and ``Cov[x_m | x_o] = P_mm^-1``.
+
+The missing entries hold the observed mean of their feature (``z_m`` = that mean less ``mu_m``),
+set once per fit.
 
 ``z' P z`` and ``y`` are one batched GEMM over all rows and components, as for complete data.
 ``P_mm^-1`` and ``log |P_mm|`` depend only on the set of missing features, so they are computed
@@ -352,8 +356,8 @@ class ConditionedRows:
         # rows of samples and the M-step's scatter of each component is one contiguous (d, n) block.
         # z_k = x - mu_k holds, on a row's missing entries, the centre c less mu_k: the formulas
         # of the module docstring hold whatever z_m is (with v = P_mm^-1 y_m, z_m - v is the
-        # conditional mean and z' P z - y_m' v the observed entries' Mahalanobis distance), so the
-        # rows need no zeroing per component, only once about c, and once per fit (``rows_t``).
+        # conditional mean less mu and z' P z - y_m' v the observed entries' Mahalanobis distance),
+        # so the rows are filled once per fit (``rows_t``), not zeroed per component and iteration.
         self.rows_t = centred_rows_t(X, patterns, mask) if rows_t is None else rows_t
         xt, center = self.rows_t
         empty = np.empty if pool is None else pool.take
