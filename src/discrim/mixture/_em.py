@@ -99,7 +99,8 @@ class RowBlocks:
     sample_weight : ndarray of shape (n_samples,)
         In X's dtype.
     chunk_size : int
-        Rows per block.
+        Rows per block, at most: the rows are cut into ``ceil(n / chunk_size)`` blocks of equal
+        size (to a row), so that threads given one block each finish together.
     mask : ndarray of shape (n_samples, n_features) of bool or None, default=None
         True where an entry was observed.
     rows : dict of str to ndarray of shape (n_samples,) or None, default=None
@@ -155,9 +156,11 @@ class RowBlocks:
         return float(self.sample_weight.sum())
 
     def slices(self):
-        """The row slices of the blocks, in order."""
+        """The row slices of the blocks, in order: ``ceil(n / chunk_size)`` of them, of equal size to a row."""
         n = self.X.shape[0]
-        return [slice(s, min(s + self.chunk_size, n)) for s in range(0, n, self.chunk_size)]
+        count = max(1, -(-n // self.chunk_size))
+        bounds = [i * n // count for i in range(count + 1)]
+        return [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
 
     def block(self, index, sl):
         """``(X, sample_weight, data)`` of block number ``index``, the rows ``sl``.
