@@ -228,8 +228,28 @@ def test_the_blocks_data_of_a_fit_give_the_densities_and_statistics_of_the_rows_
             stats = family.suff_stats(X[sl], resp[sl], mask=mask[sl], rows=data, params=params)
             np.testing.assert_array_equal(log_prob, family.log_prob(X[sl], params, mask=mask[sl]))
             alone = family.suff_stats(X[sl], resp[sl], mask=mask[sl], params=params)
-            for field in ("weight", "mean", "scatter"):
+            for field in ("weight", "mean"):
                 np.testing.assert_array_equal(getattr(stats, field), getattr(alone, field))
+            # the conditional scatter sums the same inverses over the fit's table or the block's
+            # own (a product over more patterns, most of weight 0): equal to rounding
+            np.testing.assert_allclose(stats.scatter, alone.scatter, rtol=1e-13, atol=1e-12)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+def test_the_conditional_scatter_is_the_same_from_the_dense_table_and_from_the_inverses(tied, monkeypatch):
+    # small tables embed every pattern's inverse in a d x d matrix; large ones scatter each inverse
+    import discrim.distributions._gaussian_missing as missing_module
+
+    family, X, mask, params, resp = _em_block(7, tied)
+    # soft responsibilities, and labelled rows weighing under one component only (the scatter's
+    # shortcut for zero weights)
+    weights = [resp, np.eye(2)[np.arange(120) % 2]]
+    dense = [family.suff_stats(X, r, mask=mask, params=params).scatter for r in weights]
+    monkeypatch.setattr(missing_module, "_DENSE_SCATTER_ENTRIES", 0)
+    fresh = family.make_params(params.as_dict(), 2, 4)  # nothing cached from the dense path
+    for r, want in zip(weights, dense):
+        np.testing.assert_allclose(family.suff_stats(X, r, mask=mask, params=fresh).scatter, want,
+                                   rtol=1e-13, atol=1e-12)
 
 
 def test_em_finds_the_missingness_patterns_once_per_fit():

@@ -27,11 +27,16 @@ import threading
 
 import numpy as np
 
+from discrim.backend import ops
+
 __all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "centred_rows_t", "pattern_inverses",
            "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
+# A block's conditional scatter comes from a dense table of the pattern inverses (built once per
+# parameter set for all blocks) up to this many entries (2 MB), else from a scatter of each inverse.
+_DENSE_SCATTER_ENTRIES = 1 << 18
 
 
 class MissingPatterns:
@@ -67,6 +72,9 @@ class MissingPatterns:
         Per group, the table's index of each of its patterns.
     n_patterns : int
         The number of patterns in the table.
+    table_key : tuple or None
+        Identifies the table and the counts of missing features of ``groups``: blocks with equal
+        keys share every quantity derived from their groups (None: no incomplete row).
     shape : tuple of int
         ``(n_samples, n_features)``.
     """
@@ -83,6 +91,7 @@ class MissingPatterns:
         self.n_patterns = table.shape[0]
         self._by_components = {}  # positions by number of components (flat_positions, scatter_positions)
         incomplete = np.flatnonzero(count > 0)
+        self.table_key = None
         if incomplete.shape[0] == 0:
             return
         code = self.code[incomplete]
@@ -101,6 +110,8 @@ class MissingPatterns:
             self.groups.append((rows, missing, pattern))
             self.positions.append(np.ascontiguousarray((missing[pattern] * n + rows[:, None]).T))
             self.table_ids.append(ids)
+        # blocks of one table with the same counts of missing features have the same groups
+        self.table_key = (table.shape, table.tobytes(), tuple(missing.shape[1] for _, missing, _ in self.groups))
 
     def pattern_totals(self, weights):
         """The sum of ``weights`` over the rows of every pattern of the table, per component.
@@ -320,9 +331,10 @@ class ConditionedRows:
         ``Sigma_k^-1``; one matrix for all components with a tied covariance.
     log_det_cov : ndarray of shape (1 or n_components,)
         ``log |Sigma_k|``.
-    inverses : callable, optional
-        ``inverses(patterns)`` -> the result of :func:`pattern_inverses` for one group, e.g. cached
-        on the parameter set so the E- and M-step compute it once.
+    cache : callable or None, default=None
+        ``cache(key, compute)`` -> ``compute()``, computed once per parameter set (e.g.
+        :meth:`Params._cached`): the E- and M-step and the blocks of a fit that share a pattern
+        table then compute its pattern inverses once; None: computed here.
     pool : BufferPool or None, default=None
         Where the two (n_components, n_features, n_samples) arrays come from (and go back to, see
         :meth:`release`); None: fresh arrays.
@@ -343,7 +355,7 @@ class ConditionedRows:
         ``completed`` less each component's mean, transposed (samples along the contiguous axis).
     """
 
-    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, inverses=None, pool=None, rows_t=None):
+    def __init__(self, X, patterns, mask, mean, precision, log_det_cov, cache=None, pool=None, rows_t=None):
         X = np.asarray(X, dtype=np.float64)
         mask = np.asarray(mask)
         mask = mask if mask.dtype == bool else mask != 0
@@ -367,8 +379,10 @@ class ConditionedRows:
         quad = np.einsum("kdn,kdn->kn", z, y)  # z' P z, less the correction below
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
         # parameters) compute them once, while the other blocks do the work above
-        own = precision  # (Kp, d, d): a tied covariance's pattern inverses are shared by all components
-        self._inverses = [(inverses or (lambda m: pattern_inverses(own, m)))(missing)
+        # (Kp, d, d) precision: a tied covariance's pattern inverses are shared by all components
+        self._cache = cache = cache or (lambda key, compute: compute())
+        self._inverses = [cache(("pattern inverses", missing.shape, missing.tobytes()),
+                                lambda m=missing: pattern_inverses(precision, m))
                           for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # gathered by its pattern and multiplied by y_m in place: a few vector operations per group,
@@ -439,8 +453,19 @@ class ConditionedRows:
         scatter : ndarray of shape (n_components, n_features, n_features)
         """
         k, d, _ = self._centred_t.shape
+        if not self._inverses:  # every row complete
+            return np.zeros((k, d, d))
         patterns = self._patterns
         totals = patterns.pattern_totals(wr_t)  # the responsibility of every (component, pattern)
+        kp = self._inverses[0][0].shape[2]
+        if kp * patterns.n_patterns * d * d <= _DENSE_SCATTER_ENTRIES:
+            # every (component, pattern)'s inverse in a d x d matrix, once per parameter set for the
+            # blocks of one table: a block's share is then K products, where the scatter below makes
+            # a dozen calls per count of missing features (bincount holding the GIL)
+            table = self._cache(("embedded pattern inverses", patterns.table_key), self._embedded_inverses)
+            if kp == 1:
+                return ops.matmul(totals, table[0]).reshape(k, d, d)
+            return np.stack([ops.matmul(totals[j], table[j]) for j in range(k)]).reshape(k, d, d)
         out = np.zeros(k * d * d)
         for where, ids, (inv, _) in zip(patterns.scatter_positions(k), patterns.table_ids, self._inverses):
             # P_mm^-1 of every (component, pattern) times its responsibility, scattered to (k, i, j)
@@ -453,6 +478,16 @@ class ConditionedRows:
                 where, weight = where[:, :, component, pattern], weight[component, pattern]
             out += np.bincount(where.reshape(-1), weights=(weight * inv).reshape(-1), minlength=k * d * d)
         return out.reshape(k, d, d)
+
+    def _embedded_inverses(self):
+        """``P_mm^-1`` of every (component, pattern) of the table in a d x d matrix: (Kp, n_patterns, d * d)."""
+        patterns, d = self._patterns, self._centred_t.shape[1]
+        kp = self._inverses[0][0].shape[2]
+        table = np.zeros((kp, patterns.n_patterns, d * d))
+        for (_, missing, _), ids, (inv, _) in zip(patterns.groups, patterns.table_ids, self._inverses):
+            entries = missing.T[:, None, :] * d + missing.T[None, :, :]  # (c, c, P): entry (i, j) of each block
+            table[:, ids[None, None, :], entries] = inv.transpose(2, 0, 1, 3)
+        return table
 
     def draw(self, components, rng):
         """The rows with their missing entries drawn from one component's conditional distribution.

@@ -31,7 +31,6 @@ from discrim.distributions._gaussian_missing import (
     BufferPool,
     ConditionedRows,
     MissingPatterns,
-    pattern_inverses,
 )
 from discrim.distributions._gaussian_linalg import (
     SingularCovarianceError,
@@ -405,13 +404,9 @@ class Gaussian(ComponentFamily):
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
         host_mask = _host_bool(mask)
 
-        def inverses(missing):
-            key = ("pattern inverses", missing.shape, missing.tobytes())
-            return params._cached(key, lambda: pattern_inverses(precision, missing))
-
         def condition(patterns, pool=None, rows_t=None):
-            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, inverses, pool,
-                                   rows_t)
+            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, params._cached,
+                                   pool, rows_t)
 
         block = None if rows is None else rows.get(_PATTERNS)
         if block is None:
