@@ -29,8 +29,8 @@ import numpy as np
 
 from discrim.backend import ops
 
-__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "centred_rows_t", "pattern_inverses",
-           "pattern_table"]
+__all__ = ["BlockConditioning", "BufferPool", "ConditionedRows", "MissingPatterns", "block_entries", "centred_rows_t",
+           "pattern_inverses", "pattern_table"]
 
 _LOG_2PI = float(np.log(2 * np.pi))
 _TABLE_BYTES = 2  # rows of up to 16 features are keyed through a table of 2**16 entries, without a sort
@@ -174,8 +174,7 @@ class MissingPatterns:
         found = self._by_components.get(key)
         if found is None:
             d, k = self.shape[1], n_components
-            found = [((np.arange(k) * d * d)[None, None, :, None]
-                      + (missing.T[:, None, None, :] * d + missing.T[None, :, None, :]))
+            found = [(np.arange(k) * d * d)[None, None, :, None] + block_entries(missing, d)[:, :, None, :]
                      for _, missing, _ in self.groups]
             self._by_components[key] = found
         return found
@@ -244,6 +243,23 @@ def _distinct_rows(miss):
     return code.reshape(-1), miss[first]
 
 
+def block_entries(missing, n_features):
+    """Where each pattern's missing block lies in a flattened (n_features, n_features) matrix.
+
+    Parameters
+    ----------
+    missing : ndarray of shape (n_patterns, c) of int
+        The missing features of each pattern.
+    n_features : int
+
+    Returns
+    -------
+    entries : ndarray of shape (c, c, n_patterns) of int
+        ``entries[i, j, p] = missing[p, i] * n_features + missing[p, j]``.
+    """
+    return missing.T[:, None, :] * n_features + missing.T[None, :, :]
+
+
 def pattern_inverses(precision, patterns):
     """``P_mm^-1`` and ``log |P_mm|`` of each pattern's missing block, by the sweep operator.
 
@@ -269,7 +285,7 @@ def pattern_inverses(precision, patterns):
     c = patterns.shape[1]
     kp, d = precision.shape[0], precision.shape[1]
     flat = np.asarray(precision, dtype=np.float64).reshape(kp, d * d)
-    entries = patterns.T[:, None, :] * d + patterns.T[None, :, :]  # (c, c, P): entry (i, j) of each block
+    entries = block_entries(patterns, d)
     A = np.take(flat, entries, axis=1).transpose(1, 2, 0, 3).copy()  # (c, c, Kp, P)
     pivots = np.empty((c,) + A.shape[2:])
     for q in range(c):
@@ -485,8 +501,7 @@ class ConditionedRows:
         kp = self._inverses[0][0].shape[2]
         table = np.zeros((kp, patterns.n_patterns, d * d))
         for (_, missing, _), ids, (inv, _) in zip(patterns.groups, patterns.table_ids, self._inverses):
-            entries = missing.T[:, None, :] * d + missing.T[None, :, :]  # (c, c, P): entry (i, j) of each block
-            table[:, ids[None, None, :], entries] = inv.transpose(2, 0, 1, 3)
+            table[:, ids[None, None, :], block_entries(missing, d)] = inv.transpose(2, 0, 1, 3)
         return table
 
     def draw(self, components, rng):

@@ -325,19 +325,19 @@ class Gaussian(ComponentFamily):
         if self.reg_covar == 0:
             return 0.0
         n = np.asarray(stats.weight, dtype=np.float64)
-        cov = None if self._storage in ("full", "tied") else np.asarray(params.covariance, dtype=np.float64)
         if self._storage in ("full", "tied"):
             precision = params._cached("precision", lambda: _precisions(self._storage, params))[0]
             traces = np.trace(precision, axis1=1, axis2=2)  # (K,) full, (1,) tied
             weighted = float(n @ traces) if self._storage == "full" else float(n.sum() * traces[0])
-        elif stats.observed is not None and self.model_name in ("VVI", "VII"):
+            return -0.5 * self.reg_covar * weighted
+        cov = np.asarray(params.covariance, dtype=np.float64)  # (K, d) diag, (K,) spherical
+        if stats.observed is not None and self.model_name in ("VVI", "VII"):
             observed = np.asarray(stats.observed, dtype=np.float64)  # (K, d)
             per_feature = observed if self._storage == "diag" else observed.sum(axis=1)
-            weighted = float(np.sum(per_feature / cov))
-        else:  # n_k times tr(Sigma_k^-1): the inverse variances of diag (K, d), d / variance of spherical (K,)
-            inverse = (1.0 / cov).sum(axis=1) if self._storage == "diag" else params.mean.shape[1] / cov
-            weighted = float(n @ inverse)
-        return -0.5 * self.reg_covar * weighted
+            return -0.5 * self.reg_covar * float(np.sum(per_feature / cov))
+        # n_k times tr(Sigma_k^-1): the inverse variances of diag, d / variance of spherical
+        inverse = (1.0 / cov).sum(axis=1) if self._storage == "diag" else params.mean.shape[1] / cov
+        return -0.5 * self.reg_covar * float(n @ inverse)
 
     def param_shapes(self, n_components, n_features):
         k, d = n_components, n_features

@@ -333,13 +333,13 @@ class StudentT(ComponentFamily):
         if mask is None:
             center = host(ops.matmul(ones, X)) / max(n, 1)
             Xc = X - ops.like(center, X)
-            mean_c = host(ru @ Xc) / safe[:, None]
+            mean_c = host(ops.matmul(ru, Xc)) / safe[:, None]
             if full:
                 second = host(ops.stack([(Xc * ru[j][:, None]).T @ Xc for j in range(k)]))
                 scatter = second - u_weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
                 scatter = 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
             else:
-                scatter = np.maximum(host(ru @ (Xc * Xc)) - u_weight[:, None] * mean_c**2, 0.0)
+                scatter = np.maximum(host(ops.matmul(ru, Xc * Xc)) - u_weight[:, None] * mean_c**2, 0.0)
             mean = mean_c + center
         else:
             # diag: a missing entry of component k is completed by mean_k and adds its
@@ -350,10 +350,12 @@ class StudentT(ComponentFamily):
             mc = params.mean - center
             Mis = 1.0 - M
             # sum_i ru_i xhat_i with xhat = x (observed) or mc_k (missing)
-            first = host(ru @ Xc) + host(ru @ Mis) * mc
+            missing_weight = host(ops.matmul(ru, Mis))  # (K, d): sum_i ru_i over the rows missing the feature
+            first = host(ops.matmul(ru, Xc)) + missing_weight * mc
             mean_c = first / safe[:, None]
-            second = host(ru @ (Xc * Xc)) + host(ru @ Mis) * mc**2
-            scatter = np.maximum(second - u_weight[:, None] * mean_c**2, 0.0) + host(ops.matmul(wr_t, Mis)) * params.covariance
+            second = host(ops.matmul(ru, Xc * Xc)) + missing_weight * mc**2
+            scatter = (np.maximum(second - u_weight[:, None] * mean_c**2, 0.0)
+                       + host(ops.matmul(wr_t, Mis)) * params.covariance)
             mean = mean_c + center
         mean[u_weight <= 0] = 0.0
         return StudentTStats(weight=weight, u_weight=u_weight, mean=mean, scatter=scatter, dof_term=dof_term)
