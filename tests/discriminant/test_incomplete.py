@@ -389,3 +389,58 @@ def test_reg_param_inside_em_states_the_penalty_its_m_step_maximises(make, rng):
         assert objective(cov + step + np.swapaxes(step, -1, -2)) < best
     for other in (make(reg_param=0.4, shrinkage=0.2), make(shrinkage=0.2)):
         assert CovarianceRule(other, np.bincount(y), totals.sum()).log_penalty(cov, stats) is None
+
+
+def test_known_densities_fit_on_rows_with_missing_values(rng):
+    """fit takes NaN as predict does (in cross-validation and pipelines); densities without marginals refuse it."""
+    from sklearn.model_selection import cross_val_score
+
+    X, y = _classes(rng, 120)
+    X = _knock_out(X[:, :2], 0.2, rng)
+    y = (y > 0).astype(int)
+    model = KnownDensityClassifier([stats.multivariate_normal([0.0, 0.0]), stats.multivariate_normal([1.0, 1.0])])
+    scores = cross_val_score(model, X, y, cv=2, error_score="raise")
+    assert np.all((scores > 0.5) & (scores <= 1.0))
+    assert model.__sklearn_tags__().input_tags.allow_nan
+    univariate = KnownDensityClassifier([stats.norm(0, 1), stats.norm(1, 1)])
+    assert not univariate.__sklearn_tags__().input_tags.allow_nan
+    with pytest.raises(ValueError, match=r"densities\[0\] \(norm\(0, 1\)\) offers no marginal density"):
+        univariate.fit(X[:, :1], y)
+
+
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(), lambda: LinearDiscriminant(shrinkage=0.1),
+                                  lambda: QuadraticDiscriminant(), lambda: QuadraticDiscriminant(pooling=0.5),
+                                  lambda: MixtureDiscriminant(Gaussian(), 1)])
+def test_a_class_that_never_observes_a_feature_is_refused_naming_both(make, rng):
+    """EM would keep that class mean at its start (no row informs it) and the rule would use it."""
+    X, y = _classes(rng)
+    X[y == 2, 0] = np.nan
+    with pytest.raises(ValueError, match=r"class 2: feature\(s\) \[0\]"):
+        make().fit(X, y)
+    # a row of positive weight in the class that observes it is enough; one of zero weight is not
+    X[np.flatnonzero(y == 2)[0], 0] = 1.0
+    weight = np.ones(len(y))
+    weight[np.flatnonzero(y == 2)[0]] = 0.0
+    with pytest.raises(ValueError, match="never observe"):
+        make().fit(X, y, sample_weight=weight)
+    assert np.isfinite(make().fit(X, y).predict_proba(X)).all()
+
+
+def test_unlabelled_rows_that_observe_the_feature_inform_every_class(rng):
+    X, y = _classes(rng)
+    X[y == 2, 0] = np.nan
+    y = y.copy()
+    y[rng.random(len(y)) < 0.2] = -1
+    unlabelled_seen = ~np.isnan(X[y == -1, 0])
+    assert unlabelled_seen.any()
+    model = LinearDiscriminant(unlabeled=-1).fit(X, y)
+    assert np.isfinite(model.means_).all()
+
+
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled=-1), lambda: QuadraticDiscriminant(unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian(), 1, unlabeled=-1)])
+@pytest.mark.parametrize("marker", [-1, np.nan])
+def test_no_labelled_row_is_a_clear_error(make, marker, rng):
+    X, _ = _classes(rng, 30)
+    with pytest.raises(ValueError, match="y has no labelled row"):
+        make().fit(X, np.full(30, marker))

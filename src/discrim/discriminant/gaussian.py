@@ -27,6 +27,7 @@ from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statist
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils.validation import (
     check_class_totals,
+    check_classes_observed,
     check_labels,
     check_no_unlabelled_marker,
     class_index,
@@ -183,6 +184,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 "are constant over their observed values, so the covariance is singular. Remove them or set "
                 "reg_param > 0 (for example reg_param=0.01)."
             )
+        check_classes_observed(X, y_idx, w, [_show(label) for label in classes],
+                               getattr(self, "feature_names_in_", None))
         floor = 1e-6 * float(np.mean(variance))
         # with every row labelled, regularisation inside EM (see _incomplete_em); with unlabelled
         # rows the class totals move, no prior is fixed, and regularising the M-steps would reshape

@@ -30,6 +30,7 @@ from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fi
 from discrim.utils._random import as_seed_sequence
 from discrim.utils.validation import (
     check_class_totals,
+    check_classes_observed,
     check_labels,
     check_no_unlabelled_marker,
     class_index,
@@ -377,6 +378,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
             class_data = [(ops.take_rows(X, np.flatnonzero(y_idx == k)), w[y_idx == k])
                           for k in range(classes.shape[0])]
             unlabelled = bool(np.any(y_idx < 0))
+            if isinstance(X, np.ndarray):  # rows on a device hold no NaN (refused before they cross)
+                check_classes_observed(X, y_idx, w, [repr(plain_label(label)) for label in classes],
+                                       getattr(self, "feature_names_in_", None))
         candidates = self._check_n_components(classes, class_data)
         priors = self._resolve_priors(totals)
 

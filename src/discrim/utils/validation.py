@@ -129,6 +129,41 @@ def check_feature_magnitude(X, name="X"):
     return X
 
 
+def numeric_object_columns(X):
+    """``X`` with the object columns of a pandas DataFrame that hold numbers and missing markers as floats.
+
+    pandas makes a column of numbers with ``None`` or ``pandas.NA`` an object column; every estimator
+    then reads it as numbers with missing values (NaN). Columns with text stay as they are, for the
+    estimators' own checks to name them.
+
+    Parameters
+    ----------
+    X : object
+        Any input; only a pandas DataFrame with object columns changes.
+
+    Returns
+    -------
+    X : object
+        ``X``, or a copy with those columns converted.
+    """
+    import pandas as pd
+
+    if not isinstance(X, pd.DataFrame) or not X.columns.is_unique:
+        return X
+    converted = {}
+    for column in X.columns[X.dtypes.to_numpy() == object]:
+        try:
+            converted[column] = pd.to_numeric(X[column]).astype(np.float64)
+        except (ValueError, TypeError):  # text (or values pandas cannot read as numbers)
+            continue
+    if not converted:
+        return X
+    X = X.copy()
+    for column, values in converted.items():
+        X[column] = values
+    return X
+
+
 def check_numeric_columns(dtypes):
     """Refuse a table with non-numeric columns, before any of its rows is read.
 
@@ -174,6 +209,11 @@ def check_labels(y):
     y = host_input(y)
     check_classification_targets(y)
     classes, y_idx = np.unique(y, return_inverse=True)
+    if classes.shape[0] == 0:
+        raise ValueError(
+            "y has no labelled row (every label is the unlabeled marker, or y is empty): a classifier needs "
+            "labelled samples of at least two classes."
+        )
     if classes.shape[0] < 2:
         raise ValueError(
             f"y has only one class ({plain_label(classes[0])!r}); a classifier needs samples of at least "
@@ -329,6 +369,49 @@ def check_observed_columns(mask, sample_weight):
     sample_weight : ndarray of shape (n_samples,)
     """
     check_observed_weight((sample_weight > 0) @ mask)
+
+
+def check_classes_observed(X, y_idx, w, class_names, feature_names=None):
+    """Raise ``ValueError`` if a class has a feature that none of the rows that can belong to it observes.
+
+    EM would keep such a class's mean of the feature at its starting value (no row carries
+    information about it) and the rule would use that invented value. An unlabelled row of
+    positive weight that observes the feature informs every class through its responsibilities.
+
+    Parameters
+    ----------
+    X : ndarray or dask.array.Array of shape (n_samples, n_features)
+        NaN where missing.
+    y_idx : ndarray or dask.array.Array of shape (n_samples,) of int
+        Class indices; -1 for an unlabelled row.
+    w : ndarray or dask.array.Array of shape (n_samples,)
+    class_names : list of str
+        How to name each class in the message.
+    feature_names : array-like of str or None, default=None
+    """
+    from discrim.utils._dask import is_dask
+
+    observed = ~np.isnan(X) & (w > 0)[:, None]
+    member = y_idx[:, None] == np.arange(len(class_names))  # (n, K); False on every unlabelled row
+    seen = member.T.astype(np.float64) @ observed.astype(np.float64)  # (K, d): rows that observe it
+    seen_unlabelled = ((y_idx < 0)[:, None] & observed).any(axis=0)
+    if is_dask(X):
+        import dask
+
+        seen, seen_unlabelled = dask.compute(seen, seen_unlabelled)
+    unseen = (np.asarray(seen) == 0) & ~np.asarray(seen_unlabelled)[None, :]
+    if not unseen.any():
+        return
+    shown = []
+    for k in np.flatnonzero(unseen.any(axis=1))[:5]:
+        features = np.flatnonzero(unseen[k])
+        named = [str(feature_names[j]) if feature_names is not None else int(j) for j in features[:5]]
+        shown.append(f"class {class_names[k]}: feature(s) {named}{' ...' if features.size > 5 else ''}")
+    raise ValueError(
+        "some classes never observe some features (NaN in every row of the class with positive weight), "
+        f"so their class means there cannot be estimated: {'; '.join(shown)}. Give rows of those classes "
+        "where the features are observed, leave those features out, or impute them first."
+    )
 
 
 def check_observed_weight(seen):
