@@ -102,3 +102,49 @@ def test_random_streams_are_reproducible_and_independent():
     assert as_seed_sequence(np.random.RandomState(0)).entropy == as_seed_sequence(np.random.RandomState(0)).entropy
     with pytest.raises(TypeError, match="random_state"):
         as_seed_sequence("seed")
+
+
+def _object_frame(marker):
+    import pandas as pd
+
+    return pd.DataFrame({"a": [0.1, marker, 2.0, 3.1, 0.5, 1.2], "b": [1.0, 2.0, marker, 0.3, 0.8, 2.2]}, dtype=object)
+
+
+def test_object_columns_of_numbers_and_missing_markers_are_read_as_numbers_by_every_estimator():
+    """pandas makes numbers with None or pandas.NA an object column: every estimator reads NaN there."""
+    import pandas as pd
+
+    from discrim.discriminant import LinearDiscriminant
+    from discrim.distributions import Gaussian
+    from discrim.mixture import FiniteMixture
+    from discrim.prototype import PrototypeClassifier
+    from discrim.utils.validation import numeric_object_columns
+
+    y = [0, 0, 0, 1, 1, 1]
+    floats = _object_frame(np.nan).astype(float)
+    for marker in (None, pd.NA):
+        X = _object_frame(marker)
+        converted = numeric_object_columns(X)
+        assert (converted.dtypes == np.float64).all()
+        np.testing.assert_array_equal(converted.to_numpy(), floats.to_numpy())
+        np.testing.assert_allclose(LinearDiscriminant().fit(X, y).means_, LinearDiscriminant().fit(floats, y).means_)
+        mixture = FiniteMixture(Gaussian(), 1, random_state=0)
+        np.testing.assert_allclose(mixture.fit(X).score_samples(X), mixture.fit(floats).score_samples(floats))
+        prototypes = PrototypeClassifier(n_candidates=4, random_state=0)
+        np.testing.assert_allclose(prototypes.fit(X, y).predict_proba(X), prototypes.fit(floats, y).predict_proba(floats))
+    text = _object_frame(None).assign(c=list("uvuvuv"))
+    assert numeric_object_columns(text)["c"].tolist() == list("uvuvuv")  # text stays, for the estimators' checks
+    with pytest.raises(ValueError, match=r"non-numeric column\(s\) \['c'\]"):
+        LinearDiscriminant().fit(text, y)
+
+
+def test_categorical_encode_reads_every_missing_marker():
+    import pandas as pd
+
+    from discrim.distributions import Categorical
+
+    column = pd.DataFrame({"a": ["x", None, "y", "x", np.nan]}).astype("string")  # pandas.NA
+    codes = Categorical(categories=[["x", "y"]]).encode(column)
+    np.testing.assert_array_equal(codes.ravel(), [0.0, np.nan, 1.0, 0.0, np.nan])
+    codes = Categorical(categories=[[1, 2]]).encode(np.array([[1], [np.float32("nan")], [pd.NaT], [2]], dtype=object))
+    np.testing.assert_array_equal(codes.ravel(), [0.0, np.nan, np.nan, 1.0])

@@ -195,7 +195,9 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_o
     device = compute_device(getattr(estimator, "device", None), X)
     if is_tensor(X):
         return validated_tensor(estimator, X, reset=reset, dtype=dtype, min_samples=min_samples).to(device)
-    X = validate(X)
+    from discrim.utils.validation import numeric_object_columns  # lazy: validation imports the backend
+
+    X = validate(numeric_object_columns(X))
     if device is None:
         return X
     if nan_on_device is not None and np.isnan(X).any():

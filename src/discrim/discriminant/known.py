@@ -105,7 +105,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         X : array-like of shape (n_samples, n_features)
             Used only to fix ``n_features_in_`` and to check that every density accepts rows
             of this width and gives no NaN log-density on them (an invalid density, such as
-            ``norm(2.5, -1)``, is refused by index).
+            ``norm(2.5, -1)``, is refused by index). NaN marks a missing value, as in
+            :meth:`predict`: accepted where every density offers marginals (multivariate normal).
         y : array-like of shape (n_samples,)
             Class labels; their sorted unique values are matched to ``densities`` in order.
         sample_weight : array-like of shape (n_samples,), default=None
@@ -122,7 +123,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                     "pass distributions such as scipy.stats.norm(0, 1) or "
                     "scipy.stats.multivariate_normal(mean, cov)."
                 )
-        X, y = validate_training_data(self, X, y)
+        # NaN as in predict: only densities with marginals accept it (the check below names the others)
+        X, y = validate_training_data(self, X, y, allow_nan=True)
         classes, _, _, totals = self._prepare_targets(y, sample_weight, X.shape[0])
         if len(self.densities) != classes.shape[0]:
             raise ValueError(
@@ -138,7 +140,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False  # only multivariate normal densities offer marginals
+        # only multivariate normal densities offer marginals
+        tags.input_tags.allow_nan = all(_offers_marginal(density) for density in self.densities)
         return tags
 
     def _resolve_priors(self, totals):
@@ -149,11 +152,16 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         out = np.empty((n, len(self.densities)))
         missing = np.isnan(X)
         for k, density in enumerate(self.densities):
+            if missing.any() and not _offers_marginal(density):
+                raise ValueError(
+                    f"X has missing values (NaN) but densities[{k}] ({_describe(density)}) offers no marginal "
+                    "density: only a multivariate normal (scipy.stats.multivariate_normal) does here. Complete X first."
+                )
             try:
                 # an invalid density (scipy.stats.norm(0, 0)) makes numpy warn before the NaN check
                 # below explains it; a log-density of -inf (density 0) is valid
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                    values = (_marginal_logpdf(density, X, missing, k) if missing.any()
+                    values = (_marginal_logpdf(density, X, missing) if missing.any()
                               else np.asarray(density.logpdf(X), dtype=np.float64))
             except (ValueError, TypeError) as exc:
                 raise ValueError(
@@ -180,20 +188,21 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         return out
 
 
-def _marginal_logpdf(density, X, missing, k):
+def _offers_marginal(density):
+    """Whether the density is a multivariate normal whose marginals :func:`_marginal_logpdf` takes."""
+    mean, cov = getattr(density, "mean", None), getattr(density, "cov", None)
+    return isinstance(mean, np.ndarray) and isinstance(cov, np.ndarray) and cov.ndim == 2
+
+
+def _marginal_logpdf(density, X, missing):
     """Log-density of the observed entries of every row (NaN: missing) under a multivariate normal.
 
     The marginal of a normal density is normal, with the sub-vector of the mean and the
-    sub-matrix of the covariance; other densities offer no marginal, and say so.
+    sub-matrix of the covariance (:func:`_offers_marginal` tells the densities that have one).
     """
     from scipy import stats
 
-    mean, cov = getattr(density, "mean", None), getattr(density, "cov", None)
-    if not (isinstance(mean, np.ndarray) and isinstance(cov, np.ndarray) and cov.ndim == 2):
-        raise ValueError(
-            f"X has missing values (NaN) but densities[{k}] ({_describe(density)}) offers no marginal density: "
-            "only a multivariate normal (scipy.stats.multivariate_normal) does here. Complete X first."
-        )
+    mean, cov = density.mean, density.cov
     out = np.zeros(X.shape[0])  # a row with nothing observed: density 1
     for observed, rows in mask_patterns(~missing):
         if observed.any():

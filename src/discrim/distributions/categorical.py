@@ -171,7 +171,7 @@ class Categorical(ComponentFamily):
         for j, col in enumerate(self.categories):
             index = {value: code for code, value in enumerate(col)}
             for i, value in enumerate(X[:, j]):
-                if value is None or (isinstance(value, float) and np.isnan(value)):
+                if _is_missing(value):
                     out[i, j] = np.nan
                 elif value in index:
                     out[i, j] = index[value]
@@ -282,3 +282,10 @@ class Categorical(ComponentFamily):
 
     def param_sizes(self, n_features):
         return {"probs": int((self._counts(n_features) - 1).sum())}
+
+
+def _is_missing(value):
+    """Whether a cell of a table is a missing value: None, NaN (any float type), pandas.NA or NaT."""
+    import pandas as pd
+
+    return value is None or (pd.api.types.is_scalar(value) and bool(pd.isna(value)))
