@@ -79,3 +79,25 @@ def test_errors_are_one_line(files):
                "--quiet").exit_code == 0
     result = run("explain", "--model", str(lda), "--csv", str(files["csv"]), "--row", "0")
     assert result.exit_code != 0 and "not a prototype set model" in result.output
+
+
+def test_prototypes_are_named_by_their_csv_row(files):
+    """`discrim fit` splits the CSV: its models record the training rows, so a prototype is shown as
+    the CSV row it is (not its position in the hidden training part)."""
+    from discrim.persistence import load_model
+    from discrim.prototype import export
+
+    model = load_model(files["piped"])
+    data = pd.read_csv(files["csv"])
+    rows = np.asarray(model.training_rows_)
+    assert rows.shape == (105,) and np.unique(rows).size == rows.size  # the 70 % training part
+    table = export(model, sample_names=rows)
+    at = table["sample_name"].astype(int).to_numpy()
+    np.testing.assert_array_equal(data["label"].to_numpy()[at], table["target"].to_numpy())
+    np.testing.assert_allclose(data["v"].to_numpy()[at], table["v_original"], rtol=1e-12)
+    out = run("explain", "--model", str(files["piped"]), "--csv", str(files["csv"]), "--row", "7",
+              "--n-prototypes", "200").output
+    assert "CSV row" in out and "training row" not in out
+    # a model fitted in Python records nothing: positions among its training rows
+    out = run("explain", "--model", str(files["plain"]), "--csv", str(files["csv"]), "--row", "7").output
+    assert "training row" in out

@@ -90,3 +90,40 @@ def test_a_model_without_unlabelled_rows_refuses_them_naming_those_that_take_the
     result = run("fit", "--csv", path, "--target", "target", "--model", "proset", "--quiet")
     assert result.exit_code != 0
     assert f"has {n_unlabelled} missing value(s)" in result.output and "lda, qda or mda" in result.output
+
+
+def test_predict_takes_a_file_whose_feature_column_is_empty(wine_with_gaps, tmp_path):
+    """One row to score whose feature was not measured: predicted from the other features' marginals."""
+    model = tmp_path / "m.skops"
+    assert run("fit", "--csv", wine_with_gaps, "--target", "target", "--model", "lda", "--quiet",
+               "--output", model).exit_code == 0
+    row = pd.read_csv(wine_with_gaps).drop(columns="target").iloc[[3]].copy()
+    row["ash"] = np.nan
+    one = tmp_path / "one.csv"
+    row.to_csv(one, index=False)
+    result = run("predict", "--model", model, "--csv", one, "--output", tmp_path / "p.csv")
+    assert result.exit_code == 0, result.output
+    from discrim.persistence import load_model
+
+    expected = load_model(model).predict_proba(row)
+    np.testing.assert_allclose(pd.read_csv(tmp_path / "p.csv").filter(like="proba_").to_numpy(), expected, rtol=1e-9)
+    # a fit learns nothing from a column without a value: still refused, naming it
+    data = pd.read_csv(wine_with_gaps).assign(ash=np.nan)
+    data.to_csv(tmp_path / "empty.csv", index=False)
+    result = run("fit", "--csv", tmp_path / "empty.csv", "--target", "target", "--model", "lda", "--quiet")
+    assert result.exit_code != 0 and "'ash'" in result.output and "no value at all" in result.output
+
+
+def test_integer_labels_stay_integers_beside_empty_target_cells(wine_with_gaps, tmp_path):
+    data = pd.read_csv(wine_with_gaps)
+    codes = data["target"].str[-1].astype(int)  # 'class_0' -> 0
+    data["target"] = codes.mask(np.random.default_rng(1).random(len(data)) < 0.3)  # pandas reads floats
+    path = tmp_path / "partial.csv"
+    data.to_csv(path, index=False)
+    assert run("fit", "--csv", path, "--target", "target", "--model", "lda", "--quiet",
+               "--output", tmp_path / "m.skops").exit_code == 0
+    result = run("predict", "--model", tmp_path / "m.skops", "--csv", wine_with_gaps, "--output", tmp_path / "p.csv")
+    assert result.exit_code == 0, result.output
+    predictions = pd.read_csv(tmp_path / "p.csv")
+    assert list(predictions.columns) == ["predicted", "proba_0", "proba_1", "proba_2"]
+    assert predictions["predicted"].dtype.kind == "i"

@@ -97,8 +97,10 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
             names = None
             if getattr(final, "feature_names_in_", None) is None and pre is None and input_names is not None:
                 names = input_names
+            # the CSV rows the model was fitted on (`discrim fit` and `discrim tune` record them)
+            training_rows = getattr(model, "training_rows_", None)
             ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
-                             n_batches=n_batches, feature_names=names)
+                             n_batches=n_batches, feature_names=names, sample_names=training_rows)
     except ValueError as exc:
         raise click.ClickException(f"cannot explain row {row}: {str(exc).splitlines()[0]}") from None
     check_finite_probabilities(np.asarray(ex.proba, dtype=float)[None, :], f"the model at row {row}")
@@ -141,16 +143,23 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
     )
 
     shown = len(ex.prototypes)
-    table = Table("batch", "sample index", "class", "weight", "similarity", "impact", "adds to p(class)", "dominant",
-                  title=f"the {shown} most influential of {ex.n_prototypes_total} prototypes")
     protos = ex.prototypes
-    for cells in zip(protos["batch"], protos["sample_index"], protos["target"], protos["prototype_weight"],
+    # a prototype is a training row: its CSV row where the model recorded them, else its position
+    # among the rows the model was fitted on
+    in_csv = "sample_name" in protos
+    table = Table("batch", "CSV row" if in_csv else "training row", "class", "weight", "similarity", "impact",
+                  "adds to p(class)", "dominant", title=f"the {shown} most influential of {ex.n_prototypes_total} prototypes")
+    for cells in zip(protos["batch"], protos["sample_name" if in_csv else "sample_index"], protos["target"],
+                     protos["prototype_weight"],
                      protos["similarity"], protos["impact"], protos["contribution"], protos["dominant_set"]):
         batch, sample, label, weight, similarity, impact, contribution, dominant = cells
         table.add_row(str(batch), str(sample), str(label), _fmt(weight), _fmt(similarity), _fmt(impact),
                       f"{contribution:.4f}", "yes" if dominant else "")
     console.print(table)
     console.print("impact = weight x similarity (the kernel value); a prototype adds impact / (1 + familiarity) "
-                  "to the probability of its class. sample index = the prototype's row in the X the model was "
-                  "fitted on. dominant = the prototypes that decide the predicted class (proset's dominant set)."
+                  "to the probability of its class. "
+                  + ("CSV row = the data row of the training CSV (from 0) that the prototype is. " if in_csv else
+                     "training row = the prototype's position among the rows the model was fitted on (the "
+                     "training part of the split, for models saved by `discrim fit`). ")
+                  + "dominant = the prototypes that decide the predicted class (proset's dominant set)."
                   + (f" Report written to {report}." if report is not None else ""))

@@ -27,7 +27,7 @@ def read_csv(path):
     return df
 
 
-def numeric_features(df, columns=None, *, what="features"):
+def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     """Select the numeric columns of ``df`` as the feature table; empty cells are missing (NaN).
 
     Parameters
@@ -37,6 +37,9 @@ def numeric_features(df, columns=None, *, what="features"):
         Columns to take; all columns when None.
     what : str
         Word used in error messages.
+    allow_empty : bool, default=False
+        Accept a column with no value at all: rows to predict may lack a feature that the
+        model learnt (its marginal densities leave it out); a fit learns nothing from it.
 
     Returns
     -------
@@ -62,7 +65,7 @@ def numeric_features(df, columns=None, *, what="features"):
             f"{what} column(s) {', '.join(map(repr, infinite))} contain infinite values: replace or drop those "
             "rows first."
         )
-    empty = [c for c in columns if X[c].isna().all()]
+    empty = [] if allow_empty else [c for c in columns if X[c].isna().all()]
     if empty:
         raise click.ClickException(f"{what} column(s) {', '.join(map(repr, empty))} have no value at all: leave them out.")
     # Checked before any scaling: StandardScaler squares the values, so 1e300 becomes a silent 0.
@@ -93,7 +96,41 @@ def split_target(df, target, unlabelled=None):
             "--model lda, qda or mda, which learn from rows without a label too (semi-supervised EM)."
         )
     X = numeric_features(df, [c for c in df.columns if c != target])
-    return X, y.to_numpy()
+    return X, _labels_as_written(y)
+
+
+def _labels_as_written(y):
+    """The target column's labels; integers stay integers where empty cells made pandas read floats.
+
+    pandas reads a column of integers with an empty cell as float64 (NaN has no integer form), which
+    would name the classes 0.0, 1.0, ... in every output; the empty cells stay NaN.
+    """
+    values = y.to_numpy()
+    known = ~pd.isna(y).to_numpy()
+    if values.dtype.kind != "f" or known.all() or not np.all(values[known] == np.round(values[known])):
+        return values
+    out = values.astype(object)
+    out[known] = [int(v) for v in values[known]]
+    return out
+
+
+def remember_training_rows(model, X_train, csv):
+    """Record on a fitted model the CSV data rows it was fitted on, as ``training_rows_``.
+
+    A prototype is one training row, numbered by its position in the training part (a shuffled
+    split of the CSV); ``discrim explain`` shows the CSV row instead, from this record.
+
+    Parameters
+    ----------
+    model : estimator
+        Fitted, about to be saved.
+    X_train : DataFrame
+        The training rows, indexed by their position among the CSV's data rows.
+    csv : str or None
+        The CSV read; None (a built-in data set) records nothing.
+    """
+    if csv is not None:
+        model.training_rows_ = np.asarray(X_train.index, dtype=np.int64)
 
 
 # --param values are Python literals of these kinds; anything longer or deeper is refused
@@ -242,9 +279,9 @@ def model_features(model, df):
     """The columns of ``df`` a fitted model takes, in its order."""
     names = getattr(model, "feature_names_in_", None)
     if names is not None:
-        return numeric_features(df, list(names))
+        return numeric_features(df, list(names), allow_empty=True)
     n_expected = getattr(model, "n_features_in_", None)
-    X = numeric_features(df)
+    X = numeric_features(df, allow_empty=True)
     if n_expected is not None and X.shape[1] != n_expected:
         raise click.ClickException(
             f"the model takes {n_expected} features but the CSV has {X.shape[1]} columns: give only "

@@ -10,7 +10,13 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
-from discrim.cli._io import check_finite_probabilities, checked_device, device_option, on_host
+from discrim.cli._io import (
+    check_finite_probabilities,
+    checked_device,
+    device_option,
+    on_host,
+    remember_training_rows,
+)
 from discrim.utils._files import current_umask
 
 console = Console()
@@ -163,6 +169,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
         _search_with_progress(model, X_train, y_train, quiet)
     except ValueError as exc:
         raise click.ClickException(f"the search failed: {exc}".splitlines()[0]) from None
+    remember_training_rows(model, X_train, csv)
     proba = model.predict_proba(X_test)
     check_finite_probabilities(proba, "the tuned model on the test part")
     metrics = score_probabilities(y_test, proba, model.classes_)

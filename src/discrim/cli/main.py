@@ -27,6 +27,7 @@ from discrim.cli._io import (
     model_features,
     parse_params,
     read_csv,
+    remember_training_rows,
     split_target,
     write_csv_atomic,
 )
@@ -165,9 +166,10 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
         raise click.UsageError("--csv needs --target COLUMN.")
     X, y = split_target(read_csv(csv), target, unlabelled)
     missing = pd.isna(y)
+    labelled = np.asarray(y[~missing].tolist())  # one dtype (an object y holds ints beside empty cells' NaN)
     try:
-        X_train, X_test, y_train, y_test = train_test_split(X[~missing], y[~missing], test_size=test_size,
-                                                            stratify=y[~missing], random_state=random_state)
+        X_train, X_test, y_train, y_test = train_test_split(X[~missing], labelled, test_size=test_size,
+                                                            stratify=labelled, random_state=random_state)
     except ValueError as exc:
         raise click.ClickException(f"cannot split the data into training and test parts: {exc}") from None
     if missing.any():
@@ -269,6 +271,7 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     table.add_row("fit time", f"{fit_seconds:.3f} s")
     console.print(table)
     if output is not None:
+        remember_training_rows(model, X_train, csv)
         save_model(on_host(model), output)
         console.print(f"model saved to {output}")
     if plot is not None:
