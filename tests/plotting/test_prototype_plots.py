@@ -173,3 +173,84 @@ def test_map_and_weights_bad_arguments_one_line(call, match):
     with pytest.raises(ValueError, match=match) as info:
         call(_pipe())
     assert "\n" not in str(info.value)
+
+
+@functools.lru_cache(maxsize=None)
+def _one_feature_model():
+    X, _ = _data()
+    Z = X[["a"]] * 1.0
+    y = np.where(Z["a"] > 0.3, "p", np.where(Z["a"] < -0.8, "m", "n"))
+    return Z, y, PrototypeClassifier(n_batches=2, n_candidates=40, random_state=0).fit(Z, y)
+
+
+def test_surface_of_a_one_feature_model_draws_the_probabilities_against_the_feature():
+    from matplotlib.collections import LineCollection
+
+    from discrim.prototype import familiarity
+
+    Z, y, model = _one_feature_model()
+    ax = plot_prototype_surface(model, Z, y, explain=Z.iloc[:2], resolution=50, margin=0.1)
+    lo, hi = Z["a"].min(), Z["a"].max()
+    lo, hi = lo - 0.1 * (hi - lo), hi + 0.1 * (hi - lo)
+    assert ax.get_xlim() == pytest.approx((lo, hi))
+    grid = np.linspace(lo, hi, 50)
+    proba = model.predict_proba(pd.DataFrame({"a": grid}))
+    lines = [line for line in ax.lines if line.get_gid() == "probability"]
+    assert len(lines) == len(model.classes_) == 3
+    for k, line in enumerate(lines):
+        np.testing.assert_allclose(line.get_xdata(), grid)
+        np.testing.assert_allclose(line.get_ydata(), proba[:, k], rtol=1e-12)
+    # the default target for three classes: the class predicted at the median, drawn bold
+    target = int(np.argmax(model.predict_proba(pd.DataFrame({"a": [Z["a"].median()]}))[0]))
+    assert [line.get_linewidth() for line in lines].index(2.5) == target
+    assert _gids(ax) == ["reference", "explained"]
+    reference, explained = (c for c in ax.collections if isinstance(c, PathCollection))
+    offsets = reference.get_offsets()
+    np.testing.assert_allclose(offsets[:, 0], Z["a"])
+    codes = np.searchsorted(model.classes_, y)
+    np.testing.assert_allclose(offsets[:, 1], -0.04 * (codes + 1))  # one strip per class below 0
+    np.testing.assert_allclose(explained.get_offsets(),
+                               np.c_[Z["a"][:2], model.predict_proba(Z.iloc[:2])[:, target]], rtol=1e-12)
+    # the dashed lines are the level sets of the familiarity along the feature (linear between grid
+    # points) at its quantiles over Z: one per crossing of each level, where it equals that level
+    (marks,) = [c for c in ax.collections if isinstance(c, LineCollection) and c.get_gid() == "familiarity"]
+    where = np.sort([segment[0, 0] for segment in marks.get_segments()])
+    levels = np.quantile(familiarity(model, Z), (0.05, 0.25, 0.5))
+    on_grid = familiarity(model, pd.DataFrame({"a": grid}))
+    crossings = sum(int(np.sum(np.diff(np.sign(on_grid - level)) != 0)) for level in levels)
+    assert where.size == crossings >= 2 and np.all((where > lo) & (where < hi))
+    at = np.interp(where, grid, on_grid)
+    np.testing.assert_allclose(np.min(np.abs(at[:, None] - levels[None, :]), axis=1), 0, atol=1e-12 * levels.max())
+    assert ax.get_xlabel() == "a"
+
+
+def test_surface_of_a_one_feature_model_decision_and_bad_features():
+    Z, y, model = _one_feature_model()
+    ax = plot_prototype_surface(model, Z, kind="decision", familiarity_quantiles=(), resolution=30)
+    lo, hi = ax.get_xlim()
+    proba = model.predict_proba(pd.DataFrame({"a": np.linspace(lo, hi, 30)}))
+    (image,) = ax.images
+    np.testing.assert_array_equal(image.get_array()[0], np.argmax(proba, axis=1))
+    (line,) = ax.lines
+    np.testing.assert_allclose(line.get_ydata(), proba.max(axis=1), rtol=1e-12)
+    assert _gids(ax) == ["reference"]  # no y: one grey strip
+    assert plot_prototype_surface(model, Z, features="a", resolution=10).get_xlabel() == "a"
+    with pytest.raises(ValueError, match=r"the model takes one feature: features must be None or that feature"):
+        plot_prototype_surface(model, Z, features=("a", "b"), resolution=10)
+
+
+def test_map_and_weights_take_a_0d_count_and_any_feature_name():
+    pipe = _pipe()
+    assert plot_batch_maps(pipe, n_batches=np.array(2)).shape == (2,)
+    np.testing.assert_array_equal(plot_feature_weights(pipe, n_batches=np.array(2)).images[0].get_array(),
+                                  plot_feature_weights(pipe, n_batches=2).images[0].get_array())
+    with pytest.raises(ValueError, match=r"n_batches must be None or an integer in \[1, 3\], one count here"):
+        plot_batch_maps(pipe, n_batches=[1, 2])
+    # a feature named like a fixed column of export (prototype -> prototype_weight) is still labelled
+    X, y = _data()
+    X = X.rename(columns={"a": "prototype"})
+    Z = pd.DataFrame(StandardScaler().fit_transform(X), columns=X.columns)
+    model = PrototypeClassifier(n_batches=1, n_candidates=40, random_state=0).fit(Z, y)
+    labels = [t.get_text() for t in plot_feature_weights(model).get_xticklabels()]
+    active = np.flatnonzero(np.isin(np.arange(4), model.batches_[0].feature_index))
+    assert labels == [X.columns[d] for d in active] and "prototype" in labels

@@ -3,6 +3,7 @@
 import copy
 import dataclasses
 import functools
+import re
 
 import _oracles
 import numpy as np
@@ -108,6 +109,40 @@ def test_export_of_model_without_active_features():
     assert all(np.all(table[f"{f}_weight"] == 0) for f in NAMES)
     with pytest.raises(ValueError, match="no active features"):
         shrink_model(model)
+
+
+@functools.lru_cache(maxsize=None)
+def _model_named(*names):
+    X, y = _data()
+    return PrototypeClassifier(n_candidates=60, random_state=0).fit(X.set_axis(list(names), axis=1), y)
+
+
+def test_a_feature_name_that_repeats_a_column_is_refused_with_the_fix():
+    model = _model_named("prototype", "b", "noise1", "noise2")
+    row = _data(n=1)[0].set_axis(model.feature_names_in_, axis=1)
+    for call, table in [(lambda **kw: export_model(model, **kw), "export table"),
+                        (lambda **kw: explain_prediction(model, row, **kw), "explanation's prototype table")]:
+        with pytest.raises(ValueError, match=rf"the feature name\(s\) \['prototype'\] would give the {table} the "
+                                             rf"column\(s\) \['prototype_weight'\] twice .* feature_names="):
+            call()
+        call(feature_names=["proto", "b", "noise1", "noise2"])  # the fix the message names
+    table = export_model(model, feature_names=["proto", "b", "noise1", "noise2"])
+    assert list(table.columns) == ["batch", "sample_index", "target", "prototype_weight"] + [
+        f"{f}_{k}" for f in ["proto", "b", "noise1", "noise2"] for k in ("weight", "value")]
+    # a class label can clash too: p_<class> against the feature p's p_weight
+    X, y = _data()
+    named = PrototypeClassifier(n_candidates=60, random_state=0).fit(
+        X.set_axis(["p", "b", "c", "d"], axis=1), np.where(y == "yes", "weight", y))
+    with pytest.raises(ValueError, match=r"\['p'\] would give .* the column\(s\) \['p_weight'\] twice"):
+        explain_prediction(named, X.iloc[[0]].set_axis(["p", "b", "c", "d"], axis=1))
+
+
+def test_feature_names_must_be_distinct_as_text():
+    model = _model()
+    for names, repeated in [(["a", "a", "b", "c"], "['a']"), ([1, "1", "b", "c"], "['1']")]:
+        with pytest.raises(ValueError, match=rf"feature_names must be distinct \(as text\); {re.escape(repeated)} "
+                                             r"appear more than once"):
+            export_model(model, feature_names=names)
 
 
 # ------------------------------------------------------------------ explain

@@ -176,7 +176,7 @@ def test_log_likelihood_is_minus_log_loss():
         model.log_likelihood(Xt, np.where(yt == "yes", "maybe", yt))
 
 
-@pytest.mark.parametrize("bad", [-1, 3, 1.5, True, [], [0, 9], "2"])
+@pytest.mark.parametrize("bad", [-1, 3, 1.5, True, [], [0, 9], "2", np.array(1.0), np.array(True), np.array(3)])
 def test_bad_n_batches_one_line(bad):
     X, y = _data()
     model = PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0).fit(X, y)
@@ -264,3 +264,127 @@ def test_search_with_a_transformer_explains_raw_rows():
         warnings.simplefilter("error", UnfamiliarDataWarning)
         ex = explain(search, X.iloc[[0]])
     np.testing.assert_allclose(ex.proba.to_numpy(), search.predict_proba(X.iloc[[0]])[0], rtol=1e-10)
+
+
+def test_a_0d_count_is_an_int_and_lists_are_flat_everywhere():
+    X, y = _data()
+    Xt, yt = _data(40, seed=7)
+    model = PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0).fit(X, y)
+    one = np.array(1)
+    got = model.predict_proba(Xt, n_batches=one)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, model.predict_proba(Xt, n_batches=1))
+    assert model.score(Xt, yt, n_batches=one) == model.score(Xt, yt, n_batches=1)
+    assert model.log_likelihood(Xt, yt, n_batches=one) == model.log_likelihood(Xt, yt, n_batches=1)
+    pd.testing.assert_frame_equal(model.export(n_batches=one), model.export(n_batches=1))
+    pd.testing.assert_frame_equal(explain(model, Xt.iloc[[0]], n_batches=one).prototypes,
+                                  explain(model, Xt.iloc[[0]], n_batches=1).prototypes)
+    np.testing.assert_array_equal(familiarity(model, Xt, n_batches=one), familiarity(model, Xt, n_batches=1))
+    assert len(list(model.staged_predict_proba(Xt, n_batches=one))) == 2
+    # a tuple or a 1-D array is a list of counts
+    for counts in [(0, 2), np.array([0, 2])]:
+        listed = model.predict_proba(Xt, n_batches=counts)
+        assert isinstance(listed, list) and len(listed) == 2
+        np.testing.assert_array_equal(listed[1], model.predict_proba(Xt))
+    # nested lists and 2-D arrays are refused, not flattened
+    for nested in [[[1, 2]], np.array([[1, 2]])]:
+        with pytest.raises(ValueError, match=r"n_batches must be .* not a nested list or a 2-D array"):
+            model.predict(Xt, n_batches=nested)
+    # a list where one count is taken
+    for call in [lambda: model.export(n_batches=[1]), lambda: familiarity(model, Xt, n_batches=[1]),
+                 lambda: model.staged_predict(Xt, n_batches=[1])]:
+        with pytest.raises(ValueError, match=r"n_batches must be None or an integer in \[0, 2\].*one count here"):
+            call()
+
+
+def test_explain_through_a_pandas_pipeline_warns_nothing():
+    X, y = _data()
+    pipe = make_pipeline(StandardScaler(), PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0))
+    pipe.set_output(transform="pandas").fit(X, y)
+    row = X.iloc[[7]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "X does not have valid feature names" from the last step
+        ex = explain(pipe, row, y[7], reference=X)
+        fam = familiarity(pipe, row)
+        table = export(pipe)
+    np.testing.assert_allclose(ex.proba.to_numpy(), pipe.predict_proba(row)[0], rtol=1e-12)
+    assert ex.name == "7" and ex.familiarity == pytest.approx(fam[0], rel=1e-12)
+    assert "a_original" in ex.prototypes and "a_original" in table
+
+
+def test_explain_takes_a_true_class_or_a_sequence_of_one():
+    pipe = _pipe()
+    X, y = _data(5, seed=8)
+    assert explain(pipe, X.iloc[[0]], [y[0]]).true_class == y[0]
+    assert explain(pipe, X.iloc[[0]], pd.Series([y[0]], index=[3])).true_class == y[0]
+    assert isinstance(explain(pipe, X.iloc[[0]], np.array([y[0]])).true_class, str)
+    for bad in [[y[0], y[1]], np.array([[y[0]]]), []]:
+        with pytest.raises(ValueError, match=r"y must be the row's true class, one label \(or a sequence of one"):
+            explain(pipe, X.iloc[[0]], bad)
+    with pytest.raises(ValueError, match=r"y must be one of the model's classes"):
+        explain(pipe, X.iloc[[0]], ["maybe"])
+
+
+def test_log_likelihood_names_the_shape_of_a_column_y():
+    X, y = _data()
+    model = PrototypeClassifier(n_batches=1, n_candidates=60, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"y must be a 1-D array of labels, one per row of X; got shape "
+                                         r"\(300, 1\) \(use y.ravel\(\) for a column\)"):
+        model.log_likelihood(X, y[:, None])
+
+
+def test_unfamiliar_rows_warn_at_the_callers_line():
+    X, _ = _data()
+    pipe = _pipe()
+    model = pipe[-1]
+    raw = X.to_numpy()
+    calls = [lambda: model.predict_proba(raw), lambda: model.predict(raw, n_batches=[1, 2]),
+             lambda: model.score(raw, _data()[1]), lambda: model.explain(raw[0]), lambda: explain(model, raw[0])]
+    for call in calls:
+        with pytest.warns(UnfamiliarDataWarning) as record:
+            call()
+        assert {w.filename for w in record if issubclass(w.category, UnfamiliarDataWarning)} == {__file__}
+
+
+def test_a_report_in_a_missing_folder_names_the_path(tmp_path):
+    target = tmp_path / "no" / "such" / "report.html"
+    with pytest.raises(FileNotFoundError, match=r"cannot write the report .*report\.html.*: its folder .*such' "
+                                                r"does not exist"):
+        export(_pipe(), report=target)
+    assert not (tmp_path / "no").exists()
+
+
+def test_original_unit_columns_that_repeat_are_refused(tmp_path):
+    X, y = _data()
+    # a and a_weight both give a_weight_original once the pipeline adds the original units
+    pipe = make_pipeline(StandardScaler(), PrototypeClassifier(n_candidates=60, random_state=0))
+    pipe.fit(X.set_axis(["a", "a_weight", "c"], axis=1), y)
+    row = X.iloc[[0]].set_axis(["a", "a_weight", "c"], axis=1)
+    with pytest.raises(ValueError, match=r"\['a', 'a_weight'\] would give the export table the column\(s\) "
+                                         r"\['a_weight_original'\] twice"):
+        export(pipe)
+    table = export(pipe, feature_names=["a", "aw", "c"])
+    assert table.columns.is_unique and "aw_weight_original" in table
+    assert explain(pipe, row).prototypes.columns.is_unique
+    # the report's feature_weights sheet has one column per feature beside batch
+    pipe = make_pipeline(StandardScaler(), PrototypeClassifier(n_candidates=60, random_state=0))
+    pipe.fit(X.set_axis(["batch", "b", "c"], axis=1), y)
+    assert export(pipe).columns.is_unique
+    with pytest.raises(ValueError, match=r"\['batch'\] would give the report's feature_weights sheet the "
+                                         r"column\(s\) \['batch'\] twice"):
+        export(pipe, report=tmp_path / "export.html")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fit_and_export_notes_warn_at_the_callers_line():
+    from sklearn.preprocessing import PolynomialFeatures
+
+    X, y = _data(80)
+    with pytest.warns(UserWarning, match="ended without prototypes") as record:
+        PrototypeClassifier(alpha_feature=1e3, n_candidates=20, random_state=0).fit(X, y)  # through fit_context
+    assert record[0].filename == __file__
+    pipe = make_pipeline(PolynomialFeatures(2, include_bias=False),
+                         PrototypeClassifier(n_candidates=20, random_state=0)).fit(X, y)
+    with pytest.warns(UserWarning, match="the model's units only") as record:
+        export(pipe)
+    assert record[0].filename == __file__

@@ -63,3 +63,24 @@ def test_torch_fit_is_translation_invariant():
         np.testing.assert_array_equal(a.prototype_weights, b.prototype_weights)
         np.testing.assert_array_equal(a.prototypes - 1e8, b.prototypes)
     np.testing.assert_array_equal(moved.predict_proba(X + 1e8), base.predict_proba(X))
+
+
+def test_staged_methods_return_like_their_input():
+    # as predict_proba and predict: a torch tensor in, torch tensors out (on its device), one per batch count;
+    # labels that are not numbers stay numpy, as predict's
+    X_train, X_test, y_train, _ = load_benchmark("wine")
+    codes = np.unique(y_train, return_inverse=True)[1]
+    model = PrototypeClassifier(n_batches=2, n_candidates=60, random_state=0).fit(X_train, codes)
+    T = torch.as_tensor(np.asarray(X_test))
+    staged = list(model.staged_predict_proba(T))
+    labels = list(model.staged_predict(T, n_batches=1))
+    assert len(staged) == 3 and len(labels) == 2
+    for b, proba in enumerate(staged):
+        assert isinstance(proba, torch.Tensor) and proba.device == T.device
+        np.testing.assert_allclose(proba.numpy(), model.predict_proba(np.asarray(X_test), n_batches=b), rtol=1e-12)
+    for b, pred in enumerate(labels):
+        assert isinstance(pred, torch.Tensor) and pred.device == T.device
+        np.testing.assert_array_equal(pred.numpy(), model.predict(T, n_batches=b).numpy())
+    assert all(isinstance(p, np.ndarray) for p in model.staged_predict_proba(np.asarray(X_test)))
+    named = PrototypeClassifier(n_batches=1, n_candidates=60, random_state=0).fit(X_train, y_train)
+    assert all(type(p) is type(named.predict(T)) is np.ndarray for p in named.staged_predict(T))

@@ -1,4 +1,4 @@
-"""Plots of prototype set models: probability and decision surfaces on 2-D slices, maps per batch, feature weights."""
+"""Plots of prototype set models: probability and decision surfaces or curves, maps per batch, feature weights."""
 
 from __future__ import annotations
 
@@ -67,8 +67,11 @@ def _feature_index(item, names, n):
 
 
 def _default_pair(final, n_inputs):
-    """The two features of largest summed feature weight (the first two when the model's features are not the inputs')."""
-    if n_inputs != final.n_features_in_ or n_inputs < 2:
+    """The two features of largest summed feature weight (the first two when the model's features are not the inputs').
+
+    Needs ``n_inputs >= 2``.
+    """
+    if n_inputs != final.n_features_in_:
         return (0, 1)
     total = np.zeros(final.n_features_in_)
     for batch in final.batches_:
@@ -85,11 +88,15 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
                            margin: float = 0.1, ax: Axes | np.ndarray | None = None) -> Axes | np.ndarray:
     """Draw the probability or decision surface of a prototype set model on 2-D slices through a baseline.
 
-    The model may take any number of features: each panel varies two of them over the range of
-    X and holds the others at the baseline point. Dashed contours mark where the familiarity
-    (total kernel weight of the prototypes) equals given quantiles of the familiarity of the rows
-    of X; the rows of X, the baseline and the explained rows are marked (a row's position is its
-    projection onto the slice).
+    The model may take any number of features. With two or more, each panel varies two of them
+    over the range of X and holds the others at the baseline point. Dashed contours mark where the
+    familiarity (total kernel weight of the prototypes) equals given quantiles of the familiarity
+    of the rows of X; the rows of X, the baseline and the explained rows are marked (a row's
+    position is its projection onto the slice). A model of one feature gets the 1-D picture in one
+    panel: the class probabilities (the target's curve in bold), or the predicted class shaded by
+    its probability together with that probability as a curve, against the feature over the range
+    of X; the rows of X as a strip below 0 (one line of ticks per class), the explained rows as
+    stars on the curve, and dashed vertical lines where the familiarity equals the quantiles.
 
     Parameters
     ----------
@@ -102,9 +109,11 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
         Classes of the rows of X, for their colours.
     features : pair or list of pairs of int or str, default=None
         The two features of a slice (indices or names), or a list of pairs for one panel each;
-        None: the two of largest summed feature weight.
+        None: the two of largest summed feature weight. A one-feature model takes None or that
+        feature (``0`` or its name).
     baseline : {"median", "mean"} or array-like of shape (n_features,), default="median"
-        The point the slices pass through: the median or mean of X, or given.
+        The point the slices pass through: the median or mean of X, or given. A one-feature model
+        holds nothing fixed: there it only chooses the default ``target``.
     kind : {"probability", "decision"}, default="probability"
         Filled contours of the probability of ``target``, or the predicted class shaded by its
         probability.
@@ -127,6 +136,10 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
     ax : matplotlib.axes.Axes, or ndarray of Axes for a list of pairs
         Each with the surface (a filled contour set or an image), the familiarity contour set,
         and scatter collections with gids ``"reference"``, ``"baseline"`` and ``"explained"``.
+        For a one-feature model, one Axes with a line per class (``kind="probability"``) or an
+        image and the line of the predicted class's probability (``kind="decision"``), each line
+        with gid ``"probability"``; the familiarity lines (gid ``"familiarity"``); and scatter
+        collections with gids ``"reference"`` and ``"explained"``.
 
     Examples
     --------
@@ -151,7 +164,13 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
     levels = np.asarray(familiarity_quantiles, dtype=np.float64).ravel()
     if np.any(~(levels > 0) | ~(levels < 1)):
         raise ValueError(f"familiarity_quantiles must lie in (0, 1); got {familiarity_quantiles!r}.")
-    if features is None:
+    if n_inputs == 1:
+        items = [features] if features is None or isinstance(features, (str, Integral)) else list(features)
+        if len(items) != 1 or (items[0] is not None and _feature_index(items[0], names, 1) != 0):
+            raise ValueError(f"the model takes one feature: features must be None or that feature (0 or its name); "
+                             f"got {features!r}.")
+        pairs, single = [(0, None)], True
+    elif features is None:
         pairs, single = [_default_pair(final, n_inputs)], True
     else:
         items = list(features) if not isinstance(features, str) else [features]
@@ -199,9 +218,89 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
         target = classes[1] if classes.shape[0] == 2 else classes[int(np.argmax(at_base))]
     k_target = int(np.flatnonzero(classes == target)[0])
     for (i, j), panel in zip(pairs, axes):
+        if j is None:
+            _draw_line(model, panel, A, y, columns, names, kind, classes, k_target, marked, reference_familiarity,
+                       levels, resolution, margin)
+            continue
         _draw_slice(model, panel, A, y, columns, names, point, i, j, kind, classes, k_target, marked,
                     reference_familiarity, levels, resolution, margin)
     return axes[0] if single else np.array(axes, dtype=object)
+
+
+def _axis_range(values, margin):
+    """Range of each column of ``values`` (n, k), widened by ``margin`` of its span (of ``|value|`` or 1 where
+    the column is constant): two ndarrays of shape (k,)."""
+    lo = np.nanmin(values, axis=0)
+    hi = np.nanmax(values, axis=0)
+    span = np.where(hi > lo, hi - lo, np.where(lo != 0, np.abs(lo), 1.0))
+    return lo - margin * span, hi + margin * span
+
+
+def _level_crossings(x, f, value):
+    """Where the piecewise linear curve through ``(x, f)`` (both (n,)) crosses ``value``: ndarray of x positions."""
+    d = f - value
+    at = np.flatnonzero((d[:-1] < 0) != (d[1:] < 0))
+    return x[at] + d[at] / (d[at] - d[at + 1]) * (x[at + 1] - x[at])
+
+
+def _draw_line(model, ax, A, y, columns, names, kind, classes, k_target, marked, reference_familiarity, levels,
+               resolution, margin):
+    """The one panel of :func:`plot_prototype_surface` for a one-feature model: probabilities against the feature."""
+    from matplotlib.colors import ListedColormap
+
+    from discrim.prototype import familiarity
+
+    (lo,), (hi,) = _axis_range(A, margin)
+    grid = np.linspace(lo, hi, resolution)
+    rows = _frame_like(grid[:, None], columns)
+    proba = np.asarray(model.predict_proba(rows))
+    K = classes.shape[0]
+    colours = [f"C{k % 10}" for k in range(K)]
+    if kind == "probability":
+        for k in range(K):
+            ax.plot(grid, proba[:, k], color=colours[k], linewidth=2.5 if k == k_target else 1.0,
+                    label=f"P({classes[k]!s} | x)", gid="probability")
+        shown = proba[:, k_target]
+    else:
+        chosen = np.argmax(proba, axis=1)
+        shown = proba.max(axis=1)
+        half = (hi - lo) / (resolution - 1) / 2  # each pixel centred on its grid point
+        ax.imshow(chosen[None, :], origin="lower", extent=(lo - half, hi + half, 0, 1), aspect="auto",
+                  cmap=ListedColormap(colours), vmin=-0.5, vmax=K - 0.5, interpolation="nearest",
+                  alpha=(0.15 + 0.6 * (shown - 1.0 / K) * K / max(K - 1, 1))[None, :])
+        ax.plot(grid, shown, color="k", linewidth=1.5, label="P(predicted class | x)", gid="probability")
+    if levels.size:
+        fam = familiarity(model, rows)
+        quantiles = np.quantile(reference_familiarity, levels)
+        shares = {v: q for v, q in zip(quantiles, levels)}
+        crossings = [(x, shares[v]) for v in np.unique(quantiles) for x in _level_crossings(grid, fam, v)]
+        if crossings:
+            ax.vlines([x for x, _ in crossings], 0, 1, colors="0.3", linestyles="dashed", linewidths=0.8,
+                      gid="familiarity")
+            for x, share in crossings:
+                ax.text(x, 1.0, f"fam. q{100 * share:.0f}", rotation=90, ha="right", va="top", fontsize="x-small")
+    # the strip: the rows of X below 0, one line per class
+    step = 0.04
+    if y is None:
+        ax.scatter(A[:, 0], np.full(A.shape[0], -step), marker="|", s=40, c="tab:gray", gid="reference")
+        bottom = -2 * step
+    else:
+        index = np.searchsorted(classes, y).clip(0, K - 1)
+        ax.scatter(A[:, 0], -step * (index + 1), marker="|", s=40, c=[colours[k] for k in index], gid="reference")
+        bottom = -step * (K + 1)
+    if marked is not None:
+        at = np.asarray(model.predict_proba(_frame_like(marked, columns)))
+        height = at[:, k_target] if kind == "probability" else at.max(axis=1)
+        ax.scatter(marked[:, 0], height, marker="*", s=200, c="gold", edgecolors="k", gid="explained",
+                   label="explained", zorder=3)
+    label = names[0] if names is not None else "x0"
+    ax.set_xlabel(label)
+    ax.set_ylabel("probability")
+    ax.set_xlim(lo, hi)
+    ax.set_ylim(bottom, 1.02)
+    ax.set_title(f"{'P(' + str(classes[k_target]) + ')' if kind == 'probability' else 'decision'}: {label}",
+                 fontsize="small")
+    ax.legend(loc="best", fontsize="x-small")
 
 
 def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_target, marked, reference_familiarity,
@@ -211,10 +310,7 @@ def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_t
 
     from discrim.prototype import familiarity
 
-    lo = np.nanmin(A[:, [i, j]], axis=0)
-    hi = np.nanmax(A[:, [i, j]], axis=0)
-    span = np.where(hi > lo, hi - lo, np.where(lo != 0, np.abs(lo), 1.0))
-    lo, hi = lo - margin * span, hi + margin * span
+    lo, hi = _axis_range(A[:, [i, j]], margin)
     g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], resolution), np.linspace(lo[1], hi[1], resolution))
     grid = np.tile(point, (g0.size, 1))
     grid[:, i], grid[:, j] = g0.ravel(), g1.ravel()
@@ -308,11 +404,11 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
     >>> plot_batch_maps(clf, X, y).shape
     (2,)
     """
+    from discrim.prototype._prototype_set import check_n_batches
+
     pre, final = _parts(model)
     B = len(final.batches_)
-    if n_batches is not None and (isinstance(n_batches, bool) or not isinstance(n_batches, Integral)
-                                  or not 1 <= n_batches <= B):
-        raise ValueError(f"n_batches must be None or an integer in [1, {B}]; got {n_batches!r}.")
+    n_batches = check_n_batches(n_batches, B, minimum=1)
     if isinstance(ncols, bool) or not isinstance(ncols, Integral) or ncols < 1:
         raise ValueError(f"ncols must be a positive integer; got {ncols!r}.")
     batches = final.batches_[: n_batches or B]
@@ -399,36 +495,31 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
     >>> clf = PrototypeClassifier(n_batches=2, n_candidates=20, random_state=0).fit(X, y)
     >>> ax = plot_feature_weights(clf)
     """
-    from discrim.prototype import export
-
-    pre, final = _parts(model)
-    B = len(final.batches_)
-    if n_batches is not None and (isinstance(n_batches, bool) or not isinstance(n_batches, Integral)
-                                  or not 0 <= n_batches <= B):
-        raise ValueError(f"n_batches must be None or an integer in [0, {B}]; got {n_batches!r}.")
-    if units not in ("model", "original"):
-        raise ValueError(f"units must be 'model' or 'original'; got {units!r}.")
     import warnings
 
+    from discrim.prototype._prototype_set import check_n_batches
+    from discrim.prototype._report import _model_names, _units, split_model
+
+    _parts(model)
+    pre, final, input_names = split_model(model)
+    B = len(final.batches_)
+    n_batches = check_n_batches(n_batches, B)
+    if units not in ("model", "original"):
+        raise ValueError(f"units must be 'model' or 'original'; got {units!r}.")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # the note that a preprocessing has no original units
-        table = export(model, n_batches=n_batches)
-    names = [c[: -len("_weight")] for c in table.columns if c.endswith("_weight") and c != "prototype_weight"]
+        scale = _units(pre, final, input_names) if pre is not None else None
+    # the names export and explain show (the pipeline's input names for a column-wise preprocessing)
+    names = _model_names(pre, final, None, scale)
     batches = final.batches_[: B if n_batches is None else n_batches]
     W = np.zeros((len(batches), len(names)))
     for b, batch in enumerate(batches):
         W[b, np.asarray(batch.feature_index)] = batch.feature_weights
     if units == "original":
-        if not any(f"{n}_weight_original" in table.columns for n in names) and len(table):
+        if scale is None:
             raise ValueError("units='original' needs a Pipeline whose steps before the model scale each feature "
                              "(e.g. StandardScaler).")
-        slope = np.ones(len(names))
-        for d, name in enumerate(names):
-            used = table[f"{name}_weight"].to_numpy() > 0
-            if used.any():
-                slope[d] = (table[f"{name}_weight_original"].to_numpy()[used] / table[f"{name}_weight"].to_numpy()[
-                    used])[0]
-        W = W * slope
+        W = W * scale.slope  # per input unit, as export's <f>_weight_original (NaN for a non-affine feature)
     active = np.flatnonzero((W > 0).any(axis=0))
     ax = new_axes(ax, figsize=(max(4.0, 0.6 * len(active) + 2.5), max(3.0, 0.4 * len(batches) + 1.5)))
     if active.size == 0:

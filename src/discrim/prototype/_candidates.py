@@ -4,6 +4,7 @@ import warnings
 
 import numpy as np
 
+from discrim.prototype._explain import user_stacklevel
 from discrim.utils.validation import plain_label
 
 
@@ -203,7 +204,7 @@ def check_complete_candidates(complete_counts, classes):
             f"class(es) {labels} have no complete row (every one has a missing value): prototypes are drawn "
             "from complete rows only, so no batch can hold a prototype of them and they are predicted "
             "from the other classes' prototypes and the class frequencies alone. " + advice,
-            UserWarning, stacklevel=4)
+            UserWarning, stacklevel=user_stacklevel())
 
 
 def _min_rows(max_fraction):

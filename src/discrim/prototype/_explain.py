@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import sys
 import warnings
 
 import numpy as np
@@ -12,7 +13,7 @@ from scipy.integrate import quad_vec
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.prototype._likelihood import chunk_rows
-from discrim.prototype._prototype_set import check_finite_scores
+from discrim.prototype._prototype_set import check_finite_scores, check_n_batches
 from discrim.utils.validation import check_feature_magnitude, plain_label
 
 # Accuracy of the adaptive quadrature behind the feature contributions; the contributions add up
@@ -26,6 +27,9 @@ UNFAMILIAR_SHARE = 1e-10
 # ... or when most rows lie more than this many bandwidths 1 / v_bd from every prototype along a feature
 # (its factor of the kernel below exp(-7^2 / 2), about 2e-11).
 UNFAMILIAR_BANDWIDTHS = 7.0
+# Packages whose frames a warning's stacklevel steps over to reach the user's line (see user_stacklevel):
+# discrim, and scikit-learn with the joblib that runs its loops (a Pipeline, a search, cross_val_score).
+_LIBRARY_PACKAGES = ("discrim", "sklearn", "joblib")
 
 
 class UnfamiliarDataWarning(UserWarning):
@@ -74,6 +78,29 @@ def _far_features(X, batches, n_bandwidths=UNFAMILIAR_BANDWIDTHS, max_rows=1000)
     return {d: float(1.0 - ok.mean()) for d, ok in near.items() if X.shape[0] and ok.mean() < 0.1}
 
 
+def user_stacklevel():
+    """The ``stacklevel`` for a ``warnings.warn`` in the caller that points at the user's line.
+
+    The warnings of the prototype model are raised several calls deep (through the prediction
+    methods, the dask wrapper, the report functions, or a scikit-learn Pipeline or search that
+    calls the model), at depths that differ by path; counting the frames out of the packages of
+    ``_LIBRARY_PACKAGES`` (discrim, scikit-learn, joblib) finds the line that called into them,
+    whatever the path.
+
+    Returns
+    -------
+    stacklevel : int
+        1 is the caller itself; the count of its enclosing frames in those packages is added (up
+        to the outermost frame where all are).
+    """
+    frame = sys._getframe(1)
+    level = 1
+    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] in _LIBRARY_PACKAGES:
+        frame = frame.f_back
+        level += 1
+    return level
+
+
 def warn_if_unfamiliar(familiarity, batches, X=None):
     """Warn when most rows lie far from every prototype (familiarity about 0), or nearly all along a feature.
 
@@ -102,7 +129,7 @@ def warn_if_unfamiliar(familiarity, batches, X=None):
         f"{where}, so the prototypes there barely count. The likely cause: the model was fitted on scaled "
         "features and is given rows in their original units; transform X as for fit (e.g. scaler.transform(X)) "
         "or fit a Pipeline(scaler, model) that takes raw rows.",
-        UnfamiliarDataWarning, stacklevel=4,
+        UnfamiliarDataWarning, stacklevel=user_stacklevel(),
     )
 
 
@@ -125,9 +152,92 @@ def _check_feature_names(model, feature_names):
     names = [str(name) for name in feature_names]
     if len(names) != model.n_features_in_:
         raise ValueError(f"feature_names has {len(names)} names but the model takes {model.n_features_in_} features.")
-    if len(set(names)) != len(names):
-        raise ValueError(f"feature_names must be distinct; got {names!r}.")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise ValueError(f"feature_names must be distinct (as text); {repeated!r} appear more than once in {names!r}.")
     return names
+
+
+def export_columns(names, sample_names=False, original=False):
+    """The columns of an export table (:func:`export_model`), each with the feature it is made from.
+
+    Parameters
+    ----------
+    names : list of str
+        The feature names.
+    sample_names : bool, default=False
+        Whether a ``sample_name`` column is shown.
+    original : bool, default=False
+        Whether ``<f>_weight_original`` and ``<f>_original`` follow each feature's pair (through a
+        pipeline, :func:`discrim.prototype.export`).
+
+    Returns
+    -------
+    columns : list of (str, str or None)
+        In the table's order, for :func:`check_distinct_columns`.
+    """
+    fixed = ["batch", "sample_index"] + (["sample_name"] if sample_names else []) + ["target", "prototype_weight"]
+    kinds = ("weight", "value") + (("weight_original", "original") if original else ())
+    return [(c, None) for c in fixed] + [(f"{name}_{kind}", name) for name in names for kind in kinds]
+
+
+def prototype_columns(names, classes, sample_names=False, original=False):
+    """The columns of :attr:`Explanation.prototypes`, each with the feature it is made from.
+
+    Parameters
+    ----------
+    names : list of str
+        The feature names (all of them, so that the check does not depend on the active features).
+    classes : ndarray of shape (n_classes,)
+    sample_names : bool, default=False
+        Whether a ``sample_name`` column is shown.
+    original : bool, default=False
+        Whether ``<f>_original`` columns are added (through a pipeline).
+
+    Returns
+    -------
+    columns : list of (str, str or None)
+        For :func:`check_distinct_columns`.
+    """
+    fixed = ["batch", "sample_index"] + (["sample_name"] if sample_names else [])
+    fixed += ["target", "prototype_weight", "similarity", "impact", "contribution", "dominant_set"]
+    fixed += [f"p_{label}" for label in classes]
+    kinds = ("weight", "value", "similarity") + (("original",) if original else ())
+    return [(c, None) for c in fixed] + [(f"{name}_{kind}", name) for name in names for kind in kinds]
+
+
+def check_distinct_columns(columns, table):
+    """Refuse a table in which two columns would share a name (pandas would keep both, or a dict one).
+
+    Column names derive from the feature names (``<f>_weight``, ``<f>_value``, ...), so a feature
+    called ``prototype`` would give a second ``prototype_weight``, and features ``a`` and ``a_weight``
+    would both give ``a_weight_original``.
+
+    Parameters
+    ----------
+    columns : list of (str, str or None)
+        Each column's name and the feature whose name it is made from (None: a fixed column).
+    table : str
+        The table, for the message.
+
+    Raises
+    ------
+    ValueError
+        One line naming the clashing feature names, the repeated columns and the fix.
+    """
+    sources = {}
+    for column, feature in columns:
+        sources.setdefault(column, []).append(feature)
+    repeated = [column for column, given in sources.items() if len(given) > 1]
+    if not repeated:
+        return
+    features = sorted({f for column in repeated for f in sources[column] if f is not None})
+    raise ValueError(
+        f"the feature name(s) {features!r} would give the {table} the column(s) {repeated!r} twice (each "
+        "feature f gives columns such as f_weight and f_value beside fixed ones such as prototype_weight, "
+        "sample_index, target and batch): pass other names with feature_names=, one per feature, or rename "
+        "the columns of X before fitting."
+    )
 
 
 def _feature_names(model):
@@ -141,17 +251,6 @@ def _validate_X(model, X, name="X"):
     # NaN is a missing value: the factor 1 in every prototype's kernel
     X = validate_data(model, X, reset=False, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
     return check_feature_magnitude(X, name)
-
-
-def _check_n_batches(model, n_batches):
-    """``n_batches`` as None or an int in [0, len(batches_)]; one-line ValueError otherwise."""
-    fitted = len(model.batches_)
-    if n_batches is None:
-        return None
-    if isinstance(n_batches, (bool, np.bool_)) or not isinstance(n_batches, (int, np.integer)) or not (
-            0 <= n_batches <= fitted):
-        raise ValueError(f"n_batches must be None or an integer in [0, {fitted}]; got {n_batches!r}.")
-    return int(n_batches)
 
 
 def _sample_names(sample_names, index):
@@ -213,8 +312,11 @@ def export_model(model, n_batches=None, feature_names=None, sample_names=None):
     ``p_k(x) = q_k(x) / sum_l q_l(x)``.
     """
     _check_model(model)
-    n_batches = _check_n_batches(model, n_batches)
+    n_batches = check_n_batches(n_batches, len(model.batches_))
     names = _check_feature_names(model, feature_names)
+    columns = export_columns(names, sample_names is not None)
+    check_distinct_columns(columns, "export table")
+    columns = [column for column, _ in columns]
     D = len(names)
     classes = np.asarray(model.classes_)
     parts = []
@@ -239,9 +341,6 @@ def export_model(model, n_batches=None, feature_names=None, sample_names=None):
             part[f"{name}_weight"] = weights[order, d]
             part[f"{name}_value"] = values[order, d]
         parts.append(pd.DataFrame(part))
-    columns = ["batch", "sample_index"] + (["sample_name"] if sample_names is not None else [])
-    columns += ["target", "prototype_weight"]
-    columns += [f"{name}_{kind}" for name in names for kind in ("weight", "value")]
     parts = [p for p in parts if len(p)]
     table = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=columns)
     table = table[columns]
@@ -398,6 +497,33 @@ def _as_single_row(model, X_row):
     return X[0].astype(np.float64)
 
 
+def _check_true_class(y, classes):
+    """The row's true class ``y`` as one label among ``classes``; a sequence of one label gives its element.
+
+    Parameters
+    ----------
+    y : object
+        A label, or a list, tuple, 1-D array or Series holding exactly one label (as ``X`` may be
+        a one-row frame).
+    classes : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    label : object
+        An element of ``classes``.
+    """
+    given = y
+    if not isinstance(y, (str, bytes)) and np.ndim(y) > 0:
+        values = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y, dtype=object)
+        if values.shape != (1,):
+            raise ValueError(f"y must be the row's true class, one label (or a sequence of one label); got "
+                             f"{type(given).__name__} of shape {values.shape}: {given!r}.")
+        y = values[0]
+    if np.ndim(y) != 0 or not np.any(classes == y):
+        raise ValueError(f"y must be one of the model's classes {classes.tolist()}; got {given!r}.")
+    return classes[np.flatnonzero(classes == y)[0]]
+
+
 def _stack_prototypes(model, x, active, n_batches=None):
     """All prototypes of the first ``n_batches`` batches (None: all), with their exponents on the active features.
 
@@ -526,7 +652,7 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=N
         Names to show for the model's features; default ``feature_names_in_`` or ``x0``, ``x1``, ...
         (useful when the model is the last step of a pipeline).
     y : object, default=None
-        The row's true class (one of ``classes_``).
+        The row's true class (one of ``classes_``), or a list, array or Series holding just it.
     reference : array-like of shape (n_reference, n_features), default=None
         Rows in the model's units (e.g. the training rows): ``familiarity_quantile`` is the share
         of them whose familiarity is at most the row's.
@@ -547,14 +673,15 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=N
         isinstance(n_prototypes, bool) or not isinstance(n_prototypes, (int, np.integer)) or n_prototypes < 0
     ):
         raise ValueError(f"n_prototypes must be a non-negative integer or None; got {n_prototypes!r}.")
-    n_batches = _check_n_batches(model, n_batches)
+    n_batches = check_n_batches(n_batches, len(model.batches_))
     if name is None and isinstance(X_row, (pd.DataFrame, pd.Series)):
         name = X_row.index[0] if isinstance(X_row, pd.DataFrame) and len(X_row) else X_row.name
     x = _as_single_row(model, X_row)
     names = _check_feature_names(model, feature_names)
     classes = np.asarray(model.classes_)
-    if y is not None and not np.any(classes == y):
-        raise ValueError(f"y must be one of the model's classes {classes.tolist()}; got {y!r}.")
+    check_distinct_columns(prototype_columns(names, classes, sample_names is not None), "explanation's prototype table")
+    if y is not None:
+        y = _check_true_class(y, classes)
     K = classes.shape[0]
     p0 = np.asarray(model.marginals_, dtype=np.float64)
     active = _active_features(model, n_batches)
@@ -694,7 +821,7 @@ def familiarity(model, X, n_batches=None):
         training or validation rows to judge what is low.
     """
     _check_model(model)
-    n_batches = _check_n_batches(model, n_batches)
+    n_batches = check_n_batches(n_batches, len(model.batches_))
     X = _validate_X(model, X)
     total = np.zeros(X.shape[0], dtype=np.float64)
     # the model's centre, subtracted before the kernel's GEMM (None: a model from before it)

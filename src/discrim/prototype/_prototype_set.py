@@ -1,8 +1,9 @@
-"""Fitted batches of prototypes: the PrototypeBatch record, its kernel, and merging of duplicates."""
+"""Fitted batches of prototypes: the PrototypeBatch record, its kernel, merging of duplicates, batch counts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 import scipy.spatial
@@ -150,6 +151,63 @@ def check_finite_scores(scores, center):
                else "rescale the features (e.g. with StandardScaler)")
         raise ValueError(f"the prototype kernel overflowed on some rows of X, which lie too far from the "
                          f"prototypes in floating point: {fix}.")
+
+
+def check_n_batches(n_batches, n_fitted, *, allow_list=False, minimum=0, note=""):
+    """``n_batches`` checked: None (all batches), one count, or (with ``allow_list``) a list of counts.
+
+    The one checker of every ``n_batches`` argument of a fitted model (the prediction methods,
+    export, explain, familiarity and the plots). One count is an int or a 0-d integer array in
+    ``[minimum, n_fitted]``; a list of counts is a non-empty list, tuple or 1-D array of such
+    counts (nested lists and 2-D arrays are refused, not flattened).
+
+    Parameters
+    ----------
+    n_batches : object
+        The argument as given.
+    n_fitted : int
+        Number of fitted batches.
+    allow_list : bool, default=False
+        Accept a list of counts (the methods that return one result per count).
+    minimum : int, default=0
+        The smallest count accepted.
+    note : str, default=""
+        Appended to the range in the message (e.g. why a list is not taken here).
+
+    Returns
+    -------
+    n_batches : None, int or list of int
+
+    Raises
+    ------
+    ValueError
+        One line naming ``n_batches``, the accepted forms and the value given.
+    """
+    forms = f"None or an integer in [{minimum}, {n_fitted}]{note}"
+    if allow_list:
+        forms = f"None, an integer in [{minimum}, {n_fitted}] (the fitted batches){note} or a flat list of them"
+
+    def count(n):
+        if isinstance(n, np.ndarray) and n.ndim == 0:
+            n = n[()]
+        if isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral) or not minimum <= n <= n_fitted:
+            raise ValueError(f"n_batches must be {forms}; got {n_batches!r}.")
+        return int(n)
+
+    if n_batches is None:
+        return None
+    if isinstance(n_batches, np.ndarray) and n_batches.ndim == 0:
+        return count(n_batches)
+    if not isinstance(n_batches, (list, tuple, np.ndarray)):
+        return count(n_batches)
+    if not allow_list:
+        raise ValueError(f"n_batches must be {forms}, one count here; got {n_batches!r}.")
+    items = list(n_batches)
+    if not items:
+        raise ValueError("n_batches must not be an empty list.")
+    if any(isinstance(n, (list, tuple)) or (isinstance(n, np.ndarray) and n.ndim > 0) for n in items):
+        raise ValueError(f"n_batches must be {forms}, not a nested list or a 2-D array; got {n_batches!r}.")
+    return [count(n) for n in items]
 
 
 def merge_equivalent(prototypes, target, weights, sample_index, tol=MERGE_TOL):

@@ -73,7 +73,7 @@ def _units(pre, final, input_names):
     D = final.n_features_in_
     if not hasattr(pre, "inverse_transform"):
         warnings.warn(f"the preprocessing {pre!r} has no inverse_transform: the report shows the model's units only.",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=_explain.user_stacklevel())
         return None
     c = np.asarray(getattr(final, "center_", np.zeros(D)), dtype=np.float64)
     probe = np.vstack([c, c + np.eye(D), c + 2 * np.eye(D)])
@@ -81,19 +81,20 @@ def _units(pre, final, input_names):
         back = np.asarray(pre.inverse_transform(probe), dtype=np.float64)
     except (ValueError, TypeError, AttributeError) as exc:
         warnings.warn(f"the preprocessing cannot map the model's features back ({str(exc).splitlines()[0]}): the "
-                      "report shows the model's units only.", UserWarning, stacklevel=4)
+                      "report shows the model's units only.", UserWarning, stacklevel=_explain.user_stacklevel())
         return None
     if back.shape != (2 * D + 1, D):
         warnings.warn(f"the preprocessing maps {back.shape[1]} input columns to the model's {D} features: the report "
                       "shows the model's units only (original units need a column-wise transform such as a scaler).",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=_explain.user_stacklevel())
         return None
     step = back[1:D + 1] - back[0]
     size = np.abs(step).max()
     off = step - np.diag(np.diag(step))
     if not np.all(np.isfinite(step)) or size == 0 or np.abs(off).max() > _LINEAR_RTOL * size:
         warnings.warn("the preprocessing mixes features: the report shows the model's units only (original units "
-                      "need a column-wise transform such as a scaler).", UserWarning, stacklevel=4)
+                      "need a column-wise transform such as a scaler).", UserWarning,
+                      stacklevel=_explain.user_stacklevel())
         return None
     diag = np.diag(step)
     twice = np.diag(back[D + 1:] - back[0])
@@ -160,6 +161,14 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
         ``v_bf * |d z_f / d x_f|``, NaN for a non-affine transform) and ``<f>_original`` (the
         prototype's value in input units). ``table.attrs["marginals"]`` holds ``p_0k``.
 
+    Raises
+    ------
+    ValueError
+        If two columns (of the table or of the report's sheets) would share a name, e.g. for a
+        feature named ``prototype`` (a second ``prototype_weight``), or features ``a`` and
+        ``a_weight`` through a pipeline (``a_weight_original`` twice): pass other names with
+        ``feature_names``.
+
     Notes
     -----
     ``predict_proba`` of the model (or pipeline) is rebuilt from the table alone:
@@ -184,18 +193,19 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     pre, final, input_names = split_model(model)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
+    if units is not None:
+        columns = _explain.export_columns(names, sample_names is not None, original=True)
+        _explain.check_distinct_columns(columns, "export table")
     table = _explain.export_model(final, n_batches=n_batches, feature_names=names, sample_names=sample_names)
     if units is not None and len(table):
         D = final.n_features_in_
         values = table[[f"{n}_value" for n in names]].to_numpy(dtype=np.float64)
         original = _to_original(units, final, values, np.arange(D))
-        columns = [c for c in table.columns if not c.endswith(("_weight", "_value")) or c == "prototype_weight"]
         for d, name in enumerate(names):
             table[f"{name}_weight_original"] = table[f"{name}_weight"].to_numpy() * units.slope[d]
             table[f"{name}_original"] = original[:, d]
-            columns += [f"{name}_weight", f"{name}_value", f"{name}_weight_original", f"{name}_original"]
         marginals = table.attrs["marginals"]
-        table = table[columns]
+        table = table[[column for column, _ in columns]]
         table.attrs["marginals"] = marginals
     if report is not None:
         write_report(report, _export_frames(table, names, units is not None),
@@ -206,6 +216,9 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
 def _export_frames(table, names, original):
     """The sheets of an export report: prototypes, marginals, and feature weights per batch."""
     marginals = pd.DataFrame({"class": list(table.attrs["marginals"]), "p0": list(table.attrs["marginals"].values())})
+    suffixes = ("", "_original") if original else ("",)
+    _explain.check_distinct_columns([("batch", None)] + [(n + suffix, n) for n in names for suffix in suffixes],
+                                    "report's feature_weights sheet")
     weights = {"batch": []}
     for name in names:
         weights[name] = []
@@ -262,7 +275,7 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
         The row, in the units the model (or pipeline) takes; a one-row DataFrame names it by its
         index label.
     y : object, default=None
-        The row's true class.
+        The row's true class, or a list, array or Series holding just it.
     reference : array-like of shape (n_reference, n_features), default=None
         Rows in the same units (e.g. the training rows): the explanation's
         ``familiarity_quantile`` is the share of them whose familiarity is at most the row's.
@@ -285,6 +298,12 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
         in the dominant set, its values (and, through a pipeline, ``<f>_original``); the row's
         true class and familiarity quantile when given. See :class:`Explanation`.
 
+    Raises
+    ------
+    ValueError
+        If two columns of the prototype table would share a name (e.g. for a feature named
+        ``prototype``): pass other names with ``feature_names``.
+
     Examples
     --------
     >>> import numpy as np
@@ -304,11 +323,19 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
         name = X.index[0] if isinstance(X, pd.DataFrame) and len(X) else X.name
     raw = X
     if pre is not None:
+        if units is not None:
+            _explain.check_distinct_columns(
+                _explain.prototype_columns(names, final.classes_, sample_names is not None, original=True),
+                "explanation's prototype table")
         if not isinstance(raw, (pd.DataFrame, pd.Series)) and np.ndim(raw) == 1:
             raw = np.asarray(raw)[None, :]
         if isinstance(raw, pd.Series):
             raw = raw.to_frame().T
-        X = np.asarray(pre.transform(raw), dtype=np.float64)
+        # as the pipeline hands it to its last step: a DataFrame (set_output(transform="pandas")) keeps the
+        # feature names the model was fitted with, and the row keeps the name it had (None for an array)
+        X = pre.transform(raw)
+        if isinstance(X, pd.DataFrame):
+            X = X.set_axis(pd.Index([name] * len(X), dtype=object), axis=0)
         if reference is not None:
             reference = pre.transform(reference)
     ex = _explain.explain_prediction(final, X, n_prototypes, names, y=y, reference=reference, n_batches=n_batches,
@@ -360,6 +387,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     ------
     ValueError
         If the suffix is neither ``.xlsx`` nor ``.html``/``.htm``.
+    FileNotFoundError
+        If the folder of ``path`` does not exist (the message names ``path``).
     ImportError
         For ``.xlsx`` without openpyxl (``pip install "discrim[report]"``).
 
@@ -383,6 +412,10 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     suffix = Path(path).suffix.lower()
     if suffix not in {".xlsx", ".html", ".htm"}:
         raise ValueError(f"a report is an .xlsx or .html file; got {str(path)!r}.")
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"cannot write the report {str(path)!r}: its folder {str(folder)!r} does not exist "
+                                "(create it first).")
     if suffix == ".xlsx":
         import importlib.util
 

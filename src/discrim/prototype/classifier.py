@@ -26,9 +26,9 @@ from discrim.prototype._candidates import (
     draw_candidates,
     stratified_subsample,
 )
-from discrim.prototype._explain import warn_if_unfamiliar
+from discrim.prototype._explain import user_stacklevel, warn_if_unfamiliar
 from discrim.prototype._likelihood import CHUNK_ELEMENTS, DEVICE_CHUNK_ELEMENTS, PrototypeLikelihood, chunk_rows
-from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, merge_equivalent
+from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, check_n_batches, merge_equivalent
 from discrim.prototype._solver import (
     SCREEN_DTYPE,
     START_FEATURE_WEIGHT,
@@ -404,7 +404,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
                 "model predicts the class frequencies alone. The kernel's start bandwidth and the penalties "
                 "assume features on unit scale: put a StandardScaler before the model (or use "
                 "PrototypeClassifierCV(transformer=StandardScaler())), or lower alpha_feature and "
-                "alpha_prototype.", UserWarning, stacklevel=3)
+                "alpha_prototype.", UserWarning, stacklevel=user_stacklevel())
 
     def _fit_dask(self, X, y, sample_weight, warm):
         """Fit from a dask X: the rows stay on the workers (see :mod:`discrim.prototype._distributed`).
@@ -894,25 +894,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """The batches that ``n_batches`` (None or an int) uses."""
         return self.batches_[:n_batches]
 
-    def _batch_counts(self, n_batches):
-        """``n_batches`` checked: None (all batches), an int or a list of ints in [0, len(batches_)]."""
+    def _batch_counts(self, n_batches, allow_list=True):
+        """``n_batches`` checked (:func:`~discrim.prototype._prototype_set.check_n_batches`): None (all
+        batches), an int, or with ``allow_list`` a list of ints, in [0, len(batches_)]."""
         check_is_fitted(self)
-        fitted = len(self.batches_)
-
-        def check(n):
-            if isinstance(n, (bool, np.bool_)) or not isinstance(n, Integral) or not 0 <= n <= fitted:
-                raise ValueError(f"n_batches must be None, an integer in [0, {fitted}] (the fitted batches) or a "
-                                 f"list of them; got {n_batches!r}.")
-            return int(n)
-
-        if n_batches is None:
-            return None
-        if isinstance(n_batches, (list, tuple, np.ndarray)):
-            counts = [check(n) for n in np.asarray(n_batches, dtype=object).ravel().tolist()]
-            if not counts:
-                raise ValueError("n_batches must not be an empty list.")
-            return counts
-        return check(n_batches)
+        note = "" if allow_list else " (staged methods take one count, the last to yield)"
+        return check_n_batches(n_batches, len(self.batches_), allow_list=allow_list, note=note)
 
     @blockwise
     def _rule_at(self, X, priors, n_batches, kind):
@@ -964,8 +951,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             Prior probabilities of the classes for this call, in the order of ``classes_``; None
             uses the fitted ones (``marginals_``).
         n_batches : int, list of int or None, default=None
-            Use only the first ``n_batches`` batches (0: the marginals). A list gives one result
-            per count, computed in one pass as by a staged method. None uses all batches.
+            Use only the first ``n_batches`` batches (0: the marginals); a 0-d integer array
+            counts as an int. A list (or tuple, or 1-D array) gives one result per count,
+            computed in one pass as by a staged method; nested lists are refused. None uses all
+            batches.
 
         Returns
         -------
@@ -1064,9 +1053,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         y = np.asarray(to_numpy(y) if is_tensor(y) else y)
         check_is_fitted(self)
+        if y.ndim != 1:
+            raise ValueError(f"y must be a 1-D array of labels, one per row of X; got shape {y.shape}"
+                             + (" (use y.ravel() for a column)." if y.ndim == 2 and y.shape[1] == 1 else "."))
         index = np.searchsorted(self.classes_, y)
         index = np.clip(index, 0, len(self.classes_) - 1)
-        if y.ndim != 1 or not np.array_equal(np.asarray(self.classes_)[index], y):
+        if not np.array_equal(np.asarray(self.classes_)[index], y):
             unknown = sorted(set(np.asarray(y).ravel().tolist()) - set(np.asarray(self.classes_).tolist()))
             raise ValueError(f"y must be one label per row among classes_ {self.classes_.tolist()}; got {unknown!r}.")
         w = check_sample_weight(sample_weight, y.shape[0])
@@ -1096,14 +1088,12 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         Yields
         ------
         proba : ndarray of shape (n_samples, n_classes)
-            ``b = 0`` gives the marginals ``p_0k`` on every row.
+            ``b = 0`` gives the marginals ``p_0k`` on every row. In the namespace and on the
+            device of X, as :meth:`predict_proba` (a torch tensor for tensor input).
         """
-        last = self._batch_counts(n_batches)
-        if isinstance(last, list):
-            raise ValueError(f"staged methods take n_batches as one count (the last to yield); got {n_batches!r}.")
-        X = self._validate_for_predict(X)  # now, not at the first next(): bad input fails at the call
-        counts = range(len(self.batches_) + 1 if last is None else last + 1)
-        return (q / q.sum(axis=1, keepdims=True) for _, q in self._staged_unscaled(X, counts))
+        from discrim.backend._device import like_input
+
+        return (like_input(proba, X) for proba in self._staged_host_proba(X, n_batches))
 
     def staged_predict(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
         """Predicted classes using the first ``b`` batches, for ``b = 0, ..., n_batches``.
@@ -1117,9 +1107,21 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         Yields
         ------
         y_pred : ndarray of shape (n_samples,)
+            In the namespace and on the device of X where the labels are numbers, as
+            :meth:`predict`.
         """
+        from discrim.backend._device import like_input
+
         classes = np.asarray(self.classes_)
-        return (classes[np.argmax(proba, axis=1)] for proba in self.staged_predict_proba(X, n_batches))
+        return (like_input(classes[np.argmax(proba, axis=1)], X) for proba in self._staged_host_proba(X, n_batches))
+
+    def _staged_host_proba(self, X, n_batches):
+        """The staged probabilities as numpy arrays; X and ``n_batches`` are checked at the call, not at
+        the first ``next()``."""
+        last = self._batch_counts(n_batches, allow_list=False)
+        X = self._validate_for_predict(X)
+        counts = range(len(self.batches_) + 1 if last is None else last + 1)
+        return (q / q.sum(axis=1, keepdims=True) for _, q in self._staged_unscaled(X, counts))
 
     def _staged_proba(self, X):
         """:meth:`staged_predict_proba` of validated X (an ndarray in the fitted dtype)."""
@@ -1165,7 +1167,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         X : array-like of shape (n_features,) or (1, n_features)
             The row.
         y : object, default=None
-            Its true class, when known.
+            Its true class, when known (or a sequence holding just it).
         reference : array-like of shape (n_reference, n_features), default=None
             Rows (e.g. the training rows) against whose familiarity the row's is ranked.
         n_prototypes : int or None, default=10
