@@ -302,3 +302,13 @@ def test_collapsing_subclasses_are_named_by_class_once(joint):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one subclass per class: nothing collapses
         MixtureDiscriminant(Gaussian("full"), 1, random_state=0).fit(X, y)
+
+
+def test_a_class_of_one_row_is_named_as_degenerate(rng):
+    """Its covariance is reg_covar I in every direction: a spike, small beside the data's variance."""
+    from discrim.distributions import Gaussian
+
+    X = rng.normal(size=(20, 2))
+    y = np.r_[np.zeros(19), 1]
+    with pytest.warns(UserWarning, match=r"class 1.0: component\(s\) \[0\]"):
+        MixtureDiscriminant(Gaussian(), n_components=1).fit(X, y)

@@ -215,8 +215,21 @@ def test_a_gaussian_variance_near_reg_covar_is_collapsing(ctype):
     tiny = family.make_params({"mean": np.zeros((2, 2)), "covariance": cov * 0 + (
         np.eye(2) * 5e-6 if ctype != "diag" else 5e-6)}, 2, 2)
     assert family.collapsing_components(tiny).size == 0
-    # a spherical variance has no direction to flatten along
-    assert Gaussian("spherical").collapsing_components(None).size == 0
+    # ... unless the data's variance, given as scale, is of order 1 (a one-row class of a discriminant)
+    assert family.collapsing_components(tiny, scale=1.0).tolist() == [0, 1]
+
+
+@pytest.mark.parametrize("ctype", ["full", "diag", "spherical"])
+def test_a_component_whose_every_variance_sank_to_reg_covar_is_collapsing(ctype):
+    """Duplicate rows or a component of one row: every variance at reg_covar beside a component of order 1."""
+    family = Gaussian(ctype, reg_covar=1e-6)
+    variances = np.array([[1.0, 2.0], [1e-6, 1e-6]])
+    cov = {"full": np.stack([np.diag(v) for v in variances]), "diag": variances, "spherical": variances[:, 0]}[ctype]
+    params = family.make_params({"mean": np.zeros((2, 2)), "covariance": cov}, 2, 2)
+    assert family.collapsing_components(params).tolist() == [1]
+    alone = family.make_params({"mean": np.zeros((1, 2)), "covariance": cov[1:]}, 1, 2)
+    assert family.collapsing_components(alone).size == 0  # nothing to compare with: tiny units
+    assert family.collapsing_components(alone, scale=1.0).tolist() == [0]
 
 
 @pytest.mark.parametrize("family", FAMILIES, ids=repr)

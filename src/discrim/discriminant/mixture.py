@@ -433,12 +433,17 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self._selections = [None if s is None else _selection_state(s) for s in selections]
         self.n_iter_ = np.array([m.n_iter_ if joint is None else joint.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
-        self._warn_if_collapsing()
+        # a class's variances are small beside the data's (a one-row class has only reg_covar)
+        scale = float(np.nanmax(np.nanvar(X, axis=0), initial=0.0)) if isinstance(X, np.ndarray) else None
+        self._warn_if_collapsing(scale)
         return self
 
-    def _warn_if_collapsing(self):
-        """Name the classes whose mixture has a collapsing component (a variance near reg_covar)."""
-        found = {plain_label(label): m.family_.collapsing_components(m._params).tolist()
+    def _warn_if_collapsing(self, scale=None):
+        """Name the classes whose mixture has a collapsing component (a variance near reg_covar).
+
+        ``scale``: the data's largest feature variance (None: each mixture's own largest variance).
+        """
+        found = {plain_label(label): m.family_.collapsing_components(m._params, scale).tolist()
                  for label, m in zip(self.classes_, self.mixtures_)}
         found = {label: comps for label, comps in found.items() if comps}
         if found:

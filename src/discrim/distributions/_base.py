@@ -739,7 +739,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return 0.0
 
-    def collapsing_components(self, params: Params) -> np.ndarray:
+    def collapsing_components(self, params: Params, scale: float | None = None) -> np.ndarray:
         """Components whose variance is sinking onto the family's regularisation floor.
 
         Where the likelihood has no interior maximum (a component with too few rows for its
@@ -751,6 +751,10 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         Parameters
         ----------
         params : Params
+        scale : float or None, default=None
+            The variance a collapsed one is small beside (e.g. the data's largest feature
+            variance, where the mixture is one of several, such as one class's); None: the
+            largest variance of the components.
 
         Returns
         -------

@@ -204,8 +204,8 @@ class Fixed(ComponentFamily):
     def min_relative_variance(self, params, occupied, feature_var):
         return self.family.min_relative_variance(params, occupied, feature_var)
 
-    def collapsing_components(self, params):
-        return self.family.collapsing_components(params)
+    def collapsing_components(self, params, scale=None):
+        return self.family.collapsing_components(params, scale)
 
     def log_penalty(self, params, stats):
         return self.family.log_penalty(params, stats)

@@ -299,17 +299,19 @@ class Gaussian(ComponentFamily):
             return float(np.min((cov[occupied] - reg_covar) / scale))
         return float(np.min((cov[occupied] - reg_covar) / np.max(scale[np.isfinite(scale)], initial=0.0)))
 
-    def collapsing_components(self, params):
-        # within _COLLAPSE_FLOORS times reg_covar, and a small share of the component's largest
-        # variance (data in tiny units, whose variances are all near reg_covar, are not collapsing)
-        if self._storage == "spherical":
-            return np.zeros(0, dtype=int)
-        cov = params.covariance
+    def collapsing_components(self, params, scale=None):
+        # within _COLLAPSE_FLOORS times reg_covar, and a small share of the largest variance of the
+        # components (or of ``scale``): data in tiny units, whose variances are all near reg_covar,
+        # are not collapsing; a component whose every variance sank there beside others is
+        cov = np.asarray(params.covariance, dtype=np.float64)
         if self._storage in ("full", "tied"):
             values = np.linalg.eigvalsh(cov if cov.ndim == 3 else cov[None])
+        elif self._storage == "spherical":
+            values = cov.reshape(-1, 1)
         else:
             values = np.sort(cov, axis=1)
-        smallest, largest = values[:, 0], values[:, -1]
+        smallest = values[:, 0]
+        largest = values[:, -1].max() if scale is None else max(float(scale), values[:, -1].max())
         collapsing = (smallest < _COLLAPSE_FLOORS * self.reg_covar) & (smallest < _COLLAPSE_SHARE * largest)
         if self._storage == "tied":
             return np.arange(params.mean.shape[0]) if collapsing[0] else np.zeros(0, dtype=int)
