@@ -190,3 +190,26 @@ def test_a_noise_component_gets_the_last_row(rng):
     assert np.isnan(table.loc["noise", "mean[x0]"])
     assert s.bic == pytest.approx(mixture.bic(X), rel=1e-12) and s.icl == pytest.approx(mixture.icl(X), rel=1e-12)
     assert "model with 2 components and a noise term:" in str(s)
+
+
+def test_category_probabilities_are_listed_by_feature_and_category():
+    from discrim.distributions import Categorical, Product
+
+    rng = np.random.default_rng(1)
+    codes = np.r_[rng.choice(3, (60, 2), p=[0.8, 0.1, 0.1]), rng.choice(3, (60, 2), p=[0.1, 0.1, 0.8])]
+    family = Categorical(categories=[["a", "b", "c"], ["x", "y", "z"]])
+    fitted = FiniteMixture(family, 2, random_state=0).fit(codes)
+    summary = fitted.summary(codes)
+    table = summary.components
+    probs = fitted.params_["probs"]
+    for j, (feature, categories) in enumerate(zip(["x0", "x1"], family.categories)):
+        for c, category in enumerate(categories):
+            np.testing.assert_array_equal(table[f"probs[{feature}={category}]"].to_numpy(dtype=float), probs[:, j, c])
+    assert "n_categories" not in str(summary)  # the categories give the counts
+    mixed = np.c_[rng.normal(size=120), codes[:, 0]]
+    product = Product([("g", Gaussian(), [0]), ("c", Categorical(categories=[["a", "b", "c"]]), [1])])
+    fitted = FiniteMixture(product, 2, random_state=0).fit(mixed)
+    table = fitted.summary(mixed).components
+    np.testing.assert_array_equal(table["c__probs[x1=b]"].to_numpy(dtype=float), fitted.params_["c__probs"][:, 0, 1])
+    np.testing.assert_array_equal(table["g__covariance[x0]"].to_numpy(dtype=float),
+                                  fitted.params_["g__covariance"][:, 0, 0])

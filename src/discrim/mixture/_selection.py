@@ -307,6 +307,8 @@ def _family_label(family):
     from their defaults.
     """
     params = family.get_params(deep=False) if hasattr(family, "get_params") else {}
+    if params.get("categories") is not None:  # Categorical: the categories give the counts, not n_categories
+        params.pop("n_categories", None)
     fit_options = getattr(family, "fit_options", ())
     if fit_options:
         defaults = type(family)().get_params(deep=False)

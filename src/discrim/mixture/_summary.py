@@ -91,8 +91,23 @@ def _family_description(mixture):
     return _family_label(mixture.family), None, None
 
 
+def _part_of(family, pname, names):
+    """The family that owns parameter ``pname`` (a Product's part for ``part__name``) and its features' names."""
+    if "__" in pname and hasattr(family, "_parts"):
+        part = pname.split("__", 1)[0]
+        for name, member, columns in family._parts():
+            if name == part:
+                return member, [names[c] if c < len(names) else str(c) for c in columns]
+    return family, list(names)
+
+
 def _parameter_columns(mixture, names):
-    """Columns of the component table from the per-component parameters of a non-Gaussian family."""
+    """Columns of the component table from the per-component parameters of a non-Gaussian family.
+
+    Vectors give one column, (K, d) arrays one per feature; (K, d, C) category probabilities one
+    per feature and category (``probs[colour=red]``), and a Product's (K, d, d) covariances their
+    variances.
+    """
     k = mixture.n_components
     columns = {}
     shared = set(mixture.family.shared_params()) if hasattr(mixture.family, "shared_params") else set()
@@ -100,12 +115,24 @@ def _parameter_columns(mixture, names):
         arr = np.asarray(value)
         if pname in shared or arr.ndim == 0 or arr.shape[0] != k or arr.dtype.kind not in "biuf":
             continue
+        family, features = _part_of(mixture.family, pname, names)
+        labels = features if arr.ndim > 1 and arr.shape[1] == len(features) else [str(j) for j in range(
+            arr.shape[1] if arr.ndim > 1 else 0)]
         if arr.ndim == 1:
             columns[pname] = arr.astype(float)
         elif arr.ndim == 2:
-            labels = names if arr.shape[1] == len(names) else [str(j) for j in range(arr.shape[1])]
             for j, lab in enumerate(labels):
                 columns[f"{pname}[{lab}]"] = arr[:, j].astype(float)
+        elif arr.ndim == 3 and arr.shape[1] == arr.shape[2] and pname.endswith("covariance"):
+            for j, lab in enumerate(labels):
+                columns[f"{pname}[{lab}]"] = arr[:, j, j].astype(float)  # the variances
+        elif arr.ndim == 3:  # category probabilities: the categories of each feature, as named
+            categories = getattr(family, "categories", None)
+            counts = family._counts(arr.shape[1]) if hasattr(family, "_counts") else np.full(arr.shape[1], arr.shape[2])
+            for j, lab in enumerate(labels):
+                for c in range(int(counts[j])):
+                    category = categories[j][c] if categories is not None else c
+                    columns[f"{pname}[{lab}={category}]"] = arr[:, j, c].astype(float)
     return columns
 
 
