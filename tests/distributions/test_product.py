@@ -224,3 +224,9 @@ def test_categorical_encode_decode_round_trip():
     np.testing.assert_array_equal(codes, [[2, 1], [0, np.nan], [1, 0]])
     np.testing.assert_array_equal(fam.decode(codes), raw)
     assert fam.param_shapes(1, 2) == {"probs": (1, 2, 3)}
+
+
+def test_an_unknown_category_is_named_by_its_column_in_the_users_table():
+    family = Product([("g", Gaussian(), [0]), ("c", Categorical(categories=[["a", "b", "c"]]), [1])])
+    with pytest.raises(ValueError, match=r"X\[0, 1\] = 'zz' is not one of categories\[0\] = \['a', 'b', 'c'\] of part 'c'"):
+        family.encode(np.array([[0.5, "zz"]], dtype=object))

@@ -161,6 +161,11 @@ class Categorical(ComponentFamily):
         codes : ndarray of shape (n_samples, n_features) of float64
             The index of each value in its feature's ``categories``; NaN where missing.
         """
+        return self._encode(X)
+
+    def _encode(self, X, columns=None, part=None):
+        """:meth:`encode`; ``columns`` (and ``part``) name X's columns in a wider table in the messages
+        (a :class:`~discrim.distributions.Product` encodes its part's columns of the user's X)."""
         if self.categories is None:
             raise ValueError("encode needs categories: construct the family with categories=[[...], ...].")
         X = np.asarray(X, dtype=object)
@@ -176,8 +181,10 @@ class Categorical(ComponentFamily):
                 elif value in index:
                     out[i, j] = index[value]
                 else:
-                    raise ValueError(f"X[{i}, {j}] = {value!r} is not one of categories[{j}] = {list(col)!r}: "
-                                     "add it to categories or mark it missing (None).")
+                    where = "" if part is None else f" of part {part!r}"
+                    raise ValueError(f"X[{i}, {j if columns is None else columns[j]}] = {value!r} is not one of "
+                                     f"categories[{j}] = {list(col)!r}{where}: add it to categories or mark it "
+                                     "missing (None).")
         return out
 
     def decode(self, codes: ArrayLike) -> np.ndarray:

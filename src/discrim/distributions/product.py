@@ -302,7 +302,9 @@ class Product(ComponentFamily):
         for name, family, cols in self._parts():
             block = X[:, cols]
             if hasattr(family, "encode") and getattr(family, "categories", None) is not None:
-                out[:, cols] = family.encode(block)
+                # messages name the user's columns, not the part's
+                out[:, cols] = (family._encode(block, columns=cols.tolist(), part=name) if hasattr(family, "_encode")
+                                else family.encode(block))
                 continue
             try:
                 out[:, cols] = np.where(np.equal(block, None), np.nan, block).astype(np.float64)
