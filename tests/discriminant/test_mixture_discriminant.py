@@ -310,5 +310,6 @@ def test_a_class_of_one_row_is_named_as_degenerate(rng):
 
     X = rng.normal(size=(20, 2))
     y = np.r_[np.zeros(19), 1]
-    with pytest.warns(UserWarning, match=r"class 1.0: component\(s\) \[0\]"):
+    with pytest.warns(UserWarning, match=r"class 1.0: component\(s\) \[0\]") as record:
         MixtureDiscriminant(Gaussian(), n_components=1).fit(X, y)
+    assert record[0].filename == __file__  # the user's line, not scikit-learn's fit wrapper

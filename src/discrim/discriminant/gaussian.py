@@ -25,6 +25,7 @@ from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatt
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_class_totals,
     check_classes_observed,
@@ -207,7 +208,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 f"em_max_iter={self.em_max_iter} iterations (mean log-likelihood still changing by more than "
                 "1e-10): the estimates are not yet the maximum-likelihood ones. Raise em_max_iter; slow "
                 "convergence also comes with many missing cells or a nearly singular covariance (reg_param "
-                "helps there).", ConvergenceWarning, stacklevel=3)
+                "helps there).", ConvergenceWarning, stacklevel=user_stacklevel())
         totals = result.stats.weight
         stats = GaussianStats(weight=totals, mean=result.stats.mean - origin, scatter=result.stats.scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
@@ -239,7 +240,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             "variance), whether or not EM stopped there. With few complete rows the likelihood of incomplete rows "
             "grows without bound as a covariance flattens along a direction those rows leave unobserved, so this "
             "estimate, and the confidence of the predictions, mean nothing. Set reg_param (for example "
-            f"reg_param=0.1) or shrinkage{pooled}.", UserWarning, stacklevel=4)
+            f"reg_param=0.1) or shrinkage{pooled}.", UserWarning, stacklevel=user_stacklevel())
 
     def _fit_dask(self, X, y, sample_weight):
         """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.).

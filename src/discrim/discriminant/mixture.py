@@ -28,6 +28,7 @@ from discrim.utils._dask import (
 )
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_class_totals,
     check_classes_observed,
@@ -452,7 +453,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 f"MixtureDiscriminant: the mixture of some classes is degenerate ({listed}): a variance has sunk "
                 "to near reg_covar, as where a component holds too few rows for its covariance (or rows with "
                 "missing values leave a direction unobserved), and its density means nothing along it. Use fewer "
-                "n_components, a larger reg_covar or a constrained covariance_type.", UserWarning, stacklevel=3)
+                "n_components, a larger reg_covar or a constrained covariance_type.", UserWarning, stacklevel=user_stacklevel())
 
     def _family_options(self):
         """The candidate families as label -> family (one entry for a single family)."""

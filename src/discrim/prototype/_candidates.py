@@ -4,7 +4,7 @@ import warnings
 
 import numpy as np
 
-from discrim.prototype._explain import user_stacklevel
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import plain_label
 
 

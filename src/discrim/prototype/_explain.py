@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import sys
 import warnings
 
 import numpy as np
@@ -14,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.prototype._likelihood import chunk_rows
 from discrim.prototype._prototype_set import check_finite_scores, check_n_batches
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import check_feature_magnitude, plain_label
 
 # Accuracy of the adaptive quadrature behind the feature contributions; the contributions add up
@@ -27,11 +27,6 @@ UNFAMILIAR_SHARE = 1e-10
 # ... or when most rows lie more than this many bandwidths 1 / v_bd from every prototype along a feature
 # (its factor of the kernel below exp(-7^2 / 2), about 2e-11).
 UNFAMILIAR_BANDWIDTHS = 7.0
-# Packages whose frames a warning's stacklevel steps over to reach the user's line (see user_stacklevel):
-# discrim, and scikit-learn with the joblib that runs its loops (a Pipeline, a search, cross_val_score).
-_LIBRARY_PACKAGES = ("discrim", "sklearn", "joblib")
-
-
 class UnfamiliarDataWarning(UserWarning):
     """Most rows lie far from every prototype: the predictions fall back to the class frequencies.
 
@@ -76,29 +71,6 @@ def _far_features(X, batches, n_bandwidths=UNFAMILIAR_BANDWIDTHS, max_rows=1000)
             ok = ~(gap * batch.feature_weights[i] > n_bandwidths)  # NaN (missing) counts as near
             near[d] = near.get(d, np.zeros(x.shape[0], dtype=bool)) | ok
     return {d: float(1.0 - ok.mean()) for d, ok in near.items() if X.shape[0] and ok.mean() < 0.1}
-
-
-def user_stacklevel():
-    """The ``stacklevel`` for a ``warnings.warn`` in the caller that points at the user's line.
-
-    The warnings of the prototype model are raised several calls deep (through the prediction
-    methods, the dask wrapper, the report functions, or a scikit-learn Pipeline or search that
-    calls the model), at depths that differ by path; counting the frames out of the packages of
-    ``_LIBRARY_PACKAGES`` (discrim, scikit-learn, joblib) finds the line that called into them,
-    whatever the path.
-
-    Returns
-    -------
-    stacklevel : int
-        1 is the caller itself; the count of its enclosing frames in those packages is added (up
-        to the outermost frame where all are).
-    """
-    frame = sys._getframe(1)
-    level = 1
-    while frame.f_back is not None and str(frame.f_globals.get("__name__", "")).split(".")[0] in _LIBRARY_PACKAGES:
-        frame = frame.f_back
-        level += 1
-    return level
 
 
 def warn_if_unfamiliar(familiarity, batches, X=None):

@@ -26,7 +26,7 @@ from discrim.prototype._candidates import (
     draw_candidates,
     stratified_subsample,
 )
-from discrim.prototype._explain import user_stacklevel, warn_if_unfamiliar
+from discrim.prototype._explain import warn_if_unfamiliar
 from discrim.prototype._likelihood import CHUNK_ELEMENTS, DEVICE_CHUNK_ELEMENTS, PrototypeLikelihood, chunk_rows
 from discrim.prototype._prototype_set import PrototypeBatch, check_finite_scores, check_n_batches, merge_equivalent
 from discrim.prototype._solver import (
@@ -48,6 +48,7 @@ from discrim.utils._dask import (
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream
 from discrim.utils._threads import row_threads, single_threaded_blas
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
