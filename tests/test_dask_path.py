@@ -376,3 +376,23 @@ def test_joint_mixture_discriminant_on_dask_is_the_in_memory_fit(client):
     in_memory = make().fit(X, y)
     on_dask = make().fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
     np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
+def test_select_mixture_on_dask_with_missing_values_screens_as_in_memory(client, rng):
+    """The feature variances the degeneracy screen compares with leave the missing entries out."""
+    X = rng.normal(size=(600, 2)) + 3 * rng.integers(0, 2, 600)[:, None]
+    X[rng.random(X.shape) < 0.1] = np.nan
+    in_memory = select_mixture(X, Gaussian("full"), [1, 2], random_state=0)
+    on_dask = select_mixture(da.from_array(X, chunks=(300, -1)), Gaussian("full"), [1, 2], random_state=0)
+    np.testing.assert_allclose(on_dask.table["min_rel_variance"], in_memory.table["min_rel_variance"], rtol=1e-10)
+    assert not on_dask.table["degenerate"].any()
+
+
+def test_qda_on_incomplete_rows_runs_the_in_memory_em_class_by_class_on_dask(client, rng):
+    y = rng.integers(0, 3, 300)
+    X = rng.normal(size=(300, 4)) + 2.0 * y[:, None]
+    X[rng.random(X.shape) < 0.3] = np.nan
+    in_memory = QuadraticDiscriminant().fit(X, y)
+    on_dask = QuadraticDiscriminant().fit(da.from_array(X, chunks=(70, -1)), da.from_array(y, chunks=70))
+    np.testing.assert_allclose(on_dask.covariance_, in_memory.covariance_, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-10, atol=1e-12)

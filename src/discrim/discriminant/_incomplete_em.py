@@ -209,11 +209,18 @@ def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
     result : ClassEM
     """
     n_classes = rows.shape[0]
-    separable = (isinstance(X, np.ndarray) and not unlabelled and em.family.covariance_type == "full"
-                 and getattr(estimator, "pooling", 0) == 0 and np.all(rows > 0))
+    separable = (not unlabelled and em.family.covariance_type == "full" and getattr(estimator, "pooling", 0) == 0
+                 and np.all(rows > 0))
     if separable:
-        fits = [_fit(estimator, clone(em).set_params(n_components=1), X[y_idx == k], None, w[y_idx == k], rows[k:k + 1],
-                     False, regularised) for k in range(n_classes)]
+        if isinstance(X, np.ndarray):
+            parts = [(X[y_idx == k], w[y_idx == k]) for k in range(n_classes)]
+        else:  # dask: each class's rows as a dask array of known chunks, the same EM as in memory
+            from discrim.utils._dask import class_rows, label_counts_per_chunk
+
+            counts = label_counts_per_chunk(y_idx, np.arange(n_classes))
+            parts = [(class_rows(X, y_idx, k, counts[k]), class_rows(w, y_idx, k, counts[k])) for k in range(n_classes)]
+        fits = [_fit(estimator, clone(em).set_params(n_components=1), X_k, None, w_k, rows[k:k + 1], False, regularised)
+                for k, (X_k, w_k) in enumerate(parts)]
         stats = GaussianStats(weight=np.concatenate([f.stats.weight for f in fits]),
                               mean=np.concatenate([f.stats.mean for f in fits]),
                               scatter=np.concatenate([f.stats.scatter for f in fits]))

@@ -375,7 +375,8 @@ def _check_range(n_components_range, n_samples, n_families):
 
 def _dask_rows_and_variance(X, sample_weight):
     """A dask X row-chunked (persisted once for all the cells when it fits), its float64 weights, the
-    weighted variance of every feature and the total weight."""
+    weighted variance of every feature (over its observed entries, as :func:`_weighted_variance`)
+    and the total weight."""
     import dask
     import dask.array as da
 
@@ -386,9 +387,13 @@ def _dask_rows_and_variance(X, sample_weight):
     else:
         w = weights = align_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
     Xf = X.astype(np.float64)
-    total, weighted_sum = dask.compute(weights.sum(), weights @ Xf)
-    mean = weighted_sum / total
-    feature_var = (weights @ (Xf - mean) ** 2).compute() / total
+    observed = ~da.isnan(Xf)
+    Xf = da.where(observed, Xf, 0.0)
+    entry_weights = weights[:, None] * observed  # (n, d): the weight of each observed entry
+    total, feature_total, weighted_sum = dask.compute(weights.sum(), entry_weights.sum(axis=0),
+                                                      (entry_weights * Xf).sum(axis=0))
+    mean = weighted_sum / feature_total
+    feature_var = (entry_weights * (Xf - mean) ** 2).sum(axis=0).compute() / feature_total
     return X, w, feature_var, float(total)
 
 
