@@ -1,4 +1,7 @@
-"""EM's starts: k-means, mclust's hierarchical agglomeration, a given partition or responsibilities."""
+"""EM's starts: k-means, mclust's hierarchical agglomeration, a given partition or responsibilities.
+
+The agglomeration itself is checked against mclust's partitions in ``test_hierarchical.py``.
+"""
 
 from pathlib import Path
 
@@ -11,7 +14,7 @@ from sklearn.metrics import adjusted_rand_score
 
 from discrim.distributions import Gaussian, Poisson
 from discrim.mixture import FiniteMixture
-from discrim.mixture._hierarchical import agglomerate, svd_coordinates
+from discrim.mixture._hierarchical import agglomerate
 
 DATA = Path(__file__).parent / "data"
 
@@ -49,18 +52,6 @@ def test_responsibilities_and_their_hard_partition_agree_when_one_hot():
 def test_a_bad_given_start_names_init_params(bad, message):
     with pytest.raises(ValueError, match="init_params as .*" + message):
         FiniteMixture(Gaussian(), 2, init_params=bad).fit(load_iris().data)
-
-
-def test_svd_coordinates_are_mclusts():
-    # mclust's hc(use = "SVD"): scale, then X V D^(-1/2); the columns are uncorrelated with equal norms
-    Z = svd_coordinates(load_iris().data)
-    gram = Z.T @ Z
-    np.testing.assert_allclose(gram, np.diag(np.diag(gram)), atol=1e-9)
-
-
-def test_hierarchical_two_cluster_partition_of_iris_is_mclusts():
-    labels = agglomerate(svd_coordinates(load_iris().data), 2)
-    assert adjusted_rand_score(labels, _iris_partition(2)) == 1.0
 
 
 def test_agglomeration_separates_well_separated_groups_and_counts_clusters():

@@ -1,14 +1,46 @@
-"""Model-based hierarchical agglomeration (Banfield and Raftery, 1993; Fraley, 1998): mclust's start for EM.
+"""Model-based hierarchical agglomeration, mclust's start for EM (Banfield and Raftery, 1993; Fraley, 1998).
 
-Starting from singletons, each stage merges the two clusters whose union lowers the
-classification likelihood of an unconstrained Gaussian model (mclust's "VVV") the least. The
-criterion of a partition is ``sum_C n_C log |(W_C + alpha I) / n_C|`` with ``W_C`` the scatter
-of cluster C about its mean: the term ``alpha I`` (``alpha`` the mean variance of the data per
-row and feature, as mclust scales it) keeps the criterion finite for clusters with fewer rows
-than features. Following mclust, the rows are first put in the coordinates of their scaled
-singular value decomposition (centred, scaled to unit variance, rotated onto the principal axes
-and divided by the square roots of the singular values), and at most ``MAX_ROWS`` rows take
-part (mclust's ``subset`` of 2,000).
+Starting from singletons, each stage merges the two clusters whose union increases the
+criterion of an unconstrained Gaussian model (mclust's "VVV") the least, as mclust 6's
+``hc(X, modelName = "VVV")`` does (R function ``hcVVV``, Fortran subroutines ``hcvvv`` and
+``vvvtij`` of mclust's ``src/mclust.f``). The criterion of a partition is the sum over its
+clusters of a term that depends on the cluster's number of rows ``l``, the scatter ``W`` of
+its rows about their mean and the trace ``t = tr W``, in ``p`` features (``vvvtij``):
+
+* ``l log(beta (t + alpha) / l)`` when ``l <= p``, and for two rows whatever ``p`` (``hcvvv``
+  scores a pair of singletons so); a singleton's term is ``log(beta alpha)``;
+* ``l log(|W / l| + beta (t + alpha) / l)`` when ``l > max(p, 2)``, ``|W / l|`` counted as
+  0 when ``W`` is singular or ``t = 0``.
+
+Merging two clusters changes the criterion by ``term(union) - term(one) - term(other)``.
+``beta`` is ``hcVVV``'s ``beta`` (default 1) and ``alpha`` is ``hcVVV``'s ``alpha`` (default 1)
+times ``traceW(data / sqrt(n p))``, the trace of the data's scatter over ``n p`` (the mean
+variance per feature), and at least the machine epsilon.
+
+Of equal changes, ``hcvvv`` merges the pair it scans last (column ``j``, then row ``i < j`` of
+its clusters' slots, the union of slots ``i < j`` taking slot ``i`` and the last slot moving
+to ``j``); the same slots and order are kept here. Changes equal in exact arithmetic (rows
+duplicated, or placed symmetrically about a cluster's mean, as on integer data) count as equal
+when they differ by less than about 1000 units of roundoff of their terms. Where ``hcvvv``'s
+own rounding separates such changes, its choice cannot be reproduced (it depends on the BLAS R
+uses) and the partitions can differ from mclust's on data with many tied rows; elsewhere they
+are mclust's, cluster for cluster, numbered 0, 1, ... in the order of their first row as
+``hclass``'s are from 1.
+
+Following mclust's default ``hcUse = "SVD"``, the rows are first put in the coordinates of
+their scaled singular value decomposition (:func:`svd_coordinates`), and at most ``MAX_ROWS``
+rows take part (mclust's ``subset`` of 2,000 rows, drawn at random).
+
+References
+----------
+Banfield, J. D. and Raftery, A. E. (1993). Model-based Gaussian and non-Gaussian clustering.
+Biometrics 49, 803-821.
+
+Fraley, C. (1998). Algorithms for model-based Gaussian hierarchical clustering. SIAM Journal on
+Scientific Computing 20, 270-281.
+
+Scrucca, L., Fraley, C., Murphy, T. B. and Raftery, A. E. (2023). Model-Based Clustering,
+Classification, and Density Estimation Using mclust in R. Chapman and Hall/CRC.
 """
 
 import numpy as np
@@ -17,6 +49,12 @@ __all__ = ["MAX_ROWS", "agglomerate", "svd_coordinates"]
 
 #: Rows the agglomeration sees at most: its cost grows with the square of the rows.
 MAX_ROWS = 2000
+
+# entries of the (rows, n, p) differences the first pairwise computation holds at a time
+_BLOCK_ENTRIES = 2**22
+
+# changes within this many units of roundoff of the terms they are made of count as equal
+_TIE = 1000 * np.finfo(np.float64).eps
 
 
 def svd_coordinates(X):
@@ -29,8 +67,9 @@ def svd_coordinates(X):
     Returns
     -------
     Z : ndarray of shape (n_samples, min(n_samples, n_features))
-        Centred and scaled columns (constant ones dropped), ``X V D^(-1/2)`` from their SVD
-        ``U D V'``.
+        The columns centred and scaled to unit variance (``ddof=1``; constant ones dropped),
+        then ``X V D^(-1/2)`` from their SVD ``U D V'`` (a column of a null singular value is
+        zero). mclust's, up to the signs of the columns, which the agglomeration ignores.
     """
     X = np.asarray(X, dtype=np.float64)
     sd = X.std(axis=0, ddof=1) if X.shape[0] > 1 else np.zeros(X.shape[1])
@@ -41,7 +80,7 @@ def svd_coordinates(X):
     return Xs @ Vt.T / np.sqrt(s)
 
 
-def agglomerate(Z, n_clusters, alpha=1.0):
+def agglomerate(Z, n_clusters, alpha=1.0, beta=1.0):
     """Partition the rows into ``n_clusters`` clusters by model-based agglomeration.
 
     Parameters
@@ -49,10 +88,13 @@ def agglomerate(Z, n_clusters, alpha=1.0):
     Z : ndarray of shape (n_samples, n_features)
         Rows in the coordinates to agglomerate in (see :func:`svd_coordinates`).
     n_clusters : int or list of int
-        Stop when this many clusters are left; at most ``n_samples``. A list gives the
+        Stop when this many clusters are left, from 1 to ``n_samples``. A list gives the
         partition at each of these stages of one agglomeration (mclust's ``hclass``).
     alpha : float, default=1.0
-        The regulariser ``alpha I`` is ``alpha`` times the data's mean variance per feature.
+        mclust's ``alpha``: the criterion's ``alpha`` is this times the data's mean variance
+        per feature.
+    beta : float, default=1.0
+        mclust's ``beta``, the weight of the trace in the criterion.
 
     Returns
     -------
@@ -60,95 +102,190 @@ def agglomerate(Z, n_clusters, alpha=1.0):
         Cluster of every row, numbered 0, 1, ... in the order of their first row; a dict by
         cluster count when ``n_clusters`` is a list.
     """
-    counts = [n_clusters] if np.ndim(n_clusters) == 0 else sorted({int(c) for c in n_clusters}, reverse=True)
-    found = {}
-    for count, parent in _stages(np.asarray(Z, dtype=np.float64), counts, alpha):
-        found[count] = _labels(parent)
-    return found[n_clusters] if np.ndim(n_clusters) == 0 else found
+    Z = np.asarray(Z, dtype=np.float64)
+    scalar = np.ndim(n_clusters) == 0
+    counts = sorted({int(c) for c in np.atleast_1d(n_clusters)}, reverse=True)
+    if not counts or counts[-1] < 1 or counts[0] > Z.shape[0]:
+        raise ValueError(f"n_clusters must be between 1 and the {Z.shape[0]} rows; got {n_clusters}.")
+    found = dict(_stages(Z, counts, alpha, beta))
+    return found[int(n_clusters)] if scalar else found
 
 
-def _labels(parent):
-    """Every row's cluster from the parent links: followed to their roots, numbered by first row."""
-    root = parent.copy()
-    while True:
-        nxt = root[root]
-        if np.array_equal(nxt, root):
-            break
-        root = nxt
-    _, labels = np.unique(root, return_inverse=True)
-    return labels.reshape(-1)
+def _first_appearance(slot):
+    """Relabel clusters 0, 1, ... in the order of their first row (mclust's ``partconv``)."""
+    _, first, inverse = np.unique(slot, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.intp)
+    rank[np.argsort(first)] = np.arange(first.size)
+    return rank[inverse.reshape(-1)]
 
 
-def _stages(Z, counts, alpha):
-    """Yield ``(count, parent links)`` when the agglomeration reaches each of ``counts`` (descending)."""
-    n, d = Z.shape
-    centred = Z - Z.mean(axis=0)
-    reg = max(alpha * float(np.sum(centred**2)) / (n * d), np.finfo(np.float64).eps)
+def _term(size, trace, scatter, n_features, reg, beta):
+    """The criterion of a stack of clusters.
+
+    Parameters
+    ----------
+    size, trace : ndarray of shape (m,)
+        Rows of each cluster and the trace of its scatter.
+    scatter : callable
+        ``scatter(mask)``: the scatter matrices, of shape (mask.sum(), p, p), of the clusters
+        ``mask`` selects (only those with more rows than ``max(p, 2)`` need them).
+    n_features : int
+    reg, beta : float
+
+    Returns
+    -------
+    term : ndarray of shape (m,)
+        ``l log(|W / l| + beta (t + reg) / l)``, without ``|W / l|`` for ``l <= max(p, 2)``, a
+        singular ``W`` or ``t = 0``.
+    """
+    log_c = np.log(beta * (trace + reg) / size)
+    big = (size > max(n_features, 2)) & (trace != 0.0)
+    if big.any():
+        sign, logabs = np.linalg.slogdet(scatter(big))
+        log_det = logabs - n_features * np.log(size[big])
+        log_c[big] = np.where(sign > 0, np.logaddexp(log_det, log_c[big]), log_c[big])
+    return size * log_c
+
+
+def _column_minima(D, cols):
+    """Smallest ``D[r, c]`` over ``r < c`` for each column c of ``cols``, and its last row.
+
+    Parameters
+    ----------
+    D : ndarray of shape (m, m)
+        Merge costs of the active clusters.
+    cols : ndarray of shape (k,) of int
+
+    Returns
+    -------
+    minimum : ndarray of shape (k,)
+        ``inf`` for column 0.
+    row : ndarray of shape (k,) of int
+        The largest row attaining the minimum (``hcvvv`` keeps the last of equal costs).
+    """
+    m = D.shape[0]
+    sub = D[:, cols]
+    sub = np.where(np.arange(m)[:, None] < cols[None, :], sub, np.inf)
+    row = m - 1 - np.argmin(sub[::-1], axis=0)
+    return sub[row, np.arange(cols.size)], row
+
+
+def _least_change(D, col_min, col_row, term):
+    """The pair of slots ``i < j`` to merge: the least change, the last of equal ones in hcvvv's order.
+
+    ``hcvvv`` scans the pairs by column j, then row i, and keeps the last of equal changes.
+    Changes equal in exact arithmetic (as for duplicated rows, or rows placed symmetrically
+    about a cluster's mean) can differ by rounding, here or in ``hcvvv``: two changes count as
+    equal when they differ by less than ``_TIE`` times the magnitudes of the terms they are
+    made of.
+
+    Parameters
+    ----------
+    D : ndarray of shape (n, n)
+        Merge changes; only the active slots, the leading m, are read.
+    col_min, col_row : ndarray of shape (m,)
+        Each column's smallest change over its rows ``r < j``, and the last row attaining it.
+    term : ndarray of shape (m,)
+        The criterion of each active cluster.
+
+    Returns
+    -------
+    i, j : int
+    """
+    j = int(np.argmin(col_min))
+    least = col_min[j]
+
+    def magnitude(change, rows, col):  # |term(i u j)| + |term(i)| + |term(j)|
+        parts = np.abs(term[rows]) + np.abs(term[col])
+        return parts + np.abs(change + term[rows] + term[col])
+
+    scale = magnitude(least, col_row[j], j)
+    bound = least + _TIE * (scale + np.abs(least) + 4.0 * np.max(np.abs(term)) + 1.0)
+    for col in np.flatnonzero(col_min <= bound)[::-1]:
+        change = D[:col, col]
+        rows = np.flatnonzero(change <= least + _TIE * (scale + magnitude(change, np.arange(col), col)))
+        if rows.size:
+            return int(rows[-1]), int(col)
+    return int(col_row[j]), j
+
+
+def _stages(Z, counts, alpha, beta):
+    """Yield ``(count, labels)`` when the agglomeration reaches each of ``counts`` (descending).
+
+    The clusters sit in slots 0..m-1 as in ``hcvvv``: the union of slots i < j takes slot i and
+    the last slot moves to j. ``D[i, j]`` is the change of the criterion for merging slots i
+    and j; the pair merged is the one of least change, ties going to the largest ``(j, i)``
+    (:func:`_least_change`). ``col_min`` and ``col_row`` keep each column's least change and its
+    last row, updated where a merge changed the column.
+    """
+    n, p = Z.shape
+    reg = max(alpha * float(np.sum((Z - Z.mean(axis=0)) ** 2)) / (n * p), np.finfo(np.float64).eps)
+    log_single = np.log(beta * reg)  # a singleton's term
     size = np.ones(n)
     mean = Z.copy()
-    scatter = np.zeros((n, d, d))
-    cost = np.full(n, d * np.log(reg))  # a singleton: n_C log |alpha I / 1|
-    active = np.ones(n, dtype=bool)
-    parent = np.arange(n)
-    # The change of the criterion for merging i and j, for every pair (inf on and below the diagonal).
-    # Two singletons: W = delta delta' / 2 has one non-zero eigenvalue |delta|^2 / 2.
-    sq = np.sum(Z**2, axis=1)
-    dist = np.maximum(sq[:, None] + sq[None, :] - 2.0 * Z @ Z.T, 0.0)
-    delta = 2.0 * ((d - 1) * np.log(reg) + np.log(reg + 0.5 * dist) - d * np.log(2.0)) - 2.0 * d * np.log(reg)
-    delta[np.tril_indices(n)] = np.inf
-    # Each row's smallest change and where (a full argmin over n^2 pairs per merge would dominate).
-    best_col = np.argmin(delta, axis=1)
-    best = delta[np.arange(n), best_col]
+    trace = np.zeros(n)
+    term = np.full(n, log_single)
+    scatter = np.zeros((n, p, p))
+    slot = np.arange(n)  # every row's cluster
+    # two singletons: t = |delta|^2 / 2, term 2 log(beta (t + alpha) / 2) at any p
+    D = np.empty((n, n))
+    block = max(1, _BLOCK_ENTRIES // max(n * p, 1))
+    for start in range(0, n, block):
+        diff = Z[start:start + block, None, :] - Z[None, :, :]
+        half = 0.5 * np.einsum("ijk,ijk->ij", diff, diff)
+        D[start:start + block] = 2.0 * np.log(beta * (half + reg) / 2.0) - 2.0 * log_single
+    np.fill_diagonal(D, np.inf)
+    col_min, col_row = _column_minima(D, np.arange(n))
     pending = list(counts)
-    for left in range(n, 0, -1):
-        while pending and pending[0] == left:
-            yield pending.pop(0), parent.copy()
+    m = n
+    while True:
+        while pending and pending[0] == m:
+            yield pending.pop(0), _first_appearance(slot)
         if not pending:
             return
-        i = int(np.argmin(best))
-        j = int(best_col[i])  # i < j: j joins i
-        diff = mean[i] - mean[j]
+        i, j = _least_change(D, col_min[:m], col_row[:m], term[:m])
+        diff = mean[j] - mean[i]
         total = size[i] + size[j]
-        scatter[i] += scatter[j] + (size[i] * size[j] / total) * np.outer(diff, diff)
-        mean[i] = (size[i] * mean[i] + size[j] * mean[j]) / total
+        factor = size[i] * size[j] / total
+        scatter[i] += scatter[j] + factor * np.outer(diff, diff)
+        trace[i] += trace[j] + factor * (diff @ diff)
+        mean[i] += (size[j] / total) * diff
         size[i] = total
-        cost[i] = _cost(scatter[i][None], size[i : i + 1], reg)[0]
-        active[j] = False
-        parent[j] = i
-        delta[j, :] = np.inf
-        delta[:, j] = np.inf
-        best[j] = np.inf
-        others = np.flatnonzero(active)
-        others = others[others != i]
+        term[i] = _term(size[i:i + 1], trace[i:i + 1], lambda big: scatter[i:i + 1][big], p, reg, beta)[0]
+        slot[slot == j] = i
+        last = m - 1
+        if j != last:  # the last slot moves to j
+            for a in (size, mean, trace, term, scatter):
+                a[j] = a[last]
+            slot[slot == last] = j
+            D[j, :m] = D[last, :m]
+            D[:m, j] = D[:m, last]
+            D[j, j] = np.inf
+        m = last
+        others = np.delete(np.arange(m), i)
         if others.size:
-            merged = _merged_cost(i, others, size, mean, scatter, reg)
-            change = merged - cost[i] - cost[others]
-            lower = others < i
-            delta[others[lower], i] = change[lower]
-            delta[i, others[~lower]] = change[~lower]
-        # rows whose best pair involved i or j are searched again; the others compare with column i
-        stale = active & ((best_col == i) | (best_col == j))
-        stale[i] = True  # i is active: the sorted rows of np.union1d(rows, [i])
+            diff = mean[others] - mean[i]
+            total = size[others] + size[i]
+            factor = size[others] * size[i] / total
+            merged_trace = trace[others] + trace[i] + factor * np.einsum("ij,ij->i", diff, diff)
+
+            def merged_scatter(big):
+                return (scatter[others[big]] + scatter[i]
+                        + factor[big, None, None] * diff[big, :, None] * diff[big, None, :])
+
+            change = _term(total, merged_trace, merged_scatter, p, reg, beta) - term[others] - term[i]
+            D[i, others] = change
+            D[others, i] = change
+        # columns whose entries changed: i and j wholly; the others at rows i and j
+        cols = np.arange(m)
+        stale = (cols == i) | (cols == j) | (((col_row[:m] == i) | (col_row[:m] == j)) & (cols > i))
+        for r in (i, j):
+            if r >= m:
+                continue
+            later = cols[r + 1:]
+            value = D[r, later]
+            better = (value < col_min[later]) | ((value == col_min[later]) & (r > col_row[later]))
+            col_min[later[better]] = value[better]
+            col_row[later[better]] = r
         stale = np.flatnonzero(stale)
-        best_col[stale] = np.argmin(delta[stale], axis=1)
-        best[stale] = delta[stale, best_col[stale]]
-        rows = others[others < i]
-        better = delta[rows, i] < best[rows]
-        best[rows[better]] = delta[rows[better], i]
-        best_col[rows[better]] = i
-
-
-def _cost(W, size, reg):
-    """``n_C log |(W_C + reg I) / n_C|`` for a stack of clusters."""
-    d = W.shape[-1]
-    logdet = np.linalg.slogdet(W + reg * np.eye(d))[1]
-    return size * (logdet - d * np.log(size))
-
-
-def _merged_cost(i, others, size, mean, scatter, reg):
-    """The criterion of cluster i merged with each cluster of ``others``."""
-    total = size[i] + size[others]
-    diff = mean[others] - mean[i]
-    W = scatter[i] + scatter[others] + ((size[i] * size[others] / total)[:, None, None]
-                                        * diff[:, :, None] * diff[:, None, :])
-    return _cost(W, total, reg)
+        col_min[stale], col_row[stale] = _column_minima(D[:m, :m], stale)
