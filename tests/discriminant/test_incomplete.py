@@ -444,3 +444,24 @@ def test_no_labelled_row_is_a_clear_error(make, marker, rng):
     X, _ = _classes(rng, 30)
     with pytest.raises(ValueError, match="y has no labelled row"):
         make().fit(X, np.full(30, marker))
+
+
+def test_lda_scores_of_a_row_do_not_depend_on_the_other_rows(rng):
+    """decision_function: a complete row's scores are the same beside rows with missing values, and an
+    incomplete row's are log f_k(x_o) - log f_c(x_o) + log pi_k, linear in x_o (c the centre of the means)."""
+    X, y = _classes(rng)
+    lda = LinearDiscriminant(priors="empirical").fit(X, y)
+    gaps = X.copy()
+    gaps[::3, 1] = np.nan
+    scores = lda.decision_function(gaps)
+    np.testing.assert_allclose(scores[1::3], lda.decision_function(X[1::3]), rtol=1e-12)
+    np.testing.assert_allclose(scores[::3], np.vstack([lda.decision_function(row[None]) for row in gaps[::3]]), rtol=1e-12)
+    centre = lda.means_.mean(axis=0)
+    observed = [0, 2]
+    cov = lda.covariance_[np.ix_(observed, observed)]
+    expected = np.stack([stats.multivariate_normal(m[observed], cov).logpdf(gaps[::3][:, observed]) for m in lda.means_], 1)
+    expected -= stats.multivariate_normal(centre[observed], cov).logpdf(gaps[::3][:, observed])[:, None]
+    np.testing.assert_allclose(scores[::3], expected + np.log(lda.priors_), rtol=1e-10, atol=1e-10)
+    joint = expected + np.log(lda.priors_)
+    posterior = np.exp(joint - np.logaddexp.reduce(joint, axis=1, keepdims=True))
+    np.testing.assert_allclose(lda.predict_proba(gaps)[::3], posterior, rtol=1e-10)

@@ -337,13 +337,15 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         log_det_2pi[incomplete] = log_det + (~missing[incomplete]).sum(axis=1)[:, None] * np.log(2 * np.pi)
         return dist, log_det_2pi
 
-    def _conditioned(self, X):
-        """Rows with missing values (NaN) conditioned on their observed entries under every class."""
+    def _conditioned(self, X, means=None):
+        """Rows with missing values (NaN) conditioned on their observed entries under every class
+        (or, with ``means`` (m, d), under normals of those means and the classes' covariance)."""
         mask = ~np.isnan(X)
         inv = self._chol_inv if self._chol_inv.ndim == 3 else self._chol_inv[None]  # W = L^-1 per class
         precision = np.einsum("kij,kil->kjl", inv, inv)  # Sigma^-1 = W'W
         log_det_cov = np.atleast_1d(self._log_det_2pi) - X.shape[1] * np.log(2 * np.pi)
-        return ConditionedRows(X, MissingPatterns(mask), mask, self.means_, precision, log_det_cov)
+        means = self.means_ if means is None else means
+        return ConditionedRows(X, MissingPatterns(mask), mask, means, precision, log_det_cov)
 
 class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     """Sample ML discriminant rule for normal populations with a common covariance (LDA).
@@ -624,13 +626,31 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         # unchanged, and it costs O(n K D) instead of O(n D^2).
         X = self._validate_for_predict(X)
         log_prior = self._fitted_log_prior() if log_prior is None else log_prior
-        if isinstance(X, np.ndarray) and np.isnan(X).any():  # rows with missing values: marginal densities
-            return self._log_density(X) + log_prior
+        if isinstance(X, np.ndarray) and np.isnan(X).any():
+            incomplete = np.isnan(X).any(axis=1)
+            scores = np.empty((X.shape[0], self.classes_.shape[0]))
+            scores[~incomplete] = self._linear_scores(X[~incomplete])
+            scores[incomplete] = self._marginal_linear_scores(X[incomplete])
+            return scores + log_prior
+        return to_numpy(self._linear_scores(X) + ops.like(log_prior, X))
+
+    def _linear_scores(self, X):
+        """``log f_k(x) - log f_c(x)``, linear in x (c the centre of the class means), where X lives."""
         X = self._centred(X)
         # A C-ordered (D, K) operand: numpy's matmul can miss BLAS for a transposed view.
         scores = X @ ops.like(np.ascontiguousarray(self._coef_c.T), X)
-        scores += ops.like(self._intercept_c + log_prior, X)
-        return to_numpy(scores)
+        scores += ops.like(self._intercept_c, X)
+        return scores
+
+    def _marginal_linear_scores(self, X):
+        """:meth:`_linear_scores` of rows with missing values, in the marginal of their observed entries.
+
+        ``log f_k(x_o) - log f_c(x_o)``: linear in x_o, the score of a complete row where nothing is
+        missing, so that a row's scores never depend on the other rows of the call (or chunk).
+        """
+        centre = (self._origin + self._center)[None, :]
+        maha, _ = self._conditioned(X, np.concatenate([self.means_, centre])).marginal  # one covariance: one log |S_oo|
+        return -0.5 * (maha[:, :-1] - maha[:, -1:])
 
     def _centred(self, X):
         """Rows about the mean of the class means, in float64, where they live."""
@@ -643,7 +663,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         # one matrix-vector product.
         X = self._validate_for_predict(X)
         if isinstance(X, np.ndarray) and np.isnan(X).any():  # rows with missing values: marginal densities
-            jll = self._log_density(X) + (self._fitted_log_prior() if log_prior is None else log_prior)
+            jll = self._joint_log_likelihood(X, log_prior)
             return jll[:, 1] - jll[:, 0]
         X = self._centred(X)
         intercept = self._intercept_c + (self._fitted_log_prior() if log_prior is None else log_prior)
