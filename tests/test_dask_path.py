@@ -396,3 +396,18 @@ def test_qda_on_incomplete_rows_runs_the_in_memory_em_class_by_class_on_dask(cli
     on_dask = QuadraticDiscriminant().fit(da.from_array(X, chunks=(70, -1)), da.from_array(y, chunks=70))
     np.testing.assert_allclose(on_dask.covariance_, in_memory.covariance_, rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-10, atol=1e-12)
+
+
+def test_impute_on_dask_is_lazy_and_equals_the_in_memory_completion(client, rng):
+    X = rng.normal(size=(400, 3)) + 3 * rng.integers(0, 2, 400)[:, None]
+    X[rng.random(X.shape) < 0.2] = np.nan
+    mixture = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    chunked = da.from_array(X, chunks=(90, -1))
+    completed = mixture.impute(chunked)
+    assert isinstance(completed, da.Array)  # nothing of size N on the client until computed
+    np.testing.assert_allclose(completed.compute(), mixture.impute(X), rtol=1e-12, atol=1e-12)
+    drawn = mixture.impute(chunked, draw=True, random_state=1).compute()
+    np.testing.assert_array_equal(drawn, mixture.impute(chunked, draw=True, random_state=1).compute())
+    observed = ~np.isnan(X)
+    np.testing.assert_array_equal(drawn[observed], X[observed])
+    assert not np.isnan(drawn).any()

@@ -35,6 +35,7 @@ from discrim.utils._dask import (
     checked_rows,
     gather_sample,
     is_dask,
+    map_row_chunks_seeded,
     prepared_rows,
     weighted_total,
 )
@@ -797,8 +798,12 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Returns
         -------
         X_completed : ndarray of shape (n_samples, n_features) of float64
+            A dask array, computed lazily chunk by chunk, for a dask X (the draws then come from
+            one stream per chunk, spawned from ``random_state``).
         """
         check_is_fitted(self)
+        if is_dask(X):
+            return map_row_chunks_seeded(type(self).impute, self, X, random_state, draw=draw)
         family = self._family()
         blocks = self._rows(X, family, reset=False)
         X0 = np.array(to_numpy(blocks.X), dtype=np.float64)

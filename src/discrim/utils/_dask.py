@@ -284,6 +284,35 @@ def blockwise(method):
     return wrapper
 
 
+def map_row_chunks_seeded(method, estimator, X, random_state, **kwargs):
+    """``method(estimator, block, random_state=rng, **kwargs)`` on every row chunk of a dask X, lazily.
+
+    As :func:`blockwise` for a method whose rows out have X's columns and that draws random
+    numbers: each chunk gets its own generator, spawned from ``random_state`` (the same seed
+    gives the same draws; they are not the in-memory call's, which draws all rows from one
+    stream).
+
+    Returns
+    -------
+    out : dask.array.Array of shape (n_samples, n_features) of float64
+    """
+    check_feature_names(estimator, X, reset=False)
+    X = row_chunked(X)
+    names = getattr(estimator, "feature_names_in_", None)
+    from discrim.utils._random import as_seed_sequence
+
+    seeds = as_seed_sequence(random_state).spawn(X.numblocks[0])
+
+    @on_worker
+    def run(block, block_info=None):
+        if block.shape[0] == 0:
+            return np.empty(block.shape, dtype=np.float64)
+        rng = np.random.default_rng(seeds[block_info[0]["chunk-location"][0]])
+        return method(estimator, _with_names(block, names), random_state=rng, **kwargs)
+
+    return X.map_blocks(run, dtype=np.float64, meta=np.empty((0, X.shape[1]), np.float64))
+
+
 def _check_chunk(estimator_name, dtype, check, allow_nan, Xb, wb, first_row):
     """Validate one row chunk as fit validates in-memory X.
 
