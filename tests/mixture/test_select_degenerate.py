@@ -89,3 +89,15 @@ def test_scale_of_the_data_does_not_change_the_verdict():
         b = select_mixture(X * 1e3, {"VVV": Gaussian()}, range(1, 6), random_state=0, reg_covar=1e-6 * 1e6)
     np.testing.assert_array_equal(a.table["degenerate"], b.table["degenerate"])
     assert a.best_params == b.best_params
+
+
+def test_a_selected_model_with_a_collapsing_component_says_so():
+    """mclust drops singular fits only; a chosen fit with a variance near reg_covar (a thin cluster, 30 rows
+    on a line) is kept, as there, but the choice warns as FiniteMixture's fit does."""
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=30) * 0.5
+    X = np.r_[rng.normal(size=(60, 2)) * [1.0, 2.0], np.c_[t, t + 1e-3 * rng.normal(size=30)] + 4.0]
+    with pytest.warns(UserWarning, match=r"the selected model \(full, 2 components\) has collapsing component") as record:
+        result = select_mixture(X, {"full": Gaussian("full")}, [1, 2], random_state=0)
+    assert result.best_params["n_components"] == 2 and not result.table["degenerate"].any()
+    assert any(w.filename == __file__ for w in record)

@@ -19,6 +19,7 @@ from discrim.backend._device import is_tensor, rows_on_device
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight
 
 if TYPE_CHECKING:
@@ -713,6 +714,17 @@ def select_mixture(
         )
         usable = scores
     best = int(np.nanargmin(usable))
+    chosen = estimators[best]
+    collapsing = chosen._family().collapsing_components(chosen._params) if chosen is not None else np.zeros(0)
+    if collapsing.size:
+        # mclust excludes singular fits only (as the 'degenerate' column does); a variance near
+        # reg_covar is a fit FiniteMixture warns about, so the choice says so too
+        warnings.warn(
+            f"select_mixture: the selected model ({rows[best]['family']}, {rows[best]['n_components']} components) "
+            f"has collapsing component(s) {collapsing.tolist()}: a variance has sunk to near reg_covar, where the "
+            "likelihood grows without bound and the density means nothing along it. Compare the next models in "
+            "the table, or refit with a larger reg_covar or a constrained covariance model.",
+            UserWarning, stacklevel=user_stacklevel())
     if names is not None:  # the cells saw an array: the fitted mixtures keep the frame's column names
         for estimator in estimators:
             if estimator is not None:
