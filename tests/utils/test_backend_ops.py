@@ -38,3 +38,13 @@ def test_matmul_of_tensors_is_torchs_product():
     product = ops.matmul(a, b)
     assert isinstance(product, torch.Tensor)
     torch.testing.assert_close(product, a @ b)
+
+
+@pytest.mark.filterwarnings("error")  # torch's sparse constructors warned about invariant checks (torch 2.11)
+def test_label_sums_are_the_weighted_sums_of_each_labels_rows_in_numpy_and_torch():
+    rng = np.random.default_rng(0)
+    X, labels, weights = rng.normal(size=(50, 3)), rng.integers(0, 4, 50), rng.random(50)
+    expected = np.stack([(weights[labels == k, None] * X[labels == k]).sum(axis=0) for k in range(5)])
+    np.testing.assert_allclose(ops.label_sums(labels, weights, X, 5), expected, rtol=1e-12, atol=1e-15)
+    torch = pytest.importorskip("torch")
+    np.testing.assert_allclose(ops.label_sums(labels, weights, torch.as_tensor(X), 5), expected, rtol=1e-12, atol=1e-15)

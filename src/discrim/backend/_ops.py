@@ -238,7 +238,7 @@ def take_rows(a, index):
 def label_sums(labels, weights, X, n_labels):
     """Weighted sum of the rows of each label, ``sum_{i: labels_i = k} w_i x_i``: (n_labels, d).
 
-    One pass over X as a sparse (n_labels, n) indicator times X.
+    One pass over X: numpy as a sparse (n_labels, n) indicator times X, torch by index_add_.
 
     Parameters
     ----------
@@ -262,10 +262,12 @@ def label_sums(labels, weights, X, n_labels):
         return np.asarray(indicator @ X, dtype=np.float64)
     import torch
 
-    index = torch.as_tensor(np.stack([labels, np.arange(n)]), device=X.device)
-    indicator = torch.sparse_coo_tensor(index, torch.as_tensor(weights, dtype=X.dtype, device=X.device), (n_labels, n),
-                                        check_invariants=False)
-    return np.asarray((indicator @ X).cpu().numpy(), dtype=np.float64)
+    # index_add_ rather than a sparse indicator: torch's sparse constructors warn about their
+    # invariant checks in some versions (2.11), and this is one pass over X either way
+    index = torch.as_tensor(labels, device=X.device)
+    weighted = X * torch.as_tensor(weights, dtype=X.dtype, device=X.device)[:, None]
+    sums = torch.zeros((n_labels, X.shape[1]), dtype=X.dtype, device=X.device).index_add_(0, index, weighted)
+    return np.asarray(sums.cpu().numpy(), dtype=np.float64)
 
 
 def row_dot(a, b):
