@@ -204,10 +204,11 @@ def matmul_floor(ctype, n, device):
     return per_block * n / rows, flops / per_block
 
 
-def em_part(n, device, a, b, log):
+def em_part(n, device, a, b, log, host=True):
     rows = []
     X = mixture_data(n, device)
-    X_host = X.cpu().numpy() if n * D * 4 <= 2**31 else None  # numpy beside it where the host holds it
+    # numpy beside it where the host holds it (and unless --skip-host)
+    X_host = X.cpu().numpy() if host and n * D * 4 <= 2**31 else None
     for ctype in ("full", "diag"):
         start = start_for(ctype, X)
         log(f"EM {ctype}: discrim on {device}")
@@ -238,13 +239,13 @@ def em_part(n, device, a, b, log):
 # --- 2. LDA and QDA ---------------------------------------------------------------------------
 
 
-def rule_part(n, d, device, log):
+def rule_part(n, d, device, log, host=True):
     g = torch.Generator(device=device).manual_seed(1)
     y = torch.randint(0, 10, (n,), generator=g, device=device)
     X = torch.randn(n, d, generator=g, device=device, dtype=torch.float64)
     X[:, :10] += torch.nn.functional.one_hot(y, 10).double()
     rows = []
-    X_host, y_host = (X.cpu().numpy(), y.cpu().numpy()) if n * d * 8 <= 2**33 else (None, None)
+    X_host, y_host = (X.cpu().numpy(), y.cpu().numpy()) if host and n * d * 8 <= 2**33 else (None, None)
     for rule in (LinearDiscriminant, QuadraticDiscriminant):
         log(f"{rule.__name__} on {device}")
         model, fit_s = timed(lambda: rule().fit(X, y), device)
@@ -381,6 +382,8 @@ def main(argv=None):
     parser.add_argument("--iters", type=int, default=5, help="Timed EM iterations (beyond the warm-up fit).")
     parser.add_argument("--warmup-iters", type=int, default=1)
     parser.add_argument("--skip-search", action="store_true", help="Leave out the PrototypeClassifierCV search.")
+    parser.add_argument("--skip-host", action="store_true",
+                        help="Leave out numpy on the host beside the device (minutes at the GPU sizes).")
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     args.load_before = "%.1f %.1f %.1f" % os.getloadavg()
@@ -400,8 +403,8 @@ def main(argv=None):
     log = ProgressLog()
 
     logging.getLogger("discrim").setLevel(logging.WARNING)
-    em_rows = em_part(sizes["em"], device, args.warmup_iters, args.iters, log)
-    rule_rows = rule_part(*sizes["rule"], device, log)
+    em_rows = em_part(sizes["em"], device, args.warmup_iters, args.iters, log, host=not args.skip_host)
+    rule_rows = rule_part(*sizes["rule"], device, log, host=not args.skip_host)
     proto_rows = prototype_part(sizes["proto"], device, search, log)
     text = report(args, device, em_rows, rule_rows, proto_rows, started, log.lines)
     write_results(text, args.output)

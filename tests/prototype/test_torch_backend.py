@@ -84,3 +84,17 @@ def test_staged_methods_return_like_their_input():
     assert all(isinstance(p, np.ndarray) for p in model.staged_predict_proba(np.asarray(X_test)))
     named = PrototypeClassifier(n_batches=1, n_candidates=60, random_state=0).fit(X_train, y_train)
     assert all(type(p) is type(named.predict(T)) is np.ndarray for p in named.staged_predict(T))
+
+
+def test_the_emptiness_screen_subsamples_torch_rows_in_float32(rng):
+    """The screen asks for numpy's float32 (SCREEN_DTYPE): on torch rows that is torch's (it raised a TypeError
+    in array-api-compat's astype on the GPU, where batches of 2,048 scoring rows and more are screened)."""
+    from discrim.prototype._solver import SCREEN_DTYPE
+
+    lik, _ = _torch_problem(rng)
+    screen = lik.subsample(10, SCREEN_DTYPE)
+    assert screen.X.dtype == torch.float32 and isinstance(screen.X, torch.Tensor)
+    D, J = screen.X.shape[1], lik.S.shape[0] if lik.S.ndim else 0
+    theta = torch.full((D + J,), 0.5, dtype=torch.float32)
+    value, _ = screen.value_and_grad(theta)
+    assert np.isfinite(float(value))

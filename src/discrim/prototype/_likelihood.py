@@ -397,6 +397,8 @@ class PrototypeLikelihood:
         """
         R = self._y.shape[0]
         dtype = self.dtype if dtype is None else dtype
+        if not isinstance(self.X, np.ndarray) and isinstance(dtype, (type, np.dtype)):
+            dtype = getattr(self.xp, np.dtype(dtype).name)  # numpy's float32 (the screen's) as torch's
         if n_rows >= R and dtype == self.dtype:
             return self
         take = np.unique(np.linspace(0, R - 1, max(min(int(n_rows), R), 1)).round().astype(np.int64))
