@@ -317,7 +317,7 @@ def test_collapsed_gaussian_component_raises_clearly():
 def test_families_clone_and_set_params():
 
     fam = Gaussian("diag")
-    assert clone(fam).get_params() == {"covariance_type": "diag", "reg_covar": 1e-6, "prior": None}
+    assert clone(fam).get_params() == {"covariance_type": "diag", "reg_covar": 1e-6, "prior": None, "m_step": "exact"}
     assert repr(Binomial(n_trials=10)) == "Binomial(n_trials=10)"
     with pytest.raises(ValueError, match="covariance_type must be one of"):
         Gaussian("banana").check_options()

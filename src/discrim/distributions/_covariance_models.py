@@ -16,6 +16,9 @@ forms exist for all but VEI, VEE, VEV, EVE and VVE: VEI, VEE and VEV alternate b
 parameters, each step closed form; EVE and VVE take Newton steps on the orientation (plane
 rotations where Newton's step would not lower F). Every step decreases F; they start from the
 current parameters of EM, so a few steps per EM iteration suffice near convergence.
+
+``m_step="mclust"`` computes EVE and VVE as mclust 6 does instead (:func:`_mclust_common_orientation`):
+its VVE M-step does not minimise F over the orientation, so EM from the same start ends elsewhere.
 """
 
 import numpy as np
@@ -23,7 +26,8 @@ import scipy.linalg
 
 from discrim.distributions._gaussian_linalg import identity
 
-__all__ = ["COVARIANCE_MODELS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters", "storage_of"]
+__all__ = ["COVARIANCE_MODELS", "M_STEP_METHODS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters",
+           "storage_of"]
 
 #: Every model and how its covariances are stored (the layout of scikit-learn's four types).
 COVARIANCE_MODELS = {
@@ -40,6 +44,15 @@ SKLEARN_TYPES = {"spherical": "VII", "diag": "VVI", "tied": "EEE", "full": "VVV"
 _INNER_RTOL = 1e-10
 _INNER_MAX_ITER = 100
 _SCREEN_RTOL = 1e-4  # the cold EVE/VVE M-step's rough descents from each start (see _common_orientation)
+
+#: How an M-step is computed: "exact" minimises F; "mclust" runs mclust 6's own algorithm for
+#: EVE and VVE (:func:`_mclust_common_orientation`) and is "exact" for the other models.
+M_STEP_METHODS = ("exact", "mclust")
+# mclust's inner stopping rule for EVE and VVE: emControl()'s default tol[2], sqrt(machine
+# epsilon). Its itmax[2] is .Machine$integer.max; this cap only guards against a loop that would
+# not end.
+_MCLUST_INNER_RTOL = float(np.sqrt(np.finfo(np.float64).eps))
+_MCLUST_INNER_MAX_ITER = 100_000
 
 
 def model_name(covariance_type):
@@ -75,7 +88,7 @@ def n_covariance_parameters(covariance_type, n_features, n_components):
     return n
 
 
-def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None):
+def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None, m_step="exact"):
     """The covariances of a model that maximise the likelihood given weights and scatter matrices.
 
     Parameters
@@ -93,6 +106,10 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
         ``W_k / n_k + reg_covar I`` as scikit-learn does.
     current : ndarray or None, default=None
         The current covariances in the model's storage; the alternating M-steps start there.
+    m_step : {"exact", "mclust"}, default="exact"
+        "exact": the covariances that minimise F. "mclust": EVE and VVE by mclust 6's algorithm
+        (:func:`_mclust_common_orientation`), which for VVE does not minimise F; the other
+        models as "exact".
 
     Returns
     -------
@@ -115,7 +132,10 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
     if model == "EEE":
         return W.sum(axis=0) / n
     start = None if current is None else _occupied(current, storage, occupied)
-    cov = _M_STEPS[model](W, n_k, start)
+    if m_step == "mclust" and model in ("EVE", "VVE"):
+        cov = _mclust_common_orientation(W, n_k, start, equal_volume=model == "EVE")
+    else:
+        cov = _M_STEPS[model](W, n_k, start)
     if n_k.shape[0] == k:  # every component occupied: no placeholders to fill in
         return np.ascontiguousarray(cov, dtype=np.float64)
     placeholder = np.eye(d) if storage == "full" else (np.ones(d) if storage == "diag" else 1.0)
@@ -255,6 +275,100 @@ def _common_orientation(W, n_k, start, equal_volume):
                       key=lambda r: r[0])[1]
     _, D, B = _descend_orientation(W, n_k, vectors, equal_volume)
     return _compose(np.broadcast_to(D, W.shape), _scaled_shapes(B, n_k, equal_volume))
+
+
+def _mclust_common_orientation(W, n_k, start, equal_volume):
+    """EVE and VVE as mclust 6 computes them: its MM iterations on the common orientation D.
+
+    mclust's Fortran (``mseve``/``meeve`` for EVE and ``msvve``/``mevve`` for VVE, in
+    ``src/mclustaddson.f`` of mclust 6.0.0, ``src/mclust2.f`` from 6.1; ``mstepEVE``/``meEVE``
+    and ``mstepVVE``/``meVVE`` call them from R) alternates two majorise-minimise (MM) updates of
+    the orientation (algorithms MM 1 and MM 2 of Browne and McNicholas, 2014) with the shapes in
+    closed form. Each inner iteration, with the unit-determinant shapes ``A_k`` of the iteration
+    before and ``omega_k`` the largest eigenvalue of ``W_k``:
+
+    1. MM 1: ``D' = P R'`` with ``P B R'`` the singular value decomposition of
+       ``sum_k (A_k^-1 D' W_k - omega_k A_k^-1 D')``;
+    2. MM 2: ``D = P R'`` from that of ``sum_k (W_k D A_k^-1 - max_j(1 / A_kj) W_k D)``;
+    3. ``B_k = diag(D' W_k D)``; VVE: ``lambda_k A_k = B_k / n_k``; EVE: ``A_k = B_k / |B_k|^(1/d)``
+       (``lambda = T / (n d)`` once the loop ends);
+    4. the target ``T = sum_k sum_j B_kj / A_kj``; stop when ``|T - T_prev| / (1 + |T|)`` is at
+       most ``emControl()$tol[2]`` (sqrt(machine epsilon)), so after two iterations at least.
+
+    Both MM updates lower ``sum_k tr(D' W_k D A_k^-1)``. For EVE, whose volume is common, that is
+    F over D given the shapes, and the iterations end where the exact M-step does. For VVE
+    the orientation step ignores the volumes ``lambda_k``: F over D given the shapes is
+    ``sum_k tr(D' W_k D A_k^-1) / lambda_k``, so mclust's iterations, even run to convergence,
+    end at an orientation where F is higher than at its minimum (iris, hierarchical start, G = 3:
+    -916.13 against -917.85), and EM from the same start follows another path.
+
+    EM's first M-step (``start`` None) starts from ``D = I`` and ``A_k = I``, as ``meEVE`` and
+    ``meVVE`` do; later M-steps from the current covariances, whose eigenvectors are D and whose
+    normalised ``diag(D' Sigma_k D)`` are the ``A_k`` that mclust carries from one M-step to the
+    next. (The eigenvectors are taken from the component whose eigenvalues lie furthest apart;
+    the MM updates give the same covariances for any order and signs of D's columns.)
+
+    References
+    ----------
+    Browne, R. P. and McNicholas, P. D. (2014). Estimating common principal components in high
+    dimensions. Advances in Data Analysis and Classification, 8(2), 217-226.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_components, n_features, n_features)
+    n_k : ndarray of shape (n_components,)
+    start : ndarray of shape (n_components, n_features, n_features) or None
+    equal_volume : bool
+        EVE (True) or VVE (False).
+
+    Returns
+    -------
+    covariance : ndarray of shape (n_components, n_features, n_features)
+    """
+    k, d = W.shape[:2]
+    if start is None:
+        D, shape = np.eye(d), np.ones((k, d))
+    else:
+        D, shape = _orientation_and_shapes(start)
+    omega = np.linalg.eigvalsh(W)[:, -1]
+    previous = np.inf
+    for _ in range(_MCLUST_INNER_MAX_ITER):
+        # MM 1: A_k^-1 D' (rows of D' over the shapes), then D' from the polar factor of F
+        scaled = D.T[None] / shape[:, :, None]
+        P, _, Rt = np.linalg.svd((scaled @ W - omega[:, None, None] * scaled).sum(axis=0))
+        D = (P @ Rt).T
+        # MM 2, with the same shapes
+        WD = W @ D
+        largest = (1.0 / shape).max(axis=1)[:, None, None]
+        P, _, Rt = np.linalg.svd((WD / shape[:, None, :] - largest * WD).sum(axis=0))
+        D = P @ Rt
+        B = np.einsum("ji,kjl,li->ki", D, W, D)
+        if equal_volume:
+            shape = B / _geometric_mean(B)[:, None]
+        else:
+            scaled_shape = B / n_k[:, None]
+            volume = _geometric_mean(scaled_shape)
+            shape = scaled_shape / volume[:, None]
+        target = float((B / shape).sum())
+        change = abs(target - previous) / (1.0 + abs(target))
+        previous = target
+        if change <= _MCLUST_INNER_RTOL:
+            break
+    values = (target / (n_k.sum() * d)) * shape if equal_volume else volume[:, None] * shape
+    return _compose(np.broadcast_to(D, W.shape), values)
+
+
+def _orientation_and_shapes(cov):
+    """A common orientation D (d, d) of covariances (K, d, d) and their unit-determinant shapes (K, d).
+
+    D: the eigenvectors of the component whose log-eigenvalues are furthest apart (its smallest
+    gap the largest); the shapes: ``diag(D' Sigma_k D)`` over their geometric means.
+    """
+    values, vectors = np.linalg.eigh(cov)
+    gaps = np.diff(np.log(np.maximum(values, np.finfo(np.float64).tiny)), axis=1)
+    D = vectors[int(np.argmax(gaps.min(axis=1, initial=np.inf)))]
+    B = np.einsum("ji,kjl,li->ki", D, cov, D)
+    return D, B / _geometric_mean(B)[:, None]
 
 
 def _descend_orientation(W, n_k, vectors, equal_volume, rtol=_INNER_RTOL):
