@@ -555,3 +555,52 @@ def _nodes(value):
     elif isinstance(value, list):
         for item in value:
             yield from _nodes(item)
+
+
+def test_saving_over_a_file_keeps_its_permissions_and_follows_a_link(tmp_path, rng):
+    import os
+
+    model, X = _fitted(rng)
+    private = tmp_path / "private.skops"
+    save_model(model, private)
+    os.chmod(private, 0o600)
+    save_model(model, private)  # a private model (prototypes are training rows) stays private
+    assert os.stat(private).st_mode & 0o777 == 0o600
+    target = tmp_path / "elsewhere" / "real.skops"
+    target.parent.mkdir()
+    save_model(LinearDiscriminant().fit(X, (X[:, 0] > 0).astype(int)), target)
+    link = tmp_path / "link.skops"
+    link.symlink_to(target)
+    save_model(model, link)
+    assert link.is_symlink()  # the link stays and the file it points to is the new model
+    np.testing.assert_array_equal(load_model(target).predict_proba(X), model.predict_proba(X))
+
+
+def test_what_is_not_a_model_or_not_a_file_path_is_refused_in_one_line(tmp_path, rng):
+    model, _ = _fitted(rng)
+    for data in ({"a": 1}, np.zeros(3)):
+        with pytest.raises(ModelFileError, match="is not an estimator"):
+            save_model(data, tmp_path / "data.skops")
+    with pytest.raises(ModelFileError, match="is a folder; give a file name"):
+        save_model(model, tmp_path)
+    with pytest.raises(ModelFileError, match="is a folder, not a model file"):
+        load_model(tmp_path)
+    blocker = tmp_path / "a_file"
+    blocker.write_text("")
+    with pytest.raises(ModelFileError, match=r"cannot save model to '.*a_file/m.skops'"):
+        save_model(model, blocker / "m.skops")  # the user's path named, not the temporary file's
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+def test_a_dict_with_true_and_false_keys_is_refused_not_corrupted(tmp_path):
+    """skops restores the key False as True: the model's parameters would come back without it."""
+    from discrim.discriminant import MixtureDiscriminant
+    from discrim.distributions import Gaussian
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (60, 2)), rng.normal(2, 1, (60, 2))])
+    y = np.repeat([False, True], 60)
+    model = MixtureDiscriminant({False: Gaussian("diag"), True: Gaussian()}, {False: 1, True: 3}, random_state=0)
+    with pytest.raises(ModelFileError, match="a dict with True/False keys"):
+        save_model(model.fit(X, y), tmp_path / "bool.skops")
+    assert not (tmp_path / "bool.skops").exists()

@@ -170,6 +170,13 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     path = Path(path)
     if not path.parent.exists():
         raise ModelFileError(f"cannot save model: folder {str(path.parent)!r} does not exist.")
+    if path.is_dir() or not path.name:
+        raise ModelFileError(f"cannot save model: {str(path)!r} is a folder; give a file name such as model.skops.")
+    from sklearn.base import BaseEstimator as _Estimator  # at run time (the import above is for typing only)
+
+    if not isinstance(estimator, _Estimator):
+        raise ModelFileError(f"cannot save model: a {type(estimator).__name__} is not an estimator; discrim's model "
+                             "files hold a fitted estimator or Pipeline.")
     try:
         data = sio.dumps(estimator)
     except Exception as exc:  # skops raises TypeError and its own types for unsupported objects
@@ -179,8 +186,11 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
         problems, _ = _schema_problems(schema, set(archive.namelist()))
     if problems:
         raise ModelFileError(f"cannot save model: {problems[0]}{_save_hint(problems)}.")
-    with atomic_output(path) as tmp:
-        Path(tmp).write_bytes(data)
+    try:
+        with atomic_output(path) as tmp:
+            Path(tmp).write_bytes(data)
+    except OSError as exc:  # a read-only folder, a full disk: named by the user's path, not the temporary one
+        raise ModelFileError(f"cannot save model to {str(path)!r}: {exc.strerror or type(exc).__name__}.") from None
 
 
 def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
@@ -238,7 +248,8 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     """
     path = Path(path)
     if not path.is_file():
-        raise ModelFileError(f"model file {str(path)!r} does not exist.")
+        what = "is a folder, not a model file" if path.is_dir() else "does not exist"
+        raise ModelFileError(f"model file {str(path)!r} {what}.")
     try:
         # Read once: the bytes checked are the bytes loaded, even if the file changes meanwhile.
         data = path.read_bytes()
@@ -440,6 +451,11 @@ def _dict_fields(node, where, members):
     if not isinstance(content, dict) or not isinstance(key_types, dict):
         return [], f"{where} (a dict) lacks its content or key types"
     kids = [(value, f"{where}[{_shown(key)}]") for key, value in content.items()]
+    listed = key_types.get("content") if isinstance(key_types.get("content"), list) else []
+    if any(isinstance(t, dict) and t.get("__class__") in ("bool", "bool_") for t in listed):
+        # skops rebuilds a key as bool("false"), which is True: the False entry would be lost
+        return kids, (f"{where} is a dict with True/False keys, which skops cannot restore (its False key "
+                      "comes back as True); use other labels (e.g. 0/1 or strings) for what the keys name")
     return [*kids, (key_types, f"{where}.key_types")], None
 
 

@@ -371,3 +371,15 @@ def test_every_command_over_bad_csv_files(tmp_path, proset_model, command, table
     if command.startswith("fit"):
         assert load_model(out).predict_proba(_TABLES[table][["a", "b"]]).shape[1] >= 1
     assert not [p for p in tmp_path.rglob(".*") if p.is_file() or p.is_dir()]
+
+
+def test_predict_on_a_file_that_holds_data_or_a_damaged_pipeline_is_one_line(tmp_path):
+    import skops.io as sio
+
+    csv = tmp_path / "x.csv"
+    csv.write_text("a,b\n1,2\n")
+    data = tmp_path / "data.skops"
+    data.write_bytes(sio.dumps({"a": 1}))  # written by skops directly: save_model refuses it
+    result = CliRunner().invoke(cli, ["predict", "--model", str(data), "--csv", str(csv)])
+    assert result.exit_code != 0 and "holds a dict, not a model" in result.output
+    assert "internal error" not in result.output

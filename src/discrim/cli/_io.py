@@ -292,10 +292,19 @@ def model_features(model, df):
 
 def check_classifier(model, model_path):
     """Refuse a loaded model that cannot report class probabilities (e.g. a FiniteMixture)."""
-    from sklearn.base import is_classifier
+    from sklearn.base import BaseEstimator, is_classifier
 
-    final = model[-1] if hasattr(model, "steps") else model
-    if not (is_classifier(model) and hasattr(final, "predict_proba")):
+    if not isinstance(model, BaseEstimator):  # a file that loads to data, not to a model
+        raise click.ClickException(f"{str(model_path)!r} holds a {type(model).__name__}, not a model; give a model "
+                                   "file written by `discrim fit --output` or `discrim tune --output`.")
+    try:  # a Pipeline with damaged steps (none, or not (name, estimator) pairs)
+        with damaged_model_errors(model_path):
+            final = model[-1] if hasattr(model, "steps") else model
+            classifier = is_classifier(model)
+    except ValueError as exc:
+        raise click.ClickException(f"model file {str(model_path)!r} is damaged or from another version of discrim "
+                                   f"({str(exc).splitlines()[0][:200]}); fit and save the model again.") from None
+    if not (classifier and hasattr(final, "predict_proba")):
         hint = (
             "; a mixture's components are not classes: use FiniteMixture.predict_proba in Python, or fit a "
             "classifier (e.g. --model mda) with `discrim fit`"

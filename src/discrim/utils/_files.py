@@ -18,7 +18,8 @@ def atomic_output(path):
     """Yield a temporary path beside ``path``; move it onto ``path`` only if the block succeeds.
 
     A failure (or interruption) removes the temporary file, so no half-written output remains.
-    The finished file gets the usual permissions (0666 less the umask), not mkstemp's 0600.
+    A new file gets the usual permissions (0666 less the umask), not mkstemp's 0600; a file that
+    is replaced keeps its own. A symbolic link is followed: the file it points to is replaced.
 
     Parameters
     ----------
@@ -30,13 +31,18 @@ def atomic_output(path):
     tmp : pathlib.Path
         Where to write. It keeps ``path``'s suffix, so format detection by suffix works.
     """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.resolve().parent, prefix=f".{path.name}.", suffix=path.suffix)
+    # a symbolic link is followed: the file it points to is replaced (in its own folder, so that
+    # the rename stays on one file system), and the link stays
+    path = Path(path).resolve()
+    # an existing file keeps its permissions (a private 0600 model stays private); a new one gets
+    # the usual 0666 less the umask, not mkstemp's 0600
+    mode = (path.stat().st_mode & 0o777) if path.is_file() else 0o666 & ~current_umask()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=path.suffix)
     os.close(fd)
     tmp = Path(tmp)
     try:
         yield tmp
-        os.chmod(tmp, 0o666 & ~current_umask())
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
