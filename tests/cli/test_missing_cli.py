@@ -117,7 +117,8 @@ def test_predict_takes_a_file_whose_feature_column_is_empty(wine_with_gaps, tmp_
 def test_integer_labels_stay_integers_beside_empty_target_cells(wine_with_gaps, tmp_path):
     data = pd.read_csv(wine_with_gaps)
     codes = data["target"].str[-1].astype(int)  # 'class_0' -> 0
-    data["target"] = codes.mask(np.random.default_rng(1).random(len(data)) < 0.3)  # pandas reads floats
+    # written as 0, 1, 2 and empty cells, which pandas's own reading would turn into floats
+    data["target"] = codes.astype("Int64").mask(np.random.default_rng(1).random(len(data)) < 0.3)
     path = tmp_path / "partial.csv"
     data.to_csv(path, index=False)
     assert run("fit", "--csv", path, "--target", "target", "--model", "lda", "--quiet",
@@ -127,3 +128,30 @@ def test_integer_labels_stay_integers_beside_empty_target_cells(wine_with_gaps, 
     predictions = pd.read_csv(tmp_path / "p.csv")
     assert list(predictions.columns) == ["predicted", "proba_0", "proba_1", "proba_2"]
     assert predictions["predicted"].dtype.kind == "i"
+
+
+def test_labels_are_read_as_written(tmp_path):
+    """Only an empty target cell is unlabelled: "None" and "NA" are classes, "01" and "1" two of them."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 2))
+    for labels, expected in ((["None", "High", "Low"], ["High", "Low", "None"]), (["01", "1", "02"], ["01", "02", "1"])):
+        path = tmp_path / "labels.csv"
+        pd.DataFrame(X + np.repeat(np.arange(3), 30)[:, None], columns=["x1", "x2"]).assign(
+            kind=np.repeat(labels, 30)).to_csv(path, index=False)
+        model = tmp_path / f"{labels[0]}.skops"
+        result = run("fit", "--csv", path, "--target", "kind", "--model", "lda", "--quiet", "--output", model)
+        assert result.exit_code == 0 and "no label" not in result.output, result.output
+        from discrim.persistence import load_model
+
+        assert load_model(model).classes_.tolist() == expected
+
+
+def test_rows_longer_than_the_header_are_refused_not_shifted(tmp_path):
+    path = tmp_path / "thousands.csv"
+    path.write_text("income,age,segment\n" + "".join(f"{30 + i},{100 + i},{40 + i},{'lo' if i % 2 else 'hi'}\n"
+                                                    for i in range(40)))  # income written as 30,100
+    result = run("fit", "--csv", path, "--target", "segment", "--model", "lda")
+    assert result.exit_code != 0 and "more fields than its header" in result.output
+    trailing = tmp_path / "trailing.csv"  # every row ends in the delimiter: read as written
+    trailing.write_text("x1,x2,kind\n" + "".join(f"{i % 7},{i % 5},{'ab'[i % 2]},\n" for i in range(40)))
+    assert run("fit", "--csv", trailing, "--target", "kind", "--model", "lda", "--quiet").exit_code == 0

@@ -2,6 +2,8 @@
 
 import ast
 import os
+import re
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -19,7 +21,19 @@ def read_csv(path):
     if not path.is_file():
         raise click.ClickException(f"CSV file {str(path)!r} does not exist.")
     try:
-        df = pd.read_csv(path)
+        with warnings.catch_warnings():
+            # index_col=False: pandas would otherwise take the first field of rows longer than the
+            # header as their index and shift every column (a thousands separator as in 1,000, or
+            # row names without a header cell); it still drops a trailing empty field (rows ending
+            # in the delimiter), and warns where it would drop a value, which is an error here
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            df = pd.read_csv(path, index_col=False)
+    except pd.errors.ParserWarning:
+        raise click.ClickException(
+            f"CSV file {str(path)!r} has rows with more fields than its header: a value written with a thousands "
+            "separator (1,000) or a decimal comma, or row names without a header cell? Remove the separators, "
+            "quote such values, or give the first column a header."
+        ) from None
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
         raise click.ClickException(f"cannot read CSV file {str(path)!r}: {exc}".splitlines()[0]) from None
     if df.shape[0] == 0 or df.shape[1] == 0:
@@ -79,17 +93,49 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     return X.astype(float)
 
 
-def split_target(df, target, unlabelled=None):
+def read_labels(path, target):
+    """The target column of a CSV file as written: text, where only an empty cell is missing (NaN).
+
+    pandas's defaults would read "None", "NA" or "null" as missing (a class would become
+    unlabelled rows) and "01" and "1" as the same number; integers written plainly (0, 1, 12)
+    stay integers.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV file that :func:`read_csv` read.
+    target : str
+
+    Returns
+    -------
+    labels : pandas.Series or None
+        None where the file has no column ``target``.
+    """
+    try:
+        labels = pd.read_csv(path, usecols=[target], dtype=str, keep_default_na=False, na_values=[""],
+                             index_col=False)[target]
+    except ValueError:  # no such column: split_target names it, with the columns there are
+        return None
+    written = labels.dropna()
+    if len(written) and written.map(lambda v: re.fullmatch(r"-?(0|[1-9][0-9]*)", v) is not None).all():
+        out = labels.astype(object)  # ints beside NaN: an object column (pandas would make floats)
+        out[labels.notna()] = [int(v) for v in written]
+        return out
+    return labels
+
+
+def split_target(df, target, unlabelled=None, labels=None):
     """Split a table into numeric features and the target column.
 
     ``unlabelled`` names a model that fits by EM over rows without a label: their empty target
     cells are kept (NaN in the returned y); None refuses them, naming the models that take them.
+    ``labels``: the target column as :func:`read_labels` reads it (the table's own otherwise).
     """
     if target not in df.columns:
         raise click.ClickException(
             f"target column {target!r} not in the CSV; it has: {', '.join(map(str, df.columns))}."
         )
-    y = df[target]
+    y = df[target] if labels is None else labels
     if y.isna().any() and unlabelled is None:
         raise click.ClickException(
             f"target column {target!r} has {int(y.isna().sum())} missing value(s): drop those rows first, or fit "
