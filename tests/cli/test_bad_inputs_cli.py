@@ -383,3 +383,21 @@ def test_predict_on_a_file_that_holds_data_or_a_damaged_pipeline_is_one_line(tmp
     result = CliRunner().invoke(cli, ["predict", "--model", str(data), "--csv", str(csv)])
     assert result.exit_code != 0 and "holds a dict, not a model" in result.output
     assert "internal error" not in result.output
+
+
+def test_plot_format_unknown_key_and_huge_component_range_fail_before_any_output(tmp_path):
+    rng = np.random.default_rng(0)
+    csv = tmp_path / "d.csv"
+    pd.DataFrame(rng.normal(size=(60, 2)), columns=["x1", "x2"]).assign(label=np.repeat(["a", "b"], 30)).to_csv(
+        csv, index=False)
+    model = tmp_path / "m.skops"
+    result = CliRunner().invoke(cli, ["fit", "--csv", str(csv), "--target", "label", "--model", "lda",
+                                      "--output", str(model), "--plot", str(tmp_path / "out.xyz"), "--quiet"])
+    assert result.exit_code != 0 and "--plot" in result.output and ".png" in result.output
+    assert not model.exists()  # nothing written before the error
+    result = CliRunner().invoke(cli, ["fit", "--csv", str(csv), "--target", "label", "--model", "qda",
+                                      "--param", "foo=1", "--quiet"])
+    assert result.exit_code != 0 and "--param: qda has no parameter 'foo'" in result.output and "reg_param" in result.output
+    result = CliRunner().invoke(cli, ["mixture", "--csv", str(csv), "--columns", "x1,x2",
+                                      "--components", "1-1000000000", "--quiet"])
+    assert result.exit_code != 0 and "--components" in result.output and "at most 1,000" in result.output

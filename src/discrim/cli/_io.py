@@ -247,6 +247,43 @@ def parse_params(items):
     return params
 
 
+def model_from_params(model_name, params):
+    """The registered model ``model_name`` built with ``--param`` values; an unknown key names the valid ones."""
+    from discrim._registry import MODELS, make_model
+
+    try:
+        return make_model(model_name, **params)
+    except TypeError as exc:
+        if "unexpected keyword" not in str(exc):
+            raise
+        valid = sorted(MODELS[model_name].factory().get_params(deep=False))
+        unknown = sorted(set(params) - set(valid))
+        raise click.ClickException(f"--param: {model_name} has no parameter {', '.join(map(repr, unknown)) or ''}; "
+                                   f"its parameters: {', '.join(valid)}.") from None
+
+
+def check_plot_format(path, option="--plot"):
+    """Fail early, before any work or output, if matplotlib cannot write ``path``'s format.
+
+    Parameters
+    ----------
+    path : str or None
+        The figure's path (its suffix names the format); nothing is checked when None.
+    option : str, default="--plot"
+    """
+    if path is None:
+        return
+    try:
+        from matplotlib.backend_bases import FigureCanvasBase
+    except ImportError:
+        raise click.ClickException(f'{option} needs matplotlib: pip install "discrim[plot]".') from None
+    formats = FigureCanvasBase.get_supported_filetypes()
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if suffix not in formats:
+        raise click.ClickException(f"{option}: {str(path)!r} has no image format matplotlib writes; end it in "
+                                   f"one of {', '.join('.' + f for f in sorted(formats))}.")
+
+
 def check_output(path, option, *, overwrite=False, inputs=()):
     """Fail early, before any work, if ``path`` cannot or must not be written.
 

@@ -11,6 +11,7 @@ from sklearn.exceptions import ConvergenceWarning
 from discrim.cli._io import (
     check_distinct_outputs,
     check_output,
+    check_plot_format,
     checked_device,
     device_option,
     numeric_features,
@@ -343,6 +344,10 @@ def _plotted_rows(model, X):
     return X[complete] if complete.any() else model.impute(X)
 
 
+#: The largest component count ``--components`` takes.
+_MAX_COMPONENTS = 1000
+
+
 def parse_components(text):
     """Parse ``--components``: ``"3"``, a range ``"1-6"`` or a list ``"2,4,8"``.
 
@@ -362,6 +367,9 @@ def parse_components(text):
             a, b = int(lo), int(hi) if dash else int(lo)
             if a < 1 or b < a:
                 raise ValueError
+            if b > _MAX_COMPONENTS:  # before building the list: 1-1000000000 would take all the memory
+                raise click.BadParameter(f"{text!r} asks for up to {b:,} components; at most {_MAX_COMPONENTS:,} "
+                                         "are fitted (and at most one per row).", param_hint="--components")
             counts.update(range(a, b + 1))
     except ValueError:
         raise click.BadParameter(
@@ -465,6 +473,7 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
         if value is not None and not any(name in takers for name in families):
             raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to --family {' or '.join(takers)} only.")
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
+    check_plot_format(plot_path)
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
     check_distinct_outputs(**{"--plot": plot_path, "--impute": impute_path})
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]

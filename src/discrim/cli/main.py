@@ -23,8 +23,10 @@ from discrim.cli._io import (
     check_finite_probabilities,
     check_classifier,
     check_output,
+    check_plot_format,
     damaged_model_errors,
     model_features,
+    model_from_params,
     parse_params,
     read_csv,
     read_labels,
@@ -218,7 +220,7 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from discrim._registry import MODELS, make_model
+    from discrim._registry import MODELS
     from discrim.evaluation import score_probabilities
     from discrim.persistence import save_model
 
@@ -226,6 +228,7 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
         raise click.ClickException(f"unknown model {model_name!r}; choose one of: {', '.join(MODELS)}.")
     check_output(output, "--output", overwrite=overwrite, inputs=[csv])
     check_output(plot, "--plot", overwrite=overwrite, inputs=[csv])
+    check_plot_format(plot)
     check_distinct_outputs(**{"--output": output, "--plot": plot})
     device = checked_device(device)
     if parquet is not None or zarr is not None:
@@ -238,7 +241,7 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
         return _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale,
                          output, quiet)
     kwargs = parse_params(params)
-    estimator = make_model(model_name, **kwargs)
+    estimator = model_from_params(model_name, kwargs)
     takes_unlabelled = "unlabeled" in estimator.get_params()
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state,
                                                            model_name if takes_unlabelled else None)
@@ -346,7 +349,6 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     """``discrim fit`` on a table read lazily: Dask computes every pass over the rows."""
     from sklearn.pipeline import Pipeline
 
-    from discrim._registry import make_model
     from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, read_lazy
     from discrim.evaluation import score_probabilities_lazy
     from discrim.persistence import save_model
@@ -360,7 +362,7 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     if target not in frame.columns:
         raise click.ClickException(f"target column {target!r} not in the table; it has: {', '.join(map(str, frame.columns))}.")
     kwargs = parse_params(params)
-    estimator = make_model(model_name, **kwargs)
+    estimator = model_from_params(model_name, kwargs)
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
         estimator.set_params(random_state=random_state)
     with dask_cluster(scheduler, input_bytes(parquet, zarr)) as where:
