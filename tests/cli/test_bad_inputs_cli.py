@@ -401,3 +401,14 @@ def test_plot_format_unknown_key_and_huge_component_range_fail_before_any_output
     result = CliRunner().invoke(cli, ["mixture", "--csv", str(csv), "--columns", "x1,x2",
                                       "--components", "1-1000000000", "--quiet"])
     assert result.exit_code != 0 and "--components" in result.output and "at most 1,000" in result.output
+
+
+def test_decimal_commas_and_semicolons_are_named_with_their_fix(tmp_path):
+    commas = tmp_path / "commas.csv"
+    commas.write_text('x1,x2,label\n"0,126",1.0,a\n"1,5",2.0,b\n"2,25",1.0,a\n"3,5",2.0,b\n')
+    result = CliRunner().invoke(cli, ["fit", "--csv", str(commas), "--target", "label", "--model", "lda"])
+    assert result.exit_code != 0 and "decimal comma" in result.output and "one-hot" not in result.output
+    semicolons = tmp_path / "semicolons.csv"
+    semicolons.write_text("x1;x2;label\n1;2;a\n3;4;b\n")
+    result = CliRunner().invoke(cli, ["fit", "--csv", str(semicolons), "--target", "label", "--model", "lda"])
+    assert result.exit_code != 0 and "separated by semicolons" in result.output

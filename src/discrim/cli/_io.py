@@ -41,6 +41,10 @@ def read_csv(path):
     return df
 
 
+# a number written with a decimal comma (0,126) or thousands separators (1,260 or 1,260.5)
+_COMMA_NUMBER = re.compile(r"-?\d+,\d+|-?\d{1,3}(,\d{3})+(\.\d+)?")
+
+
 def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     """Select the numeric columns of ``df`` as the feature table; empty cells are missing (NaN).
 
@@ -68,9 +72,15 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     X = df[columns]
     non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
+        # numbers written with a decimal comma or a thousands separator read as text: say so, since
+        # one-hot encoding would be the wrong fix for them
+        written = [str(v) for c in non_numeric for v in X[c].dropna().head(20)]
+        commas = bool(written) and all(_COMMA_NUMBER.fullmatch(v.strip()) for v in written)
         raise click.ClickException(
-            f"non-numeric {what} column(s) {', '.join(map(repr, non_numeric))}: encode them as numbers "
-            "(e.g. one-hot) or leave them out."
+            f"non-numeric {what} column(s) {', '.join(map(repr, non_numeric))}: "
+            + ("their values look like numbers written with a decimal comma or a thousands separator "
+               f"({written[0]!r}): write them with a decimal point and no separators."
+               if commas else "encode them as numbers (e.g. one-hot) or leave them out.")
         )
     # An empty cell is a missing value (NaN), which the models handle by likelihood; infinity is an error.
     infinite = [c for c in columns if np.any(np.isinf(X[c].to_numpy(dtype=float)))]
@@ -132,8 +142,10 @@ def split_target(df, target, unlabelled=None, labels=None):
     ``labels``: the target column as :func:`read_labels` reads it (the table's own otherwise).
     """
     if target not in df.columns:
+        hint = ("; the file looks separated by semicolons, where discrim reads comma-separated files"
+                if df.shape[1] == 1 and ";" in str(df.columns[0]) else "")
         raise click.ClickException(
-            f"target column {target!r} not in the CSV; it has: {', '.join(map(str, df.columns))}."
+            f"target column {target!r} not in the CSV; it has: {', '.join(map(repr, map(str, df.columns)))}{hint}."
         )
     y = df[target] if labels is None else labels
     if y.isna().any() and unlabelled is None:
