@@ -9,14 +9,10 @@ import json
 import os
 import zipfile
 from pathlib import Path
-from typing import TYPE_CHECKING
-
 import skops.io as sio
+from sklearn.base import BaseEstimator
 
 from discrim.utils._files import atomic_output
-
-if TYPE_CHECKING:
-    from sklearn.base import BaseEstimator
 
 # Types rebuilt by skops's ObjectNode (``cls.__new__(cls)``, then ``__setstate__`` or an update
 # of ``__dict__``: no ``__init__`` runs and the state is data). The reason for each is the model
@@ -172,9 +168,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
         raise ModelFileError(f"cannot save model: folder {str(path.parent)!r} does not exist.")
     if path.is_dir() or not path.name:
         raise ModelFileError(f"cannot save model: {str(path)!r} is a folder; give a file name such as model.skops.")
-    from sklearn.base import BaseEstimator as _Estimator  # at run time (the import above is for typing only)
-
-    if not isinstance(estimator, _Estimator):
+    if not isinstance(estimator, BaseEstimator):
         raise ModelFileError(f"cannot save model: a {type(estimator).__name__} is not an estimator; discrim's model "
                              "files hold a fitted estimator or Pipeline.")
     try:

@@ -134,42 +134,26 @@ def read_labels(path, target):
     return labels
 
 
-def split_target(df, target, unlabelled=None, labels=None):
+def split_target(df, labels, target, unlabelled=None):
     """Split a table into numeric features and the target column.
 
-    ``unlabelled`` names a model that fits by EM over rows without a label: their empty target
-    cells are kept (NaN in the returned y); None refuses them, naming the models that take them.
-    ``labels``: the target column as :func:`read_labels` reads it (the table's own otherwise).
+    ``labels``: the target column as :func:`read_labels` reads it (None where the file has no such
+    column). ``unlabelled`` names a model that fits by EM over rows without a label: their empty
+    target cells are kept (NaN in the returned y); None refuses them, naming the models that take them.
     """
-    if target not in df.columns:
+    if target not in df.columns or labels is None:
         hint = ("; the file looks separated by semicolons, where discrim reads comma-separated files"
                 if df.shape[1] == 1 and ";" in str(df.columns[0]) else "")
         raise click.ClickException(
             f"target column {target!r} not in the CSV; it has: {', '.join(map(repr, map(str, df.columns)))}{hint}."
         )
-    y = df[target] if labels is None else labels
-    if y.isna().any() and unlabelled is None:
+    if labels.isna().any() and unlabelled is None:
         raise click.ClickException(
-            f"target column {target!r} has {int(y.isna().sum())} missing value(s): drop those rows first, or fit "
+            f"target column {target!r} has {int(labels.isna().sum())} missing value(s): drop those rows first, or fit "
             "--model lda, qda or mda, which learn from rows without a label too (semi-supervised EM)."
         )
     X = numeric_features(df, [c for c in df.columns if c != target])
-    return X, _labels_as_written(y)
-
-
-def _labels_as_written(y):
-    """The target column's labels; integers stay integers where empty cells made pandas read floats.
-
-    pandas reads a column of integers with an empty cell as float64 (NaN has no integer form), which
-    would name the classes 0.0, 1.0, ... in every output; the empty cells stay NaN.
-    """
-    values = y.to_numpy()
-    known = ~pd.isna(y).to_numpy()
-    if values.dtype.kind != "f" or known.all() or not np.all(values[known] == np.round(values[known])):
-        return values
-    out = values.astype(object)
-    out[known] = [int(v) for v in values[known]]
-    return out
+    return X, labels.to_numpy()
 
 
 def remember_training_rows(model, X_train, csv):
@@ -392,13 +376,10 @@ def check_classifier(model, model_path):
     if not isinstance(model, BaseEstimator):  # a file that loads to data, not to a model
         raise click.ClickException(f"{str(model_path)!r} holds a {type(model).__name__}, not a model; give a model "
                                    "file written by `discrim fit --output` or `discrim tune --output`.")
-    try:  # a Pipeline with damaged steps (none, or not (name, estimator) pairs)
-        with damaged_model_errors(model_path):
-            final = model[-1] if hasattr(model, "steps") else model
-            classifier = is_classifier(model)
-    except ValueError as exc:
-        raise click.ClickException(f"model file {str(model_path)!r} is damaged or from another version of discrim "
-                                   f"({str(exc).splitlines()[0][:200]}); fit and save the model again.") from None
+    # a Pipeline with damaged steps (none, or not (name, estimator) pairs) fails with a ValueError too
+    with damaged_model_errors(model_path, also=(ValueError,)):
+        final = model[-1] if hasattr(model, "steps") else model
+        classifier = is_classifier(model)
     if not (classifier and hasattr(final, "predict_proba")):
         hint = (
             "; a mixture's components are not classes: use FiniteMixture.predict_proba in Python, or fit a "
@@ -410,16 +391,18 @@ def check_classifier(model, model_path):
 
 
 @contextmanager
-def damaged_model_errors(model_path):
+def damaged_model_errors(model_path, also=()):
     """Turn errors of a model whose fitted state is incomplete or inconsistent into one line.
 
     A file that passed the loader's type checks can still lack a fitted attribute or hold arrays
     of the wrong shapes (edited, or written by another version); using it raises AttributeError,
-    KeyError, IndexError or TypeError deep inside the estimator.
+    KeyError, IndexError or TypeError deep inside the estimator. ``also``: more exception types
+    that mean a damaged model where the block only reads the model's structure (not where a
+    ValueError may be the user's data).
     """
     try:
         yield
-    except (AttributeError, KeyError, IndexError, TypeError) as exc:
+    except (AttributeError, KeyError, IndexError, TypeError, *also) as exc:
         detail = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise click.ClickException(
             f"model file {str(model_path)!r} is damaged or from another version of discrim ({type(exc).__name__}: "

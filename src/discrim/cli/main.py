@@ -167,7 +167,7 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
         return load_benchmark(dataset, random_state=random_state, test_size=test_size, as_frame=True, scale=False)
     if target is None:
         raise click.UsageError("--csv needs --target COLUMN.")
-    X, y = split_target(read_csv(csv), target, unlabelled, labels=read_labels(csv, target))
+    X, y = split_target(read_csv(csv), read_labels(csv, target), target, unlabelled)
     missing = pd.isna(y)
     labelled = np.asarray(y[~missing].tolist())  # one dtype (an object y holds ints beside empty cells' NaN)
     try:

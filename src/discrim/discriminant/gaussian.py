@@ -54,6 +54,14 @@ def _observed_spread(X):
     return np.nanvar(X, axis=0), np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
 
 
+def _incomplete_rows(X):
+    """Which rows of validated X have a missing value (NaN): (n,) bool, or None where none has (or X is a tensor)."""
+    if not isinstance(X, np.ndarray):
+        return None
+    incomplete = np.isnan(X).any(axis=1)
+    return incomplete if incomplete.any() else None
+
+
 def _show(label):
     """A class label as the user wrote it (``'a'``, ``3``), without numpy's scalar wrapper."""
     return repr(plain_label(label))
@@ -626,13 +634,17 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         # unchanged, and it costs O(n K D) instead of O(n D^2).
         X = self._validate_for_predict(X)
         log_prior = self._fitted_log_prior() if log_prior is None else log_prior
-        if isinstance(X, np.ndarray) and np.isnan(X).any():
-            incomplete = np.isnan(X).any(axis=1)
-            scores = np.empty((X.shape[0], self.classes_.shape[0]))
-            scores[~incomplete] = self._linear_scores(X[~incomplete])
-            scores[incomplete] = self._marginal_linear_scores(X[incomplete])
-            return scores + log_prior
+        incomplete = _incomplete_rows(X)
+        if incomplete is not None:
+            return self._scores_with_missing(X, incomplete) + log_prior
         return to_numpy(self._linear_scores(X) + ops.like(log_prior, X))
+
+    def _scores_with_missing(self, X, incomplete):
+        """:meth:`_linear_scores` of host rows some of which (``incomplete``, (n,) bool) have missing values."""
+        scores = np.empty((X.shape[0], self.classes_.shape[0]))
+        scores[~incomplete] = self._linear_scores(X[~incomplete])
+        scores[incomplete] = self._marginal_linear_scores(X[incomplete])
+        return scores
 
     def _linear_scores(self, X):
         """``log f_k(x) - log f_c(x)``, linear in x (c the centre of the class means), where X lives."""
@@ -662,11 +674,13 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         # Corollary 8.1: with two classes only -a'(x - h) (plus the log prior ratio) matters;
         # one matrix-vector product.
         X = self._validate_for_predict(X)
-        if isinstance(X, np.ndarray) and np.isnan(X).any():  # rows with missing values: marginal densities
-            jll = self._joint_log_likelihood(X, log_prior)
-            return jll[:, 1] - jll[:, 0]
+        log_prior = self._fitted_log_prior() if log_prior is None else log_prior
+        incomplete = _incomplete_rows(X)
+        if incomplete is not None:  # rows with missing values: scores in their marginals
+            scores = self._scores_with_missing(X, incomplete)
+            return scores[:, 1] - scores[:, 0] + (log_prior[1] - log_prior[0])
         X = self._centred(X)
-        intercept = self._intercept_c + (self._fitted_log_prior() if log_prior is None else log_prior)
+        intercept = self._intercept_c + log_prior
         odds = X @ ops.like(self._odds_coef, X)
         odds += intercept[1] - intercept[0]
         return to_numpy(odds)

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 
 
 def _parts(model):
-    """(preprocessing or None, fitted PrototypeClassifier) of a model, a search or a pipeline."""
+    """(preprocessing or None, fitted PrototypeClassifier, the pipeline's input names or None) of a model, a
+    search or a pipeline (:func:`~discrim.prototype._report.split_model`), refusing anything else."""
     from sklearn.utils.validation import check_is_fitted
 
     from discrim.prototype._report import split_model
@@ -28,8 +29,7 @@ def _parts(model):
         check_is_fitted(inner)
         raise ValueError(f"expected a fitted PrototypeClassifier (or a search or Pipeline ending in one); "
                          f"got {type(inner).__name__}.")
-    pre, final, _ = split_model(model)
-    return pre, final
+    return split_model(model)
 
 
 def _rows(X, n_features, what="X"):
@@ -153,7 +153,7 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
     """
     from discrim.prototype import familiarity
 
-    pre, final = _parts(model)
+    pre, final, _ = _parts(model)
     n_inputs, names = _input_features(model, pre, final)
     A, columns = _rows(X, n_inputs)
     names = columns or names
@@ -406,7 +406,7 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
     """
     from discrim.prototype._prototype_set import check_n_batches
 
-    pre, final = _parts(model)
+    pre, final, _ = _parts(model)
     B = len(final.batches_)
     n_batches = check_n_batches(n_batches, B, minimum=1)
     if isinstance(ncols, bool) or not isinstance(ncols, Integral) or ncols < 1:
@@ -498,10 +498,9 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
     import warnings
 
     from discrim.prototype._prototype_set import check_n_batches
-    from discrim.prototype._report import _model_names, _units, split_model
+    from discrim.prototype._report import _model_names, _units
 
-    _parts(model)
-    pre, final, input_names = split_model(model)
+    pre, final, input_names = _parts(model)
     B = len(final.batches_)
     n_batches = check_n_batches(n_batches, B)
     if units not in ("model", "original"):

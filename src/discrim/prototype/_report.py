@@ -13,6 +13,7 @@ import pandas as pd
 
 from discrim._typing import ArrayLike, PathLike, PrototypeModel
 from discrim.prototype import _explain
+from discrim.utils._warnings import user_stacklevel
 
 # The inverse of the preprocessing counts as column-wise (and as affine) when the cross-terms
 # (and the departure from a straight line) of unit steps are below this share of the largest step.
@@ -73,7 +74,7 @@ def _units(pre, final, input_names):
     D = final.n_features_in_
     if not hasattr(pre, "inverse_transform"):
         warnings.warn(f"the preprocessing {pre!r} has no inverse_transform: the report shows the model's units only.",
-                      UserWarning, stacklevel=_explain.user_stacklevel())
+                      UserWarning, stacklevel=user_stacklevel())
         return None
     c = np.asarray(getattr(final, "center_", np.zeros(D)), dtype=np.float64)
     probe = np.vstack([c, c + np.eye(D), c + 2 * np.eye(D)])
@@ -81,12 +82,12 @@ def _units(pre, final, input_names):
         back = np.asarray(pre.inverse_transform(probe), dtype=np.float64)
     except (ValueError, TypeError, AttributeError) as exc:
         warnings.warn(f"the preprocessing cannot map the model's features back ({str(exc).splitlines()[0]}): the "
-                      "report shows the model's units only.", UserWarning, stacklevel=_explain.user_stacklevel())
+                      "report shows the model's units only.", UserWarning, stacklevel=user_stacklevel())
         return None
     if back.shape != (2 * D + 1, D):
         warnings.warn(f"the preprocessing maps {back.shape[1]} input columns to the model's {D} features: the report "
                       "shows the model's units only (original units need a column-wise transform such as a scaler).",
-                      UserWarning, stacklevel=_explain.user_stacklevel())
+                      UserWarning, stacklevel=user_stacklevel())
         return None
     step = back[1:D + 1] - back[0]
     size = np.abs(step).max()
@@ -94,7 +95,7 @@ def _units(pre, final, input_names):
     if not np.all(np.isfinite(step)) or size == 0 or np.abs(off).max() > _LINEAR_RTOL * size:
         warnings.warn("the preprocessing mixes features: the report shows the model's units only (original units "
                       "need a column-wise transform such as a scaler).", UserWarning,
-                      stacklevel=_explain.user_stacklevel())
+                      stacklevel=user_stacklevel())
         return None
     diag = np.diag(step)
     twice = np.diag(back[D + 1:] - back[0])
