@@ -229,3 +229,17 @@ def test_sklearn_names_are_the_mclust_models():
 def test_unknown_covariance_type_is_refused_with_the_names():
     with pytest.raises(ValueError, match="covariance_type must be one of .*'VEV'"):
         FiniteMixture(Gaussian("VXV"), 2).fit(np.random.default_rng(0).normal(size=(20, 2)))
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_fit_scales_with_data_of_extreme_magnitude(model):
+    """Data scaled by 1e80 or 1e-80 (within the accepted range): the log-likelihood moves by exactly
+    -d log s. The volume was once multiplied into the scatter before the shapes were divided out, a
+    product of about 1e320 that overflowed for EVE, EVI and EVV and was reported as a collapsed component."""
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(size=(60, 3)), rng.normal(size=(60, 3)) * [1.0, 2.0, 3.0] + 5.0])
+    labels = np.repeat([0, 1], 60)
+    reference = FiniteMixture(Gaussian(model, reg_covar=0.0), 2, init_params=labels, tol=1e-10).fit(X).score(X)
+    for scale in (1e80, 1e-80):
+        fm = FiniteMixture(Gaussian(model, reg_covar=0.0), 2, init_params=labels, tol=1e-10).fit(X * scale)
+        assert fm.score(X * scale) + 3 * np.log(scale) == pytest.approx(reference, abs=1e-9)

@@ -178,7 +178,7 @@ def _evi(W, n_k, start):
     # A_k = diag(W_k) / |diag(W_k)|^(1/d); lambda = sum_k |diag(W_k)|^(1/d) / n
     g = _geometric_mean(W)
     volume = g.sum() / n_k.sum()
-    return volume * W / g[:, None]
+    return W / g[:, None] * volume  # the shapes first: volume * W overflows at |x| ~ 1e80
 
 
 def _vei(W, n_k, start):
@@ -200,7 +200,7 @@ def _evv(W, n_k, start):
     # C_k = W_k / |W_k|^(1/d), lambda = sum_k |W_k|^(1/d) / n
     d = W.shape[1]
     g = np.exp(np.linalg.slogdet(W)[1] / d)
-    return (g.sum() / n_k.sum()) * W / g[:, None, None]
+    return W / g[:, None, None] * (g.sum() / n_k.sum())
 
 
 def _eev(W, n_k, start):
@@ -417,7 +417,7 @@ def _scaled_shapes(B, n_k, equal_volume):
     """``lambda_k A_k`` (K, d) given the diagonals ``B_k = diag(D' W_k D)`` (K, d) of an orientation D."""
     if equal_volume:
         g = _geometric_mean(B)
-        return (g.sum() / n_k.sum()) * B / g[:, None]
+        return B / g[:, None] * (g.sum() / n_k.sum())
     return B / n_k[:, None]
 
 
