@@ -185,7 +185,7 @@ def test_torch_gives_numpys_densities_and_statistics(family, params, oracle, rng
         np.testing.assert_allclose(getattr(a, name), value, rtol=1e-11, atol=1e-12, err_msg=name)
 
 
-@pytest.mark.parametrize("a", [0.3, 7.0, 99.0, 100.0, 350.0, 1e4, 1e7, 5e9])
+@pytest.mark.parametrize("a", [0.3, 7.0, 99.0, 100.0, 350.0, 1e4, 1e7, 5e9, 5e12])
 def test_gamma_profile_terms_and_stirling_remainder_against_high_precision(a):
     """log(a) - digamma(a), 1/a - trigamma(a) and Stirling's remainder cancel for large a: series there."""
     mpmath = pytest.importorskip("mpmath")
@@ -202,7 +202,7 @@ def test_gamma_profile_terms_and_stirling_remainder_against_high_precision(a):
     assert _stirling_remainder(np.array([a]))[0] == pytest.approx(remainder, rel=1e-12)
 
 
-@pytest.mark.parametrize("a", [50.0, 2e4, 1e7, 5e9])
+@pytest.mark.parametrize("a", [50.0, 2e4, 1e7, 5e9, 5e12])
 def test_gamma_log_prob_of_large_shapes_against_high_precision(a):
     """A large shape (a component collapsing onto one value) keeps the log-density accurate, with and without a mask."""
     mpmath = pytest.importorskip("mpmath")
@@ -234,3 +234,18 @@ def test_em_with_a_gamma_component_on_one_value_never_decreases():
         fm = FiniteMixture(Gamma(), 2, random_state=502, tol=0, max_iter=15).fit(X)
     assert fm.params_["shape"].max() > 1e9  # the collapsed component
     assert np.all(np.diff(fm.lower_bounds_) >= -1e-12)
+
+
+@pytest.mark.parametrize("cv", [1e-4, 1e-5, 1e-6])
+def test_gamma_shape_of_precise_data_is_the_profile_mle(cv):
+    """Values of coefficient of variation down to 1e-6 (distinct, not collapsed): the shape is the MLE,
+    not the cap for all-equal values (which bound it at 5e9 from CV 1e-5 on and lost 428 in log-likelihood)."""
+    mpmath = pytest.importorskip("mpmath")
+    x = 1000.0 * (1.0 + cv * np.random.default_rng(15).normal(size=200))
+    fm = FiniteMixture(Gamma(), 1).fit(x[:, None])
+    with mpmath.workdps(50):
+        values = [mpmath.mpf(v) for v in x]
+        gap = mpmath.log(sum(values) / len(values)) - sum(mpmath.log(v) for v in values) / len(values)
+        shape = mpmath.findroot(lambda a: mpmath.log(a) - mpmath.digamma(a) - gap, 1 / (2 * gap))
+    # the statistics' sums round at about 1e-15 of log x: the gap of about cv^2 / 2 keeps cv^-2 1e-15 of it
+    assert fm.params_["shape"][0, 0] == pytest.approx(float(shape), rel=max(1e-9, 20 * 1e-15 / cv**2))

@@ -24,7 +24,7 @@ __all__ = ["Gamma", "GammaParams", "GammaStats"]
 
 # log(mean) - mean(log x) is 0 when a component's observed values are all equal: the shape's MLE
 # is then infinite. Below this gap the shape is held at about 1 / (2 * _MIN_GAP).
-_MIN_GAP = 1e-10
+_MIN_GAP = 1e-13
 # Shapes above which log_prob evaluates a component in its centred form (see _centred_log_prob).
 _CENTRED_SHAPE = 1e4
 
@@ -100,7 +100,7 @@ class Gamma(ComponentFamily):
     ``log x``, the shape solves ``log(a) - digamma(a) = log(m) - l`` (the profile likelihood),
     found by Minka's generalised Newton iteration from the current shape (EM's M-step) or from
     his closed-form approximation (the first M-step), and ``rate = a / m``. A component whose
-    observed values are all equal has an unbounded shape, held at about ``5e9``.
+    observed values are all equal has an unbounded shape, held at about ``5e12``.
 
     The estimators put 0 in the place of a missing value, so :meth:`check_data` lets 0 through;
     an observed 0 is refused by :meth:`suff_stats` (its log-density is unbounded).
