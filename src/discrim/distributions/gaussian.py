@@ -381,14 +381,14 @@ class Gaussian(ComponentFamily):
 
     # log-density -----------------------------------------------------------------------
 
-    def _precision_cholesky(self, params):
-        """Cached per parameter set: the factors log_prob needs (see :meth:`log_prob`)."""
-        return params._cached("precision_cholesky", lambda: _precision_terms(self._storage, params))
+    def _precision_cholesky(self, params, single=False):
+        """Cached per parameter set and precision: the factors log_prob needs (see :meth:`log_prob`)."""
+        return params._cached(("precision_cholesky", single), lambda: _precision_terms(self._storage, params, single))
 
     def log_prob(self, X, params, *, mask=None, rows=None):
         if mask is not None:
             return self._masked_log_prob(X, params, mask, rows)
-        terms = self._precision_cholesky(params)
+        terms = self._precision_cholesky(params, single=_is_single(X))
         n = X.shape[0]
         k, d = params.mean.shape
         step = max(4096, _BLOCK_ELEMENTS // max(1, k * d))
@@ -402,7 +402,7 @@ class Gaussian(ComponentFamily):
         if self._storage in ("diag", "spherical"):
             # independent features: the marginal density is the sum over the observed ones, from
             # the same centred terms as the complete rows' (see _precision_terms)
-            terms = self._precision_cholesky(params)
+            terms = self._precision_cholesky(params, single=_is_single(X))
             prec = np.broadcast_to(terms["prec"] if terms["prec"].ndim == 2 else terms["prec"][:, None],
                                    params.mean.shape)
             m = params.mean - terms["center"]
@@ -751,7 +751,7 @@ def _inverse_factors_or_raise(cov, what, out=None):
     return inverse_lower(chol, np.empty_like(chol) if out is None else out)
 
 
-def _precision_terms(ctype, params):
+def _precision_terms(ctype, params, single=False):
     """Everything log_prob needs from one parameter set, computed once.
 
     Returns a dict with ``center`` (d,), the mean of the component means, and ``log_det`` (K,):
@@ -764,9 +764,14 @@ def _precision_terms(ctype, params):
     ``x'Px - 2 m'Px + m'Pm`` then combine numbers of the size of the data's spread, not of its
     offset from the origin (at an offset of 1e8 they cancelled to relative errors of 10 in the
     log-density), so the densities are invariant to translations up to the rounding of the data.
+    With ``single`` (float32 rows), ``center`` is rounded to float32 first and the terms are taken
+    about the rounded value: the rows then subtract exactly the centre the terms assume (rounded
+    in the subtraction instead, it would err by a float32 ulp of the data's offset).
     """
     k, d = params.mean.shape
     center = np.add.reduce(params.mean, axis=0) / k  # the arithmetic of params.mean.mean(axis=0)
+    if single:
+        center = center.astype(np.float32).astype(np.float64)
     mean = params.mean - center
     cov = params.covariance
     if ctype == "full":
@@ -793,6 +798,11 @@ def _precision_terms(ctype, params):
                 "c": (mean**2 * prec).sum(axis=1)}
     return {"center": center, "log_det": 0.5 * d * np.log(prec), "prec": prec, "mp": mean * prec[:, None],
             "c": (mean**2).sum(axis=1) * prec}
+
+
+def _is_single(X):
+    """Whether the rows (numpy or torch) are float32: log_prob then takes its terms about a float32 centre."""
+    return str(X.dtype).endswith("float32")
 
 
 def _host_bool(mask):
