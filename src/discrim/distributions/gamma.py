@@ -103,7 +103,8 @@ class Gamma(ComponentFamily):
     observed values are all equal has an unbounded shape, held at about ``5e12``.
 
     The estimators put 0 in the place of a missing value, so :meth:`check_data` lets 0 through;
-    an observed 0 is refused by :meth:`suff_stats` (its log-density is unbounded).
+    an observed 0 is refused by :meth:`suff_stats` and :meth:`log_prob` (outside the support: mark it
+    missing, NaN, to score the row by its other features).
 
     Examples
     --------
@@ -134,6 +135,9 @@ class Gamma(ComponentFamily):
         return 2  # one distinct value per feature: the shape's likelihood grows without bound
 
     def log_prob(self, X, params, *, mask=None, rows=None):
+        # an observed 0 has density +inf (shape < 1) or 0 (shape > 1): refused, as in fit, rather
+        # than scored by a floor that would decide a classification silently
+        check_observed_positive(self, X, mask)
         a, b = params.shape, params.rate
         const = a * np.log(b) - scipy.special.gammaln(a)  # (K, d)
         log_x = log_observed(X, mask)
@@ -261,8 +265,8 @@ def _centred_log_prob(X, log_x, a, m, mask):
 
 
 def _log1p_above_minus_one(u):
-    """``log1p(u)`` with ``u`` held above ``-1 + eps``: an observed 0 at predict time gives a finite log-density,
-    as the expanded form's ``log x`` of ``LOG_TINY`` does, not ``-inf``."""
+    """``log1p(u)`` with ``u`` held above ``-1 + eps``: an entry far below the mean (``x / m`` rounding to 0)
+    gives a finite log-density, as the expanded form's ``log x`` of ``LOG_TINY`` does, not ``-inf``."""
     xp = array_namespace(u)
     return xp.log1p(xp.clip(u, min=-1.0 + float(np.finfo(np.float64).eps)))
 

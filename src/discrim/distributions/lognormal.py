@@ -60,10 +60,13 @@ class LogNormal(ComponentFamily):
 
     Parameters
     ----------
-    reg_covar : float, default=1e-6
+    reg_covar : float, default=1e-12
         Non-negative amount added to every variance ``sigma^2`` by the M-step, which keeps a
         component that collapses onto one value finite (as the Gaussian's ``reg_covar``);
-        ``FiniteMixture(reg_covar=...)`` sets it for a fit.
+        ``FiniteMixture(reg_covar=...)`` sets it for a fit. ``sigma`` is on the log scale, so this
+        is a relative floor: ``sigma >= sqrt(reg_covar)`` bounds the coefficient of variation the
+        fit can express from below (1e-6 by default; the Gaussian's 1e-6 would bound it at 1e-3,
+        above the spread of data measured to four digits).
 
     Notes
     -----
@@ -73,7 +76,8 @@ class LogNormal(ComponentFamily):
     centred moments of ``log x``, merged exactly over row blocks.
 
     The estimators put 0 in the place of a missing value, so :meth:`check_data` lets 0 through;
-    an observed 0 is refused by :meth:`suff_stats` (its log-density is unbounded).
+    an observed 0 is refused by :meth:`suff_stats` and :meth:`log_prob` (outside the support: mark it
+    missing, NaN, to score the row by its other features).
 
     Examples
     --------
@@ -92,7 +96,7 @@ class LogNormal(ComponentFamily):
     fit_options = ("reg_covar",)
     cli_names = {"lognormal": {}}
 
-    def __init__(self, reg_covar: float = 1e-6) -> None:
+    def __init__(self, reg_covar: float = 1e-12) -> None:
         self.reg_covar = reg_covar
 
     def check_options(self):
@@ -111,6 +115,7 @@ class LogNormal(ComponentFamily):
         return 2
 
     def log_prob(self, X, params, *, mask=None, rows=None):
+        check_observed_positive(self, X, mask)  # an observed 0 has density 0: refused, as in fit
         # about the mean of the component means, as the Gaussian's terms (see its _precision_terms)
         center = params.mu.mean(axis=0)
         prec = 1.0 / params.sigma**2
