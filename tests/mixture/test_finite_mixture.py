@@ -323,3 +323,42 @@ def test_per_row_trials_fit_and_rescore(rng):
         fm.score_samples([[3.0], [15.0]])
     fm.set_params(family__n_trials=new_n)
     assert fm.predict([[2.0], [17.0]]).tolist() == [int(np.argmin(fm.params_["prob"][:, 0])), int(np.argmax(fm.params_["prob"][:, 0]))]
+
+
+def test_fitted_mixture_ignores_later_changes_to_its_family():
+    """The fitted methods use ``family_``, a copy made by fit: ``set_params`` after fit, or on a family object
+    shared with another estimator, changes nothing until the next fit (it changed the densities silently, or
+    failed with a KeyError for another covariance type)."""
+    from discrim.discriminant import MixtureDiscriminant
+
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.binomial(10, 0.2, (50, 2)), rng.binomial(10, 0.7, (50, 2))]
+    fm = FiniteMixture(Binomial(n_trials=10), 2, random_state=0).fit(X)
+    before = fm.score_samples(X)
+    fm.set_params(family__n_trials=20)
+    np.testing.assert_array_equal(fm.score_samples(X), before)
+    assert fm.family_.n_trials == 10
+    shared = Gaussian("full")
+    rule = MixtureDiscriminant(shared, 1, random_state=0).fit(X.astype(float), np.repeat([0, 1], 50))
+    proba = rule.predict_proba(X.astype(float))
+    shared.set_params(covariance_type="diag")
+    np.testing.assert_array_equal(rule.predict_proba(X.astype(float)), proba)
+
+
+def test_warm_start_refuses_parameters_that_cannot_start_the_fit():
+    """A warm start from a fit of another component count or covariance shape is an error naming both (it went on
+    with the old count, and bic counted the new one's parameters); sample and bic use the fitted count."""
+    rng = np.random.default_rng(1)
+    X = np.r_[rng.normal(size=(50, 2)), rng.normal(size=(50, 2)) + 4, rng.normal(size=(50, 2)) - 4]
+    fm = FiniteMixture(Gaussian(), 2, warm_start=True, random_state=0).fit(X)
+    bic = fm.bic(X)
+    with pytest.raises(ValueError, match="warm_start=False"):
+        fm.set_params(n_components=3).fit(X)
+    with pytest.raises(ValueError, match="warm_start=False"):
+        fm.set_params(n_components=2, family=Gaussian("spherical")).fit(X)
+    fm.set_params(family=Gaussian(), n_components=1)
+    assert fm.bic(X) == bic
+    rows, labels = fm.sample(5)
+    assert rows.shape == (5, 2) and labels.shape == (5,)
+    refit = FiniteMixture(Gaussian(), 2, warm_start=True, random_state=0).fit(X)
+    assert refit.fit(X).weights_.shape == (2,)  # a compatible warm start goes on

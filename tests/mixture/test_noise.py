@@ -139,3 +139,13 @@ def test_noise_em_never_decreases_the_log_likelihood(seed, k, model):
     bounds = fm.lower_bounds_
     assert np.all(np.diff(bounds) >= -1e-10 * np.abs(bounds[1:]))
     assert fm.weights_.shape == (k + 1,) and fm.weights_.sum() == pytest.approx(1.0)
+
+
+def test_default_start_that_finds_no_clutter_warns_and_fits():
+    """On small or evenly spread data the clutter detection can mark every row: the fit then starts the noise
+    empty with a warning that names noise_init, instead of an error about a noise_init the user never set."""
+    X = 3 * np.random.RandomState(0).uniform(size=(10, 1))
+    with pytest.warns(UserWarning, match="noise_init"):
+        fm = FiniteMixture(Gaussian(), 1, noise=True).fit(X)
+    assert fm.weights_[-1] == 0.0
+    assert np.isfinite(fm.score_samples(X)).all()

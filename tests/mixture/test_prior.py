@@ -81,7 +81,10 @@ def test_given_prior_fields_are_kept():
     X = load_iris().data
     prior = GaussianPrior(shrinkage=0.5, mean=np.zeros(4), dof=10.0, scale=2 * np.eye(4))
     fm = FiniteMixture(Gaussian("VVV", prior=prior), 2, max_iter=0, random_state=0).fit(X)
-    assert fm.family_.prior is prior
+    kept = fm.family_.prior  # a copy (family_ is the fit's own): the fields given, not defaults
+    assert (kept.shrinkage, kept.dof) == (0.5, 10.0)
+    np.testing.assert_array_equal(kept.mean, prior.mean)
+    np.testing.assert_array_equal(kept.scale, prior.scale)
 
 
 def test_prior_defaults_from_row_blocks_equal_in_memory():

@@ -198,7 +198,7 @@ def _parameter_tables(mixture, names, categories=None):
     categories = categories or {}
     weights = np.asarray(mixture.weights_)
     n_comp = weights.shape[0]
-    shared = set(mixture.family.shared_params())  # e.g. the tied covariance: no component axis
+    shared = set(mixture.family_.shared_params())  # e.g. the tied covariance: no component axis
     main = Table(title="Fitted components")
     main.add_column("component", justify="right", overflow="fold")
     main.add_column("weight", justify="right", overflow="fold")
@@ -207,7 +207,7 @@ def _parameter_tables(mixture, names, categories=None):
     components = [str(r) for r in range(n_comp)]
     for pname, value in mixture.params_.items():
         arr = np.asarray(value, dtype=float)
-        own, levels = _part_columns(mixture.family, pname, names, categories)
+        own, levels = _part_columns(mixture.family_, pname, names, categories)
         if pname in shared:
             arr = arr.reshape(-1, arr.shape[-1]) if arr.ndim else arr.reshape(1, 1)
             rows = own if arr.shape[0] == len(own) else [str(i) for i in range(arr.shape[0])]

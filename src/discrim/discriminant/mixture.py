@@ -153,7 +153,7 @@ def _joint_bic(mixtures, class_data, proportions):
         joint = np.column_stack([to_numpy(m.score_samples(X_k)) for m in mixtures]) + log_prop
         value, weight = weighted_total(logsumexp(joint, axis=1), w_k)
         log_lik, total = log_lik + value, total + weight
-    family = mixtures[0]._family()
+    family = mixtures[0].family_
     sizes = [m.n_components for m in mixtures]
     n_params = family.n_parameters(mixtures[0].n_features_in_, sum(sizes)) + sum(r - 1 for r in sizes)
     return float(-2.0 * log_lik + n_params * np.log(total))

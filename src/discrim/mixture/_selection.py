@@ -508,7 +508,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
     # The family says what makes its fit degenerate (a Gaussian: too few rows for a covariance,
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
     occupied = component_weights > 0
-    rel = mixture._family().min_relative_variance(mixture._params, occupied, feature_var)
+    rel = mixture.family_.min_relative_variance(mixture._params, occupied, feature_var)
     if min_rows < family.rows_per_component(X.shape[1]):
         reason = "too few rows"
     elif rel < SINGULAR_RTOL:
@@ -715,7 +715,7 @@ def select_mixture(
         usable = scores
     best = int(np.nanargmin(usable))
     chosen = estimators[best]
-    collapsing = chosen._family().collapsing_components(chosen._params) if chosen is not None else np.zeros(0)
+    collapsing = chosen.family_.collapsing_components(chosen._params) if chosen is not None else np.zeros(0)
     if collapsing.size:
         # mclust excludes singular fits only (as the 'degenerate' column does); a variance near
         # reg_covar is a fit FiniteMixture warns about, so the choice says so too

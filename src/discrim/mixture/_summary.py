@@ -54,12 +54,12 @@ def gaussian_covariances(mixture: FiniteMixture):
     from discrim.distributions import Gaussian
     from discrim.distributions._covariance_models import storage_of
 
-    if not isinstance(mixture.family, Gaussian):
+    if not isinstance(mixture.family_, Gaussian):
         return None
     means = np.asarray(mixture.params_["mean"], dtype=float)
     k, d = means.shape
     cov = np.asarray(mixture.params_["covariance"], dtype=float)
-    storage = storage_of(mixture.family.covariance_type)
+    storage = storage_of(mixture.family_.covariance_type)
     if storage == "full":
         full = cov.reshape(k, d, d)
     elif storage == "tied":
@@ -85,10 +85,10 @@ def _family_description(mixture):
     """(label of the family, mclust model name or None, its description or None)."""
     from discrim.mixture._selection import _family_label
 
-    name = getattr(mixture.family, "model_name", None)
+    name = getattr(mixture.family_, "model_name", None)
     if isinstance(name, str) and name in MODEL_DESCRIPTIONS:
-        return _family_label(mixture.family), name, MODEL_DESCRIPTIONS[name]
-    return _family_label(mixture.family), None, None
+        return _family_label(mixture.family_), name, MODEL_DESCRIPTIONS[name]
+    return _family_label(mixture.family_), None, None
 
 
 def _part_of(family, pname, names):
@@ -110,12 +110,12 @@ def _parameter_columns(mixture, names):
     """
     k = mixture.n_components
     columns = {}
-    shared = set(mixture.family.shared_params()) if hasattr(mixture.family, "shared_params") else set()
+    shared = set(mixture.family_.shared_params()) if hasattr(mixture.family_, "shared_params") else set()
     for pname, value in mixture.params_.items():
         arr = np.asarray(value)
         if pname in shared or arr.ndim == 0 or arr.shape[0] != k or arr.dtype.kind not in "biuf":
             continue
-        family, features = _part_of(mixture.family, pname, names)
+        family, features = _part_of(mixture.family_, pname, names)
         labels = features if arr.ndim > 1 and arr.shape[1] == len(features) else [str(j) for j in range(
             arr.shape[1] if arr.ndim > 1 else 0)]
         if arr.ndim == 1:

@@ -40,6 +40,7 @@ from discrim.utils._dask import (
     weighted_total,
 )
 from discrim.utils._threads import row_threads
+from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_observed_columns,
@@ -347,10 +348,15 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     # --- validation -----------------------------------------------------------------------
 
     def _family(self):
-        """The family with its options checked and the mixture's ``reg_covar`` applied."""
-        family = self.family
+        """A copy of the family with its options checked and the mixture's ``reg_covar`` applied.
+
+        A copy: the fit keeps it as ``family_``, which the fitted methods use, so that a later
+        ``set_params`` on the mixture (or on a family object shared with other estimators) changes
+        nothing until the next fit, as scikit-learn's fitted attributes.
+        """
+        family = clone(self.family)
         if self.reg_covar is not None and "reg_covar" in family.get_params(deep=False):
-            family = clone(family).set_params(reg_covar=self.reg_covar)
+            family = family.set_params(reg_covar=self.reg_covar)
         return family.check_options()
 
     def _rows(self, X, family, reset):
@@ -381,7 +387,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             "X has missing values (NaN), which are handled on the host (numpy) path only: fit with device=None, "
             "or impute them first."))
         X, mask = observed_mask(X)
-        rows = family.row_data(X.shape[0])
+        # per-row data (a Binomial's trial counts) belong to the rows: new rows take them from the
+        # family parameter as set now (family__n_trials=...), the fitted family_ keeps the rest
+        rows = (family if reset else self._family()).row_data(X.shape[0])
         family.check_data(X, rows)
         weights = ops.like(np.ones(X.shape[0]), X)
         return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), mask=mask, rows=rows)
@@ -557,6 +565,13 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             region, log_volume = None, float(np.log(self.noise))
         if self.noise_init is None:
             rows = default_noise_rows(X)
+            if (~rows).sum() < self.n_components:
+                # the two intensities did not separate (small or evenly spread data): no clutter found
+                warnings.warn(f"the clutter detection behind noise=True marked {int(rows.sum())} of {rows.shape[0]} "
+                              "rows as noise, too many to start the components: the noise component starts (and "
+                              "stays) empty. Pass noise_init to mark the rows that start as noise.", UserWarning,
+                              stacklevel=user_stacklevel())
+                rows = np.zeros_like(rows)
         else:
             rows = np.asarray(self.noise_init)
             if rows.shape != (blocks.n_rows,) or rows.dtype.kind != "b":
@@ -600,6 +615,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         """
         warm = self.warm_start and hasattr(self, "weights_")
         family = self._family()
+        if warm:
+            self._check_warm_start(family)
         blocks, sample = self._training_rows(X, family, sample_weight, reset=not warm)
         groups = self._component_groups()
         labels = None if self.unlabeled is None else self._labels(y, blocks, int(groups.max()) + 1)
@@ -692,6 +709,17 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             del self.history_
         return self
 
+    def _check_warm_start(self, family):
+        """Refuse a warm start from a fit whose parameters cannot start this one (another count or shape)."""
+        fitted = {name: np.shape(value) for name, value in self._params.as_dict().items()}
+        wanted = family.param_shapes(self.n_components, self.n_features_in_)
+        if self._params.n_components != self.n_components or fitted != dict(wanted):
+            raise ValueError(
+                f"warm_start=True continues the last fit ({self._params.n_components} component(s) of "
+                f"{self.family_!r}), whose parameters cannot start n_components={self.n_components} of "
+                f"{family!r}: set them back, or set warm_start=False to start afresh."
+            )
+
     def fit_predict(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> Array:
         """Fit, then return the most responsible component of every row of X.
 
@@ -768,7 +796,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def _joint_log_likelihood(self, X, log_prior=None):
         check_is_fitted(self)
-        family = self._family()
+        family = self.family_
         blocks = self._rows(X, family, reset=False)
         log_weights = self._log_weights() if log_prior is None else log_prior
         return joint_log_likelihood(family, blocks, log_weights, self._params,
@@ -804,7 +832,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         if is_dask(X):
             return map_row_chunks_seeded(type(self).impute, self, X, random_state, draw=draw)
-        family = self._family()
+        family = self.family_
         blocks = self._rows(X, family, reset=False)
         X0 = np.array(to_numpy(blocks.X), dtype=np.float64)
         if blocks.mask is None:
@@ -821,7 +849,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             rows = slice_rows(blocks.rows, index)
             if draw:
                 u = rng.random(index.shape[0])[:, None]
-                components = np.minimum((np.cumsum(resp[index], axis=1) < u).sum(axis=1), self.n_components - 1)
+                components = np.minimum((np.cumsum(resp[index], axis=1) < u).sum(axis=1), self._params.n_components - 1)
                 X0[index] = family.conditional_sample(X0[index], self._params, observed, components, rng, rows)
             else:
                 X0[index] = family.conditional_estimate(X0[index], self._params, observed, resp[index], rows)
@@ -830,7 +858,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     # --- model size and sampling ----------------------------------------------------------
 
     def _n_parameters(self):
-        n = self._family().n_parameters(self.n_features_in_, self.n_components)
+        n = self.family_.n_parameters(self.n_features_in_, self._params.n_components)
         # noise=True estimates V from the data too: mclust's count (nMclustParams(noise=TRUE), + 2)
         estimated_volume = getattr(self, "_noise_region", None) is not None
         return n + (0 if self.fix_weights else self.weights_.shape[0] - 1) + estimated_volume
@@ -934,7 +962,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             )
         rng = np.random.default_rng(as_seed_sequence(self.random_state))
         counts = rng.multinomial(n_samples, self.weights_)
-        X = self._family().sample(self._params, counts[: self.n_components], rng)
+        X = self.family_.sample(self._params, counts[: self._params.n_components], rng)
         if self._fitted_noise() is not None:
             region = getattr(self, "_noise_region", None)
             if region is None and counts[-1] > 0:

@@ -131,7 +131,7 @@ def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None =
         (1, False): _pmf_1d,
         (2, True): _density_2d,
         (2, False): _pmf_2d,
-    }[(X.shape[1], not mixture.family.is_discrete)]
+    }[(X.shape[1], not mixture.family_.is_discrete)]
     draw(mixture, X, ax, bins=bins, grid_size=grid_size)
     return ax
 
@@ -156,7 +156,7 @@ def _support(x, mixture):
     """Integer values to evaluate a discrete density on: 0 to the data's maximum, or to the
     family's largest value (``n_trials``, ``n_categories - 1``) where it has one."""
     lo, hi = int(np.floor(min(x.min(), 0))), int(np.ceil(x.max()))
-    upper = mixture.family.support_upper()
+    upper = mixture.family_.support_upper()
     if upper is not None:
         hi = max(hi, int(upper))
     return np.arange(lo, hi + 1, dtype=np.float64)
@@ -387,7 +387,7 @@ def _marginal_log_density(mixture, columns, values):
         return mixture.score_samples(_marginal_rows(mixture, columns, values))
     except ValueError as exc:
         raise ValueError(
-            f"the marginal density of columns {list(columns)} is not available for {mixture.family!r} "
+            f"the marginal density of columns {list(columns)} is not available for {mixture.family_!r} "
             f"(it needs rows with missing values: {exc}); plot all the columns of a mixture fitted on fewer."
         ) from None
 
@@ -450,7 +450,7 @@ def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
 
 
 def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
-    discrete = bool(getattr(mixture.family, "is_discrete", False))
+    discrete = bool(getattr(mixture.family_, "is_discrete", False))
     key = (min(i, j), max(i, j))
     if key not in cache:
         a, b = key
@@ -476,7 +476,7 @@ def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache
 def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
     x = X[:, i]
     x = x[np.isfinite(x)]
-    discrete = bool(getattr(mixture.family, "is_discrete", False))
+    discrete = bool(getattr(mixture.family_, "is_discrete", False))
     if discrete:
         edges = np.arange(np.floor(x.min()) - 0.5, np.ceil(x.max()) + 1.0) if x.size else 10
         ax.hist(x, bins=edges, density=True, color="0.8", edgecolor="0.6", label="data")
