@@ -230,3 +230,17 @@ def test_an_unknown_category_is_named_by_its_column_in_the_users_table():
     family = Product([("g", Gaussian(), [0]), ("c", Categorical(categories=[["a", "b", "c"]]), [1])])
     with pytest.raises(ValueError, match=r"X\[0, 1\] = 'zz' is not one of categories\[0\] = \['a', 'b', 'c'\] of part 'c'"):
         family.encode(np.array([[0.5, "zz"]], dtype=object))
+
+
+def test_encode_reads_pandas_nullable_columns_with_their_gaps():
+    """``pandas.NA`` in an Int64, Float64 or boolean column is a missing value, as None and NaN are (it was
+    refused as a non-numeric column, naming categories the family does not take)."""
+    import pandas as pd
+
+    frame = pd.DataFrame({"x": pd.array([1.5, None, 2.0], dtype="Float64"),
+                          "n": pd.array([1, pd.NA, 3], dtype="Int64"),
+                          "flag": pd.array([True, None, False], dtype="boolean"),
+                          "c": ["a", "b", None]})
+    family = Product([(Gaussian(), [0]), (Poisson(), [1]), (Poisson(), [2]), (Categorical(categories=[["a", "b"]]), [3])])
+    np.testing.assert_array_equal(family.encode(frame),
+                                  [[1.5, 1.0, 1.0, 0.0], [np.nan, np.nan, np.nan, 1.0], [2.0, 3.0, 0.0, np.nan]])

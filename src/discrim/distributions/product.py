@@ -8,6 +8,7 @@ from numbers import Integral
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from discrim._typing import ArrayLike
 from discrim.backend import ops
@@ -307,7 +308,8 @@ class Product(ComponentFamily):
                                 else family.encode(block))
                 continue
             try:
-                out[:, cols] = np.where(np.equal(block, None), np.nan, block).astype(np.float64)
+                # None, NaN and pandas.NA (a nullable Int64/Float64/boolean column's gap) are missing
+                out[:, cols] = np.where(pd.isna(block), np.nan, block).astype(np.float64)
             except (TypeError, ValueError):
                 raise ValueError(f"the columns {cols.tolist()} of part {name!r} must be numeric (or give "
                                  f"{type(family).__name__} its categories to encode them).") from None
