@@ -118,3 +118,47 @@ def test_partitions_are_nested_and_numbered_by_first_row():
 def test_cluster_counts_must_lie_between_one_and_the_rows(bad):
     with pytest.raises(ValueError, match="n_clusters must be between 1 and the 150 rows"):
         agglomerate(svd_coordinates(load_iris().data), bad)
+
+
+@pytest.mark.parametrize("X", [np.array([[1.0, 2.0]]), np.ones((10, 2))], ids=["one row", "identical rows"])
+def test_rows_without_coordinates_agglomerate(X):
+    """One row, or identical rows, have no SVD coordinate (p = 0): the start must not divide by n p.
+
+    The criterion's ``alpha`` divided the data's scatter by ``n p`` and raised ZeroDivisionError,
+    so a mixture-discriminant class of one row could not start from "hierarchical". Every count
+    must still give a valid nested partition numbered by first row.
+    """
+    Z = svd_coordinates(X)
+    assert Z.shape == (len(X), 0)
+    counts = list(range(1, len(X) + 1))
+    partitions = agglomerate(Z, counts)
+    for G in counts:
+        labels = partitions[G]
+        _, first = np.unique(labels, return_index=True)
+        assert labels.max() == G - 1 and np.all(np.diff(first) > 0)
+    np.testing.assert_array_equal(partitions[1], np.zeros(len(X)))
+    np.testing.assert_array_equal(agglomerate(Z, 1), np.zeros(len(X)))
+
+
+def test_one_cluster_is_every_row_as_after_the_full_agglomeration():
+    """``agglomerate(Z, 1)`` skips the merges: its partition must be the one the merges end in."""
+    Z = svd_coordinates(_data("iris"))
+    np.testing.assert_array_equal(agglomerate(Z, 1), agglomerate(Z, [1, 2])[1])
+
+
+def test_hierarchical_start_fits_a_class_of_one_row_and_identical_rows():
+    """Both estimators fit with ``init_params="hierarchical"`` where every other start fits.
+
+    A rare class of one row (MDA) and identical rows (a one-component mixture) are ordinary
+    inputs; the component must sit on the data, as it does from a k-means++ start.
+    """
+    from discrim.discriminant import MixtureDiscriminant
+    from discrim.distributions import Gaussian
+    from discrim.mixture import FiniteMixture
+
+    fm = FiniteMixture(Gaussian(), 1, init_params="hierarchical").fit(np.full((10, 2), 3.0))
+    np.testing.assert_allclose(fm.params_["mean"], [[3.0, 3.0]])
+    X = np.random.default_rng(0).normal(size=(21, 2))
+    y = np.r_[np.zeros(20, int), 1]
+    mda = MixtureDiscriminant(Gaussian(), 1, init_params="hierarchical").fit(X, y)
+    np.testing.assert_array_equal(mda.predict(X[[20]]), [1])

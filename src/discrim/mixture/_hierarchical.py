@@ -89,7 +89,8 @@ def agglomerate(Z, n_clusters, alpha=1.0, beta=1.0):
         Rows in the coordinates to agglomerate in (see :func:`svd_coordinates`).
     n_clusters : int or list of int
         Stop when this many clusters are left, from 1 to ``n_samples``. A list gives the
-        partition at each of these stages of one agglomeration (mclust's ``hclass``).
+        partition at each of these stages of one agglomeration (mclust's ``hclass``). One
+        cluster alone needs no agglomeration: every row is in it.
     alpha : float, default=1.0
         mclust's ``alpha``: the criterion's ``alpha`` is this times the data's mean variance
         per feature.
@@ -107,8 +108,25 @@ def agglomerate(Z, n_clusters, alpha=1.0, beta=1.0):
     counts = sorted({int(c) for c in np.atleast_1d(n_clusters)}, reverse=True)
     if not counts or counts[-1] < 1 or counts[0] > Z.shape[0]:
         raise ValueError(f"n_clusters must be between 1 and the {Z.shape[0]} rows; got {n_clusters}.")
-    found = dict(_stages(Z, counts, alpha, beta))
+    if counts == [1]:  # one cluster holds every row, whatever the order of the merges
+        found = {1: np.zeros(Z.shape[0], dtype=np.intp)}
+    else:
+        found = dict(_stages(Z, counts, alpha, beta))
     return found[int(n_clusters)] if scalar else found
+
+
+def _regularisation(Z, alpha):
+    """The criterion's ``alpha``: ``alpha`` times the mean variance per feature, at least the machine epsilon.
+
+    Rows without coordinates (``p = 0``: a single row, or rows all alike, whose constant
+    columns :func:`svd_coordinates` drops) have no variance, and take the floor. mclust's
+    ``hc`` refuses such data (it cannot scale a constant column); here every merge then
+    changes the criterion equally, so ties decide them as anywhere else.
+    """
+    n, p = Z.shape
+    if n * p == 0:
+        return np.finfo(np.float64).eps
+    return max(alpha * float(np.sum((Z - Z.mean(axis=0)) ** 2)) / (n * p), np.finfo(np.float64).eps)
 
 
 def _first_appearance(slot):
@@ -219,7 +237,7 @@ def _stages(Z, counts, alpha, beta):
     last row, updated where a merge changed the column.
     """
     n, p = Z.shape
-    reg = max(alpha * float(np.sum((Z - Z.mean(axis=0)) ** 2)) / (n * p), np.finfo(np.float64).eps)
+    reg = _regularisation(Z, alpha)
     log_single = np.log(beta * reg)  # a singleton's term
     size = np.ones(n)
     mean = Z.copy()
