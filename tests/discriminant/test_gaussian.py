@@ -287,6 +287,23 @@ def test_lda_singular_pooled_covariance(rng):
         LinearDiscriminant().fit(X, y)
 
 
+@pytest.mark.parametrize("Est, params", [(LinearDiscriminant, {}), (QuadraticDiscriminant, {"pooling": 1.0})])
+def test_pooled_divisor_error_names_the_total_weight_when_weighted(Est, params, rng):
+    """Weights summing to 1 over 270 rows: the error must blame the total weight, not the sample count.
+
+    The pooled divisor is the total weight minus the classes (frequency weights); the message
+    said "add samples" to a user with plenty of them. Unweighted, it still counts samples.
+    """
+    X, y = _gaussian_classes(rng)
+    with pytest.raises(ValueError, match=r"total sample_weight above the number of classes \(total weight 1 "
+                                         r"over 270 samples, 3 classes") as err:
+        Est(**params).fit(X, y, sample_weight=np.full(y.shape[0], 1.0 / y.shape[0]))
+    assert "frequency weights" in str(err.value)
+    X, y = X[[0, 60, 150]], y[[0, 60, 150]]  # one row per class: n - g = 0
+    with pytest.raises(ValueError, match=r"more samples than classes \(3 samples, 3 classes; divisor n - g = 0\)"):
+        Est(**params).fit(X, y)
+
+
 def test_badly_scaled_but_regular_features_are_accepted(rng):
     X, y = _gaussian_classes(rng)
     X *= np.array([1e-6, 1.0, 1e7])

@@ -84,6 +84,25 @@ def test_a_covariance_estimator_refuses_what_it_cannot_fit():
         LinearDiscriminant(covariance_estimator="ledoit").fit(X, y)
 
 
+@pytest.mark.parametrize("Rule", [LinearDiscriminant, QuadraticDiscriminant])
+def test_allow_nan_tag_follows_what_fit_accepts(Rule):
+    """The allow_nan tag must be true exactly when fit takes NaN: not with a covariance_estimator.
+
+    scikit-learn's checks and meta-estimators feed NaN to estimators whose tag allows it; with a
+    covariance_estimator fit refuses incomplete rows, so the tag must say so.
+    """
+    from sklearn.covariance import LedoitWolf
+
+    X, y = load_wine(return_X_y=True)
+    X[0, 0] = np.nan
+    plain, estimated = Rule(), Rule(covariance_estimator=LedoitWolf())
+    assert plain.__sklearn_tags__().input_tags.allow_nan
+    plain.fit(X, y)
+    assert not estimated.__sklearn_tags__().input_tags.allow_nan
+    with pytest.raises(ValueError, match="complete in-memory rows"):
+        estimated.fit(X, y)
+
+
 def test_a_model_with_a_covariance_estimator_saves_and_loads(tmp_path):
     from sklearn.covariance import LedoitWolf
 

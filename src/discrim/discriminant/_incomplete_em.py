@@ -47,6 +47,9 @@ class CovarianceRule:
     total_weight : float
         The sum of the sample weights of the EM's rows: the statistics are rescaled to it, in
         case the mixture rescaled the weights (the rules' divisors are in the user's units).
+    scale : ndarray of shape (n_features,) or None, default=None
+        The EM runs on the features divided by ``scale`` (see :func:`run_class_em`): the rule
+        sees the statistics in the user's units and returns its covariances in the EM's.
 
     Attributes
     ----------
@@ -60,8 +63,9 @@ class CovarianceRule:
     the family that carries it, inside the mixture's fit, must record into the same object.
     """
 
-    def __init__(self, estimator, rows, total_weight):
+    def __init__(self, estimator, rows, total_weight, scale=None):
         self.estimator, self.rows, self.total_weight = estimator, np.asarray(rows), float(total_weight)
+        self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
         self.last = None
 
     def __deepcopy__(self, memo):
@@ -81,11 +85,13 @@ class CovarianceRule:
         covariance : ndarray of shape (d, d) (LDA) or (K, d, d) (QDA), or None
         """
         scale = self._to_user_units(stats)
+        stats = _in_units(stats, self.scale)
         self.last = GaussianStats(weight=stats.weight * scale, mean=stats.mean, scatter=stats.scatter * scale)
         try:
-            return self.estimator._regularised_covariance(self.last.scatter, self.last.weight, self.rows)[0]
+            covariance = self.estimator._regularised_covariance(self.last.scatter, self.last.weight, self.rows)[0]
         except ValueError:
             return None
+        return _covariance_in_units(covariance, None if self.scale is None else 1.0 / self.scale)
 
     def _to_user_units(self, stats):
         """The factor from the mixture's weights (which it may rescale) to the user's, the rule's units."""
@@ -116,7 +122,8 @@ class CovarianceRule:
             return None
         scale = self._to_user_units(stats)
         totals = np.asarray(stats.weight, dtype=np.float64) * scale
-        cov = np.asarray(covariance, dtype=np.float64)
+        # in the user's units: the EM's log-likelihood differs from theirs by a constant only
+        cov = _covariance_in_units(np.asarray(covariance, dtype=np.float64), self.scale)
         if cov.ndim == 2:  # LDA: one pooled covariance
             totals, divisors, cov = totals.sum()[None], (totals.sum() - totals.shape[0])[None], cov[None]
         else:
@@ -126,6 +133,21 @@ class CovarianceRule:
         nu = divisors / (1.0 - r) - totals
         penalty = -0.5 * (nu * log_det + (r * divisors / (1.0 - r)) * trace_inv).sum()
         return float(penalty) / scale
+
+
+def _covariance_in_units(covariance, scale):
+    """``covariance`` (d, d) or (K, d, d) of features multiplied by ``scale`` (d,); unchanged for None."""
+    if scale is None:
+        return covariance
+    return covariance * scale[:, None] * scale[None, :]
+
+
+def _in_units(stats, scale):
+    """Gaussian statistics of features multiplied by ``scale`` (d,) (unchanged for None)."""
+    if scale is None:
+        return stats
+    return GaussianStats(weight=stats.weight, mean=stats.mean * scale,
+                         scatter=_covariance_in_units(stats.scatter, scale))
 
 
 class RuleGaussian(Gaussian):
@@ -182,7 +204,7 @@ class ClassEM:
     covariance: np.ndarray
 
 
-def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
+def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scale=None):
     """Class moments by EM from rows with missing values or without labels.
 
     Parameters
@@ -203,11 +225,18 @@ def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
         Whether some rows are unlabelled.
     regularised : bool
         Whether the rule regularises (then inside EM).
+    scale : ndarray of shape (n_features,) or None, default=None
+        Each feature's spread: the EM runs on X divided by it, so that the family's ``reg_covar``
+        is a floor relative to every feature's variance (the same in any units), and the results
+        come back in the user's units. None: X as it is.
 
     Returns
     -------
     result : ClassEM
+        In the user's units.
     """
+    if scale is not None:
+        X = X / np.asarray(scale, dtype=np.float64)  # NaN stays NaN; lazy for a dask X
     n_classes = rows.shape[0]
     separable = (not unlabelled and em.family.covariance_type == "full" and getattr(estimator, "pooling", 0) == 0
                  and np.all(rows > 0))
@@ -219,21 +248,23 @@ def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
 
             counts = label_counts_per_chunk(y_idx, np.arange(n_classes))
             parts = [(class_rows(X, y_idx, k, counts[k]), class_rows(w, y_idx, k, counts[k])) for k in range(n_classes)]
-        fits = [_fit(estimator, clone(em).set_params(n_components=1), X_k, None, w_k, rows[k:k + 1], False, regularised)
-                for k, (X_k, w_k) in enumerate(parts)]
+        fits = [_fit(estimator, clone(em).set_params(n_components=1), X_k, None, w_k, rows[k:k + 1], False, regularised,
+                     scale) for k, (X_k, w_k) in enumerate(parts)]
         stats = GaussianStats(weight=np.concatenate([f.stats.weight for f in fits]),
                               mean=np.concatenate([f.stats.mean for f in fits]),
                               scatter=np.concatenate([f.stats.scatter for f in fits]))
         return ClassEM(stats=stats, converged=all(f.converged for f in fits),
                        collapsing=np.flatnonzero([f.collapsing.size > 0 for f in fits]),
                        covariance=np.concatenate([f.covariance for f in fits]))
-    return _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised)
+    return _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scale)
 
 
-def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
-    """:func:`run_class_em` with one mixture (``y_idx`` None: its rows are of one class)."""
+def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scale=None):
+    """:func:`run_class_em` with one mixture (``y_idx`` None: its rows are of one class), X already
+    divided by ``scale``; the result in the user's units."""
     total_weight = float(w.sum())
-    rule = CovarianceRule(clone(estimator), rows, total_weight) if regularised else None
+    scale = None if scale is None else np.asarray(scale, dtype=np.float64)
+    rule = CovarianceRule(clone(estimator), rows, total_weight, scale) if regularised else None
     em.set_params(family=clone(em.family).set_params(rule=rule))
     if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
         start = clone(em)
@@ -242,11 +273,11 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised):
         em.set_params(params_init=start.params_, weights_init=start.weights_)
     em._warn_collapsing = False  # the discriminant names the collapsing classes and its own fix
     em.fit(X, y=y_idx, sample_weight=w)
-    cov = em.params_["covariance"]
+    cov = _covariance_in_units(em.params_["covariance"], scale)
     if rule is not None:
         return ClassEM(stats=rule.last, converged=em.converged_, collapsing=np.array([], dtype=int), covariance=cov)
     totals = em.weights_ * total_weight
     scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
-    stats = GaussianStats(weight=totals, mean=em.params_["mean"], scatter=scatter)
+    stats = GaussianStats(weight=totals, mean=em.params_["mean"] * (1.0 if scale is None else scale), scatter=scatter)
     return ClassEM(stats=stats, converged=em.converged_, collapsing=em.family_.collapsing_components(em._params),
                    covariance=cov)

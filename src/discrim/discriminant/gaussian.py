@@ -67,6 +67,42 @@ def _show(label):
     return repr(plain_label(label))
 
 
+def _pooled_divisor(totals, rows, who, alternative=None):
+    """The pooled covariance's divisor ``n - g``; raise naming its cause when it is not positive.
+
+    Parameters
+    ----------
+    totals : ndarray of shape (n_classes,)
+        Total weight of each class: its number of rows when unweighted.
+    rows : ndarray of shape (n_classes,) of int
+        Rows of positive weight in each class.
+    who : str
+        The estimator (and setting) that needs the pooled covariance, for the message.
+    alternative : str or None, default=None
+        A fix besides adding samples, for the message.
+
+    Returns
+    -------
+    dof : float
+        ``sum(totals) - n_classes``, positive.
+    """
+    n_classes = totals.shape[0]
+    dof = totals.sum() - n_classes
+    if dof > 0:
+        return dof
+    fixes = ["add samples"] + ([alternative] if alternative else [])
+    if np.array_equal(totals, rows):  # unit weights: n counts samples
+        need = f"more samples than classes ({int(rows.sum())} samples, {n_classes} classes; divisor n - g = {dof:g})"
+    else:
+        # frequency weights: n is their sum, whatever the number of rows (a user with normalised
+        # weights has many rows and would not think of adding samples)
+        need = (f"a total sample_weight above the number of classes (total weight {totals.sum():g} over "
+                f"{int(rows.sum())} samples, {n_classes} classes; divisor n - g = {dof:g})")
+        fixes.insert(0, "sample_weight are frequency weights (a weight of 2 counts its row twice): scale "
+                        "them to sum to the number of samples")
+    raise ValueError(f"{who} needs {need} to estimate the pooled covariance: {', or '.join(fixes)}.")
+
+
 class _GaussianDiscriminant(BaseLikelihoodClassifier):
     """Shared fitting of class means and scatter; subclasses turn the scatter into covariances."""
 
@@ -89,6 +125,12 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         self.shrinkage = shrinkage
         self.covariance_estimator = covariance_estimator
         self.em_max_iter = em_max_iter
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # a covariance_estimator is fitted on complete rows only: fit then refuses NaN (_refuse_estimator)
+        tags.input_tags.allow_nan = self.covariance_estimator is None
+        return tags
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_GaussianDiscriminant":
@@ -179,8 +221,10 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
 
         n_classes = classes.shape[0]
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
-        # has no interior maximum when a class is small): a floor of 1e-6 of the features' mean
-        # variance keeps it factorable, as scikit-learn's reg_covar does.
+        # has no interior maximum when a class is small): a floor of 1e-6 of each feature's variance
+        # keeps it factorable, as scikit-learn's reg_covar does. Per feature (the EM runs on the
+        # features divided by their spread): one floor for all, from their mean variance, inflated a
+        # 0/1 flag beside a feature in days and made the fit depend on the units.
         variance, spread = _observed_spread(X)
         constant = np.flatnonzero(~(spread > 0))
         if constant.size and self.reg_param == 0 and self.shrinkage is None:
@@ -195,19 +239,20 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             )
         check_classes_observed(X, y_idx, w, [_show(label) for label in classes],
                                getattr(self, "feature_names_in_", None))
-        floor = 1e-6 * float(np.mean(variance))
+        self._refuse_unidentifiable(classes, rows, X.shape[1], unlabelled)
+        scale = np.where(variance > 0, np.sqrt(variance), 1.0)
         # with every row labelled, regularisation inside EM (see _incomplete_em); with unlabelled
         # rows the class totals move, no prior is fixed, and regularising the M-steps would reshape
         # the classes that EM assigns the unlabelled rows to (measured: worse accuracy), so after
         regularised = not unlabelled and (self.reg_param > 0 or self.shrinkage is not None
                                           or getattr(self, "pooling", 0) > 0)
-        em = FiniteMixture(RuleGaussian(self._em_covariance_type, reg_covar=floor), n_classes, tol=1e-10,
+        em = FiniteMixture(RuleGaussian(self._em_covariance_type, reg_covar=1e-6), n_classes, tol=1e-10,
                            max_iter=self.em_max_iter, random_state=0, accelerate=True,
                            device=None if isinstance(X, np.ndarray) else self.device, unlabeled=-1)
         with warnings.catch_warnings():
             # FiniteMixture's own warning would name its max_iter; the user sets em_max_iter here.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            result = run_class_em(self, em, X, y_idx, w, rows, unlabelled, regularised)
+            result = run_class_em(self, em, X, y_idx, w, rows, unlabelled, regularised, scale)
         self._warn_if_collapsing(result.collapsing, result.covariance, classes)
         if not result.converged:
             warnings.warn(
@@ -220,6 +265,29 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         totals = result.stats.weight
         stats = GaussianStats(weight=totals, mean=result.stats.mean - origin, scatter=result.stats.scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
+
+    def _refuse_unidentifiable(self, classes, rows, n_features, unlabelled):
+        """Refuse, as the fit of complete rows does, a covariance that too few rows leave singular.
+
+        Whatever is missing, the maximum-likelihood covariance of ``n`` rows has rank at most
+        ``n - 1`` per class (``n - K`` pooled): with no more rows than features it is singular, and
+        EM's floor would hide it behind a covariance of eigenvalues 1e-6 of the features' variance.
+        Unlabelled rows can join a class, and any regularisation makes it factorable: not refused.
+        """
+        if unlabelled or self.reg_param > 0 or self.shrinkage is not None or getattr(self, "pooling", 0) > 0:
+            return
+        if self._em_covariance_type == "tied":
+            if rows.sum() - rows.shape[0] < n_features:
+                raise ValueError(
+                    f"the pooled covariance is not positive definite: it has {int(rows.sum())} samples in "
+                    f"{rows.shape[0]} classes for {n_features} features. Set reg_param > 0 (for example "
+                    "reg_param=0.01), add samples or remove features.")
+            return
+        for k in np.flatnonzero(rows <= n_features):
+            raise ValueError(
+                f"the covariance of class {_show(classes[k])} is not positive definite: it has {int(rows[k])} "
+                f"samples for {n_features} features. Set reg_param > 0 (for example reg_param=0.01), set "
+                "pooling > 0, or remove redundant features.")
 
     def _regularised_covariance_fitted(self, scatter, totals, rows, estimated=None):
         """:meth:`_regularised_covariance` of the fit, recording its shrinkage intensity in ``shrinkage_``."""
@@ -244,8 +312,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         pooled = "" if cov.ndim == 2 else ", or use LinearDiscriminant, which pools the classes' rows"
         warnings.warn(
             f"{type(self).__name__}: {whose} is collapsing: estimated from rows with missing values, its "
-            "smallest eigenvalue has sunk to near the variance floor (a millionth of the features' mean "
-            "variance), whether or not EM stopped there. With few complete rows the likelihood of incomplete rows "
+            "smallest eigenvalue has sunk to near the variance floor (a millionth of each feature's variance), "
+            "whether or not EM stopped there. With few complete rows the likelihood of incomplete rows "
             "grows without bound as a covariance flattens along a direction those rows leave unobserved, so this "
             "estimate, and the confidence of the predictions, mean nothing. Set reg_param (for example "
             f"reg_param=0.1) or shrinkage{pooled}.", UserWarning, stacklevel=user_stacklevel())
@@ -509,12 +577,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     def _regularised_covariance(self, scatter, totals, rows, estimated=None):
         """The pooled covariance (d, d) of class scatters (K, d, d) about the class means and class
         totals (K,), after ``shrinkage`` and ``reg_param``; and the shrinkage intensity (or None)."""
-        dof = totals.sum() - totals.shape[0]
-        if dof <= 0:
-            raise ValueError(
-                f"LinearDiscriminant needs more samples than classes to estimate the pooled "
-                f"covariance (divisor n - g = {dof:g}): add samples."
-            )
+        dof = _pooled_divisor(totals, rows, "LinearDiscriminant")
         cov = scatter.sum(axis=0) / dof if estimated is None else np.asarray(estimated, dtype=np.float64)
         intensity = None
         if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
@@ -829,7 +892,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                     "every class to estimate its covariance: add samples, set pooling=1 (its "
                     "covariance is then the pooled one) or use LinearDiscriminant."
                 )
-        cov = self._class_covariances(scatter, totals, estimated)
+        cov = self._class_covariances(scatter, totals, rows, estimated)
         intensity = None
         if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
             intensity = np.array([gm.shrinkage_intensity(self.shrinkage, scatter[k] / totals[k], totals[k])
@@ -853,18 +916,13 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self.covariance_ = cov
         self._chol_inv, self._log_det_2pi = inverse_factors(chol)
 
-    def _class_covariances(self, scatter, totals, estimated=None):
+    def _class_covariances(self, scatter, totals, rows, estimated=None):
         """Unbiased class covariances (or ``estimated``), moved towards the pooled one by ``pooling``
         (Friedman's RDA)."""
         own = scatter / (totals - 1.0)[:, None, None] if estimated is None else np.asarray(estimated, np.float64)
         if self.pooling == 0:
             return own
-        dof = totals.sum() - totals.shape[0]
-        if dof <= 0:
-            raise ValueError(
-                f"pooling={self.pooling} needs the pooled covariance, which needs more samples than classes "
-                f"(divisor n - g = {dof:g}): add samples or set pooling=0."
-            )
+        dof = _pooled_divisor(totals, rows, f"QuadraticDiscriminant with pooling={self.pooling}", "set pooling=0")
         pooled = scatter.sum(axis=0) / dof
         if self.pooling == 1:
             return np.broadcast_to(pooled, scatter.shape).copy()

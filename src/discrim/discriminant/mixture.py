@@ -404,9 +404,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 mixtures.append(mixture.fit(X_k, sample_weight=w_k))
                 selections.append(None)
             else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
-                selection = select_mixture(X_k, options, candidates[k],
-                                           sample_weight=w_k if sample_weight is not None else None,
-                                           random_state=seeds[k], **em)
+                with warnings.catch_warnings():
+                    # said once for all classes, naming them (below), not per class as "the selected model"
+                    warnings.filterwarnings("ignore", message="select_mixture: the selected model", category=UserWarning)
+                    selection = select_mixture(X_k, options, candidates[k],
+                                               sample_weight=w_k if sample_weight is not None else None,
+                                               random_state=seeds[k], **em)
                 mixtures.append(selection.best_estimator)
                 selections.append(selection)
         candidates = None
