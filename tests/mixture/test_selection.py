@@ -159,6 +159,23 @@ def test_bad_arguments_are_rejected(kwargs, error, match):
         select_mixture(X, **kwargs)
 
 
+@pytest.mark.parametrize("family_options, where", [
+    ("VVV", "family_options is 'VVV'"),
+    ([Poisson(), "VVV"], r"family_options\[1\] is 'VVV'"),
+    ({"counts": Poisson(), "full": "VVV"}, r"family_options\['full'\] is 'VVV'"),
+])
+def test_a_non_family_is_named_as_the_user_wrote_it(family_options, where):
+    """The error names the argument as written (position or key), not a label built from a family's repr.
+
+    A string was shown as ``family_options['str()']``, a label that exists nowhere in the call;
+    an mclust model name also points to gaussian_models, which takes such names.
+    """
+    X = np.arange(10.0)[:, None]
+    with pytest.raises(TypeError, match=rf"^{where}, not a component family") as err:
+        select_mixture(X, family_options, [1])
+    assert "gaussian_models('VVV')" in str(err.value)
+
+
 @pytest.mark.filterwarnings("ignore::discrim.mixture._selection.FitFailedWarning")  # tiny samples
 @settings(max_examples=10, deadline=None)
 @given(

@@ -233,6 +233,18 @@ def test_bad_parameters(iris, params, match):
         PrototypeClassifierCV(**{**SMALL, **params}).fit(X, y)
 
 
+@pytest.mark.parametrize("name", ["alpha_feature_grid", "alpha_prototype_grid"])
+def test_nested_grid_is_refused_not_flattened(iris, name):
+    """A 2-D grid (``[[1e-3, 1e-2]]``) must raise naming the parameter, not be searched flattened.
+
+    Its shape says the user meant something other than one list of values; flattening it ran a
+    search nobody asked for without a word.
+    """
+    X, _, y, _ = iris
+    with pytest.raises(ValueError, match=rf"{name} must be one list of values \(1-D\).*shape \(1, 2\)"):
+        PrototypeClassifierCV(**{**SMALL, name: [[1e-3, 1e-2]]}).fit(X, y)
+
+
 def test_weighted_log_loss_is_the_validation_score(iris):
     # The split scores are sample-weighted log-losses of the fold models (oracle: scikit-learn).
     X, _, y, _ = iris

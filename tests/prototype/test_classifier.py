@@ -429,6 +429,19 @@ def test_sample_weights_beyond_the_float_range_are_refused_by_name(rng, weights,
         PrototypeClassifier(n_candidates=30).fit(X, y, sample_weight=weights(X.shape[0]))
 
 
+@pytest.mark.parametrize("to_column", [pd.Categorical, list], ids=["categorical", "text"])
+def test_non_numeric_column_is_named_with_the_fix(checker, to_column):
+    """A categorical or text column of a DataFrame is refused by name, with the encoding to apply.
+
+    fit failed inside numpy (``could not convert string to float: 'lo'``), naming neither the
+    column nor the fix; the message is the discriminant rules' own.
+    """
+    X, y = checker
+    frame = pd.DataFrame(X, columns=["x0", "x1"]).assign(size=to_column(np.where(X[:, 0] > 0, "hi", "lo")))
+    with pytest.raises(ValueError, match=r"X has non-numeric column\(s\) \['size'\]: .*OneHotEncoder"):
+        PrototypeClassifier(n_candidates=20).fit(frame, y)
+
+
 @pytest.mark.parametrize("params, message", [
     ({"n_batches": 10**9}, r"'n_batches' parameter .* in the range \[0, 10000\]"),
     ({"n_batches": 10_001}, r"'n_batches' parameter .* in the range \[0, 10000\]"),

@@ -6,6 +6,7 @@ from hypothesis import strategies as st
 from discrim._posterior import check_some_density, log_posterior
 from discrim.utils._random import as_seed_sequence, spawn_generators
 from discrim.utils.validation import (
+    check_class_totals,
     check_feature_magnitude,
     check_labels,
     check_priors,
@@ -78,6 +79,34 @@ def test_check_priors():
         check_priors([0.5, 0.6], totals)
     with pytest.raises(ValueError, match="non-negative"):
         check_priors([-0.5, 1.5], totals)
+
+
+@pytest.mark.parametrize("priors", [{0: 0.2, 1: 0.8}, ["a", "b"]], ids=["dict", "text"])
+def test_priors_that_are_not_numbers_are_refused_by_name(priors):
+    """priors numpy cannot read as numbers must raise a ValueError naming ``priors``, at fit and at predict.
+
+    They failed inside numpy (``TypeError: float() argument ... not 'dict'``), naming no
+    parameter; a mapping also needs the way to turn it into the array in the order of classes_.
+    """
+    from discrim.discriminant import LinearDiscriminant
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    y = np.arange(20) % 2
+    expected = r"priors must be an array of 2 probabilities, one per class in the order of classes_"
+    with pytest.raises(ValueError, match=expected) as err:
+        check_priors(priors, np.ones(2))
+    assert ("priors[label] for label in classes_" in str(err.value)) == isinstance(priors, dict)
+    with pytest.raises(ValueError, match=expected):
+        LinearDiscriminant(priors=priors).fit(X, y)
+    with pytest.raises(ValueError, match=expected):
+        LinearDiscriminant().fit(X, y).predict(X, priors=priors)
+
+
+@pytest.mark.parametrize("classes, shown", [(np.array([0, 1]), "class 0 "), (np.array(["a", "b"]), "class 'a' ")])
+def test_class_of_zero_weight_is_named_as_written(classes, shown):
+    """The class is printed as the user wrote its label (0, 'a'), not numpy's repr (np.int64(0))."""
+    with pytest.raises(ValueError, match=f"^{shown}has zero total sample_weight"):
+        check_class_totals(classes, np.array([0.0, 2.0]))
 
 
 @given(st.lists(st.floats(-800, 800), min_size=2, max_size=6), st.floats(-2000, 0))

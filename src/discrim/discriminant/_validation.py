@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from discrim.utils.validation import check_numeric_columns, numeric_object_columns, validated_training_data
+from discrim.utils.validation import check_numeric_table, validated_training_data
 
 
 def validate_training_data(estimator, X, y, keep_float32=False, allow_nan=False):
@@ -28,11 +28,8 @@ def validate_training_data(estimator, X, y, keep_float32=False, allow_nan=False)
     y : ndarray of shape (n_samples,)
         On the host.
     """
-    X = numeric_object_columns(X)
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is not None and hasattr(X, "columns"):
-        check_numeric_columns(dtypes)
-    elif isinstance(X, np.ndarray) and X.dtype.kind in "US":
+    X = check_numeric_table(X)
+    if isinstance(X, np.ndarray) and X.dtype.kind in "US":
         raise ValueError(
             f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "
             "encode them as numbers first."

@@ -317,29 +317,48 @@ def _family_label(family):
     return f"{type(family).__name__}({', '.join(f'{k}={v!r}' for k, v in sorted(params.items()))})"
 
 
+def _check_family(where, family):
+    """Raise TypeError unless ``family`` is a component family; ``where`` names it as the user wrote it."""
+    if hasattr(family, "log_prob") and hasattr(family, "n_parameters"):
+        return
+    from discrim.distributions._covariance_models import COVARIANCE_MODELS
+
+    hint = ""
+    if isinstance(family, str) and family in COVARIANCE_MODELS:  # an mclust name, as Mclust(modelNames=) takes
+        hint = f" mclust's model names go through gaussian_models: pass gaussian_models({family!r})."
+    raise TypeError(
+        f"{where} is {family!r}, not a component family: pass objects such as "
+        f"discrim.distributions.Gaussian(covariance_type='full').{hint}"
+    )
+
+
 def _check_family_options(family_options):
+    """The families to compare by label, each checked where the user wrote it.
+
+    A dict's keys are the labels; a list's (or a single family's) labels are the families'
+    reprs (:func:`_family_label`), which must differ.
+    """
     if isinstance(family_options, dict):
-        families = {str(k): v for k, v in family_options.items()}
+        named = [(f"family_options[{k!r}]", str(k), fam) for k, fam in family_options.items()]
+    elif isinstance(family_options, (list, tuple)):
+        named = [(f"family_options[{i}]", None, fam) for i, fam in enumerate(family_options)]
     else:
-        if not isinstance(family_options, (list, tuple)):
-            family_options = [family_options]
-        families = {}
-        for fam in family_options:
+        named = [("family_options", None, family_options)]
+    if not named:
+        raise ValueError("family_options is empty: give at least one family.")
+    # checked before labelling: a label is built from the family's parameters
+    for where, _, fam in named:
+        _check_family(where, fam)
+    families = {}
+    for _, label, fam in named:
+        if label is None:
             label = _family_label(fam)
             if label in families:
                 raise ValueError(
                     f"family_options holds two families labelled {label!r}: pass a dict "
                     "label -> family to tell them apart."
                 )
-            families[label] = fam
-    if not families:
-        raise ValueError("family_options is empty: give at least one family.")
-    for label, fam in families.items():
-        if not (hasattr(fam, "log_prob") and hasattr(fam, "n_parameters")):
-            raise TypeError(
-                f"family_options[{label!r}] is {fam!r}, not a component family: pass objects "
-                "such as discrim.distributions.Gaussian(covariance_type='full')."
-            )
+        families[label] = fam
     return families
 
 

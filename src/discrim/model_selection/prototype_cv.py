@@ -50,6 +50,30 @@ _PASSTHROUGH = (
 )
 
 
+def _grid_values(name, grid):
+    """The values of a grid parameter as a float array of one dimension.
+
+    A nested grid (``[[1e-3, 1e-2]]``) is refused rather than flattened: its shape says the
+    user meant something else than one list of values (a grid per axis, a pairing), and a
+    silent flattening would search a grid they did not ask for.
+
+    Parameters
+    ----------
+    name : str
+        The parameter, for the message.
+    grid : array-like
+
+    Returns
+    -------
+    values : ndarray of shape (n_values,)
+    """
+    values = np.asarray(grid, dtype=np.float64)
+    if values.ndim != 1:
+        raise ValueError(f"{name} must be one list of values (1-D), e.g. [1e-3, 1e-2]; got an array of shape "
+                         f"{values.shape}: {grid!r}.")
+    return values
+
+
 class SearchProgress(NamedTuple):
     """What the ``callback`` of :class:`PrototypeClassifierCV` receives after each finished task.
 
@@ -397,7 +421,7 @@ empty_check_iter, max_samples, dtype, backend, device
     def _alpha_grid(self):
         if self.alpha_feature_grid is None:
             return np.logspace(-6, -1, 11)
-        grid = np.asarray(self.alpha_feature_grid, dtype=np.float64).ravel()
+        grid = _grid_values("alpha_feature_grid", self.alpha_feature_grid)
         if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
             raise ValueError(
                 "alpha_feature_grid must hold at least one positive, finite value, e.g. "
@@ -416,7 +440,7 @@ empty_check_iter, max_samples, dtype, backend, device
         """alpha_prototype per path: the grid's values, or the one fixed value."""
         if self.alpha_prototype_grid is None:
             return np.array([self.alpha_prototype], dtype=np.float64)
-        grid = np.asarray(self.alpha_prototype_grid, dtype=np.float64).ravel()
+        grid = _grid_values("alpha_prototype_grid", self.alpha_prototype_grid)
         if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
             raise ValueError(
                 "alpha_prototype_grid must hold at least one non-negative, finite value, e.g. "

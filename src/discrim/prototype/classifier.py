@@ -54,6 +54,7 @@ from discrim.utils.validation import (
     check_labels,
     check_observed_columns,
     check_observed_weight,
+    check_numeric_table,
     check_sample_weight,
     plain_label,
     validated_training_data,
@@ -461,6 +462,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def _validate_training_data(self, X, y, sample_weight, reset=True):
         """Checked X (in the fitted dtype), sorted classes, class indices and weights."""
+        X = check_numeric_table(X)  # a text or categorical column named, not numpy's float conversion error
         # on the host: the draws and the centre are computed there; X moves to the device in _fit_batches
         X, y = validated_training_data(self, X, y, dtype=np.dtype(self.dtype), reset=reset, on_host=True,
                                        allow_nan=True)

@@ -1,5 +1,7 @@
 """Input checks that give errors naming the parameter and the fix."""
 
+from collections.abc import Mapping
+
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
@@ -233,9 +235,25 @@ def check_class_totals(classes, totals):
     empty = classes[totals <= 0]
     if empty.size:
         raise ValueError(
-            f"class {empty[0]!r} has zero total sample_weight: give it positive weight or "
+            f"class {plain_label(empty[0])!r} has zero total sample_weight: give it positive weight or "
             "remove its rows."
         )
+
+
+def _prior_array(priors, n_classes):
+    """``priors`` as a float array, or a ValueError naming the parameter and what it accepts.
+
+    A mapping from label to prior (or anything else numpy cannot read as numbers) would otherwise
+    fail inside numpy with a TypeError that names no parameter.
+    """
+    expected = f"an array of {n_classes} probabilities, one per class in the order of classes_"
+    if isinstance(priors, Mapping):
+        raise ValueError(f"priors must be {expected}; got a {type(priors).__name__} ({priors!r}). "
+                         "From a mapping of label to prior, pass [priors[label] for label in classes_].")
+    try:
+        return np.asarray(priors, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"priors must be {expected}; got {priors!r}.") from exc
 
 
 def check_priors(priors, class_weight_totals):
@@ -261,7 +279,7 @@ def check_priors(priors, class_weight_totals):
         if priors == "empirical":
             return class_weight_totals / class_weight_totals.sum()
         raise ValueError(f"priors must be 'equal', 'empirical' or an array; got {priors!r}.")
-    p = np.asarray(priors, dtype=np.float64)
+    p = _prior_array(priors, n_classes)
     if p.shape != (n_classes,):
         raise ValueError(
             f"priors has shape {p.shape} but there are {n_classes} classes: give one prior per class "
@@ -272,6 +290,35 @@ def check_priors(priors, class_weight_totals):
     if not np.isclose(p.sum(), 1.0, rtol=0, atol=1e-8):
         raise ValueError(f"priors must sum to one; they sum to {p.sum():.6g}.")
     return p / p.sum()
+
+
+def check_numeric_table(X):
+    """A table's number-holding object columns read as floats; its non-numeric columns refused by name.
+
+    Shared by the estimators' ``fit`` so that a text or categorical column of a DataFrame is
+    named, with the fix, rather than failing inside numpy's float conversion.
+
+    Parameters
+    ----------
+    X : object
+        Any input; only a table (with ``columns`` and ``dtypes``) is checked.
+
+    Returns
+    -------
+    X : object
+        ``X``, or a copy with its number-holding object columns as floats
+        (:func:`numeric_object_columns`).
+
+    Raises
+    ------
+    ValueError
+        If a column of the table is neither numeric nor boolean (:func:`check_numeric_columns`).
+    """
+    X = numeric_object_columns(X)
+    dtypes = getattr(X, "dtypes", None)
+    if dtypes is not None and hasattr(X, "columns"):
+        check_numeric_columns(dtypes)
+    return X
 
 
 def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True, on_host=False, allow_nan=False):
