@@ -341,3 +341,18 @@ def test_search_with_one_overwhelming_weight_gives_finite_probabilities(iris):
     search = PrototypeClassifierCV(**SMALL, random_state=0).fit(X, y, sample_weight=w)
     assert np.all(np.isfinite(search.cv_results_["mean_test_log_loss"]))
     assert np.all(np.isfinite(search.predict_proba(X)))
+
+
+def test_predict_methods_take_priors_and_n_batches_as_the_refitted_model():
+    """Every predict method of the search passes priors= (Bayes' rule with other priors) and n_batches= to the
+    refitted classifier, as the README promises of every predict method (they raised a TypeError)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-3], max_batches=2, cv=2, random_state=0).fit(X, y)
+    model = search.best_estimator_
+    for name in ("predict", "predict_proba", "predict_log_proba"):
+        for options in ({"priors": [0.6, 0.3, 0.1]}, {"n_batches": 1}):
+            got, want = getattr(search, name)(X, **options), getattr(model, name)(X, **options)
+            np.testing.assert_array_equal(got, want)
+    assert not np.array_equal(search.predict_proba(X, priors=[0.6, 0.3, 0.1]), search.predict_proba(X))

@@ -629,45 +629,66 @@ empty_check_iter, max_samples, dtype, backend, device
         transform = getattr(self, "transformer_", None)
         return X if transform is None else _transformed(transform, X)
 
-    def predict(self, X: ArrayLike) -> Array:
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                n_batches: int | list[int] | None = None) -> Array | list[Array]:
         """Predict classes with the refitted model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            Prior probabilities of the classes for this call (Bayes' rule with other priors, without
+            refitting), in the order of ``classes_``; None uses the fitted ones.
+        n_batches : int, list of int or None, default=None
+            Use only the first ``n_batches`` batches of the refitted model; a list gives one result
+            per count (see :meth:`discrim.prototype.PrototypeClassifier.predict_proba`).
 
         Returns
         -------
         y_pred : ndarray of shape (n_samples,)
         """
-        return self._fitted_model().predict(self._rows(X))
+        return self._fitted_model().predict(self._rows(X), priors=priors, n_batches=n_batches)
 
-    def predict_proba(self, X: ArrayLike) -> Array:
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                      n_batches: int | list[int] | None = None) -> Array | list[Array]:
         """Class probabilities of the refitted model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            Prior probabilities of the classes for this call (Bayes' rule with other priors, without
+            refitting), in the order of ``classes_``; None uses the fitted ones.
+        n_batches : int, list of int or None, default=None
+            Use only the first ``n_batches`` batches of the refitted model; a list gives one result
+            per count (see :meth:`discrim.prototype.PrototypeClassifier.predict_proba`).
 
         Returns
         -------
         proba : ndarray of shape (n_samples, n_classes)
             Columns in the order of ``classes_``.
         """
-        return self._fitted_model().predict_proba(self._rows(X))
+        return self._fitted_model().predict_proba(self._rows(X), priors=priors, n_batches=n_batches)
 
-    def predict_log_proba(self, X: ArrayLike) -> Array:
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                          n_batches: int | list[int] | None = None) -> Array | list[Array]:
         """Log class probabilities of the refitted model.
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
+        priors : "equal" or array-like of shape (n_classes,), default=None
+            Prior probabilities of the classes for this call (Bayes' rule with other priors, without
+            refitting), in the order of ``classes_``; None uses the fitted ones.
+        n_batches : int, list of int or None, default=None
+            Use only the first ``n_batches`` batches of the refitted model; a list gives one result
+            per count (see :meth:`discrim.prototype.PrototypeClassifier.predict_proba`).
 
         Returns
         -------
         log_proba : ndarray of shape (n_samples, n_classes)
         """
-        return self._fitted_model().predict_log_proba(self._rows(X))
+        return self._fitted_model().predict_log_proba(self._rows(X), priors=priors, n_batches=n_batches)
 
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Accuracy of the refitted model (scikit-learn's ``score`` of a classifier).
