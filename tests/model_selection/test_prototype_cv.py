@@ -356,3 +356,24 @@ def test_predict_methods_take_priors_and_n_batches_as_the_refitted_model():
             got, want = getattr(search, name)(X, **options), getattr(model, name)(X, **options)
             np.testing.assert_array_equal(got, want)
     assert not np.array_equal(search.predict_proba(X, priors=[0.6, 0.3, 0.1]), search.predict_proba(X))
+
+
+def test_transformer_reads_a_raw_mixed_type_frame():
+    """transformer= takes X as given: a ColumnTransformer that selects, scales and one-hot encodes a DataFrame
+    with an identifier and a text column is fitted inside every fold (X was first checked as numbers, so the
+    README's "any scikit-learn transformer" failed on the frame such a transformer is for)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    rng = np.random.default_rng(0)
+    n = 120
+    frame = pd.DataFrame({"id": [f"C{i:05d}" for i in range(n)], "x": rng.normal(size=n),
+                          "city": rng.choice(["a", "b", "c"], n)})
+    y = (frame["x"] + (frame["city"] == "a") > 0.5).astype(int).to_numpy()
+    columns = ColumnTransformer([("num", StandardScaler(), ["x"]), ("cat", OneHotEncoder(), ["city"])])
+    search = PrototypeClassifierCV(transformer=columns, alpha_feature_grid=[1e-3], max_batches=1, cv=2,
+                                   random_state=0).fit(frame, y)
+    assert list(search.feature_names_in_) == ["id", "x", "city"]
+    encoded = search.transformer_.transform(frame)
+    np.testing.assert_array_equal(search.predict_proba(frame), search.best_estimator_.predict_proba(encoded))
+    assert search.score(frame, y) > 0.8

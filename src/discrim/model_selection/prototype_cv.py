@@ -11,6 +11,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check_cv
+from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from discrim._typing import Array, ArrayLike, Device, RandomStateLike
@@ -466,7 +467,8 @@ empty_check_iter, max_samples, dtype, backend, device
         """X transformed by a clone of ``transformer`` fitted on each fold's training part, or None."""
         if self.transformer is None:
             return None
-        return tuple(_transformed(clone(self.transformer).fit(X[train], y[train]), X) for train, _ in splits)
+        return tuple(_transformed(clone(self.transformer).fit(_safe_indexing(X, train), y[train]), X)
+                     for train, _ in splits)
 
     def _splitter(self, seed, groups):
         if isinstance(self.cv, Integral):
@@ -475,12 +477,12 @@ empty_check_iter, max_samples, dtype, backend, device
             return StratifiedKFold(n_splits=self.cv, shuffle=True, random_state=seed)
         return check_cv(self.cv, classifier=True)
 
-    @fit_context(prefer_skip_nested_validation=True)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = True  # NaN is a missing value: the factor 1 in every kernel
         return tags
 
+    @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
             groups: ArrayLike | None = None) -> PrototypeClassifierCV:
         """Run the cross-validated search and refit the selected model on all the data.
@@ -506,10 +508,15 @@ empty_check_iter, max_samples, dtype, backend, device
         X_in = X
         # the search splits rows on the host; each fit moves its rows to the device once
         # NaN is a missing value, as in PrototypeClassifier: scored, never drawn as a prototype
-        X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True, allow_nan=True)
+        if self.transformer is None:
+            X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True, allow_nan=True)
+        else:
+            # the transformer reads X as given (a ColumnTransformer encodes a DataFrame's text and
+            # categories in every fold): only its output must be numbers, which the folds check
+            X, y = _raw_training_data(self, X, y)
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
-        if np.isnan(X).any() and self.transformer is None:
+        if self.transformer is None and np.isnan(X).any():
             check_observed_columns(~np.isnan(X), sample_weight)
         alphas = self._alpha_grid()
         prototype_alphas = self._prototype_grid()
@@ -704,6 +711,22 @@ empty_check_iter, max_samples, dtype, backend, device
         score : float
         """
         return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight)
+
+
+def _raw_training_data(search, X, y):
+    """X as given (its number of columns and names recorded on ``search``) and y as a 1-D array."""
+    from sklearn.utils.validation import check_consistent_length, column_or_1d, validate_data
+
+    from discrim.backend import to_numpy
+
+    if not hasattr(X, "columns"):  # a DataFrame stays one (its column names select the transformer's columns)
+        X = np.asarray(to_numpy(X))  # host rows, as the folds' transformers take them
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-dimensional (n_samples, n_features); got shape {X.shape}.")
+    validate_data(search, X, skip_check_array=True)  # n_features_in_ and feature_names_in_
+    y = column_or_1d(np.asarray(y), warn=True)
+    check_consistent_length(X, y)
+    return X, y
 
 
 def _transformed(transform, X):
