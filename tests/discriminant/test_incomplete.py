@@ -505,3 +505,17 @@ def test_class_with_fewer_rows_than_features_is_refused_with_missing_values_else
     with pytest.raises(ValueError, match="class 2 .* 3 samples for 5 features"):
         QuadraticDiscriminant().fit(X, y)
     assert QuadraticDiscriminant(reg_param=0.1).fit(X, y).covariance_.shape == (3, 5, 5)
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_nullable_integer_labels_with_gaps_stay_integers(cls):
+    """A pandas Int64 target whose gaps are the unlabelled rows keeps integer classes (numpy turned the column
+    into floats, and predict returned 1.0, 2.0, 3.0)."""
+    import pandas as pd
+
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    y = pd.Series(np.repeat([1, 2, 3], 20), dtype="Int64")
+    y[::7] = pd.NA
+    model = cls(unlabeled=-1).fit(X, y)
+    assert model.classes_.dtype.kind == "i" and model.classes_.tolist() == [1, 2, 3]
+    assert model.predict(X).dtype.kind == "i"

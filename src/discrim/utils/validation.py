@@ -321,6 +321,15 @@ def check_numeric_table(X):
     return X
 
 
+def _nullable_integer_labels(y):
+    """A pandas nullable integer column (Int64) with gaps as ints and None (numpy would make it floats)."""
+    dtype = getattr(y, "dtype", None)
+    if getattr(dtype, "kind", None) in ("i", "u") and not isinstance(dtype, np.dtype) and hasattr(y, "isna") \
+            and bool(y.isna().any()):
+        return y.to_numpy(dtype=object, na_value=None)
+    return y
+
+
 def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True, on_host=False, allow_nan=False):
     """X and y for a classifier's fit: X checked and where the estimator computes, y on the host.
 
@@ -356,6 +365,8 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
     # with an ``unlabeled`` marker, NaN in y marks an unlabelled row too (see unlabelled_rows), which
     # scikit-learn's check of y refuses: y is then only made 1-D and matched to X's length
     nan_labels = y is not None and getattr(estimator, "unlabeled", None) is not None
+    if nan_labels:
+        y = _nullable_integer_labels(y)
     finite = "allow-nan" if allow_nan else True
 
     def validate(X):
