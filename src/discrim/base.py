@@ -72,9 +72,6 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             classes, y_idx = check_labels(y)
         else:
             y_known = np.asarray(host_input(y))[known]
-            if getattr(getattr(y, "dtype", None), "kind", None) in "iu" and y_known.dtype.kind == "f":
-                # a pandas nullable integer column (Int64) with gaps comes as floats: its labels stay ints
-                y_known = y_known.astype(np.int64)
             # labels mixed with a marker of another type ("?" among ints) sit in an object array
             classes, known_idx = check_labels(np.array(y_known.tolist()) if y_known.dtype == object else y_known)
             y_idx = np.full(known.shape[0], -1, dtype=known_idx.dtype)
