@@ -412,3 +412,64 @@ def test_decimal_commas_and_semicolons_are_named_with_their_fix(tmp_path):
     semicolons.write_text("x1;x2;label\n1;2;a\n3;4;b\n")
     result = CliRunner().invoke(cli, ["fit", "--csv", str(semicolons), "--target", "label", "--model", "lda"])
     assert result.exit_code != 0 and "separated by semicolons" in result.output
+
+
+def _two_features_with_a_gap(tmp_path):
+    """A two-feature CSV (a, b, label y) with one empty cell in a."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(np.vstack([rng.normal(0, 1, (20, 2)), rng.normal(3, 1, (20, 2))]), columns=["a", "b"])
+    frame.loc[1, "a"] = np.nan
+    path = tmp_path / "two.csv"
+    frame.assign(y=np.repeat(["p", "q"], 20)).to_csv(path, index=False)
+    return path
+
+
+def test_a_failing_plot_leaves_no_model_file(tmp_path, monkeypatch):
+    """fit --output --plot writes both files or neither: a plot that cannot be saved leaves no model.
+
+    The model used to be saved before the plot was drawn, so a failed plot (exit 1) left the model
+    file of a failed run behind, against the promise of no partial output.
+    """
+    from matplotlib.figure import Figure
+
+    csv = _two_features_with_a_gap(tmp_path)
+
+    def refuse(self, *args, **kwargs):
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", refuse)
+    result = run("fit", "--csv", csv, "--target", "y", "--model", "lda", "--quiet",
+                 "--output", tmp_path / "m.skops", "--plot", tmp_path / "r.png")
+    assert result.exit_code == 1  # after the scores: the fit itself succeeded
+    assert result.output.strip().splitlines()[-1] == "Error: no space left on device"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["two.csv"]  # no model, no plot, no temporary file
+
+
+def test_a_constant_column_is_named_not_numbered(tmp_path):
+    """A constant feature beside missing cells is refused by its CSV column name.
+
+    The scaler of the pipeline hands the model an unnamed array, so its message said
+    "feature(s) of X ([1])": a position the user had to count out in the file.
+    """
+    csv = _two_features_with_a_gap(tmp_path)
+    pd.read_csv(csv).assign(b=5.0).to_csv(csv, index=False)
+    result = run("fit", "--csv", csv, "--target", "y", "--model", "qda", "--quiet")
+    one_line_error(result, "1 feature(s) of X (['b']) are constant")
+
+
+def test_feature_positions_in_messages_become_column_names():
+    """Every list of feature positions in a message is named; names, and positions beyond the columns, stay.
+
+    Both of the library's spellings ("feature(s) of X ([5])", "feature(s) [0, 3]") are covered:
+    the CLI applies this to any refusal of its models.
+    """
+    from discrim.cli._io import name_feature_positions
+
+    names = ["age", "visits", "amount", "const"]
+    assert (name_feature_positions("2 feature(s) of X ([1, 3]) are constant", names)
+            == "2 feature(s) of X (['visits', 'const']) are constant")
+    assert (name_feature_positions("class a: feature(s) [0]; class b: feature(s) [2, 3].", names)
+            == "class a: feature(s) ['age']; class b: feature(s) ['amount', 'const'].")
+    for unchanged in ("1 feature(s) of X (['const']) are constant", "1 feature(s) of X ([7]) are constant",
+                      "class 2 has [3] rows"):
+        assert name_feature_positions(unchanged, names) == unchanged

@@ -105,3 +105,108 @@ def test_lazy_rows_without_a_label_are_refused_in_one_line(tmp_path, table):
     result = CliRunner().invoke(cli, ["fit", "--parquet", str(gaps), "--target", "label", "--model", "lda"])
     assert result.exit_code == 1
     assert "has 172 missing value(s): --parquet and --zarr fit labelled rows only" in result.output
+
+
+def _mixed_types(tmp_path, rng, n=300):
+    """A table with a float, an Int64 and a nullable boolean feature (empty cells), and text labels.
+
+    Written as Parquet (the pandas dtypes kept) and as CSV (the booleans as True/False text).
+    """
+    group = np.repeat([0, 1], n // 2)
+    frame = pd.DataFrame({
+        "x": rng.normal(2.0 * group, 1.0),
+        "count": pd.array(rng.poisson(2 + 3 * group), dtype="Int64"),
+        "flag": pd.array(rng.random(n) < np.where(group == 1, 0.8, 0.2), dtype="boolean"),
+        "label": np.where(group == 1, "b", "a"),
+    })
+    frame.loc[rng.random(n) < 0.05, "flag"] = pd.NA
+    frame.loc[rng.random(n) < 0.05, "x"] = np.nan
+    parquet, csv = tmp_path / "mixed.parquet", tmp_path / "mixed.csv"
+    frame.to_parquet(parquet, index=False)
+    frame.to_csv(csv, index=False)
+    return frame, parquet, csv
+
+
+def test_parquet_refuses_a_text_feature_as_the_csv_does(tmp_path, rng):
+    """A text feature column stops fit and mixture --columns with one message for both formats.
+
+    It used to be dropped silently from Parquet (a model without it, exit 0) while the CSV copy of
+    the same table was refused: two formats of one table gave different models.
+    """
+    frame, _, _ = _mixed_types(tmp_path, rng)
+    frame = frame.assign(city=np.where(rng.random(len(frame)) < 0.5, "north", "south"))
+    parquet, csv = tmp_path / "city.parquet", tmp_path / "city.csv"
+    frame.to_parquet(parquet, index=False)
+    frame.to_csv(csv, index=False)
+    errors = []
+    for source in (["--parquet", str(parquet)], ["--csv", str(csv)]):
+        result = CliRunner().invoke(cli, ["fit", *source, "--target", "label", "--model", "lda", "--quiet",
+                                          "--output", str(tmp_path / "m.skops")])
+        assert result.exit_code == 1, result.output
+        errors.append(result.output.strip().splitlines()[-1])
+    assert errors[0] == errors[1] == ("Error: non-numeric features column(s) 'city': encode them as numbers "
+                                      "(e.g. one-hot) or leave them out.")
+    assert not (tmp_path / "m.skops").exists()
+    result = CliRunner().invoke(cli, ["mixture", "--parquet", str(parquet), "--columns", "x,city", "--quiet"])
+    assert result.exit_code == 1 and "non-numeric data column(s) 'city'" in result.output
+
+
+def test_booleans_are_features_0_1_from_parquet_and_csv_alike(tmp_path, rng):
+    """A nullable boolean from Parquet and its True/False text in CSV are one feature, 0/1.
+
+    A model fitted on the Parquet copy predicts the CSV copy with the same probabilities (the CSV's
+    True/False column used to be refused as non-numeric), and mixture fits the same columns and
+    the same mixture from either copy (the CSV's flag used to be left out).
+    """
+    frame, parquet, csv = _mixed_types(tmp_path, rng)
+    model = tmp_path / "m.skops"
+    result = run("fit", "--parquet", str(parquet), "--target", "label", "--model", "lda", "--quiet",
+                 "--output", str(model))
+    assert result.exit_code == 0, result.output
+    from discrim.persistence import load_model
+
+    assert list(load_model(model).feature_names_in_) == ["x", "count", "flag"]
+    lazy, eager = tmp_path / "lazy.parquet", tmp_path / "eager.csv"
+    assert run("predict", "--model", str(model), "--parquet", str(parquet), "--output", str(lazy)).exit_code == 0
+    result = run("predict", "--model", str(model), "--csv", str(csv), "--output", str(eager))
+    assert result.exit_code == 0, result.output
+    np.testing.assert_allclose(pd.read_csv(eager)["proba_a"], pd.read_parquet(lazy)["proba_a"], rtol=1e-10)
+    reports = [run("mixture", *source, "--components", "2", "--quiet")
+               for source in (["--parquet", str(parquet)], ["--csv", str(csv)])]
+    assert all(r.exit_code == 0 for r in reports), [r.output for r in reports]
+    assert all("on 3 column(s): x, count, flag" in r.output for r in reports)
+    lines = lambda text: [line for line in text.splitlines() if "log-likelihood" in line]  # noqa: E731
+    assert lines(reports[0].output) == lines(reports[1].output)
+
+
+def test_lazy_commands_show_no_internal_dask_warning(tmp_path, rng):
+    """fit and predict on Parquet with pandas extension dtypes (text labels, Int64, boolean) warn nothing.
+
+    Dask warned "limited support for converting pandas extension dtypes" when the text labels
+    became an array: a library's internal note, which the user can do nothing about.
+    """
+    import warnings
+
+    _, parquet, _ = _mixed_types(tmp_path, rng)
+    model, out = tmp_path / "m.skops", tmp_path / "p.parquet"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert run("fit", "--parquet", str(parquet), "--target", "label", "--model", "qda", "--quiet",
+                   "--output", str(model)).exit_code == 0
+        assert run("predict", "--model", str(model), "--parquet", str(parquet), "--output", str(out)).exit_code == 0
+        assert run("mixture", "--parquet", str(parquet), "--components", "2", "--quiet").exit_code == 0
+    dask_notes = [str(w.message) for w in caught if "pandas extension dtypes" in str(w.message)]
+    assert dask_notes == []
+
+
+def test_a_constant_parquet_column_is_named(tmp_path, rng):
+    """A constant feature beside missing cells is refused by its column name, not its position.
+
+    The model sees the scaled columns as an array, so its message said "feature(s) of X ([2])".
+    """
+    frame, _, _ = _mixed_types(tmp_path, rng)
+    path = tmp_path / "constant.parquet"
+    frame.drop(columns="flag").assign(level=1.0).to_parquet(path, index=False)
+    result = CliRunner().invoke(cli, ["fit", "--parquet", str(path), "--target", "label", "--model", "qda", "--quiet"])
+    assert result.exit_code == 1
+    assert "1 feature(s) of X (['level']) are constant" in result.output

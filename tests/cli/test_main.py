@@ -112,3 +112,30 @@ def test_warnings_show_as_one_paragraph_with_the_command_line_spelling(tmp_path,
     assert "ConvergenceWarning: QuadraticDiscriminant: the EM" in err
     assert "(On the command line a model parameter is set with --param NAME=VALUE.)" in err
     assert "base.py" not in err and "return fit_method" not in err
+
+
+def test_true_false_columns_are_features_0_1(tmp_path, iris_csv):
+    """A CSV column of True/False (any case, empty cells missing) is a feature with values 0/1.
+
+    It fits and predicts exactly as the same column written as 1/0 does; it used to be refused as
+    non-numeric, although Parquet's booleans were features and it is the commonest flag encoding.
+    """
+    df = pd.read_csv(iris_csv)
+    flag = df["petal length (cm)"] > df["petal length (cm)"].median()
+    empty = np.arange(len(df)) % 9 == 0
+    words = pd.Series(np.where(flag, "True", "false"), dtype=object).mask(empty)
+    words[1::7] = words[1::7].str.upper()
+    numbers = pd.Series(flag.astype(float)).mask(empty)
+    paths = {}
+    for name, column in (("words", words), ("numbers", numbers)):
+        paths[name] = tmp_path / f"{name}.csv"
+        df.assign(flag=column).to_csv(paths[name], index=False)
+    predictions = []
+    for name, path in paths.items():
+        model, out = tmp_path / f"{name}.skops", tmp_path / f"{name}_pred.csv"
+        result = run("fit", "--csv", str(path), "--target", "species", "--model", "lda", "--param", "reg_param=0.1",
+                     "--quiet", "--output", str(model))
+        assert result.exit_code == 0, result.output
+        assert run("predict", "--model", str(model), "--csv", str(path), "--output", str(out)).exit_code == 0
+        predictions.append(pd.read_csv(out))
+    pd.testing.assert_frame_equal(predictions[0], predictions[1])

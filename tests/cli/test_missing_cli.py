@@ -155,3 +155,40 @@ def test_rows_longer_than_the_header_are_refused_not_shifted(tmp_path):
     trailing = tmp_path / "trailing.csv"  # every row ends in the delimiter: read as written
     trailing.write_text("x1,x2,kind\n" + "".join(f"{i % 7},{i % 5},{'ab'[i % 2]},\n" for i in range(40)))
     assert run("fit", "--csv", trailing, "--target", "kind", "--model", "lda", "--quiet").exit_code == 0
+
+
+def _two_features_with_gaps(tmp_path):
+    """Two features (a, b) and a label y; some cells of a and b are empty."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(np.vstack([rng.normal(0, 1, (30, 2)), rng.normal(3, 1, (30, 2))]), columns=["a", "b"])
+    frame = frame.mask(rng.random(frame.shape) < 0.1)
+    path = tmp_path / "two.csv"
+    frame.assign(y=np.repeat(["p", "q"], 30)).to_csv(path, index=False)
+    return path
+
+
+def test_fit_plot_leaves_out_rows_with_empty_cells(tmp_path):
+    """fit --plot on two features with empty cells draws the complete rows and saves the model.
+
+    The rows with a missing cell used to reach the plot, whose axis limits became NaN: matplotlib
+    failed ("Axis limits cannot be NaN or Inf") after the fit.
+    """
+    csv = _two_features_with_gaps(tmp_path)
+    model, plot = tmp_path / "m.skops", tmp_path / "regions.png"
+    result = run("fit", "--csv", csv, "--target", "y", "--model", "lda", "--quiet", "--output", model, "--plot", plot)
+    assert result.exit_code == 0, result.output
+    assert plot.read_bytes()[:4] == b"\x89PNG" and model.stat().st_size > 0
+
+
+def test_tune_draws_the_decision_surface_of_two_features_with_empty_cells(tmp_path):
+    """tune on two features with empty cells writes decision_surface.png from the complete rows.
+
+    The plot took every training row, so a missing cell made its axis limits NaN and the whole
+    output folder failed.
+    """
+    csv = _two_features_with_gaps(tmp_path)
+    out = tmp_path / "report"
+    result = run("tune", "--csv", csv, "--target", "y", "--max-batches", "1", "--cv", "2", "--n-alphas", "1",
+                 "--quiet", "--output", out)
+    assert result.exit_code == 0, result.output
+    assert (out / "decision_surface.png").read_bytes()[:4] == b"\x89PNG"

@@ -258,3 +258,69 @@ def test_fit_command_trains_the_registered_mda():
                                       "--quiet"])
     assert result.exit_code == 0, result.output
     assert "mda" in result.output and "log-loss" in result.output
+
+
+def test_identifier_columns_are_left_out_not_suggested_as_categories(tmp_path, rng):
+    """The note on left-out text columns suggests --categorical only for columns that can be categories.
+
+    A row identifier (every value distinct) fitted as categorical would give each row its own
+    category; the note used to suggest it ("--categorical customer_id,colour"). It is named as left
+    out instead, as is a column with one value, which --categorical refuses.
+    """
+    n = 60
+    path = tmp_path / "customers.csv"
+    pd.DataFrame({
+        "customer_id": [f"C{i:05d}" for i in range(n)],
+        "height": rng.normal(size=n),
+        "colour": rng.choice(["red", "blue"], n),
+        "region": "north",
+    }).to_csv(path, index=False)
+    result = CliRunner().invoke(mixture, ["--csv", str(path), "--components", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    note = next(line for line in result.output.splitlines() if line.startswith("note:"))
+    assert "--categorical colour." in note or "--categorical colour;" in note
+    assert "identifier column(s) 'customer_id' left out" in note
+    assert "column(s) 'region' left out (one value or none)" in note
+
+
+def test_true_false_text_columns_are_fitted_as_numbers(tmp_path, rng):
+    """A True/False column (empty cells missing) is fitted as 0/1, as the same column written 1/0.
+
+    It used to be left out as text, so a CSV and its Parquet copy (a boolean column) fitted
+    different columns.
+    """
+    n = 80
+    flag = rng.random(n) < 0.5
+    frame = pd.DataFrame({"height": rng.normal(3.0 * flag, 1.0), "flag": np.where(flag, "True", "False")})
+    frame.loc[::10, "flag"] = None
+    words, numbers = tmp_path / "words.csv", tmp_path / "numbers.csv"
+    frame.to_csv(words, index=False)
+    frame.assign(flag=frame["flag"].map({"True": 1.0, "False": 0.0})).to_csv(numbers, index=False)
+    reports = [_run(["--csv", path, "--family", "gaussian-diag", "--components", 2, "--quiet"])
+               for path in (words, numbers)]
+    assert all(r.exit_code == 0 for r in reports), [r.output for r in reports]
+    assert "on 2 column(s): height, flag" in reports[0].output
+    assert reports[0].output == reports[1].output
+
+
+def test_overwrite_help_names_the_impute_file_too():
+    """--overwrite governs --impute as well as --plot (an existing --impute file needs it); the help says so."""
+    result = _run(["--help"])
+    help_text = " ".join(result.output.split())
+    assert "Replace the --plot and --impute files if they exist." in help_text
+
+
+def test_the_never_chosen_footnote_only_under_marked_rows(tmp_path, rng):
+    """The model-choice table explains "too few rows" only when some row is marked so.
+
+    The footnote used to be printed under every table, where it explained nothing.
+    """
+    path = tmp_path / "tiny.csv"
+    pd.DataFrame(np.vstack([rng.normal(0, 1, (6, 2)), rng.normal(6, 1, (6, 2))]), columns=["a", "b"]).to_csv(
+        path, index=False)
+    footnote = "never chosen: a component with too few rows"
+    few = _run(["--csv", path, "--components", "1-2", "--quiet"])
+    many = _run(["--csv", path, "--components", "1-4", "--quiet"])
+    assert few.exit_code == 0 and many.exit_code == 0, few.output + many.output
+    assert "too few rows" not in few.output and footnote not in " ".join(few.output.split())
+    assert "too few rows │" in many.output and footnote in " ".join(many.output.split())

@@ -44,9 +44,80 @@ def read_csv(path):
 # a number written with a decimal comma (0,126) or thousands separators (1,260 or 1,260.5)
 _COMMA_NUMBER = re.compile(r"-?\d+,\d+|-?\d{1,3}(,\d{3})+(\.\d+)?")
 
+# the cell texts read as truth values, whatever their case (pandas reads a column of them as
+# bool, or as object when a cell is empty)
+_TRUTH_WORDS = {"true": 1.0, "false": 0.0}
+
+
+def _truth_value(cell):
+    """0.0 or 1.0 for a truth value (a bool, or the text True/False in any case), else None."""
+    if isinstance(cell, (bool, np.bool_)):
+        return float(cell)
+    if isinstance(cell, str):
+        return _TRUTH_WORDS.get(cell.strip().lower())
+    return None
+
+
+def truth_values_as_numbers(df, columns=None):
+    """``df`` with its columns of truth values as features 0/1 (NaN where a cell is empty).
+
+    A Parquet ``bool``/``boolean`` column is numeric to pandas; its CSV copy is text (True/False)
+    or, with an empty cell, a column of objects. Both become the same floats here, so a model
+    reads one table the same way from either format.
+
+    Parameters
+    ----------
+    df : DataFrame
+    columns : sequence of str or None
+        The columns to convert where they hold truth values only; None: all of them.
+
+    Returns
+    -------
+    df : DataFrame
+        A copy where a column changed, else ``df`` itself.
+    """
+    converted = {}
+    for c in df.columns if columns is None else columns:
+        column = df[c]
+        if pd.api.types.is_bool_dtype(column.dtype):  # bool, or pandas' nullable boolean
+            converted[c] = column.astype("Float64").astype(float)
+        elif pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype):
+            cells = column.astype(object).where(column.notna(), None).tolist()  # None: an empty cell
+            written = [v for v in cells if v is not None]
+            if written and all(_truth_value(v) is not None for v in written):
+                converted[c] = pd.Series([np.nan if v is None else _truth_value(v) for v in cells],
+                                         index=column.index, dtype=float)
+    return df.assign(**converted) if converted else df
+
+
+def non_numeric_message(what, columns, written=()):
+    """The one-line refusal of non-numeric columns, for CSV and Parquet alike.
+
+    Parameters
+    ----------
+    what : str
+        Word for the columns ("features", "data").
+    columns : sequence of str
+    written : sequence of str, default=()
+        Some of their values as written, where known (Parquet is not read to check them): numbers
+        written with a decimal comma or a thousands separator get their own advice, since
+        one-hot encoding would be the wrong fix for them.
+
+    Returns
+    -------
+    message : str
+    """
+    commas = bool(written) and all(_COMMA_NUMBER.fullmatch(v.strip()) for v in written)
+    return (f"non-numeric {what} column(s) {', '.join(map(repr, map(str, columns)))}: "
+            + ("their values look like numbers written with a decimal comma or a thousands separator "
+               f"({written[0]!r}): write them with a decimal point and no separators."
+               if commas else "encode them as numbers (e.g. one-hot) or leave them out."))
+
 
 def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     """Select the numeric columns of ``df`` as the feature table; empty cells are missing (NaN).
+
+    Columns of truth values (True/False, in any case) are features 0/1, as Parquet's booleans are.
 
     Parameters
     ----------
@@ -69,19 +140,11 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
         raise click.ClickException(
             f"column(s) {', '.join(map(repr, missing))} not in the CSV; it has: {', '.join(map(str, df.columns))}."
         )
-    X = df[columns]
+    X = truth_values_as_numbers(df[columns])
     non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
-        # numbers written with a decimal comma or a thousands separator read as text: say so, since
-        # one-hot encoding would be the wrong fix for them
         written = [str(v) for c in non_numeric for v in X[c].dropna().head(20)]
-        commas = bool(written) and all(_COMMA_NUMBER.fullmatch(v.strip()) for v in written)
-        raise click.ClickException(
-            f"non-numeric {what} column(s) {', '.join(map(repr, non_numeric))}: "
-            + ("their values look like numbers written with a decimal comma or a thousands separator "
-               f"({written[0]!r}): write them with a decimal point and no separators."
-               if commas else "encode them as numbers (e.g. one-hot) or leave them out.")
-        )
+        raise click.ClickException(non_numeric_message(what, non_numeric, written))
     # An empty cell is a missing value (NaN), which the models handle by likelihood; infinity is an error.
     infinite = [c for c in columns if np.any(np.isinf(X[c].to_numpy(dtype=float)))]
     if infinite:
@@ -101,6 +164,56 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
             "units (e.g. divide by a power of ten) first."
         )
     return X.astype(float)
+
+
+# A feature list by position in a library message ("feature(s) [0, 3]", "feature(s) of X ([5])"),
+# as an estimator writes it when it was given an array without column names
+_FEATURE_POSITIONS = re.compile(r"(feature\(s\)(?: of X)? \(?)\[(\d+(?:, \d+)*)\]")
+
+
+def name_feature_positions(message, names):
+    """``message`` with its lists of feature positions replaced by the columns' names.
+
+    Parameters
+    ----------
+    message : str
+    names : sequence of str
+        The input's feature columns, in the order the estimator saw them.
+
+    Returns
+    -------
+    message : str
+        Unchanged where it names no feature by position (or by a position beyond ``names``).
+    """
+    def named(match):
+        positions = [int(j) for j in match.group(2).split(", ")]
+        if max(positions) >= len(names):
+            return match.group(0)
+        return match.group(1) + str([str(names[j]) for j in positions])
+
+    return _FEATURE_POSITIONS.sub(named, message)
+
+
+@contextmanager
+def features_named(names):
+    """Report the features of an estimator's ValueError by the input's column names.
+
+    The scaler of the saved pipeline hands the estimator an array (the saved models keep their
+    column names on the scaler), so a refusal such as "1 feature(s) of X ([5]) are constant"
+    would name a position, which the user must count out in the file.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The feature columns, in the order the estimator sees them.
+    """
+    try:
+        yield
+    except ValueError as exc:
+        message = name_feature_positions(str(exc), [str(n) for n in names])
+        if message == str(exc):
+            raise
+        raise ValueError(message) from exc
 
 
 def read_labels(path, target):
@@ -154,6 +267,25 @@ def split_target(df, labels, target, unlabelled=None):
         )
     X = numeric_features(df, [c for c in df.columns if c != target])
     return X, labels.to_numpy()
+
+
+def drawable_rows(X, y):
+    """Which training rows a decision-region plot can draw: labelled, with every feature observed.
+
+    A row without a label has no class to colour it by; one with a missing cell has no place on
+    the plane (its NaN would make the axis limits NaN). The model itself learns from all rows.
+
+    Parameters
+    ----------
+    X : DataFrame of shape (n_samples, 2)
+    y : ndarray of shape (n_samples,)
+        NaN where a row has no label.
+
+    Returns
+    -------
+    drawn : ndarray of bool of shape (n_samples,)
+    """
+    return ~pd.isna(np.asarray(y, dtype=object)) & X.notna().all(axis=1).to_numpy()
 
 
 def remember_training_rows(model, X_train, csv):

@@ -18,7 +18,8 @@ from pathlib import Path
 import click
 import numpy as np
 
-__all__ = ["LAZY_OPTIONS", "dask_cluster", "em_progress", "input_bytes", "read_lazy", "write_parquet_atomic"]
+__all__ = ["LAZY_OPTIONS", "dask_cluster", "em_progress", "input_bytes", "lazy_features", "numeric_columns",
+           "plain_labels", "read_lazy", "write_parquet_atomic"]
 
 
 def _need_dask():
@@ -206,17 +207,22 @@ def write_parquet_atomic(frame, path, overwrite=False):
         raise
 
 
-def lazy_features(frame, names=None, *, exclude=()):
+def lazy_features(frame, names=None, *, exclude=(), what="features"):
     """The numeric feature columns of a lazy table, checked without reading it.
+
+    Non-numeric columns are refused with the message of a CSV's (nothing is dropped silently,
+    so the CSV and Parquet copies of a table give one model); booleans are features 0/1.
 
     Parameters
     ----------
     frame : dask.dataframe.DataFrame
     names : sequence of str or None
-        The columns to take (a model's ``feature_names_in_``); None: every numeric column not in
+        The columns to take (a model's ``feature_names_in_``); None: every column not in
         ``exclude``.
     exclude : sequence of str
         Columns that are not features (the target).
+    what : str, default="features"
+        Word used in error messages.
 
     Returns
     -------
@@ -224,11 +230,13 @@ def lazy_features(frame, names=None, *, exclude=()):
     """
     import pandas as pd
 
+    from discrim.cli._io import non_numeric_message
+
     meta = frame._meta
     if names is None:
-        names = [c for c in frame.columns if c not in exclude and pd.api.types.is_numeric_dtype(meta[c])]
+        names = [c for c in frame.columns if c not in exclude]
         if not names:
-            raise click.ClickException("the table has no numeric feature column.")
+            raise click.ClickException(f"the table has no {what} column.")
     missing = [c for c in names if c not in frame.columns]
     if missing:
         raise click.ClickException(
@@ -236,8 +244,41 @@ def lazy_features(frame, names=None, *, exclude=()):
         )
     bad = [c for c in names if not pd.api.types.is_numeric_dtype(meta[c])]
     if bad:
-        raise click.ClickException(f"non-numeric feature column(s) {', '.join(map(repr, bad))}: encode them as numbers.")
+        raise click.ClickException(non_numeric_message(what, bad))
     return frame[list(names)].astype(np.float64)
+
+
+def numeric_columns(frame):
+    """The columns of a lazy table that :func:`lazy_features` takes (numbers and booleans), from its dtypes."""
+    import pandas as pd
+
+    return [c for c in frame.columns if pd.api.types.is_numeric_dtype(frame._meta[c])]
+
+
+def plain_labels(column):
+    """A lazy label column in a NumPy dtype, so that Dask turns it into an array without a warning.
+
+    Dask warns ("limited support for converting pandas extension dtypes") whenever a column of an
+    extension dtype (pandas' strings, categories, Int64, boolean) becomes an array; the warning
+    is Dask's internal business, not the user's. The labels keep their values: an extension
+    dtype becomes its NumPy counterpart (Int64 -> int64; the labels have no missing value here),
+    or object (strings, categories).
+
+    Parameters
+    ----------
+    column : dask.dataframe.Series
+
+    Returns
+    -------
+    column : dask.dataframe.Series
+    """
+    import pandas as pd
+
+    dtype = column._meta.dtype
+    if not pd.api.types.is_extension_array_dtype(dtype):
+        return column
+    numpy_dtype = getattr(dtype, "numpy_dtype", None)  # (a NumPy dtype is falsy: no `or` here)
+    return column.astype(object if numpy_dtype is None else numpy_dtype)
 
 
 LAZY_OPTIONS = [

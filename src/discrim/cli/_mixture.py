@@ -16,9 +16,18 @@ from discrim.cli._io import (
     device_option,
     numeric_features,
     read_csv,
+    truth_values_as_numbers,
     write_csv_atomic,
 )
-from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, lazy_options, read_lazy
+from discrim.cli._lazy import (
+    dask_cluster,
+    em_progress,
+    input_bytes,
+    lazy_features,
+    lazy_options,
+    numeric_columns,
+    read_lazy,
+)
 from discrim.distributions import FAMILY_CLASSES
 
 #: ``--family`` name -> (family class, the options the name stands for), from the classes.
@@ -93,12 +102,13 @@ def read_columns(csv, columns, categorical=()):
         if unknown:
             raise click.ClickException(f"{option} column(s) {', '.join(map(repr, unknown))} not in the CSV; it has: "
                                        f"{', '.join(map(str, df.columns))}.")
+    # True/False columns are numbers 0/1, as Parquet's booleans are (a --categorical one keeps its values)
+    df = truth_values_as_numbers(df, [c for c in df.columns if c not in categorical])
     if not columns:
         columns = [c for c in df.columns if c in categorical or pd.api.types.is_numeric_dtype(df[c])]
-        skipped = [str(c) for c in df.columns if c not in columns]
+        skipped = [c for c in df.columns if c not in columns]
         if skipped and columns:
-            click.echo(f"note: text column(s) {', '.join(map(repr, skipped))} left out; fit them as categories with "
-                       f"--categorical {','.join(skipped)}.", err=True)
+            click.echo(_left_out_note(df, skipped), err=True)
         if not columns:
             raise click.ClickException(
                 f"CSV file {str(csv)!r} has no numeric column to fit: name its text columns with --categorical "
@@ -130,6 +140,38 @@ def read_columns(csv, columns, categorical=()):
         X[:, columns.index(c)] = Categorical(categories=[levels]).encode(cells)[:, 0]
         categories[columns.index(c)] = levels
     return X, [str(c) for c in columns], categories
+
+
+def _is_identifier(column):
+    """Whether a text column looks like a row identifier: (nearly) every value distinct.
+
+    Such a column has as many categories as rows: fitted as categorical, each of its values
+    would describe a row or two, not a component.
+    """
+    values = column.dropna()
+    return len(values) >= 2 and values.nunique() >= 0.9 * len(values)
+
+
+def _left_out_note(df, skipped):
+    """The note on text columns that the default column choice leaves out.
+
+    It suggests ``--categorical`` for the columns that could be categories, and names apart the
+    row identifiers (a category per row) and the columns with a single value, which
+    ``--categorical`` would not fit.
+    """
+    identifiers = [str(c) for c in skipped if _is_identifier(df[c])]
+    constant = [str(c) for c in skipped if str(c) not in identifiers and df[c].nunique() < 2]
+    categories = [str(c) for c in skipped if str(c) not in identifiers + constant]
+    parts = []
+    if categories:
+        parts.append(f"text column(s) {', '.join(map(repr, categories))} left out; fit them as categories with "
+                     f"--categorical {','.join(categories)}")
+    if identifiers:
+        parts.append(f"identifier column(s) {', '.join(map(repr, identifiers))} left out (every value, or nearly, "
+                     "is distinct)")
+    if constant:
+        parts.append(f"column(s) {', '.join(map(repr, constant))} left out (one value or none)")
+    return f"note: {'; '.join(parts)}."
 
 
 def with_categorical_columns(family, categories, n_columns):
@@ -385,10 +427,12 @@ def _selection_table(result):
     from rich.table import Table
 
     crit = result.criterion.upper()
+    # the footnote explains the rows marked "too few rows" or "singular covariance": only when there are some
+    marked = any(not row.error and row.degenerate_reason for row in result.table.itertuples(index=False))
     t = Table(
         title=f"Model choice by {crit} (lower is better; mclust reports the negative)",
         caption="never chosen: a component with too few rows for its covariance, or a singular covariance "
-                "(collapsed onto tied values)",
+                "(collapsed onto tied values)" if marked else None,
     )
     for name in ("family", "K", "params", "log-lik", "BIC", "AIC", "conv", "best"):
         t.add_column(name, justify="left" if name == "family" else "right", overflow="fold")
@@ -447,7 +491,7 @@ def _selection_table(result):
 @click.option("--impute", "impute_path", type=click.Path(dir_okay=False), default=None,
               help="Write the fitted columns to this CSV with their missing cells completed by their conditional "
                    "expectations under the chosen mixture.")
-@click.option("--overwrite", is_flag=True, help="Replace the --plot file if it exists.")
+@click.option("--overwrite", is_flag=True, help="Replace the --plot and --impute files if they exist.")
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
 @device_option
 @lazy_options
@@ -507,10 +551,24 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
 
 
 def read_lazy_columns(parquet, zarr, columns):
-    """Numeric columns of a Parquet or Zarr table as a row-chunked dask array, nothing read yet."""
+    """Numeric columns of a Parquet or Zarr table as a row-chunked dask array, nothing read yet.
+
+    As for a CSV: without ``columns``, every numeric (or boolean) column, and a note naming the
+    others; named columns must all be numeric.
+    """
     from discrim.utils._dask import row_chunked
 
-    frame = lazy_features(read_lazy(parquet, zarr), columns or None)
+    frame = read_lazy(parquet, zarr)
+    if not columns:
+        columns = numeric_columns(frame)
+        skipped = [str(c) for c in frame.columns if c not in columns]
+        if not columns:
+            raise click.ClickException("the table has no numeric column to fit: encode its columns as numbers "
+                                       "(categories as codes 0..C-1, for --family categorical).")
+        if skipped:
+            click.echo(f"note: non-numeric column(s) {', '.join(map(repr, skipped))} left out; --categorical "
+                       "reads CSV tables only (here, encode categories as codes 0..C-1).", err=True)
+    frame = lazy_features(frame, columns, what="data")
     return row_chunked(frame), [str(c) for c in frame.columns]
 
 

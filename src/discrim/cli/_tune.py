@@ -14,6 +14,7 @@ from discrim.cli._io import (
     check_finite_probabilities,
     checked_device,
     device_option,
+    drawable_rows,
     on_host,
     remember_training_rows,
 )
@@ -90,10 +91,11 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
         save_figure_atomic(ax.figure, folder / name, dpi=120, bbox_inches="tight")
         plt.close(ax.figure)
         written.append(name)
-    if X_train.shape[1] == 2:
+    drawn = drawable_rows(X_train, y_train)
+    if X_train.shape[1] == 2 and drawn.any():
         from discrim.plotting.decision_surface import plot_decision_surface
 
-        ax = plot_decision_surface(model, X_train, y_train)
+        ax = plot_decision_surface(model, X_train[drawn], y_train[drawn])
         save_figure_atomic(ax.figure, folder / "decision_surface.png", dpi=120, bbox_inches="tight")
         plt.close(ax.figure)
         figures["Decision surface (training data)"] = "decision_surface.png"

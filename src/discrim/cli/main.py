@@ -25,6 +25,8 @@ from discrim.cli._io import (
     check_output,
     check_plot_format,
     damaged_model_errors,
+    drawable_rows,
+    features_named,
     model_features,
     model_from_params,
     parse_params,
@@ -222,7 +224,6 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
 
     from discrim._registry import MODELS
     from discrim.evaluation import score_probabilities
-    from discrim.persistence import save_model
 
     if model_name not in MODELS:
         raise click.ClickException(f"unknown model {model_name!r}; choose one of: {', '.join(MODELS)}.")
@@ -260,7 +261,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     if not quiet:
         _show_progress_logs()
     start = time.perf_counter()
-    model.fit(X_train, y_train)
+    with features_named(X_train.columns):
+        model.fit(X_train, y_train)
     fit_seconds = time.perf_counter() - start
     proba = model.predict_proba(X_test)
     check_finite_probabilities(proba, f"{model_name} on the test part")
@@ -276,17 +278,53 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     console.print(table)
     if output is not None:
         remember_training_rows(model, X_train, csv)
-        save_model(on_host(model), output)
+    _write_fit_outputs(on_host(model), output, plot, X_train, y_train)
+    if output is not None:
         console.print(f"model saved to {output}")
     if plot is not None:
-        from discrim.plotting._mpl import pyplot, save_figure_atomic
-        from discrim.plotting.decision_surface import plot_decision_surface
-
-        labelled = ~pd.isna(y_train)  # the rows without a label have no class to colour them by
-        ax = plot_decision_surface(model, X_train[labelled], y_train[labelled])
-        save_figure_atomic(ax.figure, plot, dpi=120, bbox_inches="tight")
-        pyplot().close(ax.figure)
         console.print(f"decision regions drawn to {plot}")
+
+
+def _write_fit_outputs(model, output, plot, X_train, y_train):
+    """Write the model file and the decision-region plot: both, or neither.
+
+    The figure is drawn first; then both files are written under temporary names beside the
+    outputs, and take their names only once both are complete: a plot that fails (to draw or to
+    save) leaves no model file behind, as the README promises of any failed run.
+
+    Parameters
+    ----------
+    model : estimator
+        The fitted model, as saved.
+    output, plot : str or None
+        ``--output`` and ``--plot``; None writes nothing for that option.
+    X_train : DataFrame
+    y_train : ndarray
+    """
+    from contextlib import ExitStack
+
+    from discrim.persistence import save_model
+    from discrim.utils._files import atomic_output
+
+    figure = None
+    with ExitStack() as stack:
+        if plot is not None:
+            from discrim.plotting._mpl import pyplot
+            from discrim.plotting.decision_surface import plot_decision_surface
+
+            drawn = drawable_rows(X_train, y_train)
+            if not drawn.any():
+                raise click.ClickException("--plot: no training row has a label and both features to draw; leave "
+                                           "--plot out.")
+            figure = plot_decision_surface(model, X_train[drawn], y_train[drawn]).figure
+            stack.callback(pyplot().close, figure)
+        # entered in this order, the plot is moved into place first, then the model
+        model_tmp = stack.enter_context(atomic_output(output)) if output is not None else None
+        plot_tmp = stack.enter_context(atomic_output(plot)) if plot is not None else None
+        if model_tmp is not None:
+            save_model(model, model_tmp)
+        if plot_tmp is not None:
+            figure.savefig(plot_tmp, format=Path(plot).suffix.lstrip(".").lower(), dpi=120, bbox_inches="tight")
 
 
 @cli.command()
@@ -349,7 +387,7 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     """``discrim fit`` on a table read lazily: Dask computes every pass over the rows."""
     from sklearn.pipeline import Pipeline
 
-    from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, read_lazy
+    from discrim.cli._lazy import dask_cluster, em_progress, input_bytes, lazy_features, plain_labels, read_lazy
     from discrim.evaluation import score_probabilities_lazy
     from discrim.persistence import save_model
     from discrim.utils._dask import align_rows, row_chunked
@@ -361,6 +399,7 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     frame = read_lazy(parquet, zarr)
     if target not in frame.columns:
         raise click.ClickException(f"target column {target!r} not in the table; it has: {', '.join(map(str, frame.columns))}.")
+    names = list(lazy_features(frame, exclude=[target]).columns)  # refuses non-numeric columns before any pass
     kwargs = parse_params(params)
     estimator = model_from_params(model_name, kwargs)
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
@@ -374,7 +413,8 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
                 "a label too."
             )
         train, test = frame.random_split([1 - test_size, test_size], random_state=random_state)
-        X_train, X_test = lazy_features(train, exclude=[target]), lazy_features(test, exclude=[target])
+        X_train, X_test = lazy_features(train, names), lazy_features(test, names)
+        y_train, y_test = plain_labels(train[target]), plain_labels(test[target])
         steps = []
         if scale:
             scaler = _fitted_scaler(X_train)
@@ -387,11 +427,11 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
         if not quiet:
             _show_progress_logs()
         start = time.perf_counter()
-        with em_progress(not quiet):
-            estimator.fit(X_train, train[target])
+        with em_progress(not quiet), features_named(names):
+            estimator.fit(X_train, y_train)
         fit_seconds = time.perf_counter() - start
         proba = estimator.predict_proba(X_test)
-        y_test = align_rows(test[target], X_test, name="y")
+        y_test = align_rows(y_test, X_test, name="y")
         scores = score_probabilities_lazy(y_test, proba, estimator.classes_)
         n_train, n_test = X_train.shape[0], y_test.shape[0]  # known since row_chunked
     model = Pipeline([*steps, (type(estimator).__name__.lower(), estimator)])
