@@ -663,12 +663,7 @@ empty_check_iter, max_samples, dtype, backend, device
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        priors : "equal" or array-like of shape (n_classes,), default=None
-            Prior probabilities of the classes for this call (Bayes' rule with other priors, without
-            refitting), in the order of ``classes_``; None uses the fitted ones.
-        n_batches : int, list of int or None, default=None
-            Use only the first ``n_batches`` batches of the refitted model; a list gives one result
-            per count (see :meth:`discrim.prototype.PrototypeClassifier.predict_proba`).
+        priors, n_batches : see :meth:`predict`
 
         Returns
         -------
@@ -684,12 +679,7 @@ empty_check_iter, max_samples, dtype, backend, device
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        priors : "equal" or array-like of shape (n_classes,), default=None
-            Prior probabilities of the classes for this call (Bayes' rule with other priors, without
-            refitting), in the order of ``classes_``; None uses the fitted ones.
-        n_batches : int, list of int or None, default=None
-            Use only the first ``n_batches`` batches of the refitted model; a list gives one result
-            per count (see :meth:`discrim.prototype.PrototypeClassifier.predict_proba`).
+        priors, n_batches : see :meth:`predict`
 
         Returns
         -------
