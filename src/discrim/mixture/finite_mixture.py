@@ -816,7 +816,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             values, ``E[x_m | x_o] = sum_k P(k | x_o) E_k[x_m | x_o]`` (for a full or tied
             Gaussian the regression of ``x_m`` on ``x_o``, otherwise the component means); a
             categorical feature, whose codes have no meaningful average, becomes its most
-            probable category, the largest of ``sum_k P(k | x_o) probs_k``.
+            probable category, the largest of ``sum_k P(k | x_o) probs_k``. An expectation need not
+            lie in the support: a Bernoulli flag becomes a probability, a Poisson count a fraction.
             True: a draw from the conditional distribution, a component from ``P(k | x_o)`` and
             then ``x_m`` from that component given ``x_o``; several calls give multiple
             imputations.
