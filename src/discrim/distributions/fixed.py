@@ -13,6 +13,13 @@ from discrim.distributions._base import ComponentFamily
 
 __all__ = ["Fixed"]
 
+# mclust's models whose components share a volume, shape or orientation (EEE shares the whole
+# matrix, stored once, and is fixed whole): a covariance fixed for some components, or to values
+# that differ, would leave the free components' M-step breaking the model's constraint
+_SHARED_PARTS = {"EII": "volume", "EEI": "volume and shape", "VEI": "shape", "EVI": "volume",
+                 "VEE": "shape and orientation", "EVE": "volume and orientation", "VVE": "orientation",
+                 "EEV": "volume and shape", "VEV": "shape", "EVV": "volume"}
+
 
 class Fixed(ComponentFamily):
     """A family whose parameters ``params`` (of the components ``components``) are not estimated.
@@ -96,11 +103,32 @@ class Fixed(ComponentFamily):
                 raise ValueError(f"params[{name!r}] does not fit the parameter's shape {shape} "
                                  f"(n_components={k}) for components={self.components!r}: {exc}") from None
             where[target] = True
+            if name == "covariance":
+                self._check_shared_covariance(full, where, k)
             constraint = self.family.arg_constraints[name]
             if not constraint.check(full[target]):
                 raise ValueError(f"params[{name!r}] must be {constraint.name} ({constraint.description}).")
             out[name] = (full, where)
         return out
+
+    def _check_shared_covariance(self, value, where, n_components):
+        """Refuse fixed covariances that a model's shared volume, shape or orientation cannot hold.
+
+        Allowed there: one value for every component, which satisfies any of the constraints.
+        """
+        base = self.family
+        while isinstance(base, Fixed):
+            base = base.family
+        shared = _SHARED_PARTS.get(getattr(base, "model_name", None))
+        if shared is None:
+            return
+        every = where.reshape(n_components, -1).all(axis=1).all()
+        if not (every and np.all(value == value[:1])):
+            raise ValueError(
+                f"params['covariance'] fixes the covariance of some components, or to different values, under "
+                f"{base.model_name}, whose components share their {shared}: the free components' M-step would "
+                f"break that constraint. Fix one value for every component (components=None), or use a model "
+                f"without shared parts (VVV, VVI, VII) or a tied one (EEE).")
 
     def _hold(self, params):
         """A parameter set with the fixed entries substituted."""

@@ -870,6 +870,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     def bic(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Bayesian information criterion ``-2 log L + p log n`` on X (lower is better).
 
+        ``L`` is the mixture's likelihood of the rows, whatever their labels: after a
+        semi-supervised fit (``unlabeled``) it is not the objective EM maximised, which holds each
+        labelled row to its components, nor mclust's ``MclustSSC`` BIC (that objective's); its
+        final value is ``lower_bound_`` (the mean over the rows).
+
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
