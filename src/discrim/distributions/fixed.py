@@ -49,7 +49,9 @@ class Fixed(ComponentFamily):
 
     A Gaussian's fixed mean moves its covariance step to the scatter about that mean
     (:meth:`Gaussian.params_given`); with a full or tied covariance a component's mean is
-    fixed whole.
+    fixed whole. Under a covariance model whose components share a volume, shape or orientation
+    (EII, EEI, VEI, EVI, VEE, EVE, VVE, EEV, VEV, EVV) a covariance is fixed for every component
+    and to one value, which any of those constraints allows; a partial fix is refused.
 
     Examples
     --------
