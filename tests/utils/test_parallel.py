@@ -200,3 +200,34 @@ def test_an_interruption_while_the_pool_starts_propagates_not_a_shutdown_error(m
     monkeypatch.setattr(process._ExecutorManagerThread, "start", start_late_and_interrupt)
     with pytest.raises(KeyboardInterrupt):
         list(run_unordered(_slow_square_and_pid, TASKS, n_jobs=2))
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_another_thread_running_means_no_fork():
+    """A fork while another thread is inside a multi-threaded BLAS call deadlocks (select_mixture(n_jobs=2) beside
+    a thread of matrix products hung within a few calls): with another thread alive, joblib's workers run the
+    tasks, none of them in this process, and the results are the same."""
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait, daemon=True)
+    other.start()
+    try:
+        results = list(run_unordered(_slow_square_and_pid, TASKS, n_jobs=2))
+    finally:
+        stop.set()
+        other.join()
+    assert sorted(r for r, _ in results) == EXPECTED
+    assert os.getpid() not in {pid for _, pid in results}
+
+
+@pytest.mark.skipif(not _can_fork(), reason="forked workers need Linux")
+def test_fork_pool_keeps_the_applications_own_gc_freeze():
+    """A pre-forking server's gc.freeze() survives a parallel search (the pool unfroze every object on exit)."""
+    import gc
+
+    gc.freeze()
+    try:
+        before = gc.get_freeze_count()
+        assert sorted(r for r, _ in run_unordered(_slow_square_and_pid, TASKS, n_jobs=2)) == EXPECTED
+        assert gc.get_freeze_count() >= before * 0.99  # objects freed meanwhile leave the count
+    finally:
+        gc.unfreeze()

@@ -63,7 +63,8 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, fol
     loaded (the original proset's search forks its workers the same way); and this process,
     instead of idling until the last result, does a worker's share. Each worker, this process
     included while the pool runs, limits its BLAS threads to its share of the cores. Elsewhere
-    (macOS, Windows, or ``fork_safe=False``) joblib's default backend is used.
+    (macOS, Windows, ``fork_safe=False``, or while other threads run: see :func:`_no_other_threads`)
+    joblib's default backend is used.
     """
     from joblib import effective_n_jobs
 
@@ -77,7 +78,7 @@ def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, fol
             result = function(*ready.popleft(), **shared)
             ready.extend(follow_up(result))
             yield result
-    elif configured or not (fork_safe and _can_fork()):
+    elif configured or not (fork_safe and _can_fork() and _no_other_threads()):
         yield from _run_joblib_rounds(function, ready, n_workers, shared, follow_up)
     else:
         yield from _run_forked(function, ready, n_workers, shared, follow_up)
@@ -151,8 +152,11 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
 
     # Objects that exist before the fork are moved out of the garbage collector's reach: a
     # collection in a worker would otherwise write to every one of them and make the worker
-    # copy the pages they live on (copy-on-write).
-    gc.freeze()
+    # copy the pages they live on (copy-on-write). Not where the application froze objects itself
+    # (a pre-forking server's gc.freeze()): unfreezing afterwards would undo its freeze too.
+    freeze = gc.get_freeze_count() == 0
+    if freeze:
+        gc.freeze()
     # The thread limit of every worker, this process included, is set here before the fork, so
     # the children inherit it and nobody sets it again while the pool runs: after a fork,
     # OpenBLAS's set_num_threads starts a thread pool that busy-waits (see limit_threads).
@@ -197,7 +201,8 @@ def _run_forked(function, ready, n_workers, shared, follow_up):
                 if not completed:  # an error, an interruption, or the consumer stopped early
                     _terminate_workers(executor)
                 _shut_down(executor)
-            gc.unfreeze()
+            if freeze:
+                gc.unfreeze()
             del _INHERITED[pool_id]
 
 
@@ -282,6 +287,18 @@ def _joblib_backend_configured():
 
     backend, _ = get_active_backend()
     return type(backend).__name__ != "LokyBackend"
+
+
+def _no_other_threads():
+    """Whether this process runs no Python thread but the current one.
+
+    Forking while another thread is inside a multi-threaded BLAS call deadlocks: the forking thread
+    waits (holding the GIL) in OpenBLAS's pre-fork handler for a BLAS pool that the other thread
+    keeps busy, and that thread waits for the GIL (measured: select_mixture(n_jobs=2) beside a thread
+    of matrix products hung within a few calls). With other threads about (a service's, a
+    notebook's), joblib's process workers are started instead, by spawning.
+    """
+    return threading.active_count() == 1
 
 
 def _can_fork():
