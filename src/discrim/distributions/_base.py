@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
@@ -20,6 +21,8 @@ __all__ = ["ComponentFamily", "Params", "Stats", "host", "mask_patterns", "slice
 LOG_TINY = float(np.log(np.finfo(np.float64).tiny))
 # The key of the lock in a parameter set's cache of derived quantities (see Params._cached).
 _CACHE_LOCK = "lock of the cache"
+# The key of the quantities that depend on the rows too (see Params._cached_for_rows).
+_ROWS_CACHE = "quantities of the rows"
 
 
 def slice_rows(rows, index):
@@ -204,6 +207,24 @@ class Params:
                 if key not in cache:
                     cache[key] = compute()
         return cache[key]
+
+    def _cached_for_rows(self, key, compute, limit):
+        """:meth:`_cached` for a quantity of these parameters and of the rows (their missingness
+        patterns): at most ``limit`` of them are kept, the least recently used dropped.
+
+        Within a fit the rows are the same at every E-step of a parameter set; a fitted model scores
+        new rows at every call, and a cache without bound grew without bound (23 MB per 1,000 calls).
+        """
+        cache = self.__dict__.setdefault("_derived", {})
+        with cache.setdefault(_CACHE_LOCK, threading.RLock()):
+            rows = cache.setdefault(_ROWS_CACHE, OrderedDict())
+            if key in rows:
+                rows.move_to_end(key)
+            else:
+                rows[key] = compute()
+                while len(rows) > limit:
+                    rows.popitem(last=False)
+            return rows[key]
 
 
 @dataclass(frozen=True)

@@ -436,9 +436,16 @@ class Gaussian(ComponentFamily):
         precision, log_det_cov = params._cached("precision", lambda: _precisions(self._storage, params))
         host_mask = _host_bool(mask)
 
+        # the pattern inverses of one call (one per count of missing features, and their table),
+        # twice over for two calls at once: what a fitted model keeps from one call to the next
+        limit = 2 * (host_mask.shape[1] + 1)
+
+        def cache(key, compute):
+            return params._cached_for_rows(key, compute, limit)
+
         def condition(patterns, pool=None, rows_t=None):
-            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, params._cached,
-                                   pool, rows_t)
+            return ConditionedRows(host(X), patterns, host_mask, params.mean, precision, log_det_cov, cache, pool,
+                                   rows_t)
 
         block = None if rows is None else rows.get(_PATTERNS)
         if block is None:
