@@ -112,3 +112,17 @@ def test_a_model_with_a_covariance_estimator_saves_and_loads(tmp_path):
     model = QuadraticDiscriminant(covariance_estimator=LedoitWolf(), pooling=0.2).fit(X, y)
     save_model(model, tmp_path / "m.skops")
     np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), model.predict_proba(X))
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_oas_on_one_feature_leaves_the_covariance_and_is_scale_free(cls):
+    """With one feature the target is the covariance itself: OAS's intensity is 0, as scikit-learn's (the denominator
+    0 rounded to 1e-10 gave an intensity of -2e15 and a covariance 18 % off, at some scales only)."""
+    X = np.array([[2000.0], [-2100], [1400], [-600], [0], [800]])
+    y = [0, 1, 2, 0, 1, 2]
+    plain = cls().fit(X, y)
+    for scale in (1.0, 7e-3, 1e-3):
+        model = cls(shrinkage="oas").fit(X * scale, y)
+        assert np.all(model.shrinkage_ == 0.0)
+        np.testing.assert_allclose(model.covariance_, plain.covariance_ * scale**2, rtol=1e-12)
+        np.testing.assert_allclose(model.predict_proba(X * scale), plain.predict_proba(X), atol=1e-12)

@@ -82,10 +82,16 @@ def shrinkage_intensity(shrinkage, emp_cov, n_samples):
     if shrinkage != "oas":
         return float(shrinkage)
     d = emp_cov.shape[-1]
+    if d == 1:  # the target is the covariance itself: any intensity gives it (scikit-learn's OAS says 0)
+        return 0.0
     alpha = np.mean(emp_cov**2)
     mu_squared = (np.trace(emp_cov) / d) ** 2
-    den = (n_samples + 1.0) * (alpha - mu_squared / d)
-    return 1.0 if den == 0 else float(min((alpha + mu_squared) / den, 1.0))
+    # alpha - mu^2 / d >= 0, 0 for a multiple of the identity, which rounding can leave a tiny
+    # number of either sign (an intensity of -2e15 for a single feature): below rounding, 0
+    spread = alpha - mu_squared / d
+    if spread <= 1e-12 * alpha:
+        return 1.0
+    return float(np.clip((alpha + mu_squared) / ((n_samples + 1.0) * spread), 0.0, 1.0))
 
 
 def shrink_to_scaled_identity(cov, intensity):
