@@ -324,3 +324,13 @@ def test_the_never_chosen_footnote_only_under_marked_rows(tmp_path, rng):
     assert few.exit_code == 0 and many.exit_code == 0, few.output + many.output
     assert "too few rows" not in few.output and footnote not in " ".join(few.output.split())
     assert "too few rows │" in many.output and footnote in " ".join(many.output.split())
+
+
+def test_categorical_family_counts_codes_beside_empty_cells(tmp_path):
+    """--family categorical takes its number of codes from the largest one, ignoring empty cells (a NaN in the
+    maximum failed with Python's 'cannot convert float NaN to integer')."""
+    path = tmp_path / "codes.csv"
+    pd.DataFrame({"f0": [np.nan, 1, 0, 1, 2, 0], "f1": [0, 1, 0, 1, 1, 0.0]}).to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["mixture", "--csv", str(path), "--family", "categorical", "--components", "1"])
+    assert result.exit_code == 0, result.output
+    assert "cannot convert" not in result.output

@@ -597,7 +597,8 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         options = {"categorical": with_categorical_columns(None, categories, len(names))}
     else:
         if any(family_takes(name, "n_categories") for name in families) and n_categories is None:
-            n_categories = max(2, int(X[:, others].max()) + 1)
+            largest = np.nanmax(X[:, others]) if np.isfinite(X[:, others]).any() else 0.0  # empty cells: NaN
+            n_categories = max(2, int(largest) + 1)
         suffix = " + categorical" if categories else ""
         options = {_label(name, families) + suffix: with_categorical_columns(make_family(name, n_trials, n_categories),
                                                                              categories, len(names))
