@@ -519,3 +519,17 @@ def test_nullable_integer_labels_with_gaps_stay_integers(cls):
     model = cls(unlabeled=-1).fit(X, y)
     assert model.classes_.dtype.kind == "i" and model.classes_.tolist() == [1, 2, 3]
     assert model.predict(X).dtype.kind == "i"
+
+
+def test_regularised_fit_with_missing_values_follows_its_advice_and_speaks_its_own_terms():
+    """A feature constant over its observed values: the error advises reg_param, and with it the fit succeeds as on
+    complete data (the EM's seeding asked for as many distinct rows as classes, naming n_components); where the EM
+    still fails, the error names this estimator's parameters, not the mixture's (n_components, reg_covar)."""
+    X = np.array([[np.nan], [0.0], [0.0], [0.0]])
+    y = [0, 0, 1, 1]
+    with pytest.raises(ValueError, match="reg_param > 0"):
+        LinearDiscriminant().fit(X, y)
+    assert np.isfinite(LinearDiscriminant(reg_param=0.1).fit(X, y).covariance_).all()
+    with pytest.raises(ValueError, match="QuadraticDiscriminant: .* set reg_param > 0") as error:
+        QuadraticDiscriminant(shrinkage="oas").fit(X, y)
+    assert "n_components" not in str(error.value).split("(")[0]

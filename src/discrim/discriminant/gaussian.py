@@ -252,7 +252,14 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         with warnings.catch_warnings():
             # FiniteMixture's own warning would name its max_iter; the user sets em_max_iter here.
             warnings.simplefilter("ignore", ConvergenceWarning)
-            result = run_class_em(self, em, X, y_idx, w, rows, unlabelled, regularised, scale)
+            try:
+                result = run_class_em(self, em, X, y_idx, w, rows, unlabelled, regularised, scale)
+            except ValueError as exc:  # the mixture's words (n_components, reg_covar): this estimator's
+                raise ValueError(
+                    f"{type(self).__name__}: the class covariances estimated from rows with missing values are "
+                    f"singular ({exc}). A feature constant within the classes, or too few rows for the "
+                    "features: set reg_param > 0 (for example reg_param=0.1), or remove constant features."
+                ) from None
         self._warn_if_collapsing(result.collapsing, result.covariance, classes)
         if not result.converged:
             warnings.warn(

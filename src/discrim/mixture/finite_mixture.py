@@ -25,7 +25,13 @@ from discrim.mixture._em import (
     run_em,
     stats_from_assignment,
 )
-from discrim.mixture._init import INIT_METHODS, check_enough_distinct_rows, given_assignment, initial_assignment
+from discrim.mixture._init import (
+    INIT_METHODS,
+    InitialAssignment,
+    check_enough_distinct_rows,
+    given_assignment,
+    initial_assignment,
+)
 from discrim.mixture._noise import default_noise_rows, noise_region
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream, spawn_generators
@@ -212,7 +218,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Mean weighted log-likelihood of the initial parameters and after every iteration; never
         decreases (up to rounding). With a Gaussian ``prior`` it is the data's log-likelihood at
         each MAP estimate (mclust's ``loglik``), without the log prior: EM increases the posterior,
-        and this may fall slightly.
+        and this may fall slightly. The same where ``reg_covar`` is not negligible beside a
+        component's spread (a component on one or two rows): the M-step adding it maximises the
+        likelihood less a penalty of ``reg_covar`` (:meth:`ComponentFamily.log_penalty`), which EM
+        increases, and the likelihood alone may fall.
     lower_bound_ : float
         ``lower_bounds_[-1]``.
     family_ : ComponentFamily
@@ -529,7 +538,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             if weights0 is None:
                 weights0 = np.full(n_weights, 1.0 / n_weights)
             return weights0, params0
-        if isinstance(init, str):
+        if isinstance(init, str) and self._every_row_labelled(blocks.labels, blocks.groups):
+            # the labels give every row its component: any responsibilities start the same M-step
+            # (seeding would need as many distinct rows as components, which labelled rows need not be)
+            assign = InitialAssignment(k, seed=0)
+        elif isinstance(init, str):
             sample_X, sample_w = sample
             if noise_rows is not None:  # the noise is in memory: the sample is all rows
                 sample_w = np.where(noise_rows, 0.0, sample_w)
@@ -627,7 +640,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 f"n_components={self.n_components} exceeds n_samples={blocks.n_rows}: a mixture needs at least "
                 "one row per component. Reduce n_components."
             )
-        check_enough_distinct_rows(*sample, self.n_components)
+        if not self._every_row_labelled(labels, groups):  # otherwise the labels place every row
+            check_enough_distinct_rows(*sample, self.n_components)
         family = self._with_data_defaults(family, blocks)
         noise, region, noise_rows = None, None, None
         if self._has_noise():
@@ -708,6 +722,12 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         elif hasattr(self, "history_"):
             del self.history_
         return self
+
+    @staticmethod
+    def _every_row_labelled(labels, groups):
+        """Whether known labels (in memory) give every row its one component."""
+        return (isinstance(labels, np.ndarray) and bool(np.all(labels >= 0))
+                and np.unique(groups).shape[0] == groups.shape[0])
 
     def _check_warm_start(self, family):
         """Refuse a warm start from a fit whose parameters cannot start this one (another count or shape)."""
