@@ -207,12 +207,17 @@ def _row_threads_in_task(i):
     return row_threads()
 
 
-def test_parallel_fits_share_the_cores_instead_of_oversubscribing(three_blobs):
+def test_parallel_fits_share_the_cores_instead_of_oversubscribing(three_blobs, monkeypatch):
     # In a worker of the parallel layer, each fit's E-step threads follow the worker's share of
-    # the BLAS threads (n_threads=None), which the layer sets to cores // workers.
+    # the BLAS threads (n_threads=None), which the layer sets to cores // workers. The fork pool's
+    # workers, as in a process without other threads (earlier tests leave idle ones, with which the
+    # layer starts joblib's workers, which cannot import this test module's task).
     from joblib import cpu_count
 
+    from discrim.utils import _parallel
     from discrim.utils._parallel import run_unordered
+
+    monkeypatch.setattr(_parallel, "_no_other_threads", lambda: True)
 
     seen = set(run_unordered(_row_threads_in_task, [(i,) for i in range(4)], n_jobs=2))
     assert seen == {max(1, cpu_count() // 2)}
