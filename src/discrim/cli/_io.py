@@ -83,10 +83,10 @@ def truth_values_as_numbers(df, columns=None):
             converted[c] = column.astype("Float64").astype(float)
         elif pd.api.types.is_object_dtype(column.dtype) or pd.api.types.is_string_dtype(column.dtype):
             cells = column.astype(object).where(column.notna(), None).tolist()  # None: an empty cell
-            written = [v for v in cells if v is not None]
-            if written and all(_truth_value(v) is not None for v in written):
-                converted[c] = pd.Series([np.nan if v is None else _truth_value(v) for v in cells],
-                                         index=column.index, dtype=float)
+            values = [None if v is None else _truth_value(v) for v in cells]
+            written = [v for v, cell in zip(values, cells) if cell is not None]
+            if written and all(v is not None for v in written):
+                converted[c] = pd.Series([np.nan if v is None else v for v in values], index=column.index, dtype=float)
     return df.assign(**converted) if converted else df
 
 

@@ -47,7 +47,7 @@ class CovarianceRule:
     total_weight : float
         The sum of the sample weights of the EM's rows: the statistics are rescaled to it, in
         case the mixture rescaled the weights (the rules' divisors are in the user's units).
-    scale : ndarray of shape (n_features,) or None, default=None
+    scale : ndarray of shape (n_features,) of float64 or None, default=None
         The EM runs on the features divided by ``scale`` (see :func:`run_class_em`): the rule
         sees the statistics in the user's units and returns its covariances in the EM's.
 
@@ -65,7 +65,7 @@ class CovarianceRule:
 
     def __init__(self, estimator, rows, total_weight, scale=None):
         self.estimator, self.rows, self.total_weight = estimator, np.asarray(rows), float(total_weight)
-        self.scale = None if scale is None else np.asarray(scale, dtype=np.float64)
+        self.scale = scale
         self.last = None
 
     def __deepcopy__(self, memo):
@@ -236,7 +236,8 @@ def run_class_em(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scal
         In the user's units.
     """
     if scale is not None:
-        X = X / np.asarray(scale, dtype=np.float64)  # NaN stays NaN; lazy for a dask X
+        scale = np.asarray(scale, dtype=np.float64)
+        X = X / scale  # NaN stays NaN; lazy for a dask X
     n_classes = rows.shape[0]
     separable = (not unlabelled and em.family.covariance_type == "full" and getattr(estimator, "pooling", 0) == 0
                  and np.all(rows > 0))
@@ -263,7 +264,6 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scale=None):
     """:func:`run_class_em` with one mixture (``y_idx`` None: its rows are of one class), X already
     divided by ``scale``; the result in the user's units."""
     total_weight = float(w.sum())
-    scale = None if scale is None else np.asarray(scale, dtype=np.float64)
     rule = CovarianceRule(clone(estimator), rows, total_weight, scale) if regularised else None
     em.set_params(family=clone(em.family).set_params(rule=rule))
     if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)

@@ -290,7 +290,9 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                     f"{rows.shape[0]} classes for {n_features} features. Set reg_param > 0 (for example "
                     "reg_param=0.01), add samples or remove features.")
             return
-        for k in np.flatnonzero(rows <= n_features):
+        small = np.flatnonzero(rows <= n_features)
+        if small.size:
+            k = small[0]
             raise ValueError(
                 f"the covariance of class {_show(classes[k])} is not positive definite: it has {int(rows[k])} "
                 f"samples for {n_features} features. Set reg_param > 0 (for example reg_param=0.01), set "

@@ -155,7 +155,8 @@ class Gamma(ComponentFamily):
         return out.T
 
     def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
-        check_observed_positive(self, X, mask)
+        if params is None:  # with params, the E-step's log_prob of these rows has checked them
+            check_observed_positive(self, X, mask)
         wr_t = weighted_resp_t(resp, sample_weight)
         observed = None if mask is None else host(ops.matmul(wr_t, ops.like(mask, X)))
         return GammaStats(weight=component_totals(wr_t), sum_x=host(ops.matmul(wr_t, observed_entries(X, mask))),

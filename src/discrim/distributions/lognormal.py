@@ -136,7 +136,8 @@ class LogNormal(ComponentFamily):
         return out.T
 
     def suff_stats(self, X, resp, sample_weight=None, *, mask=None, rows=None, params=None):
-        check_observed_positive(self, X, mask)
+        if params is None:  # with params, the E-step's log_prob of these rows has checked them
+            check_observed_positive(self, X, mask)
         wr_t = weighted_resp_t(resp, sample_weight)
         weight = component_totals(wr_t)
         L = log_observed(X, mask)

@@ -398,7 +398,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         X, mask = observed_mask(X)
         # per-row data (a Binomial's trial counts) belong to the rows: new rows take them from the
         # family parameter as set now (family__n_trials=...), the fitted family_ keeps the rest
-        rows = (family if reset else self._family()).row_data(X.shape[0])
+        rows = (family if reset else self.family).row_data(X.shape[0])
         family.check_data(X, rows)
         weights = ops.like(np.ones(X.shape[0]), X)
         return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), mask=mask, rows=rows)
