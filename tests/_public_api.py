@@ -16,6 +16,7 @@ PUBLIC_MODULES = [
     "discrim.plotting",
     "discrim.backend",
     "discrim.optim",
+    "discrim.exceptions",
 ]
 
 

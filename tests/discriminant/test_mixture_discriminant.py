@@ -12,6 +12,7 @@ from discrim._registry import make_model
 from discrim.discriminant import MixtureDiscriminant
 from discrim.discriminant.mixture import _n_distinct_rows
 from discrim.distributions import Binomial, Gaussian, Poisson
+from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture import FiniteMixture
 
 
@@ -297,11 +298,27 @@ def test_collapsing_subclasses_are_named_by_class_once(joint):
         warnings.simplefilter("always")
         MixtureDiscriminant(Gaussian("full"), 4, random_state=0, joint=joint).fit(X, y)
     degenerate = [w for w in record if "degenerate" in str(w.message)]
-    assert len(degenerate) == 1
+    assert len(degenerate) == 1 and degenerate[0].category is CollapsingComponentWarning
     assert "MixtureDiscriminant" in str(degenerate[0].message) and "class 0: component(s)" in str(degenerate[0].message)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # one subclass per class: nothing collapses
         MixtureDiscriminant(Gaussian("full"), 1, random_state=0).fit(X, y)
+
+
+def test_collapsing_subclasses_chosen_by_bic_are_named_by_class_once():
+    """With component counts chosen by BIC per class (mclust's MclustDA), the selections' own
+    warning about their chosen model is left to the one warning that names the classes."""
+    import warnings
+
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        MixtureDiscriminant(Gaussian("full"), [3, 4], random_state=0).fit(X, y)
+    collapsing = [w for w in record if issubclass(w.category, CollapsingComponentWarning)]
+    assert len(collapsing) == 1
+    assert str(collapsing[0].message).startswith("MixtureDiscriminant: the mixture of some classes is degenerate")
 
 
 def test_a_class_of_one_row_is_named_as_degenerate(rng):

@@ -8,6 +8,7 @@ from sklearn.mixture import GaussianMixture
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from discrim.distributions import FAMILIES, Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture import FiniteMixture
 
 
@@ -163,7 +164,7 @@ def test_a_converged_fit_with_a_collapsing_component_says_so():
     falls below tol while its variance sits on reg_covar. The stop is no convergence to a fit."""
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(size=(300, 3)), 10 + 1e-9 * rng.normal(size=(3, 3))])
-    with pytest.warns(UserWarning, match=r"degenerate. Component\(s\) \[0\] are collapsing.*Raise reg_covar"):
+    with pytest.warns(CollapsingComponentWarning, match=r"degenerate. Component\(s\) \[0\] are collapsing.*Raise reg_covar"):
         fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
     assert fm.converged_
     assert np.linalg.eigvalsh(fm.params_["covariance"][0])[0] < 100 * 1e-6

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from discrim.distributions import Gaussian
+from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture import select_mixture
 from discrim.mixture._selection import SINGULAR_RTOL
 
@@ -97,7 +98,7 @@ def test_a_selected_model_with_a_collapsing_component_says_so():
     rng = np.random.default_rng(0)
     t = rng.normal(size=30) * 0.5
     X = np.r_[rng.normal(size=(60, 2)) * [1.0, 2.0], np.c_[t, t + 1e-3 * rng.normal(size=30)] + 4.0]
-    with pytest.warns(UserWarning, match=r"the selected model \(full, 2 components\) has collapsing component") as record:
+    with pytest.warns(CollapsingComponentWarning, match=r"the selected model \(full, 2 components\) has collapsing component") as record:
         result = select_mixture(X, {"full": Gaussian("full")}, [1, 2], random_state=0)
     assert result.best_params["n_components"] == 2 and not result.table["degenerate"].any()
     assert any(w.filename == __file__ for w in record)

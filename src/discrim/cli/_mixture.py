@@ -589,7 +589,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
     from rich.console import Console
 
     from discrim.mixture import FiniteMixture, select_mixture, summarize_mixture
-    from discrim.mixture._selection import FitFailedWarning
+    from discrim.exceptions import FitFailedWarning
 
     categories = categories or {}
     others = [j for j in range(len(names)) if j not in categories]

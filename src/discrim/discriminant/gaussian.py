@@ -23,6 +23,7 @@ from discrim.distributions._gaussian_linalg import (
 )
 from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
+from discrim.exceptions import CollapsingComponentWarning
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._warnings import user_stacklevel
@@ -325,7 +326,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             "whether or not EM stopped there. With few complete rows the likelihood of incomplete rows "
             "grows without bound as a covariance flattens along a direction those rows leave unobserved, so this "
             "estimate, and the confidence of the predictions, mean nothing. Set reg_param (for example "
-            f"reg_param=0.1) or shrinkage{pooled}.", UserWarning, stacklevel=user_stacklevel())
+            f"reg_param=0.1) or shrinkage{pooled}.", CollapsingComponentWarning, stacklevel=user_stacklevel())
 
     def _fit_dask(self, X, y, sample_weight):
         """Fit from a dask X: each chunk's class moments on the workers, merged exactly (Chan et al.).

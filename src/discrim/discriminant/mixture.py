@@ -14,6 +14,7 @@ from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant._validation import validate_training_data
+from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS
 from discrim.utils._dask import (
     align_rows,
@@ -405,8 +406,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 selections.append(None)
             else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
                 with warnings.catch_warnings():
-                    # said once for all classes, naming them (below), not per class as "the selected model"
-                    warnings.filterwarnings("ignore", message="select_mixture: the selected model", category=UserWarning)
+                    # said once for all classes, naming them (below), not per class for "the selected model"
+                    # (the cells' own fits do not warn of collapse inside select_mixture)
+                    warnings.simplefilter("ignore", CollapsingComponentWarning)
                     selection = select_mixture(X_k, options, candidates[k],
                                                sample_weight=w_k if sample_weight is not None else None,
                                                random_state=seeds[k], **em)
@@ -456,7 +458,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 f"MixtureDiscriminant: the mixture of some classes is degenerate ({listed}): a variance has sunk "
                 "to near reg_covar, as where a component holds too few rows for its covariance (or rows with "
                 "missing values leave a direction unobserved), and its density means nothing along it. Use fewer "
-                "n_components, a larger reg_covar or a constrained covariance_type.", UserWarning, stacklevel=user_stacklevel())
+                "n_components, a larger reg_covar or a constrained covariance_type.", CollapsingComponentWarning,
+                stacklevel=user_stacklevel())
 
     def _family_options(self):
         """The candidate families as label -> family (one entry for a single family)."""

@@ -16,6 +16,7 @@ import numpy as np
 from discrim._typing import ArrayLike, Device, RandomStateLike
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
+from discrim.exceptions import CollapsingComponentWarning, FitFailedWarning
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
@@ -37,10 +38,6 @@ MAX_GRID_CELLS = 10_000
 # mclust refuses such fits (its eps on the reciprocal condition number); rounding alone stays
 # near 1e-16.
 SINGULAR_RTOL = 1e-8
-
-
-class FitFailedWarning(RuntimeWarning):
-    """A grid cell of :func:`select_mixture` could not be fitted; its row holds NaN."""
 
 
 @dataclass
@@ -743,7 +740,7 @@ def select_mixture(
             f"has collapsing component(s) {collapsing.tolist()}: a variance has sunk to near reg_covar, where the "
             "likelihood grows without bound and the density means nothing along it. Compare the next models in "
             "the table, or refit with a larger reg_covar or a constrained covariance model.",
-            UserWarning, stacklevel=user_stacklevel())
+            CollapsingComponentWarning, stacklevel=user_stacklevel())
     if names is not None:  # the cells saw an array: the fitted mixtures keep the frame's column names
         for estimator in estimators:
             if estimator is not None:

@@ -17,6 +17,7 @@ from discrim._posterior import PosteriorMixin, check_joint, log_posterior, map_l
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
 from discrim.distributions._base import mask_patterns, slice_rows
+from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture._em import (
     DaskRowBlocks,
     RowBlocks,
@@ -702,7 +703,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 stacklevel=3,
             )
         elif collapsing.size:
-            warnings.warn(f"EM stopped at tol={self.tol}, but its fit is degenerate. {why}", UserWarning,
+            warnings.warn(f"EM stopped at tol={self.tol}, but its fit is degenerate. {why}", CollapsingComponentWarning,
                           stacklevel=3)
         self.weights_ = best.weights
         self.family_ = family

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy.integrate import quad_vec
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from discrim.exceptions import UnfamiliarDataWarning
 from discrim.prototype._likelihood import chunk_rows
 from discrim.prototype._prototype_set import check_finite_scores, check_n_batches
 from discrim.utils._warnings import user_stacklevel
@@ -27,14 +28,6 @@ UNFAMILIAR_SHARE = 1e-10
 # ... or when most rows lie more than this many bandwidths 1 / v_bd from every prototype along a feature
 # (its factor of the kernel below exp(-7^2 / 2), about 2e-11).
 UNFAMILIAR_BANDWIDTHS = 7.0
-class UnfamiliarDataWarning(UserWarning):
-    """Most rows lie far from every prototype: the predictions fall back to the class frequencies.
-
-    The usual cause is a model fitted on scaled features (e.g. the output of a StandardScaler)
-    that is given rows in their original units.
-    """
-
-
 def _far_features(X, batches, n_bandwidths=UNFAMILIAR_BANDWIDTHS, max_rows=1000):
     """Features along which most rows lie far from the values of every prototype that uses them.
 
