@@ -62,3 +62,34 @@ def test_a_row_without_density_is_named_on_torch_too(rng):
     with pytest.raises(ValueError, match=r"index 7\)"):
         run_em(_Truncated().check_options(), RowBlocks(torch.as_tensor(X), torch.ones(X.shape[0], dtype=torch.float64),
                                                        64), np.full(2, 0.5), params, tol=0.0, max_iter=1)
+
+
+def test_torch_cpu_threads_are_held_at_one_while_em_runs_and_restored_after(rng, monkeypatch):
+    """Row blocks run in discrim's threads on CPU tensors as on numpy arrays; torch's own intra-op pool
+    is held at one thread meanwhile (its OpenMP threads spin at every small block operation, 40x
+    slower beside other work on 2 cores) and gets its count back after."""
+    from discrim.mixture import FiniteMixture
+    from discrim.mixture import _em
+
+    X, family, params = _case("gaussian-full", rng)
+    seen = []
+    e_step = _em._e_step_block
+
+    def watched(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return e_step(*args, **kwargs)
+
+    monkeypatch.setattr(_em, "_e_step_block", watched)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        fitted = {}
+        for name, rows in (("numpy", X), ("torch", torch.as_tensor(X))):
+            fitted[name] = FiniteMixture(Gaussian("full"), 2, n_threads=2, chunk_size=64, max_iter=5, tol=0.0,
+                                         random_state=0).fit(rows)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)
+    assert seen and set(seen) == {1}
+    np.testing.assert_allclose(fitted["torch"].lower_bounds_, fitted["numpy"].lower_bounds_, rtol=1e-10)
+    assert FiniteMixture._block_threads(RowBlocks(torch.as_tensor(X), None, 64), 2) == 2

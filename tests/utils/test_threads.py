@@ -68,3 +68,20 @@ def test_available_cores_is_the_affinity_mask_size(monkeypatch):
     monkeypatch.delattr(os, "sched_getaffinity", raising=False)
     monkeypatch.setattr(os, "cpu_count", lambda: None)
     assert available_cores() == 1
+
+
+def test_single_threaded_blas_holds_torch_at_one_thread_and_restores_it():
+    torch = pytest.importorskip("torch")
+    from discrim.utils._threads import single_threaded_blas
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with single_threaded_blas():
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with pytest.raises(RuntimeError), single_threaded_blas():
+            raise RuntimeError
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(previous)

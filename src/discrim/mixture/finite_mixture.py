@@ -423,8 +423,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     @staticmethod
     def _block_threads(blocks, n_threads):
-        # torch parallelises each block itself, on a CPU or a GPU
-        return 1 if is_tensor(blocks.X) else row_threads(n_threads)
+        # a GPU parallelises each (large) block itself; on a CPU the blocks run in threads, numpy's
+        # and torch's alike, with their own threads held at one (single_threaded_blas)
+        return 1 if is_tensor(blocks.X) and device_type(blocks.X) != "cpu" else row_threads(n_threads)
 
     def _training_rows(self, X, family, sample_weight, reset):
         """The rows EM runs over, and the rows (all, or a sample) that the initialisation sees.

@@ -1,6 +1,7 @@
 """Thread counts of the native thread pools (BLAS, OpenMP), read and limited through threadpoolctl."""
 
 import os
+import sys
 from contextlib import contextmanager
 
 from threadpoolctl import ThreadpoolController
@@ -91,18 +92,36 @@ def row_threads(n_threads=None):
 
 @contextmanager
 def single_threaded_blas():
-    """Hold the BLAS at one thread while row blocks run in threads (:class:`BlockMapper`).
+    """Hold the BLAS, and torch's CPU thread pool, at one thread while row blocks run in threads.
 
-    The per-block matrix products are small: a multi-threaded BLAS spends more time
-    synchronising its threads on them than computing (several times slower on a busy machine),
-    besides oversubscribing the cores the block threads already use.
+    The per-block operations (:class:`BlockMapper`) are small: a multi-threaded BLAS spends
+    more time synchronising its threads on them than computing (several times slower on a busy
+    machine), besides oversubscribing the cores the block threads already use. torch's
+    intra-op pool is the same on CPU tensors, only worse: every operation on a block above its
+    grain size is an OpenMP region whose threads spin at a barrier, and beside other work on the
+    machine (load 5 on 2 cores) a 200,000-row EM iteration took 1.8 s instead of 0.05-0.1 s.
 
     Yields
     ------
     None
     """
-    with limit_threads(1, user_api="blas"):
+    with limit_threads(1, user_api="blas"), _single_threaded_torch():
         yield
+
+
+@contextmanager
+def _single_threaded_torch():
+    """torch's intra-op threads held at one (process-wide, as torch keeps them), where torch is in use."""
+    torch = sys.modules.get("torch")  # never imported here: the core runs without torch
+    previous = torch.get_num_threads() if torch is not None else 1
+    if previous == 1:
+        yield
+        return
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 class BlockMapper:
