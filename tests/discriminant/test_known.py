@@ -141,6 +141,52 @@ def test_density_without_logpdf_is_named():
         KnownDensityClassifier([norm(0, 1), "normal"]).fit([[0], [1]], [0, 1])
 
 
+def test_discrete_densities_with_logpmf_give_bayes_posteriors():
+    # a frozen discrete scipy distribution has logpmf and no logpdf; its pmf is the density. Hand
+    # computation for poisson(1) against poisson(4), equal priors: P(0 | x) = 1 / (1 + 4^x e^-3)
+    from scipy.stats import poisson
+
+    assert not hasattr(poisson(1), "logpdf")
+    x = np.array([[0], [1], [3], [7]])
+    clf = KnownDensityClassifier([poisson(1), poisson(4)]).fit(x, [0, 0, 1, 1])
+    by_hand = 1.0 / (1.0 + 4.0 ** x[:, 0] * np.exp(-3.0))
+    np.testing.assert_allclose(clf.predict_proba(x)[:, 0], by_hand, rtol=1e-12)
+    np.testing.assert_allclose(clf.predict_proba(x)[:, 0], [0.9526, 0.8339, 0.2389, 0.0012], atol=5e-5)
+    np.testing.assert_array_equal(clf.predict(x), [0, 0, 1, 1])
+    np.testing.assert_allclose(clf.log_density(x), np.column_stack([poisson(1).logpmf(x[:, 0]),
+                                                                    poisson(4).logpmf(x[:, 0])]), rtol=1e-12)
+    # with priors (0.2, 0.8) the Bayes rule shifts the posterior odds by 1/4
+    bayes = KnownDensityClassifier([poisson(1), poisson(4)], priors=[0.2, 0.8]).fit(x, [0, 0, 1, 1])
+    np.testing.assert_allclose(bayes.predict_proba(x)[:, 0], 1.0 / (1.0 + 4.0 ** (x[:, 0] + 1) * np.exp(-3.0)),
+                               rtol=1e-12)
+
+
+class BothMethods:
+    """N(loc, 1) through logpdf, and a logpmf that must not be used (it is always 0)."""
+
+    def __init__(self, loc):
+        self.loc = loc
+
+    def logpdf(self, X):
+        return norm.logpdf(np.asarray(X, dtype=float)[:, 0], self.loc)
+
+    def logpmf(self, X):
+        return np.zeros(np.asarray(X).shape[0])
+
+
+def test_logpdf_is_preferred_when_a_density_has_both():
+    x = np.array([[-1.0], [0.5], [2.0]])
+    clf = KnownDensityClassifier([BothMethods(0.0), norm(1, 1)]).fit(x, [0, 1, 1])
+    np.testing.assert_allclose(clf.log_density(x)[:, 0], norm.logpdf(x[:, 0], 0.0), rtol=1e-12)
+
+
+def test_discrete_density_with_a_missing_value_is_refused_by_index():
+    from scipy.stats import poisson
+
+    with pytest.raises(ValueError, match=r"densities\[0\] \(poisson\(1\)\) offers no marginal density"):
+        KnownDensityClassifier([poisson(1), poisson(4)]).fit([[0.0], [np.nan], [3.0]], [0, 1, 1])
+
+
 def test_density_count_must_match_classes():
     with pytest.raises(ValueError, match="2 densities were given but y has 3 classes"):
         KnownDensityClassifier([norm(0, 1), norm(1, 1)]).fit([[0], [1], [2]], [0, 1, 2])

@@ -81,6 +81,30 @@ def test_check_min_cases_names_class_and_count():
     check_min_cases(np.array([10, 3]), 0.5, np.array(["a", "b"]))
 
 
+@pytest.mark.parametrize(
+    "count, eta, offered",
+    [
+        (2, 0.5, False),  # at 0.5 already: moving it cannot help
+        (2, 0.3, False),  # 2 rows are too few at every max_fraction (3 are needed at 0.5)
+        (3, 0.1, True),  # 3 rows suffice at 0.5 but not at 0.1
+        (3, 0.9, True),
+    ],
+)
+def test_check_min_cases_offers_moving_max_fraction_only_where_it_helps(count, eta, offered):
+    assert min_cases_violations([count], eta)[0]
+    assert offered == (not min_cases_violations([count], 0.5)[0])
+    advice = "add rows, merge rare classes, or move max_fraction towards 0.5." if offered else \
+        "add rows or merge rare classes."
+    with pytest.raises(ValueError, match=rf"class 'b' has {count} row\(s\).*: {advice}$"):
+        check_min_cases(np.array([100, count]), eta, np.array(["a", "b"]))
+
+
+def test_check_min_cases_takes_the_caller_s_fixes():
+    with pytest.raises(ValueError, match=r"in the fold 1 data, .*: use fewer folds or add rows\.$"):
+        check_min_cases(np.array([100, 2]), 0.5, np.array(["a", "b"]), what="fold 1 data",
+                        fixes=("use fewer folds", "add rows"))
+
+
 def test_assign_bins_by_class_and_correctness():
     proba = np.array([[0.7, 0.3], [0.4, 0.6], [0.5, 0.5], [0.2, 0.8], [0.9, 0.1]])
     y = np.array([0, 0, 0, 1, 1])

@@ -40,13 +40,15 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
 
     Parameters
     ----------
-    densities : list of objects with a ``logpdf`` method, of length n_classes >= 2
+    densities : list of objects with a ``logpdf`` or ``logpmf`` method, of length n_classes >= 2
         The population densities ``f_1, ..., f_g``, for example frozen ``scipy.stats``
-        distributions, univariate (``norm(0, 1)``) or multivariate
-        (``multivariate_normal(mean, cov)``). ``densities[k]`` belongs to ``classes_[k]``,
-        the k-th class label **in sorted order**. ``logpdf`` is called on the whole
-        ``(n_samples, n_features)`` array for a multivariate density; a univariate density
-        needs X of shape ``(n_samples, 1)``.
+        distributions, continuous univariate (``norm(0, 1)``) or multivariate
+        (``multivariate_normal(mean, cov)``), or discrete, whose probability mass function is
+        the density (``poisson(3)``, ``binom(10, 0.3)``). ``densities[k]`` belongs to
+        ``classes_[k]``, the k-th class label **in sorted order**. ``logpdf`` is used when a
+        density has both methods. It is called on the whole ``(n_samples, n_features)`` array
+        for a multivariate density; a univariate density needs X of shape ``(n_samples, 1)``.
+        Missing values (NaN) are accepted only by multivariate normal densities (their marginals).
     priors : None, "equal", "empirical" or array-like of shape (n_classes,), default=None
         ``None`` or "equal": equal priors, i.e. the ML rule. "empirical": the (weighted)
         class frequencies of the training labels. An array: the prior probabilities
@@ -117,11 +119,11 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         self : KnownDensityClassifier
         """
         for k, density in enumerate(self.densities):
-            if not callable(getattr(density, "logpdf", None)):
+            if _log_density_method(density) is None:
                 raise TypeError(
-                    f"densities[{k}] ({type(density).__name__}) has no callable logpdf method: "
-                    "pass distributions such as scipy.stats.norm(0, 1) or "
-                    "scipy.stats.multivariate_normal(mean, cov)."
+                    f"densities[{k}] ({type(density).__name__}) has no callable logpdf or logpmf method: "
+                    "pass distributions such as scipy.stats.norm(0, 1), "
+                    "scipy.stats.multivariate_normal(mean, cov) or scipy.stats.poisson(3)."
                 )
         # NaN as in predict: only densities with marginals accept it (the check below names the others)
         X, y = validate_training_data(self, X, y, allow_nan=True)
@@ -152,6 +154,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         out = np.empty((n, len(self.densities)))
         missing = np.isnan(X)
         for k, density in enumerate(self.densities):
+            name, log_density = _log_density_method(density)
             if missing.any() and not _offers_marginal(density):
                 raise ValueError(
                     f"X has missing values (NaN) but densities[{k}] ({_describe(density)}) offers no marginal "
@@ -162,16 +165,16 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 # below explains it; a log-density of -inf (density 0) is valid
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     values = (_marginal_logpdf(density, X, missing) if missing.any()
-                              else np.asarray(density.logpdf(X), dtype=np.float64))
+                              else np.asarray(log_density(X), dtype=np.float64))
             except (ValueError, TypeError) as exc:
                 raise ValueError(
-                    f"densities[{k}].logpdf failed on X of shape {X.shape}: {exc}. A multivariate "
+                    f"densities[{k}].{name} failed on X of shape {X.shape}: {exc}. A multivariate "
                     "density needs X with as many columns as its dimension; a univariate one "
                     "needs X with one column."
                 ) from exc
             if values.size != n:
                 raise ValueError(
-                    f"densities[{k}].logpdf returned shape {values.shape} for X of shape "
+                    f"densities[{k}].{name} returned shape {values.shape} for X of shape "
                     f"{X.shape}; expected one value per row. A univariate density needs X with "
                     "a single column."
                 )
@@ -186,6 +189,19 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 )
             out[:, k] = values
         return out
+
+
+def _log_density_method(density):
+    """The name and bound method giving ``log f(x)``: ``logpdf``, else ``logpmf``; None if neither.
+
+    A discrete distribution's density (with respect to the counting measure) is its probability
+    mass function, so ``logpmf`` serves the rule as ``logpdf`` does.
+    """
+    for name in ("logpdf", "logpmf"):
+        method = getattr(density, name, None)
+        if callable(method):
+            return name, method
+    return None
 
 
 def _offers_marginal(density):

@@ -19,9 +19,11 @@ from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
-from discrim.prototype.classifier import MAX_BATCHES
+from discrim.prototype._candidates import check_min_cases, min_cases_violations
+from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
 from discrim.utils.validation import (
     check_labels,
+    check_numeric_table,
     check_observed_columns,
     check_sample_weight,
     validated_training_data,
@@ -33,9 +35,10 @@ logger = logging.getLogger(__name__)
 # in cv_results_).
 MAX_ALPHAS = 1000
 
-# Parameters handed unchanged to every PrototypeClassifier of the search and the refit; the
-# classifier validates them (once, before any work starts). alpha_prototype is replaced by each
-# value of alpha_prototype_grid when that is given.
+# Parameters handed unchanged to every PrototypeClassifier of the search and the refit, validated
+# by the search's own fit with the classifier's constraints (so before any work, and the error
+# names PrototypeClassifierCV). alpha_prototype is replaced by each value of alpha_prototype_grid
+# when that is given.
 _PASSTHROUGH = (
     "n_candidates",
     "max_fraction",
@@ -227,8 +230,11 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     n_candidates, max_fraction, l1_ratio_feature, alpha_prototype, l1_ratio_prototype, max_iter, \
 empty_check_iter, max_samples, dtype, backend, device
         Passed unchanged to every :class:`~discrim.prototype.PrototypeClassifier`; see there.
-    random_state : int, RandomState instance or None, default=None
-        Seeds the fold assignment, the candidate sampling of every fold and of the refit.
+        They are validated by :meth:`fit` with the classifier's constraints, before any work.
+    random_state : int, RandomState instance, Generator or None, default=None
+        Seeds the fold assignment, the candidate sampling of every fold and of the refit. A
+        RandomState or Generator is advanced once per fit to draw the search's seeds, so two
+        generators seeded alike give the same search.
     verbose : int, default=0
         When positive, log each finished task at INFO level (logger ``discrim.model_selection``).
     callback : callable, default=None
@@ -344,16 +350,18 @@ empty_check_iter, max_samples, dtype, backend, device
         "selection": [StrOptions({"one_se", "best"})],
         "transformer": [HasMethods(["fit", "transform"]), None],
         "cv": ["cv_object"],
-        "n_jobs": [Integral, None],
+        # joblib has no meaning for 0 ("n_jobs == 0 in Parallel has no meaning"): refuse it here
+        "n_jobs": [Interval(Integral, None, -1, closed="right"), Interval(Integral, 1, None, closed="left"), None],
         "search_tol": [Interval(Real, 0, None, closed="neither")],
         "search_max_iter": [Interval(Integral, 1, None, closed="left"), None],
         "search_ftol": [Interval(Real, 0, None, closed="left"), None],
         "refit_tol": [Interval(Real, 0, None, closed="neither")],
         "warm_start": ["boolean"],
-        "random_state": ["random_state"],
+        # a Generator as PrototypeClassifier takes: as_seed_sequence draws the search's seeds from it
+        "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "callback": [callable, None],
-        **{name: "no_validation" for name in _PASSTHROUGH},
+        **{name: PrototypeClassifier._parameter_constraints[name] for name in _PASSTHROUGH},
     }
 
     def __init__(
@@ -454,8 +462,6 @@ empty_check_iter, max_samples, dtype, backend, device
         return grid
 
     def _template(self, tol, max_iter=None, ftol=None, alpha_prototype=None):
-        from discrim.prototype import PrototypeClassifier
-
         params = {name: getattr(self, name) for name in _PASSTHROUGH}
         if max_iter is not None:
             params["max_iter"] = max_iter
@@ -509,6 +515,7 @@ empty_check_iter, max_samples, dtype, backend, device
         # the search splits rows on the host; each fit moves its rows to the device once
         # NaN is a missing value, as in PrototypeClassifier: scored, never drawn as a prototype
         if self.transformer is None:
+            X = check_numeric_table(X)  # a text or categorical column named, as PrototypeClassifier does
             X, y = validated_training_data(self, X, y, dtype=np.float64, on_host=True, allow_nan=True)
         else:
             # the transformer reads X as given (a ColumnTransformer encodes a DataFrame's text and
@@ -523,7 +530,6 @@ empty_check_iter, max_samples, dtype, backend, device
         n_a, n_p = alphas.shape[0], prototype_alphas.shape[0]
         # one search template per alpha_prototype (path p of every fold uses templates[p])
         templates = [self._template(self.search_tol, self.search_max_iter, self.search_ftol, a) for a in prototype_alphas]
-        templates[0]._validate_params()  # fail on a bad pass-through parameter before any work
 
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(3)]
         splitter = self._splitter(seeds[0], groups)
@@ -531,6 +537,7 @@ empty_check_iter, max_samples, dtype, backend, device
         n_splits = len(splits)
         if n_splits < 2:
             raise ValueError(f"cv must give at least 2 splits; it gave {n_splits}.")
+        _check_fold_class_counts(splits, y_idx, sample_weight, classes, self.max_fraction)
         fold_seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
         X_folds = self._fold_rows(X, y, splits)
 
@@ -701,6 +708,42 @@ empty_check_iter, max_samples, dtype, backend, device
         score : float
         """
         return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight)
+
+
+def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction):
+    """Refuse a fold whose training part has too few rows of a class, naming the label and the fold.
+
+    The same minimum-cases condition each fold's PrototypeClassifier checks (there on class
+    indices, without knowing it fits a fold), checked for every fold before any fit. A class
+    absent from a fold's training part is not checked: that fold's model predicts it with
+    probability 0.
+
+    Parameters
+    ----------
+    splits : list of (ndarray of int, ndarray of int)
+        Training and validation rows of each fold.
+    y_idx : ndarray of shape (n_samples,) of int
+    sample_weight : ndarray of shape (n_samples,)
+    classes : ndarray of shape (n_classes,)
+        The user's labels, for the message.
+    max_fraction : float
+    """
+    n_classes = classes.shape[0]
+    positive = sample_weight > 0
+    # More folds make the training parts larger (k - 1 of k parts): with k >= N_k a stratified
+    # split leaves all but at most one of a class's N_k rows for training, so the advice is
+    # offered where N_k - 1 rows would be enough.
+    all_but_one = np.bincount(y_idx[positive], minlength=n_classes) - 1
+    more_helps = ~min_cases_violations(np.maximum(all_but_one, 0), max_fraction)
+    for fold, (train, _) in enumerate(splits):
+        present = np.flatnonzero(np.bincount(y_idx[train], minlength=n_classes))
+        counts = np.bincount(y_idx[train[positive[train]]], minlength=n_classes)[present]
+        bad = np.flatnonzero(min_cases_violations(counts, max_fraction))
+        if bad.size:
+            more = ["use more folds in cv (larger training parts)"] if more_helps[present[bad[0]]] else []
+            check_min_cases(counts, max_fraction, classes[present],
+                            what=f"training part of fold {fold + 1} of {len(splits)} of the cross-validated search",
+                            fixes=more + ["add rows of that class", "merge rare classes"])
 
 
 def _raw_training_data(search, X, y):

@@ -145,7 +145,7 @@ def min_cases_brute_force(n_k, max_fraction):
     return True
 
 
-def check_min_cases(class_counts, max_fraction, classes, what="training data"):
+def check_min_cases(class_counts, max_fraction, classes, what="training data", fixes=("add rows", "merge rare classes")):
     """Raise a ValueError naming the first class with too few rows for the bins algorithm.
 
     Parameters
@@ -156,17 +156,24 @@ def check_min_cases(class_counts, max_fraction, classes, what="training data"):
         Labels, for the message.
     what : str
         Which data the counts describe, for the message.
+    fixes : sequence of str, default=("add rows", "merge rare classes")
+        The remedies the message offers. "move max_fraction towards 0.5" is added when it would
+        help, i.e. when the class's count meets the condition at ``max_fraction=0.5`` (where the
+        fewest rows are needed) but not at ``max_fraction``.
     """
     bad = np.flatnonzero(min_cases_violations(class_counts, max_fraction))
     if bad.size:
         k = bad[0]
         label = plain_label(classes[k])
         need = _min_rows(max_fraction)
+        fixes = list(fixes)
+        if not min_cases_violations([class_counts[k]], 0.5)[0]:
+            fixes.append("move max_fraction towards 0.5")
+        advice = " or ".join(fixes) if len(fixes) <= 2 else ", ".join(fixes[:-1]) + ", or " + fixes[-1]
         raise ValueError(
             f"class {label!r} has {int(class_counts[k])} row(s) with positive weight in the "
             f"{what}, but max_fraction={max_fraction} needs at least {need} per class so that "
-            "every class supplies both candidates and scoring samples: add rows, merge rare "
-            "classes, or move max_fraction towards 0.5."
+            f"every class supplies both candidates and scoring samples: {advice}."
         )
 
 
