@@ -111,6 +111,17 @@ def test_fit_bad_X(est, case):
     _check_output(model, X if np.ndim(X) == 2 else _data()[0][:, :1])
 
 
+@pytest.mark.parametrize("est", [*CLASSIFIERS, "mixture"])
+def test_numbers_written_as_text_are_refused_by_every_estimator(est):
+    """scikit-learn's conversion to float reads an array of numeric strings silently; every discrim
+    estimator refuses it alike, naming the dtype and the fix, as the discriminants did."""
+    X, y = _data()
+    X = X[:, :1] if est == "known" else X
+    model = FiniteMixture(Gaussian(), 2, random_state=0) if est == "mixture" else CLASSIFIERS[est]()
+    with pytest.raises(ValueError, match=r"X has dtype <U\d+ \(text\).*astype\(float\)"):
+        model.fit(X.astype(str)) if est == "mixture" else model.fit(X.astype(str), y)
+
+
 @pytest.mark.parametrize("est", [e for e in CLASSIFIERS if e != "known"])
 @pytest.mark.parametrize("col", ["constant", "collinear"])
 def test_degenerate_columns(est, col):

@@ -29,10 +29,5 @@ def validate_training_data(estimator, X, y, keep_float32=False, allow_nan=False)
         On the host.
     """
     X = check_numeric_table(X)
-    if isinstance(X, np.ndarray) and X.dtype.kind in "US":
-        raise ValueError(
-            f"X has dtype {X.dtype} (text): the discriminant rules need numeric features; "
-            "encode them as numbers first."
-        )
     dtype = [np.float64, np.float32] if keep_float32 else np.float64
     return validated_training_data(estimator, X, y, dtype=dtype, allow_nan=allow_nan)

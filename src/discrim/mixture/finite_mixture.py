@@ -379,6 +379,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         dtype = np.dtype(self.dtype)
 
         def validate(X):
+            if isinstance(X, np.ndarray) and X.dtype.kind in "US":  # numeric strings would convert silently
+                raise ValueError(
+                    f"X has dtype {X.dtype} (text): encode it first, as numbers (X.astype(float) for numbers "
+                    "written as text) or as category codes (Categorical(categories=...).encode(X)).")
             try:
                 X = validate_data(self, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan")
             except ValueError as exc:
