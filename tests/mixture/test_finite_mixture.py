@@ -243,6 +243,14 @@ def test_fewer_distinct_rows_than_components():
         FiniteMixture(Binomial(10), 2).fit(np.full((6, 1), 4.0))
 
 
+def test_every_component_collapsed_onto_its_own_point_says_so():
+    """Four distinct rows, three times each, and four components: every covariance is reg_covar I.
+    No component is wider than the others, but the means' spread is: the fit is degenerate."""
+    X = np.repeat(np.array([[0.0, 0], [1, 0], [0, 1], [3, 3]]), 3, axis=0)
+    with pytest.warns(CollapsingComponentWarning, match=r"Component\(s\) \[0, 1, 2, 3\] are collapsing"):
+        FiniteMixture(Gaussian("VVV"), 4, random_state=0).fit(X)
+
+
 def test_collapsing_component_stays_finite(rng):
     # 3 copies of one point and a cloud: the component on the point collapses to reg_covar
     X = np.vstack([np.tile([[10.0, 10.0]], (3, 1)), rng.normal(size=(60, 2))])

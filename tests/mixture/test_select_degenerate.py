@@ -102,3 +102,20 @@ def test_a_selected_model_with_a_collapsing_component_says_so():
         result = select_mixture(X, {"full": Gaussian("full")}, [1, 2], random_state=0)
     assert result.best_params["n_components"] == 2 and not result.table["degenerate"].any()
     assert any(w.filename == __file__ for w in record)
+
+
+def test_a_component_of_d_plus_one_rows_is_kept_as_mclust_keeps_it():
+    """Under EM's soft assignments a component of d + 1 = 3 rows holds a little less than 3 rows'
+    weight (2.9957 and 2.9992 here): mclust 6's mclustBIC keeps VVV,2 and VVV,4 and chooses VVV,4
+    (BIC 119.532 in discrim's sign, computed with R), so the rows are counted to the nearest row."""
+    rng = np.random.default_rng(26)
+    X = np.vstack([rng.normal(size=(10, 2)), rng.normal(3.5, 1, size=(6, 2)) @ np.array([[1, 0.9], [0, 0.3]])])
+    families = {"VVV": Gaussian("VVV"), "EEE": Gaussian("EEE"), "VVI": Gaussian("VVI"), "EII": Gaussian("EII")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = select_mixture(X, families, range(1, 5), init_params="hierarchical", n_jobs=1)
+    table = result.table.set_index(["family", "n_components"])
+    assert 2.99 < table.loc[("VVV", 4), "min_rows"] < 3.0 and 2.99 < table.loc[("VVV", 2), "min_rows"] < 3.0
+    assert not table.loc[("VVV", 4), "degenerate"] and not table.loc[("VVV", 2), "degenerate"]
+    assert result.best_params == {"family": "VVV", "n_components": 4}
+    assert table.loc[("VVV", 4), "bic"] == pytest.approx(119.532, abs=0.05)

@@ -342,6 +342,9 @@ class Gaussian(ComponentFamily):
             values = np.sort(cov, axis=1)
         smallest = values[:, 0]
         largest = values[:, -1].max() if scale is None else max(float(scale), values[:, -1].max())
+        # the spread of the means too: components that all collapsed onto distinct points have no
+        # larger variance of their own to be compared with
+        largest = max(largest, float(np.var(np.asarray(params.mean, dtype=np.float64), axis=0).max()))
         collapsing = (smallest < _COLLAPSE_FLOORS * self.reg_covar) & (smallest < _COLLAPSE_SHARE * largest)
         if self._storage == "tied":
             return np.arange(params.mean.shape[0]) if collapsing[0] else np.zeros(0, dtype=int)

@@ -525,7 +525,9 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
     # or a covariance collapsed onto tied values); mclust reports such fits as missing.
     occupied = component_weights > 0
     rel = mixture.family_.min_relative_variance(mixture._params, occupied, feature_var)
-    if min_rows < family.rows_per_component(X.shape[1]):
+    # rows counted to the nearest whole row: under EM's soft assignments a component of d + 1 rows
+    # holds a little less than d + 1 rows' weight (2.996 of 3), and mclust keeps such fits
+    if min_rows < family.rows_per_component(X.shape[1]) - 0.5:
         reason = "too few rows"
     elif rel < SINGULAR_RTOL:
         reason = "singular covariance"
@@ -629,7 +631,9 @@ def select_mixture(
     :math:`2\\ell - p \\log n`, the negative, and picks the largest: the ranking is the same.
 
     A Gaussian component fitted to fewer rows than its covariance needs (``d + 1`` for a full
-    covariance, 2 for a diagonal or spherical one) is singular but for ``reg_covar``, and its
+    covariance, 2 for a diagonal or spherical one; its weight counted to the nearest row, since
+    under EM's soft assignments a component of ``d + 1`` rows holds a little less than that weight,
+    and mclust keeps it) is singular but for ``reg_covar``, and its
     likelihood grows without bound as it collapses onto those rows. So does a component that
     collapses onto rows sharing a value in some direction (tied or rounded data): its covariance
     less ``reg_covar`` has an eigenvalue below ``SINGULAR_RTOL`` (1e-8) times the features'
