@@ -184,6 +184,22 @@ def test_blocks_of_one_table_group_their_rows_as_each_block_alone_and_share_the_
     assert blocks[0].groups == []
 
 
+def test_blocks_of_one_table_hold_one_copy_of_the_table_s_scatter_positions():
+    """A pattern per row (30 features, 20 % missing) in 20 blocks: every block lists all the table's
+    patterns of a count, so positions built per block held blocks x rows entries (4.3 GB at 40,000
+    rows of 50 features); one copy per table keeps them linear in the rows."""
+    rng = np.random.default_rng(1)
+    mask = rng.random((2000, 30)) > 0.2
+    blocks = MissingPatterns.of_blocks(mask, [slice(i, i + 100) for i in range(0, 2000, 100)])
+    by_count = {}
+    for block in blocks:
+        for (_, missing, _), where in zip(block.groups, block.scatter_positions(3)):
+            assert by_count.setdefault(missing.shape[1], where) is where
+            assert where.shape == (missing.shape[1], missing.shape[1], 3, missing.shape[0])
+    alone = MissingPatterns.of_blocks(mask, [slice(0, 2000)])[0].scatter_positions(3)
+    assert sum(where.nbytes for where in by_count.values()) == sum(where.nbytes for where in alone)
+
+
 def test_completed_rows_keep_the_observed_entries_exactly():
     rng, X, mask, mean, cov, rows = _problem(11, 30, 4, 2, False)
     completed, draws = rows.completed, rows.draw(np.zeros(30, dtype=int), rng)

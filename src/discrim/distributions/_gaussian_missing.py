@@ -52,6 +52,11 @@ class MissingPatterns:
         ``table``, and the groups below list every pattern of the table. Blocks of one table then
         share the ``missing`` arrays, and with them the pattern inverses of a parameter set.
         None: the table of ``mask`` alone.
+    shared : dict or None, default=None
+        Where quantities of the table itself (not of this block's rows) are kept: one dict for all
+        the blocks of one table (:meth:`of_blocks`), so that each is built and held once for the
+        table, not once per block (with a pattern per row, that would grow as the number of blocks
+        times the number of rows). None: this instance's own.
 
     Attributes
     ----------
@@ -79,7 +84,7 @@ class MissingPatterns:
         ``(n_samples, n_features)``.
     """
 
-    def __init__(self, mask, distinct=None):
+    def __init__(self, mask, distinct=None, shared=None):
         miss = ~np.asarray(mask, dtype=bool)
         n, d = miss.shape
         count = miss.sum(axis=1)
@@ -89,7 +94,8 @@ class MissingPatterns:
         self.groups, self.positions, self.table_ids = [], [], []
         self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
-        self._by_components = {}  # positions by number of components (flat_positions, scatter_positions)
+        self._by_components = {}  # the rows' positions by number of components (flat_positions)
+        self._shared = {} if shared is None else shared  # the table's (scatter_positions)
         incomplete = np.flatnonzero(count > 0)
         self.table_key = None
         if incomplete.shape[0] == 0:
@@ -157,7 +163,8 @@ class MissingPatterns:
     def scatter_positions(self, n_components):
         """Per group, where each (pattern, component) inverse adds to a (K, d, d) scatter.
 
-        Computed once per number of components, as :meth:`flat_positions`.
+        Computed once per number of components for all the blocks of a table (``shared``): they
+        depend on the table's patterns only.
 
         Parameters
         ----------
@@ -170,13 +177,16 @@ class MissingPatterns:
             ``(i, j)`` of pattern ``p``'s inverse under component ``k`` in a C-ordered
             (n_components, n_features, n_features) array.
         """
-        key = ("scatter", n_components)
-        found = self._by_components.get(key)
-        if found is None:
-            d, k = self.shape[1], n_components
-            found = [(np.arange(k) * d * d)[None, None, :, None] + block_entries(missing, d)[:, :, None, :]
-                     for _, missing, _ in self.groups]
-            self._by_components[key] = found
+        d, k = self.shape[1], n_components
+        found = []
+        for _, missing, _ in self.groups:
+            # a group is the table's patterns with its count of missing features: one key per count
+            key = ("scatter", missing.shape, n_components)
+            where = self._shared.get(key)
+            if where is None:  # blocks in threads may both build it: equal arrays, either kept
+                where = (np.arange(k) * d * d)[None, None, :, None] + block_entries(missing, d)[:, :, None, :]
+                self._shared[key] = where
+            found.append(where)
         return found
 
     @classmethod
@@ -197,7 +207,8 @@ class MissingPatterns:
         """
         mask = np.asarray(mask, dtype=bool)
         code, table = pattern_table(mask)
-        return [cls(mask[sl], (code[sl], table)) for sl in slices]
+        shared = {}
+        return [cls(mask[sl], (code[sl], table), shared) for sl in slices]
 
 
 def pattern_table(mask):
