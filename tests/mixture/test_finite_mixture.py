@@ -243,6 +243,20 @@ def test_fewer_distinct_rows_than_components():
         FiniteMixture(Binomial(10), 2).fit(np.full((6, 1), 4.0))
 
 
+def test_reg_covar_beside_tiny_variances_warns_and_names_the_fix():
+    """Four blobs in units of 1e-5 (variances about 1e-10): reg_covar=1e-6 swamps every covariance and
+    the fit is silently wrong (the components spread over each other); it now warns."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(100, 3)) + 8.0 * c for c in range(4)]) * 1e-5
+    with pytest.warns(UserWarning, match=r"reg_covar=1e-06 exceeds a tenth of the variance of 3 feature\(s\).*Rescale X"):
+        FiniteMixture(Gaussian("full"), 4, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fitted = FiniteMixture(Gaussian("full"), 4, random_state=0).fit(X * 1e5)
+        FiniteMixture(Gaussian("full"), 4, reg_covar=1e-16, random_state=0).fit(X)
+    assert np.sort(fitted.weights_) == pytest.approx([0.25] * 4, abs=1e-6)
+
+
 def test_every_component_collapsed_onto_its_own_point_says_so():
     """Four distinct rows, three times each, and four components: every covariance is reg_covar I.
     No component is wider than the others, but the means' spread is: the fit is degenerate."""
