@@ -257,6 +257,18 @@ def test_reg_covar_beside_tiny_variances_warns_and_names_the_fix():
     assert np.sort(fitted.weights_) == pytest.approx([0.25] * 4, abs=1e-6)
 
 
+@pytest.mark.parametrize("init_params", ["kmeans++", "random"])
+def test_the_starting_statistics_are_the_same_in_threads_to_the_bit(init_params, rng):
+    """The first M-step's statistics run in the fit's block threads (as the E-step does), merged in
+    block order: the start does not depend on the thread count."""
+    X = rng.normal(size=(3000, 6)) + rng.integers(0, 4, 3000)[:, None]
+    fits = [FiniteMixture(Gaussian("full"), 4, init_params=init_params, max_iter=0, chunk_size=256, n_threads=t,
+                          random_state=0).fit(X) for t in (1, 2)]
+    for name, value in fits[0].params_.items():
+        np.testing.assert_array_equal(fits[1].params_[name], value, err_msg=name)
+    np.testing.assert_array_equal(fits[1].weights_, fits[0].weights_)
+
+
 def test_every_component_collapsed_onto_its_own_point_says_so():
     """Four distinct rows, three times each, and four components: every covariance is reg_covar I.
     No component is wider than the others, but the means' spread is: the fit is degenerate."""

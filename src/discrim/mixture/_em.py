@@ -389,7 +389,7 @@ def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
     return family.suff_stats(Xb, resp, wb, **data)
 
 
-def stats_from_assignment(family, blocks, assign):
+def stats_from_assignment(family, blocks, assign, n_threads=1):
     """``family.suff_stats`` of responsibilities computed block by block, accumulated over blocks.
 
     Parameters
@@ -398,13 +398,20 @@ def stats_from_assignment(family, blocks, assign):
     blocks : RowBlocks or DaskRowBlocks
     assign : callable
         ``assign(X_block, first_row)``: the responsibilities (n_block, n_components) of a block
-        of rows that starts at row ``first_row`` (e.g. :class:`~discrim.mixture._init.InitialAssignment`).
+        of rows that starts at row ``first_row`` (e.g. :class:`~discrim.mixture._init.InitialAssignment`);
+        called from several threads at once when ``n_threads > 1``.
+    n_threads : int, default=1
+        Threads the blocks run in, as EM's E-step (the sums are merged in block order, so equal
+        for any count): with many features and components the first M-step's statistics cost
+        as much as a few dozen EM iterations.
 
     Returns
     -------
     stats : Stats
     """
-    return blocks.prepared(family).map_reduce(partial(_assigned_stats_block, family, assign), operator.add)
+    with single_threaded_blas(), BlockMapper(n_threads) as mapper:
+        return blocks.prepared(family).map_reduce(partial(_assigned_stats_block, family, assign), operator.add,
+                                                  mapper)
 
 
 def joint_log_likelihood(family, blocks, log_weights, params, n_threads=1, noise=None):

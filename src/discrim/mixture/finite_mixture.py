@@ -559,7 +559,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             assign = _OutsideNoise(assign, noise_rows)
         if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
             blocks = blocks.completed()
-        stats = stats_from_assignment(family, blocks, assign)
+        stats = stats_from_assignment(family, blocks, assign, self._block_threads(blocks, self.n_threads))
         params0 = family.params_from_stats(stats)
         if weights0 is None:
             totals = stats.weight
