@@ -48,8 +48,8 @@ def log_posterior(log_dens, log_prior, xp: ModuleType = np):
     return joint - log_norm[:, None], log_norm
 
 
-def _rows(mask, first_row=0):
-    """A short list of the row indices where ``mask`` holds, for error messages."""
+def listed_indices(mask, first_row=0):
+    """How many indices ``mask`` holds at, and the first few of them listed, for messages: ``(count, "i, j ...")``."""
     bad = np.flatnonzero(mask) + first_row
     return bad.size, ", ".join(str(i) for i in bad[:5]) + (" ..." if bad.size > 5 else "")
 
@@ -66,7 +66,7 @@ def check_some_density(log_norm, labels="class", first_row=0):
     first_row : int, default=0
         Index of ``log_norm[0]`` in X, when it is a block of rows.
     """
-    count, shown = _rows(~np.isfinite(log_norm), first_row)
+    count, shown = listed_indices(~np.isfinite(log_norm), first_row)
     if count:
         fix = (
             "check that the rows lie in the support of the class densities"
@@ -98,7 +98,7 @@ def check_joint(jll, labels="class"):
         label from NaN scores), ``+inf`` (a density without a finite value there), or a row
         is ``-inf`` under every class.
     """
-    count, shown = _rows(np.isnan(jll).any(axis=1))
+    count, shown = listed_indices(np.isnan(jll).any(axis=1))
     if count:
         classes = np.flatnonzero(np.isnan(jll).any(axis=0)).tolist()
         raise ValueError(
@@ -107,7 +107,7 @@ def check_joint(jll, labels="class"):
             "at these rows; no posterior or class can be computed from NaN. Check the density "
             "parameters and X."
         )
-    count, shown = _rows(np.isposinf(jll).any(axis=1))
+    count, shown = listed_indices(np.isposinf(jll).any(axis=1))
     if count:
         raise ValueError(
             f"{count} row(s) of X (index {shown}) have an infinite log-density: a {labels} density "
@@ -125,7 +125,7 @@ def check_log_odds(odds, labels="class"):
     labels : {"class", "component"}, default="class"
         What the two labels are, for the message.
     """
-    count, shown = _rows(np.isnan(odds))
+    count, shown = listed_indices(np.isnan(odds))
     if count:
         raise ValueError(
             f"{count} row(s) of X (index {shown}) have NaN log odds: zero (or an invalid, NaN) "

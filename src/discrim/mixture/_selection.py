@@ -14,14 +14,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from discrim._typing import ArrayLike, Device, RandomStateLike
-from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor, rows_on_device
 from discrim.exceptions import CollapsingComponentWarning, FitFailedWarning
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import run_unordered
 from discrim.utils._warnings import user_stacklevel
-from discrim.utils.validation import check_feature_magnitude, check_sample_weight
+from discrim.utils.validation import check_feature_magnitude, check_sample_weight, weighted_feature_variance
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -396,7 +395,7 @@ def _check_range(n_components_range, n_samples, n_families):
 
 def _dask_rows_and_variance(X, sample_weight):
     """A dask X row-chunked (persisted once for all the cells when it fits), its float64 weights, the
-    weighted variance of every feature (over its observed entries, as :func:`_weighted_variance`)
+    weighted variance of every feature (over its observed entries, as :func:`~discrim.utils.validation.weighted_feature_variance`)
     and the total weight."""
     import dask
     import dask.array as da
@@ -423,28 +422,6 @@ class _Grid:
 
     def __init__(self, device):
         self.device = device
-
-
-def _weighted_variance(X, w):
-    """Weighted variance of every feature, in float64 where X lives: (n_features,) on the host.
-
-    Over the observed entries of each feature when X has missing values (NaN).
-
-    Parameters
-    ----------
-    X : array of shape (n_samples, n_features)
-        numpy or torch.
-    w : ndarray of shape (n_samples,)
-        Non-negative, with a positive sum.
-    """
-    Xf = ops.as_float64(X)
-    weights = ops.like(w, Xf)[:, None]  # (n, 1), or (n, d) with the weights of the observed entries
-    if isinstance(Xf, np.ndarray) and np.isnan(Xf).any():
-        observed = ~np.isnan(Xf)
-        Xf, weights = np.where(observed, Xf, 0.0), weights * observed
-    total = weights.sum(0)
-    mean = (weights * Xf).sum(0) / total
-    return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
 
 
 def _string_columns(X):
@@ -792,7 +769,7 @@ def select_mixture(
             check_array(X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")), reset=True, dtype=None)
         w = check_sample_weight(sample_weight, X.shape[0])
         total_weight = float(w.sum())
-        feature_var = _weighted_variance(X, w)
+        feature_var = weighted_feature_variance(X, w)
         if is_tensor(X):
             n_jobs = 1  # one device: the cells take turns on it
     fit_params = {**fit_params, "device": device}

@@ -13,7 +13,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._typing import Array, ArrayLike, Device, RandomStateLike
-from discrim._posterior import PosteriorMixin, check_joint, log_posterior, map_log_probability
+from discrim._posterior import PosteriorMixin, check_joint, listed_indices, log_posterior, map_log_probability
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
 from discrim.distributions._base import mask_patterns, slice_rows
@@ -58,7 +58,9 @@ from discrim.utils.validation import (
     label_codes,
     observed_mask,
     observed_means,
+    refuse_text_array,
     rescale_weights,
+    weighted_feature_variance,
 )
 
 if TYPE_CHECKING:
@@ -379,10 +381,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         dtype = np.dtype(self.dtype)
 
         def validate(X):
-            if isinstance(X, np.ndarray) and X.dtype.kind in "US":  # numeric strings would convert silently
-                raise ValueError(
-                    f"X has dtype {X.dtype} (text): encode it first, as numbers (X.astype(float) for numbers "
-                    "written as text) or as category codes (Categorical(categories=...).encode(X)).")
+            refuse_text_array(X, "encode it first, as numbers (X.astype(float) for numbers written as text) or as "
+                                 "category codes (Categorical(categories=...).encode(X)).")
             try:
                 X = validate_data(self, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan")
             except ValueError as exc:
@@ -1028,15 +1028,12 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
     reg = float(family.reg_covar) if isinstance(family, Gaussian) else 0.0
     if reg <= 0 or X.shape[0] < 2:
         return
-    X = np.asarray(X, dtype=np.float64)
-    w = np.asarray(sample_weight, dtype=np.float64)
-    mean = w @ X / w.sum()
-    var = w @ np.square(X - mean) / w.sum()
-    small = np.flatnonzero((var > 0) & (reg > _REG_COVAR_SHARE * var))
-    if small.size:
-        shown = ", ".join(str(j) for j in small[:5]) + (" ..." if small.size > 5 else "")
+    var = weighted_feature_variance(X, sample_weight)
+    small = (var > 0) & (reg > _REG_COVAR_SHARE * var)
+    count, shown = listed_indices(small)
+    if count:
         warnings.warn(
-            f"reg_covar={reg:g} exceeds a tenth of the variance of {small.size} feature(s) of X (index {shown}; "
+            f"reg_covar={reg:g} exceeds a tenth of the variance of {count} feature(s) of X (index {shown}; "
             f"smallest variance {var[small].min():.3g}): added to every covariance, it dominates the fit along "
             "them. Rescale X (e.g. StandardScaler) or lower reg_covar, an absolute variance.",
             UserWarning, stacklevel=user_stacklevel())

@@ -5,7 +5,8 @@ from collections.abc import Mapping
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from discrim.backend import host_input
+from discrim.backend import host_input, to_numpy
+from discrim.backend import _ops as ops
 
 
 def check_sample_weight(sample_weight, n_samples, dtype=np.float64):
@@ -292,6 +293,21 @@ def check_priors(priors, class_weight_totals):
     return p / p.sum()
 
 
+def refuse_text_array(X, fix):
+    """Refuse a numpy array of text, numbers written as text among it, which scikit-learn's
+    conversion to float would read silently.
+
+    Parameters
+    ----------
+    X : object
+        Any input; only a numpy array of dtype str or bytes is refused.
+    fix : str
+        The rest of the message, after ``"X has dtype ... (text): "``.
+    """
+    if isinstance(X, np.ndarray) and X.dtype.kind in "US":
+        raise ValueError(f"X has dtype {X.dtype} (text): {fix}")
+
+
 def check_numeric_table(X):
     """A table's number-holding object columns read as floats; its non-numeric columns refused by name.
 
@@ -316,9 +332,8 @@ def check_numeric_table(X):
         or X is an array of text: numeric strings too, which scikit-learn's conversion to float
         would read silently, are refused, as numpy's text is no number.
     """
-    if isinstance(X, np.ndarray) and X.dtype.kind in "US":
-        raise ValueError(f"X has dtype {X.dtype} (text): the estimators need numeric features; encode them as "
-                         "numbers first (e.g. X.astype(float) for numbers written as text).")
+    refuse_text_array(X, "the estimators need numeric features; encode them as numbers first (e.g. "
+                         "X.astype(float) for numbers written as text).")
     X = numeric_object_columns(X)
     dtypes = getattr(X, "dtypes", None)
     if dtypes is not None and hasattr(X, "columns"):
@@ -675,3 +690,29 @@ def class_index(y, classes, unlabeled):
     labelled = slice(None) if known is None else known
     index[labelled] = np.searchsorted(classes, y[labelled])
     return index
+
+
+def weighted_feature_variance(X, w):
+    """Weighted variance of every feature, in float64 where X lives: (n_features,) on the host.
+
+    Over the observed entries of each feature when X has missing values (NaN).
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        numpy or torch.
+    w : ndarray of shape (n_samples,)
+        Non-negative, with a positive sum.
+
+    Returns
+    -------
+    variance : ndarray of shape (n_features,) of float64
+    """
+    Xf = ops.as_float64(X)
+    weights = ops.like(w, Xf)[:, None]  # (n, 1), or (n, d) with the weights of the observed entries
+    if isinstance(Xf, np.ndarray) and np.isnan(Xf).any():
+        observed = ~np.isnan(Xf)
+        Xf, weights = np.where(observed, Xf, 0.0), weights * observed
+    total = weights.sum(0)
+    mean = (weights * Xf).sum(0) / total
+    return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
