@@ -72,6 +72,10 @@ def test_patterns_group_rows_by_their_missing_set():
         for r, p in zip(rows, pattern):
             seen[int(r)] = tuple(missing[p])
     assert seen == {0: (1,), 2: (0, 1), 3: (1,), 4: (0, 2)}
+    # laid out complete rows first, then by count and pattern: a pattern's rows side by side
+    np.testing.assert_array_equal(patterns.order, np.concatenate([[1]] + [rows for rows, _, _ in patterns.groups]))
+    for _, _, pattern in patterns.groups:
+        assert np.all(np.diff(pattern) >= 0)
 
 
 def test_patterns_of_wide_rows_are_exact():
@@ -174,9 +178,13 @@ def test_blocks_of_one_table_group_their_rows_as_each_block_alone_and_share_the_
         np.testing.assert_array_equal(block.n_observed, alone.n_observed)
         assert _missing_sets(block) == _missing_sets(alone)
         want = {(r, j) for r, m in _missing_sets(alone).items() for j in m}
-        n = sl.stop - sl.start  # positions in the rows transposed, (features, rows)
-        got = {divmod(int(at), n)[::-1] for positions in block.positions for at in positions.ravel()}
+        n = sl.stop - sl.start  # positions in the rows transposed in the block's order, (features, rows)
+        places = [divmod(int(at), n) for positions in block.positions for at in positions.ravel()]
+        got = {(int(block.order[place]), feature) for feature, place in places}
         assert got == want
+        if block.order is not None:
+            np.testing.assert_array_equal(np.sort(block.order), np.arange(n))
+            np.testing.assert_array_equal(block.order[block.inverse], np.arange(n))
     # every block lists the same patterns for a count of missing features: the inverses are shared
     lists = [{m.shape[1]: m.tobytes() for _, m, _ in block.groups} for block in blocks[1:]]
     for c in set(lists[0]) & set(lists[1]):

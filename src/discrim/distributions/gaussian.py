@@ -472,7 +472,8 @@ class Gaussian(ComponentFamily):
         wr_t = host(wr_t)
         # the moments of the completed rows (about each component's mean, where they lie), and the
         # conditional covariance of their missing entries
-        stats = self._moments(conditioned.centred_t, wr_t, origin=params.mean)
+        in_order = wr_t if conditioned.order is None else np.take(wr_t, conditioned.order, axis=1)
+        stats = self._moments(conditioned.centred_t, in_order, origin=params.mean)
         scatter = stats.scatter + conditioned.conditional_scatter(wr_t)
         conditioned.release()
         return GaussianStats(weight=stats.weight, mean=stats.mean, scatter=scatter)
