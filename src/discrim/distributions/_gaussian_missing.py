@@ -174,7 +174,7 @@ class MissingPatterns:
             self._by_components[n_components] = found
         return found
 
-    def scatter_positions(self, n_components):
+    def scatter_positions(self, n_components, per_pattern=False):
         """Per group, where each (pattern, component) inverse adds to a (K, d, d) scatter.
 
         Computed once per number of components for all the blocks of a table (``shared``): they
@@ -183,22 +183,28 @@ class MissingPatterns:
         Parameters
         ----------
         n_components : int
+        per_pattern : bool, default=False
+            Positions in a (n_components, n_patterns, d * d) array instead: every pattern of the
+            table its own d x d matrix.
 
         Returns
         -------
         positions : list of ndarray of int
             Per group, of shape (c, c, n_components, n_patterns): the flat position of entry
             ``(i, j)`` of pattern ``p``'s inverse under component ``k`` in a C-ordered
-            (n_components, n_features, n_features) array.
+            (n_components, n_features, n_features) array (or the array of ``per_pattern``).
         """
         d, k = self.shape[1], n_components
+        component_stride = d * d * (self.n_patterns if per_pattern else 1)
         found = []
-        for _, missing, _ in self.groups:
+        for (_, missing, _), ids in zip(self.groups, self.table_ids):
             # a group is the table's patterns with its count of missing features: one key per count
-            key = ("scatter", missing.shape, n_components)
+            key = ("scatter", per_pattern, missing.shape, n_components)
             where = self._shared.get(key)
             if where is None:  # blocks in threads may both build it: equal arrays, either kept
-                where = (np.arange(k) * d * d)[None, None, :, None] + block_entries(missing, d)[:, :, None, :]
+                where = (np.arange(k) * component_stride)[None, None, :, None] + block_entries(missing, d)[:, :, None, :]
+                if per_pattern:
+                    where += ids * (d * d)
                 self._shared[key] = where
             found.append(where)
         return found
@@ -544,10 +550,10 @@ class ConditionedRows:
         """``P_mm^-1`` of every (component, pattern) of the table in a d x d matrix: (Kp, n_patterns, d * d)."""
         patterns, d = self._patterns, self._centred_t.shape[1]
         kp = self._inverses[0][0].shape[2]
-        table = np.zeros((kp, patterns.n_patterns, d * d))
-        for (_, missing, _), ids, (inv, _) in zip(patterns.groups, patterns.table_ids, self._inverses):
-            table[:, ids[None, None, :], block_entries(missing, d)] = inv.transpose(2, 0, 1, 3)
-        return table
+        table = np.zeros(kp * patterns.n_patterns * d * d)
+        for where, (inv, _) in zip(patterns.scatter_positions(kp, per_pattern=True), self._inverses):
+            table[where] = inv
+        return table.reshape(kp, patterns.n_patterns, d * d)
 
     def draw(self, components, rng):
         """The rows with their missing entries drawn from one component's conditional distribution.
