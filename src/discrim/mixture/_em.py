@@ -23,6 +23,11 @@ logger = logging.getLogger(__name__)
 # Target number of (row, component, feature) entries in one block of rows: the two per-block
 # temporaries of that size then fit in the L2/L3 cache.
 _CHUNK_ELEMENTS = 1 << 19
+# Rows with missing values: each block is conditioned in about a hundred array operations (a dozen
+# per count of missing features) whatever its size, and its gathers run in pattern order rather
+# than across the whole array, so blocks of four times the rows cost less per row (30 % missing,
+# 200,000 x 10, K = 3, 2 threads: 35 -> 31 ms per EM iteration).
+_MASKED_CHUNK_ELEMENTS = 1 << 21
 # The same on a GPU: temporaries of a block take at most a few hundred MB of device memory.
 _DEVICE_CHUNK_ELEMENTS = 1 << 27
 
@@ -61,7 +66,7 @@ class EMResult:
     map_log_probability: float = float("nan")
 
 
-def default_chunk_size(n_components, n_features, family=None, on_device=False):
+def default_chunk_size(n_components, n_features, family=None, on_device=False, masked=False):
     """Rows per block so that the block's largest temporaries stay in cache (or fill a GPU).
 
     Parameters
@@ -74,6 +79,8 @@ def default_chunk_size(n_components, n_features, family=None, on_device=False):
     on_device : bool, default=False
         Blocks for a GPU: each array operation is a kernel launch, and a block's statistics
         come back to the host, so blocks are as large as a few hundred MB of temporaries allow.
+    masked : bool, default=False
+        The rows have missing values (host blocks four times as large, see ``_MASKED_CHUNK_ELEMENTS``).
 
     Returns
     -------
@@ -86,7 +93,8 @@ def default_chunk_size(n_components, n_features, family=None, on_device=False):
         footprint = n_components * n_features
     if on_device:
         return int(np.clip(_DEVICE_CHUNK_ELEMENTS // max(1, footprint), 1 << 16, 1 << 22))
-    return int(np.clip(_CHUNK_ELEMENTS // max(1, footprint), 2048, 65536))
+    target = _MASKED_CHUNK_ELEMENTS if masked else _CHUNK_ELEMENTS
+    return int(np.clip(target // max(1, footprint), 2048, 65536))
 
 
 @dataclass(frozen=True)

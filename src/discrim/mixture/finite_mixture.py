@@ -406,7 +406,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         rows = (family if reset else self.family).row_data(X.shape[0])
         family.check_data(X, rows)
         weights = ops.like(np.ones(X.shape[0]), X)
-        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X), mask=mask, rows=rows)
+        return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X, masked=mask is not None), mask=mask,
+                         rows=rows)
 
     def _labels(self, y, blocks, n_labels):
         """Known labels of the rows (-1: unknown), or None when y labels no row.
@@ -420,10 +421,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         y = align_rows(y, blocks.X, name="y")
         return y.map_blocks(label_codes, n_labels, self.unlabeled, dtype=np.int64)
 
-    def _chunk_size(self, family, n_features, X=None):
+    def _chunk_size(self, family, n_features, X=None, masked=False):
         if self.chunk_size:
             return self.chunk_size
-        return default_chunk_size(self.n_components, n_features, family, on_device=device_type(X) == "cuda")
+        return default_chunk_size(self.n_components, n_features, family, on_device=device_type(X) == "cuda",
+                                  masked=masked)
 
     @staticmethod
     def _block_threads(blocks, n_threads):
