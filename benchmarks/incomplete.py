@@ -290,7 +290,7 @@ def timing_section(em, header=()):
         goal = "Goal" if threads is None else "Beside it, one thread"
         per_n = ", ".join(f"N = {n:,}: {ratio:.2f}x ({'met' if ratio <= 2 else 'not met'})" for n, ratio in at_30.items())
         lines.append(f"{goal}: at most 2x the complete-data time at 30 % missing, threads "
-                     f"{_threads_label(threads)}: {'met' if worst <= 2 else 'not met'} at every N ({per_n}).")
+                     f"{_threads_label(threads)}: {'met' if worst <= 2 else 'not met'} ({per_n}).")
     return lines + [""]
 
 
