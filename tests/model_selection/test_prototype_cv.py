@@ -322,6 +322,21 @@ def test_rare_class_error_offers_more_folds_where_they_help():
     assert PrototypeClassifierCV(**params, cv=4).fit(X, y).n_splits_ == 4
 
 
+def test_rare_class_in_a_fold_s_subsample_is_named_by_label_with_max_samples_as_the_fix():
+    """With ``max_samples``, each fold's fits draw a class-stratified subsample: a class left with
+    too few rows there was refused deep in the search by its class index ("class 1") with advice
+    that did not mention max_samples; it is now found before any fit."""
+    rng = np.random.default_rng(0)
+    y = np.array(["big"] * 290 + ["tiny"] * 10)
+    X = rng.normal(size=(300, 3))
+    params = dict(alpha_feature_grid=[1e-3], max_batches=1, n_candidates=20, random_state=0, cv=3)
+    with pytest.raises(ValueError, match=r"class 'tiny' has 1 row\(s\) .* subsample of max_samples=40 rows of the "
+                                         r"training part of fold 1 of 3 .*: raise max_samples \(or set it to None\), "
+                                         r"add rows of that class, or merge rare classes\.$"):
+        PrototypeClassifierCV(**params, max_samples=40).fit(X, y)
+    assert PrototypeClassifierCV(**params, max_samples=200).fit(X, y).n_splits_ == 3
+
+
 @pytest.mark.parametrize("name", ["alpha_feature_grid", "alpha_prototype_grid"])
 def test_nested_grid_is_refused_not_flattened(iris, name):
     """A 2-D grid (``[[1e-3, 1e-2]]``) must raise naming the parameter, not be searched flattened.

@@ -19,7 +19,7 @@ from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
-from discrim.prototype._candidates import check_min_cases, min_cases_violations
+from discrim.prototype._candidates import check_min_cases, min_cases_violations, stratified_take
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
 from discrim.utils.validation import (
     check_labels,
@@ -537,7 +537,8 @@ empty_check_iter, max_samples, dtype, backend, device
         n_splits = len(splits)
         if n_splits < 2:
             raise ValueError(f"cv must give at least 2 splits; it gave {n_splits}.")
-        _check_fold_class_counts(splits, y_idx, sample_weight, classes, self.max_fraction)
+        _check_fold_class_counts(splits, y_idx, sample_weight, classes, self.max_fraction,
+                                 None if self.max_samples is None else templates[0]._subsample_size)
         fold_seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
         X_folds = self._fold_rows(X, y, splits)
 
@@ -710,7 +711,7 @@ empty_check_iter, max_samples, dtype, backend, device
         return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight)
 
 
-def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction):
+def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction, subsample_size=None):
     """Refuse a fold whose training part has too few rows of a class, naming the label and the fold.
 
     The same minimum-cases condition each fold's PrototypeClassifier checks (there on class
@@ -727,6 +728,10 @@ def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction
     classes : ndarray of shape (n_classes,)
         The user's labels, for the message.
     max_fraction : float
+    subsample_size : callable or None, default=None
+        ``max_samples`` set: the rows of a training part's class-stratified subsample given its
+        rows of positive weight (:meth:`PrototypeClassifier._subsample_size`), whose class counts
+        every batch of that fold's fits checks the same way.
     """
     n_classes = classes.shape[0]
     positive = sample_weight > 0
@@ -744,6 +749,12 @@ def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction
             check_min_cases(counts, max_fraction, classes[present],
                             what=f"training part of fold {fold + 1} of {len(splits)} of the cross-validated search",
                             fixes=more + ["add rows of that class", "merge rare classes"])
+        take = None if subsample_size is None else stratified_take(counts, subsample_size(int(counts.sum())))
+        if take is not None:
+            check_min_cases(take, max_fraction, classes[present],
+                            what=f"subsample of max_samples={subsample_size.__self__.max_samples} rows of the training "
+                                 f"part of fold {fold + 1} of {len(splits)} of the cross-validated search",
+                            fixes=["raise max_samples (or set it to None)", "add rows of that class", "merge rare classes"])
 
 
 def _raw_training_data(search, X, y):

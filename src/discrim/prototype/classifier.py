@@ -678,7 +678,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             pos = stratified_subsample(y_idx[rows], n_classes, self._subsample_size(rows.shape[0]), rng)
             counts = np.bincount(y_idx[rows[pos]], minlength=n_classes)
             check_min_cases(counts, self.max_fraction, self.classes_,
-                            what=f"subsample of max_samples={self.max_samples} rows")
+                            what=f"subsample of max_samples={self.max_samples} rows",
+                            fixes=("raise max_samples (or set it to None)", "add rows of that class", "merge rare classes"))
         sub = rows[pos]
         bins = assign_bins(q_all[pos], y_idx[sub])
         if incomplete is not None:
