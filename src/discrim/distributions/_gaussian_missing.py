@@ -106,7 +106,7 @@ class MissingPatterns:
         if incomplete.shape[0] == 0:
             return
         code = self.code[incomplete]
-        first = 0  # the incomplete rows placed so far
+        placed = n - incomplete.shape[0]  # the rows laid out so far (the complete rows come first)
         table_count = table.sum(axis=1)
         row_count = count[incomplete]
         for c in np.unique(table_count[table_count > 0]):
@@ -120,8 +120,8 @@ class MissingPatterns:
             # the group's rows in the order of their patterns (see ``order``)
             by_pattern = np.argsort(local[code[at]], kind="stable")
             rows, pattern = incomplete[at[by_pattern]], local[code[at[by_pattern]]]
-            slots = np.arange(n - incomplete.shape[0] + first, n - incomplete.shape[0] + first + rows.shape[0])
-            first += rows.shape[0]
+            slots = np.arange(placed, placed + rows.shape[0])
+            placed += rows.shape[0]
             self.groups.append((rows, missing, pattern))
             self.positions.append(np.ascontiguousarray((missing[pattern] * n + slots[:, None]).T))
             self.table_ids.append(ids)
@@ -202,7 +202,7 @@ class MissingPatterns:
             key = ("scatter", per_pattern, missing.shape, n_components)
             where = self._shared.get(key)
             if where is None:  # blocks in threads may both build it: equal arrays, either kept
-                where = (np.arange(k) * component_stride)[None, None, :, None] + block_entries(missing, d)[:, :, None, :]
+                where = block_entries(missing, d)[:, :, None, :] + (np.arange(k) * component_stride)[:, None]
                 if per_pattern:
                     where += ids * (d * d)
                 self._shared[key] = where
@@ -336,7 +336,7 @@ def pattern_inverses(precision, patterns):
 
 
 def centred_rows_t(X, patterns, mask):
-    """The rows transposed in the patterns' order, less the mean of each feature's observed entries, and 0 where missing.
+    """The rows transposed (in the patterns' order), less each feature's observed mean, and 0 where missing.
 
     Parameters
     ----------
@@ -496,6 +496,7 @@ class ConditionedRows:
 
     @property
     def order(self):
+        """The rows of :attr:`centred_t`: ``patterns.order`` (None: every row complete, in its own order)."""
         return self._patterns.order
 
     @property
