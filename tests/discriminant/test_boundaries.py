@@ -5,7 +5,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
@@ -108,7 +108,9 @@ def _g_exact(x, m1, s1, m2, s2):
     """g(x) exactly (up to the rounding of log(s2 / s1)), with |g'(x)| and |g''| bounds."""
     x, m1, s1, m2, s2 = (Fraction(v) for v in (x, m1, s1, m2, s2))
     z1, z2 = (x - m1) / s1, (x - m2) / s2
-    log_ratio = Fraction(math.log(s2) - math.log(s1))
+    # log of the exact ratio rounded once (math.log(s2) - math.log(s1) is off by eps |log s|:
+    # 1e-13 at sds of 1e146, more than the slack below, which hid the same error in the code)
+    log_ratio = Fraction(math.log(float(s2 / s1)))
     g = (z2 * z2 - z1 * z1) / 2 + log_ratio
     slope = abs(z1) / s1 + abs(z2) / s2
     curve = abs(1 / (s1 * s1) - 1 / (s2 * s2))
@@ -124,12 +126,30 @@ def _assert_root(p, m1, s1, m2, s2):
     assert abs(g) <= slope * dx + curve * dx * dx + 16 * _EPS * (1 + log_ratio), (p, float(g))
 
 
+@pytest.mark.parametrize("s1, s2", [(1e146, 1e147), (1e-146, 1e-145), (1e-150, 1e150), (2.0, 7.0), (1.0, 1.5)])
+def test_boundaries_of_equal_means_keep_their_precision_at_any_scale(s1, s2):
+    # x^2 = 2 log(s2 / s1) s1^2 s2^2 / (s2^2 - s1^2), with the log of the exact ratio rounded once;
+    # -2 log r taken as log(s2) - log(s1) kept only eps |log s| of it: 10-50 eps off at 1e+-146
+    S1, S2 = Fraction(s1), Fraction(s2)
+    want = 2 * Fraction(math.log(float(S2 / S1))) * S1**2 * S2**2 / (S2**2 - S1**2)
+    points = normal_boundaries(0.0, s1, 0.0, s2).points
+    assert points.shape == (2,)
+    for p in points:
+        assert abs(Fraction(float(p)) ** 2 / want - 1) <= 8 * _EPS
+
+
 _sds = st.floats(-150, 150).map(lambda e: 10.0**e)
 _means = st.floats(-1e9, 1e9)
 
 
 @settings(max_examples=300, deadline=None)
 @given(m1=_means, s1=_sds, m2=_means, s2=_sds)
+# huge and tiny sds whose ratio is far from 1 (-2 log r from the two logs lost 1e-13 there) or
+# close to it (an earlier oracle took the logs' difference, and failed these)
+@example(m1=0.0, s1=1e146, m2=0.0, s2=1e147)
+@example(m1=0.0, s1=1e-146, m2=0.0, s2=1e-145)
+@example(m1=3.0, s1=1e140, m2=-2e140, s2=5e141)
+@example(m1=0.0, s1=1e146, m2=0.0, s2=10.0**146.25)
 def test_boundaries_are_roots_for_extreme_parameters(m1, s1, m2, s2):
     try:
         res = normal_boundaries(m1, s1, m2, s2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from typing import NamedTuple
 
 import numpy as np
@@ -162,9 +163,16 @@ def _sharper_roots(ma, sa, mb, sb):
     r = sa / sb  # < 1; may underflow to 0, only used as a factor below
     one_minus_r = (sb - sa) / sb  # exact difference of close values (Sterbenz)
     q = one_minus_r * (1.0 + r)
-    # -2 log r without forming r; for close sds from the exact difference (log sb - log sa
-    # rounds to 0 when sb = sa (1 + eps), which left S = 0 and a division by zero)
-    big_l = -2.0 * math.log1p(-one_minus_r) if one_minus_r < 0.5 else 2.0 * (math.log(sb) - math.log(sa))
+    # -2 log r: for close sds from the exact difference (log sb - log sa rounds to 0 when
+    # sb = sa (1 + eps), which left S = 0 and a division by zero), else from r itself, rounded by
+    # one eps (log sb - log sa keeps only eps |log s| absolutely, 1e-13 at sds of 1e146); from
+    # the two logs only where r underflows
+    if one_minus_r < 0.5:
+        big_l = -2.0 * math.log1p(-one_minus_r)
+    elif r >= sys.float_info.min:
+        big_l = -2.0 * math.log(r)
+    else:
+        big_l = 2.0 * (math.log(sb) - math.log(sa))
     scale = max(abs(d), math.sqrt(big_l))
     ds, ls = d / scale, big_l / (scale * scale)
     s_over = math.hypot(ds, math.sqrt(q * ls))  # S / M
