@@ -6,6 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 from scipy.stats import multivariate_normal
+from sklearn.datasets import load_iris
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis, QuadraticDiscriminantAnalysis
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
@@ -302,6 +303,20 @@ def test_pooled_divisor_error_names_the_total_weight_when_weighted(Est, params, 
     X, y = X[[0, 60, 150]], y[[0, 60, 150]]  # one row per class: n - g = 0
     with pytest.raises(ValueError, match=r"more samples than classes \(3 samples, 3 classes; divisor n - g = 0\)"):
         Est(**params).fit(X, y)
+
+
+def test_weights_summing_to_the_bound_up_to_rounding_are_refused():
+    """150 weights of 0.02 sum to 3 + 4e-16 and 50 of 1/50 to 1 + 2e-16: LDA took the rounding as a
+    divisor (covariances of 6e14) and QDA as a class total above 1; both are at the bound."""
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=r"total weight 3 over 150 samples, 3 classes; divisor n - g = 0\)"):
+        LinearDiscriminant().fit(X, y, sample_weight=np.full(150, 0.02))
+    with pytest.raises(ValueError, match=r"class 0 has 50 sample\(s\) \(total weight 1\); .*above 1"):
+        QuadraticDiscriminant().fit(X, y, sample_weight=np.full(150, 1 / 50))
+    # a little above the bound is a fit, its covariance the weighted scatter over the small divisor
+    model = LinearDiscriminant().fit(X, y, sample_weight=np.full(150, 0.021))
+    np.testing.assert_allclose(model.covariance_ * (150 * 0.021 - 3),
+                               LinearDiscriminant().fit(X, y).covariance_ * (150 - 3) * 0.021, rtol=1e-9)
 
 
 def test_badly_scaled_but_regular_features_are_accepted(rng):

@@ -89,8 +89,9 @@ def _pooled_divisor(totals, rows, who, alternative=None):
     """
     n_classes = totals.shape[0]
     dof = totals.sum() - n_classes
-    if dof > 0:
+    if _above(totals.sum(), n_classes):
         return dof
+    dof = min(dof, 0.0)  # a positive dof here is the rounding of the weights' sum
     fixes = ["add samples"] + ([alternative] if alternative else [])
     if np.array_equal(totals, rows):  # unit weights: n counts samples
         need = f"more samples than classes ({int(rows.sum())} samples, {n_classes} classes; divisor n - g = {dof:g})"
@@ -102,6 +103,12 @@ def _pooled_divisor(totals, rows, who, alternative=None):
         fixes.insert(0, "sample_weight are frequency weights (a weight of 2 counts its row twice): scale "
                         "them to sum to the number of samples")
     raise ValueError(f"{who} needs {need} to estimate the pooled covariance: {', or '.join(fixes)}.")
+
+
+def _above(total, bound):
+    """``total > bound`` beyond the rounding of a sum of weights (150 weights of 0.02 sum to 3 +
+    4e-16: 3 classes would then get a divisor of 4e-16 and covariances of 1e15)."""
+    return total - bound > 64 * np.finfo(np.float64).eps * max(abs(total), bound)
 
 
 class _GaussianDiscriminant(BaseLikelihoodClassifier):
@@ -894,7 +901,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         class totals (K,), after ``pooling``, ``shrinkage`` and ``reg_param``; and the shrinkage
         intensities (K,) (or None)."""
         for k in range(totals.shape[0]):
-            if totals[k] <= 1 and self.pooling < 1:
+            if not _above(totals[k], 1.0) and self.pooling < 1:
                 label = self.classes_[k] if hasattr(self, "classes_") else k
                 raise ValueError(
                     f"class {_show(label)} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
