@@ -300,3 +300,18 @@ def test_save_and_load_give_bit_identical_outputs(tmp_path):
     grid = np.linspace(-50, 50, 1001)[:, None]
     for method in ("predict", "predict_proba", "predict_log_proba", "decision_function", "log_density"):
         np.testing.assert_array_equal(getattr(loaded, method)(grid), getattr(clf, method)(grid))
+
+
+def test_torch_rows_are_scored_on_the_host_without_numpy_warnings():
+    """scipy's densities run on the host: a torch tensor (CPU) is brought over once, not handed to
+    numpy functions (np.isnan on a tensor raised numpy's __array_wrap__ DeprecationWarning)."""
+    torch = pytest.importorskip("torch")
+    X = np.array([[0.1, 0.2], [2.0, 1.9], [0.0, 0.3]])
+    y = np.array([0, 1, 0])
+    densities = [multivariate_normal([0, 0], np.eye(2)), multivariate_normal([2, 2], np.eye(2))]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        model = KnownDensityClassifier(densities).fit(torch.tensor(X), y)
+        proba = model.predict_proba(torch.tensor(X))
+    assert isinstance(proba, torch.Tensor)
+    np.testing.assert_allclose(proba.numpy(), KnownDensityClassifier(densities).fit(X, y).predict_proba(X))

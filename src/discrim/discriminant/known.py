@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from discrim._typing import ArrayLike
+from discrim.backend import to_numpy
 from discrim.base import BaseLikelihoodClassifier
 from discrim.distributions._base import mask_patterns
 from discrim.discriminant._validation import validate_training_data
@@ -150,6 +151,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         return check_priors("equal" if self.priors is None else self.priors, totals)
 
     def _log_density(self, X):
+        X = to_numpy(X)  # scipy's densities run on the host: a torch tensor (on a CPU) comes over
         n = X.shape[0]
         out = np.empty((n, len(self.densities)))
         missing = np.isnan(X)
