@@ -54,6 +54,55 @@ def test_fit_and_predict_from_parquet_write_parquet_predictions(tmp_path, table)
     assert result.exit_code != 0 and "--overwrite" in result.output
 
 
+def test_overwrite_replaces_only_an_earlier_parquet_output(tmp_path, table, monkeypatch):
+    """--overwrite replaced the whole --output folder: a folder of the user's files, the folder of
+    the input table, the current folder, or a CSV file turned into a folder. It now replaces only
+    a folder of Parquet files, refused before any work otherwise, and nothing else is touched."""
+    frame, folder = table
+    model = tmp_path / "m.skops"
+    assert run("fit", "--parquet", str(folder), "--target", "label", "--model", "lda", "--output", str(model),
+               "--quiet").exit_code == 0
+
+    def predict(output, source=folder):
+        return CliRunner().invoke(cli, ["predict", "--model", str(model), "--parquet", str(source), "--output",
+                                        str(output), "--overwrite"])
+
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("x")
+    result = predict(precious)
+    assert result.exit_code != 0 and "'notes.txt'" in result.output and "new folder name" in result.output
+    assert (precious / "notes.txt").read_text() == "x"
+    result = predict(folder)  # the input's own folder
+    assert result.exit_code != 0 and "input" in result.output
+    assert sorted(p.name for p in folder.iterdir()) == ["part-0.parquet", "part-1.parquet", "part-2.parquet"]
+    result = predict(tmp_path)  # a folder holding the input and the model
+    assert result.exit_code != 0 and model.exists()
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "keep.txt").write_text("y")
+    monkeypatch.chdir(work)
+    result = predict(".")
+    assert result.exit_code != 0 and "current folder" in result.output and (work / "keep.txt").exists()
+    csv = tmp_path / "p.csv"
+    csv.write_text("a,b\n")
+    result = predict(csv)
+    assert result.exit_code != 0 and "is a file" in result.output and csv.read_text() == "a,b\n"
+    # an earlier prediction is replaced, with the usual permissions (not mkdtemp's 0700)
+    out = tmp_path / "predictions"
+    assert predict(out).exit_code == 0 and predict(out).exit_code == 0
+    assert pd.read_parquet(out).shape[0] == frame.shape[0]
+    assert out.stat().st_mode & 0o055 == 0o055 & ~_umask()
+
+
+def _umask():
+    import os
+
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def test_mixture_from_zarr_equals_the_csv_fit(tmp_path, table):
     zarr = pytest.importorskip("zarr")
     frame, _ = table

@@ -447,6 +447,68 @@ def check_output(path, option, *, overwrite=False, inputs=()):
         raise click.ClickException(f"{option}: folder {str(parent)!r} is not writable.")
 
 
+# What a Parquet folder discrim writes (dask's to_parquet) may hold: an existing folder with
+# anything else is never replaced, whatever --overwrite says
+_PARQUET_FOLDER_FILES = ("*.parquet", "_metadata", "_common_metadata")
+
+
+def check_output_folder(path, option, *, overwrite=False, inputs=()):
+    """Fail early, before any work, if a Parquet output folder cannot or must not be written.
+
+    ``--overwrite`` replaces a whole folder, so it is refused where that would remove anything
+    but an earlier output: a folder holding other files, a file (a CSV is not a Parquet folder),
+    the current folder or one above it, and a folder holding (or inside) one of the command's
+    inputs.
+
+    Parameters
+    ----------
+    path : str
+        The output folder given for ``option``.
+    option : str
+        Name of the command-line option, for the messages.
+    overwrite : bool, default=False
+        Whether an earlier output folder may be replaced (``--overwrite``).
+    inputs : sequence of str or None
+        Files and folders the command reads.
+    """
+    target = Path(path).resolve()
+    if target == Path.cwd().resolve() or target in Path.cwd().resolve().parents:
+        raise click.ClickException(
+            f"{option}: {str(path)!r} is the current folder or holds it; give a new folder name for the predictions."
+        )
+    for source in inputs:
+        if source is None:
+            continue
+        source = Path(source).resolve()
+        if source == target or target in source.parents or source in target.parents:
+            raise click.ClickException(
+                f"{option}: {str(path)!r} holds, or lies inside, the input {str(source)!r}; write the predictions "
+                "to a folder of their own."
+            )
+    if not target.exists():
+        parent = target.parent
+        if not parent.is_dir():
+            raise click.ClickException(f"{option}: folder {str(parent)!r} does not exist.")
+        if not os.access(parent, os.W_OK):
+            raise click.ClickException(f"{option}: folder {str(parent)!r} is not writable.")
+        return
+    if not target.is_dir():
+        raise click.ClickException(
+            f"{option}: {str(path)!r} is a file; the predictions of a Parquet or Zarr input are a Parquet folder: "
+            "give a folder name."
+        )
+    if not overwrite:
+        raise click.ClickException(f"{option}: {str(path)!r} exists; give --overwrite to replace it, or another name.")
+    others = sorted(entry.name for entry in target.iterdir()
+                    if not (entry.is_file() and any(entry.match(pattern) for pattern in _PARQUET_FOLDER_FILES)))
+    if others:
+        shown = ", ".join(repr(name) for name in others[:3]) + (", ..." if len(others) > 3 else "")
+        raise click.ClickException(
+            f"{option}: {str(path)!r} holds files that are not Parquet output ({shown}); --overwrite replaces only "
+            "a folder of Parquet files, such as an earlier prediction: give a new folder name."
+        )
+
+
 def check_distinct_outputs(**paths):
     """Refuse two output options naming the same file (the second would replace the first)."""
     seen = {}

@@ -18,6 +18,8 @@ from pathlib import Path
 import click
 import numpy as np
 
+from discrim.cli._io import check_output_folder
+
 __all__ = ["LAZY_OPTIONS", "dask_cluster", "em_progress", "input_bytes", "lazy_features", "numeric_columns",
            "plain_labels", "read_lazy", "write_parquet_atomic"]
 
@@ -183,6 +185,13 @@ def em_progress(enabled=True):
             logger.setLevel(old_level)
 
 
+def _umask():
+    """The process's file mode creation mask (read by setting it, then set back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_parquet_atomic(frame, path, overwrite=False):
     """Write a dask DataFrame as a Parquet folder that appears at ``path`` only once complete.
 
@@ -197,10 +206,11 @@ def write_parquet_atomic(frame, path, overwrite=False):
     tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}."))
     try:
         frame.to_parquet(str(tmp), write_index=False)
+        tmp.chmod(0o777 & ~_umask())  # mkdtemp's folder is private (0700); the output gets the usual mode
         if target.exists():
-            if not overwrite:
-                raise click.ClickException(f"--output: {str(target)!r} exists; give --overwrite to replace it.")
-            shutil.rmtree(target) if target.is_dir() else target.unlink()
+            # checked before the work (check_output_folder); again here, as it replaces a whole folder
+            check_output_folder(path, "--output", overwrite=overwrite)
+            shutil.rmtree(target)
         os.replace(tmp, target)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

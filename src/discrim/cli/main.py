@@ -23,6 +23,7 @@ from discrim.cli._io import (
     check_finite_probabilities,
     check_classifier,
     check_output,
+    check_output_folder,
     check_plot_format,
     damaged_model_errors,
     drawable_rows,
@@ -343,8 +344,7 @@ def predict(model_path, csv, output, overwrite, parquet, zarr, scheduler):
     if csv is None:
         if output is None:
             raise click.UsageError("--parquet and --zarr need --output FOLDER (the predictions, as Parquet).")
-        if Path(output).exists() and not overwrite:
-            raise click.ClickException(f"--output: {output!r} exists; give --overwrite to replace it.")
+        check_output_folder(output, "--output", overwrite=overwrite, inputs=[model_path, parquet, zarr])
         model = load_model(model_path)
         check_classifier(model, model_path)
         return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite)
