@@ -59,6 +59,14 @@ def test_registered_in_the_main_group(data_csv):
     assert "covariance, component 1" in result.output
 
 
+@pytest.mark.parametrize("args", [["--columns", "x,x"], ["--columns", "x", "--columns", "x"]])
+def test_a_column_named_twice_is_refused_by_name(data_csv, args):
+    # it reached pandas as a two-column frame: "internal error (AttributeError: 'DataFrame' object has no attribute 'dtype')"
+    result = CliRunner().invoke(cli, ["mixture", "--csv", str(data_csv), *args])
+    assert result.exit_code == 2
+    assert "--columns names 'x' more than once" in result.output and "internal error" not in result.output
+
+
 def test_default_columns_are_the_numeric_ones(data_csv):
     result = _run(["--csv", data_csv, "--family", "gaussian-diag", "--components", 1])
     assert result.exit_code == 0, result.output

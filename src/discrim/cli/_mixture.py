@@ -102,6 +102,9 @@ def read_columns(csv, columns, categorical=()):
         if unknown:
             raise click.ClickException(f"{option} column(s) {', '.join(map(repr, unknown))} not in the CSV; it has: "
                                        f"{', '.join(map(str, df.columns))}.")
+        repeated = sorted({c for c in names if list(names).count(c) > 1})
+        if repeated:
+            raise click.UsageError(f"{option} names {', '.join(map(repr, repeated))} more than once; name each column once.")
     # True/False columns are numbers 0/1, as Parquet's booleans are (a --categorical one keeps its values)
     df = truth_values_as_numbers(df, [c for c in df.columns if c not in categorical])
     if not columns:
