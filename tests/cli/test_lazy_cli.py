@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from discrim.cli.main import cli
+from discrim.utils._files import current_umask
 
 pytest.importorskip("dask.dataframe")
 pytest.importorskip("pyarrow")
@@ -92,15 +93,7 @@ def test_overwrite_replaces_only_an_earlier_parquet_output(tmp_path, table, monk
     out = tmp_path / "predictions"
     assert predict(out).exit_code == 0 and predict(out).exit_code == 0
     assert pd.read_parquet(out).shape[0] == frame.shape[0]
-    assert out.stat().st_mode & 0o055 == 0o055 & ~_umask()
-
-
-def _umask():
-    import os
-
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    assert out.stat().st_mode & 0o055 == 0o055 & ~current_umask()
 
 
 def test_mixture_from_zarr_equals_the_csv_fit(tmp_path, table):

@@ -311,6 +311,27 @@ def test_true_false_text_columns_are_fitted_as_numbers(tmp_path, rng):
     assert reports[0].output == reports[1].output
 
 
+def test_a_failed_plot_leaves_no_imputed_table(tmp_path, rng, monkeypatch):
+    """The imputed table was written before the plot: when the plot failed the run exited 1 but
+    left the table, and its rerun was refused because the output 'exists'."""
+    import discrim.cli._mixture as command
+
+    path, _ = _mixed_table(tmp_path, rng)
+    out = tmp_path / "completed.csv"
+
+    def failing_plot(*args, **kwargs):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(command, "_write_plot", failing_plot)
+    result = _run(["--csv", path, "--components", 2, "--quiet", "--impute", out, "--plot", tmp_path / "p.png"])
+    assert result.exit_code == 1 and "cannot write the plot" in result.output
+    assert not out.exists() and not list(tmp_path.glob(".completed.csv*"))
+    monkeypatch.undo()
+    result = _run(["--csv", path, "--components", 2, "--quiet", "--impute", out, "--plot", tmp_path / "p.png"])
+    assert result.exit_code == 0, result.output
+    assert out.exists() and not pd.read_csv(out).isna().any().any()
+
+
 def test_overwrite_help_names_the_impute_file_too():
     """--overwrite governs --impute as well as --plot (an existing --impute file needs it); the help says so."""
     result = _run(["--help"])

@@ -19,6 +19,7 @@ import click
 import numpy as np
 
 from discrim.cli._io import check_output_folder
+from discrim.utils._files import current_umask
 
 __all__ = ["LAZY_OPTIONS", "dask_cluster", "em_progress", "input_bytes", "lazy_features", "numeric_columns",
            "plain_labels", "read_lazy", "write_parquet_atomic"]
@@ -185,13 +186,6 @@ def em_progress(enabled=True):
             logger.setLevel(old_level)
 
 
-def _umask():
-    """The process's file mode creation mask (read by setting it, then set back)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
 def write_parquet_atomic(frame, path, overwrite=False):
     """Write a dask DataFrame as a Parquet folder that appears at ``path`` only once complete.
 
@@ -206,7 +200,7 @@ def write_parquet_atomic(frame, path, overwrite=False):
     tmp = Path(tempfile.mkdtemp(dir=target.resolve().parent, prefix=f".{target.name}."))
     try:
         frame.to_parquet(str(tmp), write_index=False)
-        tmp.chmod(0o777 & ~_umask())  # mkdtemp's folder is private (0700); the output gets the usual mode
+        tmp.chmod(0o777 & ~current_umask())  # mkdtemp's folder is private (0700); the output gets the usual mode
         if target.exists():
             # checked before the work (check_output_folder); again here, as it replaces a whole folder
             check_output_folder(path, "--output", overwrite=overwrite)

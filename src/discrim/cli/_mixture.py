@@ -17,7 +17,6 @@ from discrim.cli._io import (
     numeric_features,
     read_csv,
     truth_values_as_numbers,
-    write_csv_atomic,
 )
 from discrim.cli._lazy import (
     dask_cluster,
@@ -29,6 +28,7 @@ from discrim.cli._lazy import (
     read_lazy,
 )
 from discrim.distributions import FAMILY_CLASSES
+from discrim.utils._files import atomic_output
 
 #: ``--family`` name -> (family class, the options the name stands for), from the classes.
 FAMILY_NAMES = {name: (cls, options) for cls in FAMILY_CLASSES for name, options in cls.cli_names.items()}
@@ -642,16 +642,22 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         console.print(summary.to_text(parameters=False), markup=False, highlight=False, soft_wrap=True)
     if not model.converged_:
         console.print(f"warning: EM did not converge in {max_iter} iterations; raise --max-iter or --tol.")
+    with ExitStack() as outputs:
+        # the imputed table waits in its temporary file until the plot is written too: a run that
+        # fails leaves neither (and a rerun is not refused for an output of the failed one)
+        if impute_path is not None:
+            missing = int(np.isnan(X).sum())
+            completed = model.impute(X)  # categorical columns back from codes to their values
+            table_file = outputs.enter_context(atomic_output(impute_path))
+            pd.DataFrame(model.family.decode(completed) if categories else completed, columns=names).to_csv(
+                table_file, index=False)
+        if plot_path is not None:
+            try:
+                _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection,
+                            plot_kind, density=not categories)
+            except (ValueError, OSError) as exc:
+                raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
     if impute_path is not None:
-        missing = int(np.isnan(X).sum())
-        completed = model.impute(X)  # categorical columns back from codes to their values
-        write_csv_atomic(pd.DataFrame(model.family.decode(completed) if categories else completed, columns=names),
-                         impute_path)
         console.print(f"{missing} missing cell(s) completed; table written to {impute_path}")
     if plot_path is not None:
-        try:
-            _write_plot(model, _plotted_rows(model, _in_memory_sample(X)), names, plot_path, selection, plot_kind,
-                        density=not categories)
-        except (ValueError, OSError) as exc:
-            raise click.ClickException(f"cannot write the plot {plot_path}: {exc}") from None
         console.print(f"plot written to {plot_path}")
