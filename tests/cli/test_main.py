@@ -139,3 +139,25 @@ def test_true_false_columns_are_features_0_1(tmp_path, iris_csv):
         assert run("predict", "--model", str(model), "--csv", str(path), "--output", str(out)).exit_code == 0
         predictions.append(pd.read_csv(out))
     pd.testing.assert_frame_equal(predictions[0], predictions[1])
+
+
+def test_a_warning_in_a_command_without_param_does_not_offer_it(capsys):
+    """discrim mixture has no --param: its warnings offered "--param NAME=VALUE", an option it refuses."""
+    import click
+
+    from discrim.cli._warnings import show_warning
+
+    @click.command()
+    def bare():
+        show_warning(UserWarning("Raise reg_covar (for example reg_covar=1e-3)."), UserWarning, "f.py", 1)
+
+    @click.command()
+    @click.option("--param", multiple=True)
+    def tunable(param):
+        show_warning(UserWarning("Raise reg_covar (for example reg_covar=1e-3)."), UserWarning, "f.py", 1)
+
+    for command, want, not_want in ((bare, "set it in Python", "--param"), (tunable, "--param NAME=VALUE", "in Python")):
+        with pytest.raises(SystemExit):
+            command.main([], standalone_mode=True)
+        err = capsys.readouterr().err
+        assert want in err and not_want not in err

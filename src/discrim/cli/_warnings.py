@@ -29,9 +29,18 @@ def show_warning(message, category, filename, lineno, file=None, line=None):
     """
     text = str(message)
     if _SETTING.search(text):  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
-        text += " (On the command line a model parameter is set with --param NAME=VALUE.)"
+        if _command_takes_param():
+            text += " (On the command line a model parameter is set with --param NAME=VALUE.)"
+        else:
+            text += " (This command has no option for that parameter: set it in Python, on the estimator.)"
     name = "Warning" if category is UserWarning else category.__name__
     click.echo(f"{name}: {text}", err=True)
+
+
+def _command_takes_param():
+    """Whether the command running (if any) has a ``--param`` option (``discrim mixture`` has none)."""
+    context = click.get_current_context(silent=True)
+    return context is None or any("--param" in getattr(option, "opts", ()) for option in context.command.params)
 
 
 def command_line_warnings():
