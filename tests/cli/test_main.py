@@ -161,3 +161,24 @@ def test_a_warning_in_a_command_without_param_does_not_offer_it(capsys):
             command.main([], standalone_mode=True)
         err = capsys.readouterr().err
         assert want in err and not_want not in err
+
+
+@pytest.mark.parametrize("command", [["fit", "--dataset", "iris-2f", "--model", "lda", "--output"],
+                                     ["datasets", "--export", "iris", "--output"]])
+def test_an_output_folder_where_no_file_can_be_created_is_refused_first(command, monkeypatch, tmp_path):
+    """Permission bits pass /proc (or a read-only mount) for root: the write failed after the fit,
+    naming the temporary file ('/proc/.x.csv.dqhfbi5i.csv'). A file is now created there first."""
+    import tempfile
+
+    from click.testing import CliRunner
+
+    from discrim.cli.main import cli
+
+    def refuse(*args, **kwargs):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", refuse)
+    result = CliRunner().invoke(cli, [*command, str(tmp_path / "out.csv")])
+    assert result.exit_code == 1
+    assert f"--output: no file can be written in folder {str(tmp_path)!r} (Read-only file system)" in result.output
+    assert "accuracy" not in result.output and not list(tmp_path.iterdir())

@@ -3,6 +3,7 @@
 import ast
 import os
 import re
+import tempfile
 import warnings
 from contextlib import contextmanager
 from pathlib import Path
@@ -440,11 +441,25 @@ def check_output(path, option, *, overwrite=False, inputs=()):
         raise click.ClickException(
             f"{option}: {str(target)!r} exists; give --overwrite to replace it, or another file name."
         )
-    parent = target.resolve().parent
-    if not parent.is_dir():
-        raise click.ClickException(f"{option}: folder {str(parent)!r} does not exist.")
-    if not os.access(parent, os.W_OK):
-        raise click.ClickException(f"{option}: folder {str(parent)!r} is not writable.")
+    check_writable_folder(target.resolve().parent, option)
+
+
+def check_writable_folder(folder, option):
+    """Refuse, naming ``option``, a folder that does not exist or where no file can be created.
+
+    The outputs are written through a temporary file beside them: one is created and removed here,
+    before any work (permission bits alone pass /proc or a read-only mount for root, and the
+    failure came after the fit, naming the temporary file).
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise click.ClickException(f"{option}: folder {str(folder)!r} does not exist.")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise click.ClickException(f"{option}: no file can be written in folder {str(folder)!r} "
+                                   f"({exc.strerror or exc}); give a path in a writable folder.") from None
 
 
 # What a Parquet folder discrim writes (dask's to_parquet) may hold: an existing folder with
@@ -486,11 +501,7 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
                 "to a folder of their own."
             )
     if not target.exists():
-        parent = target.parent
-        if not parent.is_dir():
-            raise click.ClickException(f"{option}: folder {str(parent)!r} does not exist.")
-        if not os.access(parent, os.W_OK):
-            raise click.ClickException(f"{option}: folder {str(parent)!r} is not writable.")
+        check_writable_folder(target.parent, option)
         return
     if not target.is_dir():
         raise click.ClickException(

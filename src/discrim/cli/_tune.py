@@ -12,6 +12,7 @@ from rich.table import Table
 
 from discrim.cli._io import (
     check_finite_probabilities,
+    check_writable_folder,
     checked_device,
     device_option,
     drawable_rows,
@@ -44,11 +45,7 @@ def _prepare_output(output, overwrite, csv):
             f"--output: {str(path)!r} already holds {', '.join(existing)}; give --overwrite to replace them, "
             "or another folder."
         )
-    parent = path.resolve().parent
-    if not parent.is_dir():
-        raise click.ClickException(f"--output: folder {str(parent)!r} does not exist.")
-    if not os.access(parent if not path.exists() else path, os.W_OK):
-        raise click.ClickException(f"--output: {str(path)!r} is not writable.")
+    check_writable_folder(path if path.exists() else path.resolve().parent, "--output")
     return path
 
 
