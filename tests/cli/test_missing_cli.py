@@ -92,6 +92,31 @@ def test_a_model_without_unlabelled_rows_refuses_them_naming_those_that_take_the
     assert f"has {n_unlabelled} missing value(s)" in result.output and "lda, qda or mda" in result.output
 
 
+def test_rows_labelled_with_the_unlabeled_marker_are_unlabelled_rows(wine_with_few_labels, tmp_path):
+    """-1 for "no label": the error said "pass unlabeled=-1" (Python's spelling), and with --param
+    unlabeled=-1 the marked rows went to the test part, whose log-loss refused the class -1."""
+    path, n_unlabelled = wine_with_few_labels
+    frame = pd.read_csv(path)
+    marked = tmp_path / "marked.csv"
+    codes = frame["target"].astype("category").cat.codes  # the classes as 0, 1, 2 and -1 where no label
+    frame.assign(target=codes).to_csv(marked, index=False)
+    result = run("fit", "--csv", marked, "--target", "target", "--model", "lda", "--quiet")
+    assert result.exit_code != 0
+    assert "pass unlabeled=-1" in result.output and "--param NAME=VALUE" in result.output
+    result = run("fit", "--csv", marked, "--target", "target", "--model", "lda", "--param", "unlabeled=-1", "--quiet",
+                 "--output", tmp_path / "marked.skops")
+    assert result.exit_code == 0, result.output
+    assert f"{n_unlabelled} of the training rows have no label" in result.output
+    # the model of the file with empty cells instead: the same rows unlabelled, the same fit
+    assert run("fit", "--csv", path, "--target", "target", "--model", "lda", "--quiet", "--output",
+               tmp_path / "empty.skops").exit_code == 0
+    from discrim.persistence import load_model
+
+    X = frame.drop(columns="target")
+    np.testing.assert_allclose(load_model(tmp_path / "marked.skops").predict_proba(X),
+                               load_model(tmp_path / "empty.skops").predict_proba(X), rtol=1e-10)
+
+
 def test_predict_takes_a_file_whose_feature_column_is_empty(wine_with_gaps, tmp_path):
     """One row to score whose feature was not measured: predicted from the other features' marginals."""
     model = tmp_path / "m.skops"

@@ -11,7 +11,7 @@ import warnings
 
 import click
 
-__all__ = ["show_warning", "command_line_warnings"]
+__all__ = ["command_line_advice", "command_line_warnings", "show_warning"]
 
 # "name=value" in a message: a parameter setting as Python spells it (value a number, word or quoted)
 _SETTING = re.compile(r"\b([a-z][a-z0-9_]*)=('[^']*'|\"[^\"]*\"|[\w.+-]+)")
@@ -27,20 +27,32 @@ def show_warning(message, category, filename, lineno, file=None, line=None):
     filename, lineno, file, line
         As :func:`warnings.showwarning` takes them (not shown).
     """
-    text = str(message)
-    if _SETTING.search(text):  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
-        if _command_takes_param():
-            text += " (On the command line a model parameter is set with --param NAME=VALUE.)"
-        else:
-            text += " (This command has no option for that parameter: set it in Python, on the estimator.)"
+    context = click.get_current_context(silent=True)
+    text = command_line_advice(str(message), None if context is None else context.command)
     name = "Warning" if category is UserWarning else category.__name__
     click.echo(f"{name}: {text}", err=True)
 
 
-def _command_takes_param():
-    """Whether the command running (if any) has a ``--param`` option (``discrim mixture`` has none)."""
-    context = click.get_current_context(silent=True)
-    return context is None or any("--param" in getattr(option, "opts", ()) for option in context.command.params)
+def command_line_advice(text, command=None):
+    """``text`` with, where it names a parameter setting as Python spells it, how to give it here.
+
+    Parameters
+    ----------
+    text : str
+        A warning's or an error's message, e.g. "Set reg_param (for example reg_param=0.1)".
+    command : click.Command or None
+        The command that ran: one with a ``--param`` option is told to use it, one without (``discrim
+        mixture``) that the setting is Python's; None (outside a command) offers ``--param``.
+
+    Returns
+    -------
+    text : str
+    """
+    if not _SETTING.search(text):  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
+        return text
+    if command is None or any("--param" in getattr(option, "opts", ()) for option in command.params):
+        return text + " (On the command line a model parameter is set with --param NAME=VALUE.)"
+    return text + " (This command has no option for that parameter: set it in Python, on the estimator.)"
 
 
 def command_line_warnings():

@@ -80,7 +80,11 @@ class _LazyGroup(click.Group):
         except _USER_ERRORS as exc:
             if os.environ.get("DISCRIM_DEBUG"):
                 raise
-            raise click.ClickException(_one_line(exc)) from None
+            from discrim.cli._warnings import command_line_advice
+
+            # "pass unlabeled=-1" is "--param unlabeled=-1" here (where the command has --param)
+            command = self.get_command(ctx, ctx.invoked_subcommand) if ctx.invoked_subcommand else None
+            raise click.ClickException(command_line_advice(_one_line(exc), command)) from None
         except MemoryError:
             if os.environ.get("DISCRIM_DEBUG"):
                 raise
@@ -148,12 +152,12 @@ def models():
     console.print(table)
 
 
-def _load_training_data(dataset, csv, target, test_size, random_state, unlabelled=None):
+def _load_training_data(dataset, csv, target, test_size, random_state, unlabelled=None, marker=None):
     """Return X_train, X_test, y_train, y_test in the data's own units (a built-in set unscaled).
 
     With ``unlabelled`` (a model name that fits by EM over rows without a label), CSV rows with an
-    empty target cell join the training part after the split of the labelled rows (their y is NaN);
-    otherwise they are refused.
+    empty target cell, or with the label ``marker`` (the model's ``unlabeled``, e.g. -1), join the
+    training part after the split of the labelled rows (their y is NaN); otherwise they are refused.
     """
     from sklearn.model_selection import train_test_split
 
@@ -171,6 +175,13 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
     if target is None:
         raise click.UsageError("--csv needs --target COLUMN.")
     X, y = split_target(read_csv(csv), read_labels(csv, target), target, unlabelled)
+    if unlabelled is not None and marker is not None and not pd.isna(marker):
+        # the marked rows are unlabelled as the empty cells are: never in the test part, whose
+        # scores need a label (they reached log_loss as a class it did not know)
+        y = np.array(y, dtype=object)  # a copy: pandas's may be read-only
+        # a text column holds the marker as text: unlabeled=-1 marks the cells '-1'
+        y[np.array([label == marker or (isinstance(label, str) and label == str(marker)) for label in y],
+                   dtype=bool)] = np.nan
     missing = pd.isna(y)
     labelled = np.asarray(y[~missing].tolist())  # one dtype (an object y holds ints beside empty cells' NaN)
     try:
@@ -246,7 +257,8 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     estimator = model_from_params(model_name, kwargs)
     takes_unlabelled = "unlabeled" in estimator.get_params()
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state,
-                                                           model_name if takes_unlabelled else None)
+                                                           model_name if takes_unlabelled else None,
+                                                           estimator.unlabeled if takes_unlabelled else None)
     n_unlabelled = int(pd.isna(y_train).sum())  # only when takes_unlabelled: others refuse empty target cells
     if n_unlabelled and estimator.unlabeled is None:
         estimator.set_params(unlabeled=np.nan)  # only the empty cells: no label value is taken for a marker
