@@ -101,3 +101,25 @@ def test_prototypes_are_named_by_their_csv_row(files):
     # a model fitted in Python records nothing: positions among its training rows
     out = run("explain", "--model", str(files["plain"]), "--csv", str(files["csv"]), "--row", "7").output
     assert "training row" in out
+
+
+def test_target_is_read_as_fit_reads_it(tmp_path):
+    """--target read the cell with pandas's defaults: the class '0.0' of `discrim fit` came back as
+    0.0 (unknown to the model), a class 'NA' as NaN, and a row without a label was an error."""
+    rng = np.random.default_rng(1)
+    X = pd.DataFrame(rng.normal(size=(120, 2)), columns=["u", "v"])
+    labels = np.where(X["u"] > 0, "NA", "0.0")
+    csv = tmp_path / "labels.csv"
+    X.assign(label=labels).to_csv(csv, index=False)
+    model = tmp_path / "m.skops"
+    assert run("fit", "--csv", str(csv), "--target", "label", "--model", "proset", "--param", "n_candidates=40",
+               "--output", str(model), "--quiet").exit_code == 0
+    for row in (int(np.flatnonzero(labels == "NA")[0]), int(np.flatnonzero(labels == "0.0")[0])):
+        result = run("explain", "--model", str(model), "--csv", str(csv), "--row", str(row), "--target", "label")
+        assert result.exit_code == 0, result.output
+        assert f"true class '{labels[row]}'" in " ".join(result.output.split())
+    blank = tmp_path / "blank.csv"
+    X.assign(label=pd.Series(labels).where(np.arange(120) != 3)).to_csv(blank, index=False)
+    result = run("explain", "--model", str(model), "--csv", str(blank), "--row", "3", "--target", "label")
+    assert result.exit_code == 0, result.output
+    assert "row 3 has no label in 'label'" in result.output and "true class '" not in result.output

@@ -4,6 +4,7 @@ import dataclasses
 
 import click
 import numpy as np
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -14,6 +15,7 @@ from discrim.cli._io import (
     damaged_model_errors,
     model_features,
     read_csv,
+    read_labels,
 )
 
 
@@ -81,11 +83,17 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
         raise click.ClickException(f"--n-batches {n_batches}: the model has {len(final.batches_)} batches.")
     true_class = None
     if target is not None:
-        true_class = df[target].iloc[row]
-        true_class = plain_label(true_class)
-        if not np.any(np.asarray(final.classes_) == true_class):
-            raise click.ClickException(f"--target: row {row} has class {true_class!r}, which the model does not "
-                                       f"know (its classes: {np.asarray(final.classes_).tolist()}).")
+        # read as `discrim fit` reads it (text; only an empty cell is missing), so that "0.0" or "NA"
+        # are the classes the model knows by those names
+        true_class = read_labels(csv, target).iloc[row]
+        if pd.isna(true_class):
+            click.echo(f"row {row} has no label in {target!r}: its true class is not shown.")
+            true_class = None
+        else:
+            true_class = plain_label(true_class)
+            if not np.any(np.asarray(final.classes_) == true_class):
+                raise click.ClickException(f"--target: row {row} has class {true_class!r}, which the model does not "
+                                           f"know (its classes: {np.asarray(final.classes_).tolist()}).")
         df = df.drop(columns=[target])
     with damaged_model_errors(model_path):
         X = model_features(model, df)
