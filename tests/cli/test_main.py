@@ -182,3 +182,23 @@ def test_an_output_folder_where_no_file_can_be_created_is_refused_first(command,
     assert result.exit_code == 1
     assert f"--output: no file can be written in folder {str(tmp_path)!r} (Read-only file system)" in result.output
     assert "accuracy" not in result.output and not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("cell", ["-", " ", "abc", "n/a "])
+def test_a_stray_text_cell_in_a_column_of_numbers_is_named_with_its_row(cell, tmp_path):
+    """A '-' for a missing value, a blank space or a typo made the whole column "non-numeric ... encode
+    them as numbers (e.g. one-hot)": the wrong fix for a column of numbers."""
+    from click.testing import CliRunner
+
+    from discrim.cli.main import cli
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=40).round(3).astype(str), "b": rng.normal(size=40),
+                          "y": np.repeat(["u", "v"], 20)})
+    frame.loc[7, "a"] = cell
+    path = tmp_path / "stray.csv"
+    frame.to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["fit", "--csv", str(path), "--target", "y", "--model", "lda", "--quiet"])
+    assert result.exit_code == 1
+    assert f"column 'a' of the features holds numbers but also {cell!r} (data row 7" in result.output
+    assert "one-hot" not in result.output

@@ -144,6 +144,18 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     X = truth_values_as_numbers(df[columns])
     non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
+        for c in non_numeric:
+            # a column of numbers with a few cells of text ("-", " ", "n/a", a typo): name the first
+            # such cell, where one-hot encoding would be the wrong advice
+            cells = X[c].dropna()
+            numbers = pd.to_numeric(cells, errors="coerce")
+            if numbers.notna().mean() >= 0.5:
+                first = numbers.index[numbers.isna()][0]
+                raise click.ClickException(
+                    f"column {str(c)!r} of the {what} holds numbers but also {str(cells[first])!r} (data row "
+                    f"{df.index.get_loc(first)}, counted from 0), which is not a number: leave a missing value's "
+                    "cell empty, or correct the value."
+                )
         written = [str(v) for c in non_numeric for v in X[c].dropna().head(20)]
         raise click.ClickException(non_numeric_message(what, non_numeric, written))
     # An empty cell is a missing value (NaN), which the models handle by likelihood; infinity is an error.
