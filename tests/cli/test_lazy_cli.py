@@ -187,7 +187,8 @@ def test_parquet_refuses_a_text_feature_as_the_csv_does(tmp_path, rng):
         assert result.exit_code == 1, result.output
         errors.append(result.output.strip().splitlines()[-1])
     assert errors[0] == errors[1] == ("Error: non-numeric features column(s) 'city': encode them as numbers "
-                                      "(e.g. one-hot) or leave them out.")
+                                      "(e.g. one-hot) or leave them out (--drop in fit and tune, --columns in "
+                                      "mixture).")
     assert not (tmp_path / "m.skops").exists()
     result = CliRunner().invoke(cli, ["mixture", "--parquet", str(parquet), "--columns", "x,city", "--quiet"])
     assert result.exit_code == 1 and "non-numeric data column(s) 'city'" in result.output
@@ -252,3 +253,17 @@ def test_a_constant_parquet_column_is_named(tmp_path, rng):
     result = CliRunner().invoke(cli, ["fit", "--parquet", str(path), "--target", "label", "--model", "qda", "--quiet"])
     assert result.exit_code == 1
     assert "1 feature(s) of X (['level']) are constant" in result.output
+
+
+def test_drop_leaves_a_column_of_a_lazy_table_out(tmp_path, table):
+    frame, folder = table
+    model = tmp_path / "m.skops"
+    result = run("fit", "--parquet", str(folder), "--target", "label", "--model", "lda", "--drop", "f3",
+                 "--output", str(model), "--quiet")
+    assert result.exit_code == 0, result.output
+    from discrim.persistence import load_model
+
+    assert list(load_model(model).feature_names_in_) == ["f1", "f2"]
+    result = CliRunner().invoke(cli, ["fit", "--parquet", str(folder), "--target", "label", "--model", "lda",
+                                      "--drop", "f9", "--quiet"])
+    assert result.exit_code != 0 and "--drop column(s) 'f9' not in the table" in result.output

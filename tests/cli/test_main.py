@@ -202,3 +202,43 @@ def test_a_stray_text_cell_in_a_column_of_numbers_is_named_with_its_row(cell, tm
     assert result.exit_code == 1
     assert f"column 'a' of the features holds numbers but also {cell!r} (data row 7" in result.output
     assert "one-hot" not in result.output
+
+
+def test_drop_leaves_columns_out_and_an_identifier_column_is_noted(tmp_path):
+    """fit and tune took every column but the target as a feature, with no way to leave one out:
+    an integer row id was used silently (accuracy 1.0 on a sorted file), and the refusal of a text
+    column said "leave them out" without an option to do it."""
+    from click.testing import CliRunner
+
+    from discrim.cli.main import cli
+    from discrim.persistence import load_model
+
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"id": np.arange(60), "a": rng.normal(size=60), "b": rng.normal(size=60),
+                          "site": np.tile(["north", "south"], 30), "y": np.repeat(["u", "v"], 30)})
+    frame["a"] += (frame["y"] == "v") * 2
+    path = tmp_path / "rows.csv"
+    frame.to_csv(path, index=False)
+
+    def fit(*args):
+        return CliRunner().invoke(cli, ["fit", "--csv", str(path), "--target", "y", "--model", "lda", "--quiet", *args])
+
+    result = fit()
+    assert result.exit_code == 1 and "'site'" in result.output and "--drop" in result.output
+    result = fit("--drop", "site")
+    assert result.exit_code == 0, result.output
+    assert "note: column(s) 'id' hold a different whole number on every row" in " ".join(result.output.split())
+    result = fit("--drop", "id,site", "--output", str(tmp_path / "m.skops"))
+    assert result.exit_code == 0 and "note:" not in result.output
+    assert list(load_model(tmp_path / "m.skops").feature_names_in_) == ["a", "b"]
+    # the same model as from the file without those columns
+    frame.drop(columns=["id", "site"]).to_csv(tmp_path / "ab.csv", index=False)
+    assert CliRunner().invoke(cli, ["fit", "--csv", str(tmp_path / "ab.csv"), "--target", "y", "--model", "lda",
+                                    "--quiet", "--output", str(tmp_path / "ab.skops")]).exit_code == 0
+    X = frame[["a", "b"]]
+    np.testing.assert_allclose(load_model(tmp_path / "m.skops").predict_proba(X),
+                               load_model(tmp_path / "ab.skops").predict_proba(X))
+    for args, message in ((("--drop", "nope"), "--drop column(s) 'nope' not in the table"),
+                          (("--drop", "y,site"), "--drop names the target column 'y'")):
+        result = fit(*args)
+        assert result.exit_code != 0 and message in result.output

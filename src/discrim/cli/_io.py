@@ -112,7 +112,8 @@ def non_numeric_message(what, columns, written=()):
     return (f"non-numeric {what} column(s) {', '.join(map(repr, map(str, columns)))}: "
             + ("their values look like numbers written with a decimal comma or a thousands separator "
                f"({written[0]!r}): write them with a decimal point and no separators."
-               if commas else "encode them as numbers (e.g. one-hot) or leave them out."))
+               if commas else "encode them as numbers (e.g. one-hot) or leave them out (--drop in fit and tune, "
+               "--columns in mixture)."))
 
 
 def numeric_features(df, columns=None, *, what="features", allow_empty=False):
@@ -258,6 +259,59 @@ def read_labels(path, target):
         out[labels.notna()] = [int(v) for v in written]
         return out
     return labels
+
+
+def drop_option(command):
+    """The ``--drop`` option of the commands that take every other column as a feature."""
+    return click.option("--drop", "drop", multiple=True, metavar="COLUMNS",
+                        help="Columns to leave out of the features, e.g. a row identifier (comma-separated; "
+                             "repeatable).")(command)
+
+
+def dropped_columns(drop, columns, target=None):
+    """The column names of ``--drop``, checked against the table's ``columns``.
+
+    Parameters
+    ----------
+    drop : sequence of str
+        The option's values, each a comma-separated list.
+    columns : sequence
+        The table's columns.
+    target : str or None
+        The target column, which cannot be dropped.
+
+    Returns
+    -------
+    names : list of str
+    """
+    names = [name.strip() for item in drop for name in item.split(",") if name.strip()]
+    unknown = [name for name in names if name not in columns]
+    if unknown:
+        raise click.ClickException(f"--drop column(s) {', '.join(map(repr, unknown))} not in the table; it has: "
+                                   f"{', '.join(map(str, columns))}.")
+    if target is not None and target in names:
+        raise click.UsageError(f"--drop names the target column {target!r}; it is not a feature anyway.")
+    return names
+
+
+def identifier_columns(X):
+    """The columns of ``X`` that hold a different whole number on every row, in order: row identifiers.
+
+    Parameters
+    ----------
+    X : DataFrame of float
+
+    Returns
+    -------
+    names : list of str
+    """
+    found = []
+    for name in X.columns:
+        values = X[name].to_numpy(dtype=float)
+        if (values.shape[0] > 20 and np.all(np.isfinite(values)) and np.all(values == np.round(values))
+                and (np.all(np.diff(values) > 0) or np.all(np.diff(values) < 0))):
+            found.append(str(name))
+    return found
 
 
 def split_target(df, labels, target, unlabelled=None):

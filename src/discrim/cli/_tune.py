@@ -13,6 +13,7 @@ from rich.table import Table
 from discrim.cli._io import (
     check_finite_probabilities,
     check_writable_folder,
+    drop_option,
     checked_device,
     device_option,
     drawable_rows,
@@ -134,9 +135,10 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--overwrite", is_flag=True, help="Replace the files of an earlier run in the --output folder.")
 @click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@drop_option
 @device_option
 def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_change, search_max_iter, selection,
-         n_candidates, n_folds, n_jobs, random_state, scale, output, overwrite, report_format, quiet, device):
+         n_candidates, n_folds, n_jobs, random_state, scale, output, overwrite, report_format, quiet, drop, device):
     """Select alpha_feature and the batch count of a prototype set by cross-validation.
 
     Runs PrototypeClassifierCV on the training part, prints the selected hyperparameters and the
@@ -155,7 +157,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
 
     device = checked_device(device)
     out_dir = _prepare_output(output, overwrite, csv)
-    X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state)
+    X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state, drop=drop)
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
     # the scaler is fitted inside every fold on its training part, and with the final model on all rows
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,

@@ -24,6 +24,9 @@ from discrim.cli._io import (
     check_classifier,
     check_output,
     check_output_folder,
+    drop_option,
+    dropped_columns,
+    identifier_columns,
     check_plot_format,
     damaged_model_errors,
     drawable_rows,
@@ -152,8 +155,10 @@ def models():
     console.print(table)
 
 
-def _load_training_data(dataset, csv, target, test_size, random_state, unlabelled=None, marker=None):
+def _load_training_data(dataset, csv, target, test_size, random_state, unlabelled=None, marker=None, drop=()):
     """Return X_train, X_test, y_train, y_test in the data's own units (a built-in set unscaled).
+
+    ``drop``: the ``--drop`` option's values, columns left out of the features.
 
     With ``unlabelled`` (a model name that fits by EM over rows without a label), CSV rows with an
     empty target cell, or with the label ``marker`` (the model's ``unlabeled``, e.g. -1), join the
@@ -171,10 +176,20 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
                 f"unknown data set {dataset!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
         # Unscaled: the scaling is fitted inside the model, so a saved model takes raw rows.
-        return load_benchmark(dataset, random_state=random_state, test_size=test_size, as_frame=True, scale=False)
+        X_train, X_test, y_train, y_test = load_benchmark(dataset, random_state=random_state, test_size=test_size,
+                                                          as_frame=True, scale=False)
+        names = dropped_columns(drop, list(X_train.columns))
+        return X_train.drop(columns=names), X_test.drop(columns=names), y_train, y_test
     if target is None:
         raise click.UsageError("--csv needs --target COLUMN.")
-    X, y = split_target(read_csv(csv), read_labels(csv, target), target, unlabelled)
+    df = read_csv(csv)
+    df = df.drop(columns=dropped_columns(drop, list(df.columns), target))
+    X, y = split_target(df, read_labels(csv, target), target, unlabelled)
+    ids = identifier_columns(X)
+    if ids:
+        console.print(f"note: column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in "
+                      f"order, as a row identifier does; they are features here: --drop {','.join(ids)} leaves them "
+                      "out.")
     if unlabelled is not None and marker is not None and not pd.isna(marker):
         # the marked rows are unlabelled as the empty cells are: never in the test part, whose
         # scores need a label (they reached log_loss as a class it did not know)
@@ -221,10 +236,11 @@ def _show_progress_logs():
 @click.option("--plot", type=click.Path(dir_okay=False), help="Draw the decision regions (two-feature data) here.")
 @_OVERWRITE
 @click.option("--quiet", is_flag=True, help="Do not show progress of long fits.")
+@drop_option
 @device_option
 @lazy_options
 def fit(dataset, csv, target, model_name, params, test_size, random_state, scale, output, plot, overwrite, quiet,
-        device, parquet, zarr, scheduler):
+        drop, device, parquet, zarr, scheduler):
     """Train a model, evaluate it on a stratified hold-out and print the scores.
 
     With --parquet or --zarr the table is read lazily by Dask: the hold-out is a random split,
@@ -252,13 +268,13 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
         if plot is not None:
             raise click.UsageError("--plot draws in-memory data; it does not take --parquet or --zarr.")
         return _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale,
-                         output, quiet)
+                         output, quiet, drop)
     kwargs = parse_params(params)
     estimator = model_from_params(model_name, kwargs)
     takes_unlabelled = "unlabeled" in estimator.get_params()
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state,
                                                            model_name if takes_unlabelled else None,
-                                                           estimator.unlabeled if takes_unlabelled else None)
+                                                           estimator.unlabeled if takes_unlabelled else None, drop)
     n_unlabelled = int(pd.isna(y_train).sum())  # only when takes_unlabelled: others refuse empty target cells
     if n_unlabelled and estimator.unlabeled is None:
         estimator.set_params(unlabeled=np.nan)  # only the empty cells: no label value is taken for a marker
@@ -395,7 +411,8 @@ def _fitted_scaler(X):
     return scaler
 
 
-def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale, output, quiet):
+def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, random_state, scale, output, quiet,
+              drop=()):
     """``discrim fit`` on a table read lazily: Dask computes every pass over the rows."""
     from sklearn.pipeline import Pipeline
 
@@ -411,7 +428,9 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     frame = read_lazy(parquet, zarr)
     if target not in frame.columns:
         raise click.ClickException(f"target column {target!r} not in the table; it has: {', '.join(map(str, frame.columns))}.")
-    names = list(lazy_features(frame, exclude=[target]).columns)  # refuses non-numeric columns before any pass
+    left_out = dropped_columns(drop, list(frame.columns), target)
+    # refuses non-numeric columns before any pass
+    names = list(lazy_features(frame, exclude=[target, *left_out]).columns)
     kwargs = parse_params(params)
     estimator = model_from_params(model_name, kwargs)
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
