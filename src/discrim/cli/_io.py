@@ -28,17 +28,43 @@ def read_csv(path):
             # row names without a header cell); it still drops a trailing empty field (rows ending
             # in the delimiter), and warns where it would drop a value, which is an error here
             warnings.simplefilter("error", pd.errors.ParserWarning)
-            df = pd.read_csv(path, index_col=False)
+            # skipinitialspace: "a, b, label" files (a space after each comma) read as "a,b,label",
+            # their empty cells ", ," as missing rather than as the text ' '
+            df = pd.read_csv(path, index_col=False, skipinitialspace=True)
     except pd.errors.ParserWarning:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            header = file.readline()
+        if "," not in header and (";" in header or "\t" in header):
+            sep = "tabs" if "\t" in header else "semicolons"
+            raise click.ClickException(
+                f"CSV file {str(path)!r} looks separated by {sep} (its header {header.strip()[:60]!r}), where discrim "
+                "reads comma-separated files with decimal points: save it with commas and decimal points."
+            ) from None
         raise click.ClickException(
             f"CSV file {str(path)!r} has rows with more fields than its header: a value written with a thousands "
             "separator (1,000) or a decimal comma, or row names without a header cell? Remove the separators, "
             "quote such values, or give the first column a header."
         ) from None
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+    except UnicodeDecodeError:
+        if path.suffix.lower() in (".parquet", ".pq") or path.read_bytes()[:4] == b"PAR1":
+            raise click.ClickException(f"{str(path)!r} is a Parquet file, not a CSV file: give it with --parquet.") from None
+        raise click.ClickException(
+            f"CSV file {str(path)!r} is not UTF-8 text (an export in Latin-1 or Windows-1252?): save it as UTF-8, "
+            "e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv."
+        ) from None
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, OSError) as exc:
         raise click.ClickException(f"cannot read CSV file {str(path)!r}: {exc}".splitlines()[0]) from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise click.ClickException(f"CSV file {str(path)!r} has no data rows.")
+    if df.shape[1] == 1 and any(mark in str(df.columns[0]) for mark in ("\t", ";")):
+        sep = "tabs" if "\t" in str(df.columns[0]) else "semicolons"
+        raise click.ClickException(
+            f"CSV file {str(path)!r} reads as one column {str(df.columns[0])[:60]!r}: its fields look separated by "
+            f"{sep}, where discrim reads comma-separated files; save it with commas (and decimal points)."
+        )
+    padded = [str(c) for c in df.columns if isinstance(c, str) and c != c.strip()]
+    if padded:  # "a, b, label": the header " label" would not match --target label
+        df = df.rename(columns={c: c.strip() for c in padded})
     return df
 
 
@@ -249,10 +275,14 @@ def read_labels(path, target):
         None where the file has no column ``target``.
     """
     try:
-        labels = pd.read_csv(path, usecols=[target], dtype=str, keep_default_na=False, na_values=[""],
-                             index_col=False)[target]
-    except ValueError:  # no such column: split_target names it, with the columns there are
+        # a header padded with spaces ("a, b, label") names its columns as read_csv strips them
+        labels = pd.read_csv(path, usecols=lambda column: str(column).strip() == target, dtype=str,
+                             keep_default_na=False, na_values=[""], index_col=False, skipinitialspace=True)
+    except ValueError:
         return None
+    if labels.shape[1] != 1:  # no such column: split_target names it, with the columns there are
+        return None
+    labels = labels.iloc[:, 0].rename(target)
     written = labels.dropna()
     if len(written) and written.map(lambda v: re.fullmatch(r"-?(0|[1-9][0-9]*)", v) is not None).all():
         out = labels.astype(object)  # ints beside NaN: an object column (pandas would make floats)
