@@ -217,3 +217,14 @@ def test_tune_draws_the_decision_surface_of_two_features_with_empty_cells(tmp_pa
                  "--quiet", "--output", out)
     assert result.exit_code == 0, result.output
     assert (out / "decision_surface.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("command", [["fit", "--target", "target", "--model", "lda"], ["mixture"]])
+def test_device_with_empty_cells_is_refused_before_the_fit(command, wine_with_gaps):
+    """Missing values are computed on the host only: --device cpu fitted, then failed at the scores
+    with "set_params(device=None)" (Python's words, after the work)."""
+    pytest.importorskip("torch")
+    result = run(command[0], "--csv", wine_with_gaps, *command[1:], "--device", "cpu", "--quiet")
+    assert result.exit_code == 2
+    assert "empty cells (missing values), which are computed on the host (numpy) only: leave out --device" in \
+        " ".join(result.output.split())

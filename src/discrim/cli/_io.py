@@ -716,8 +716,25 @@ def device_option(command):
     return click.option(
         "--device", default=None, metavar="DEVICE",
         help="Compute with PyTorch on this device: cpu, cuda, cuda:1 (default: numpy on the host). "
-             "Saved models compute with numpy wherever they are loaded.",
+             "Saved models compute with numpy wherever they are loaded. Data with empty cells are "
+             "computed on the host only.",
     )(command)
+
+
+def check_device_data(device, *tables):
+    """Refuse ``--device`` before any work when the data have empty cells (handled on the host only).
+
+    Parameters
+    ----------
+    device : str or None
+        :func:`checked_device`'s value.
+    *tables : DataFrame or ndarray
+    """
+    if device is not None and any(np.isnan(np.asarray(table, dtype=float)).any() for table in tables):
+        raise click.UsageError(
+            "the data have empty cells (missing values), which are computed on the host (numpy) only: leave out "
+            "--device, or fill the cells first."
+        )
 
 
 def checked_device(device):

@@ -9,6 +9,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.cli._io import (
+    check_device_data,
     check_distinct_outputs,
     check_output,
     check_plot_format,
@@ -607,6 +608,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
                                                                              categories, len(names))
                    for name in families}
     families = list(options)
+    check_device_data(device, X)
     em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device, init_params=init_params)
 
     selection = None

@@ -22,6 +22,7 @@ from discrim.cli._io import (
     on_host,
     check_finite_probabilities,
     check_classifier,
+    check_device_data,
     check_output,
     check_output_folder,
     drop_option,
@@ -285,6 +286,7 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     if "random_state" in estimator.get_params() and "random_state" not in kwargs:
         estimator.set_params(random_state=random_state)
     if device is not None:
+        check_device_data(device, X_train, X_test)
         estimator.set_params(device=device)
     model = make_pipeline(StandardScaler(), estimator) if scale else clone(estimator)
     if not quiet:
