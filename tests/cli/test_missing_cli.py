@@ -39,12 +39,21 @@ def test_mixture_imputes_the_empty_cells(wine_with_gaps, tmp_path):
     result = run("mixture", "--csv", wine_with_gaps, "--columns", ",".join(columns), "--components", "2",
                  "--quiet", "--impute", out)
     assert result.exit_code == 0, result.output
-    original = pd.read_csv(wine_with_gaps)[columns].to_numpy()
-    completed = pd.read_csv(out).to_numpy()
+    table = pd.read_csv(wine_with_gaps)
+    original = table[columns].to_numpy()
+    written = pd.read_csv(out)
+    completed = written[columns].to_numpy()
     observed = ~np.isnan(original)
     assert not np.isnan(completed).any()
     np.testing.assert_allclose(completed[observed], original[observed], rtol=1e-12)
     assert f"{(~observed).sum()} missing cell(s) completed" in result.output
+    # the rest of the table as it was: the other columns, gaps and all (they were dropped), the
+    # observed cells as written ("1", not "1.0")
+    pd.testing.assert_frame_equal(written.drop(columns=columns), table.drop(columns=columns))
+    raw_in = pd.read_csv(wine_with_gaps, dtype=str, keep_default_na=False)
+    raw_out = pd.read_csv(out, dtype=str, keep_default_na=False)
+    written_cells = raw_in.to_numpy() != ""
+    assert (raw_out.to_numpy()[written_cells] == raw_in.to_numpy()[written_cells]).all()
 
 
 def test_tune_takes_empty_cells(wine_with_gaps, tmp_path):

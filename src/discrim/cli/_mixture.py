@@ -74,6 +74,38 @@ def family_takes(name, option):
     return option in _ACCEPTED[name]
 
 
+def completed_cells(csv, X, completed, names):
+    """The CSV's table as written, with the missing cells of the fitted columns filled in.
+
+    The other columns (an identifier, the text columns left out) and the observed cells keep their
+    text (an integer stays "1", not "1.0"), so that the table stays the user's table.
+
+    Parameters
+    ----------
+    csv : path-like
+    X : ndarray of shape (n_samples, n_columns)
+        The fitted columns as read (NaN where missing).
+    completed : array-like of shape (n_samples, n_columns)
+        The completed columns (categorical ones decoded to their values).
+    names : list of str
+        The fitted columns.
+
+    Returns
+    -------
+    table : DataFrame
+    """
+    import pandas as pd
+
+    # as read_csv reads it (padded headers and cells), every cell as its text
+    table = pd.read_csv(csv, dtype=str, keep_default_na=False, index_col=False, skipinitialspace=True)
+    completed = np.asarray(completed, dtype=object)
+    for j, name in enumerate(names):
+        gaps = np.isnan(X[:, j])
+        table.loc[gaps, name] = [repr(float(v)) if isinstance(v, (float, np.floating)) else str(v)
+                                 for v in completed[gaps, j]]
+    return table
+
+
 def read_columns(csv, columns, categorical=()):
     """Read the columns of a CSV file to fit: numeric ones, and categorical ones as codes.
 
@@ -493,8 +525,9 @@ def _selection_table(result):
                    "by most probable component and the Gaussian components' ellipses (classification), "
                    "their uncertainty as marker size (uncertainty), or the 2-D marginal densities (density).")
 @click.option("--impute", "impute_path", type=click.Path(dir_okay=False), default=None,
-              help="Write the fitted columns to this CSV with their missing cells completed by their conditional "
-                   "expectations under the chosen mixture.")
+              help="Write the CSV's table to this file with the missing cells of the fitted columns completed "
+                   "under the chosen mixture (numbers: conditional expectations; categories: the most probable "
+                   "one); every other cell as written.")
 @click.option("--overwrite", is_flag=True, help="Replace the --plot and --impute files if they exist.")
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
 @device_option
@@ -551,7 +584,7 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
                                    "column is categorical: leave --family out.")
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
                         random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path,
-                        plot_kind=plot_kind, init_params=init_params, categories=categories)
+                        plot_kind=plot_kind, init_params=init_params, categories=categories, source=csv)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -584,11 +617,12 @@ def _label(name, families):
 
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
                     plot_path, progress=True, device=None, impute_path=None, plot_kind="overview",
-                    init_params="kmeans++", categories=None):
+                    init_params="kmeans++", categories=None, source=None):
     """Fit the mixture (or choose among several) and print the report; X in memory or a dask array.
 
     ``categories``: the categorical columns (position -> values in code order), fitted by a
-    Categorical beside each family (see :func:`with_categorical_columns`).
+    Categorical beside each family (see :func:`with_categorical_columns`). ``source``: the CSV file
+    X was read from, whose table ``impute_path`` receives completed.
     """
     from rich.console import Console
 
@@ -651,7 +685,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
             missing = int(np.isnan(X).sum())
             completed = model.impute(X)  # categorical columns back from codes to their values
             table_file = outputs.enter_context(atomic_output(impute_path))
-            pd.DataFrame(model.family.decode(completed) if categories else completed, columns=names).to_csv(
+            completed_cells(source, X, model.family.decode(completed) if categories else completed, names).to_csv(
                 table_file, index=False)
         if plot_path is not None:
             try:
