@@ -237,3 +237,19 @@ def test_device_with_empty_cells_is_refused_before_the_fit(command, wine_with_ga
     assert result.exit_code == 2
     assert "empty cells (missing values), which are computed on the host (numpy) only: leave out --device" in \
         " ".join(result.output.split())
+
+
+def test_a_class_written_as_na_is_pointed_out(tmp_path):
+    """'NA' in the target is kept as a class (a class may be called so), where an R export means an
+    unknown label: a 4-class model came out without a word."""
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60),
+                          "y": np.tile(["u", "v", "NA"], 20)})
+    path = tmp_path / "na.csv"
+    frame.to_csv(path, index=False)
+    result = run("fit", "--csv", path, "--target", "y", "--model", "lda", "--quiet")
+    assert result.exit_code == 0, result.output
+    assert "note: 'y' has the class(es) 'NA', which some exports write for an unknown label" in \
+        " ".join(result.output.split())
+    frame.assign(y=np.tile(["u", "v", "w"], 20)).to_csv(path, index=False)
+    assert "note:" not in run("fit", "--csv", path, "--target", "y", "--model", "lda", "--quiet").output
