@@ -324,24 +324,47 @@ def dropped_columns(drop, columns, target=None):
     return names
 
 
-def identifier_columns(X):
-    """The columns of ``X`` that hold a different whole number on every row, in order: row identifiers.
+# target cells that R, SQL or spreadsheet exports write for an unknown label
+_MISSING_WORDS = ("na", "n/a", "nan", "none", "null", "missing")
+
+
+def table_notes(X, y, target):
+    """Notes on a training table that is read as asked but probably not as meant.
+
+    - A class written "NA" or "None": read_labels keeps it as written (a class may be called so),
+      where an export often means an unknown label.
+    - A column holding a different whole number on every row, in order: a row identifier, used as a
+      feature (an accuracy of 1.0 on a file sorted by class).
 
     Parameters
     ----------
     X : DataFrame of float
+        The feature columns.
+    y : ndarray of shape (n_samples,)
+        The labels (NaN where a cell is empty).
+    target : str
 
     Returns
     -------
-    names : list of str
+    notes : list of str
     """
-    found = []
+    notes = []
+    words = sorted({str(label) for label in pd.unique(y[~pd.isna(y)])
+                    if isinstance(label, str) and label.strip().lower() in _MISSING_WORDS})
+    if words:
+        notes.append(f"{target!r} has the class(es) {', '.join(map(repr, words))}, which some exports write for an "
+                     "unknown label; if so, leave those cells empty (lda, qda and mda then learn from those rows "
+                     "without a label).")
+    ids = []
     for name in X.columns:
         values = X[name].to_numpy(dtype=float)
         if (values.shape[0] > 20 and np.all(np.isfinite(values)) and np.all(values == np.round(values))
                 and (np.all(np.diff(values) > 0) or np.all(np.diff(values) < 0))):
-            found.append(str(name))
-    return found
+            ids.append(str(name))
+    if ids:
+        notes.append(f"column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in order, "
+                     f"as a row identifier does; they are features here: --drop {','.join(ids)} leaves them out.")
+    return notes
 
 
 def split_target(df, labels, target, unlabelled=None):

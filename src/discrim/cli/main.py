@@ -27,7 +27,7 @@ from discrim.cli._io import (
     check_output_folder,
     drop_option,
     dropped_columns,
-    identifier_columns,
+    table_notes,
     check_plot_format,
     damaged_model_errors,
     drawable_rows,
@@ -186,19 +186,8 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
     df = read_csv(csv)
     df = df.drop(columns=dropped_columns(drop, list(df.columns), target))
     X, y = split_target(df, read_labels(csv, target), target, unlabelled)
-    # read_labels keeps "NA" or "None" as written (a class may be called so), where an R or SQL
-    # export means an unknown label: say so once, with the two ways out
-    missing_words = sorted({str(label) for label in pd.unique(y[~pd.isna(y)]) if isinstance(label, str)
-                            and label.strip().lower() in ("na", "n/a", "nan", "none", "null", "missing")})
-    if missing_words:
-        console.print(f"note: {target!r} has the class(es) {', '.join(map(repr, missing_words))}, which some "
-                      "exports write for an unknown label; if so, leave those cells empty (lda, qda and mda "
-                      "then learn from those rows without a label).")
-    ids = identifier_columns(X)
-    if ids:
-        console.print(f"note: column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in "
-                      f"order, as a row identifier does; they are features here: --drop {','.join(ids)} leaves them "
-                      "out.")
+    for note in table_notes(X, y, target):
+        console.print(f"note: {note}")
     if unlabelled is not None and marker is not None and not pd.isna(marker):
         # the marked rows are unlabelled as the empty cells are: never in the test part, whose
         # scores need a label (they reached log_loss as a class it did not know)
