@@ -278,3 +278,19 @@ def test_files_of_other_shapes_are_read_or_named(tmp_path):
     frame.to_parquet(tmp_path / "rows.parquet")
     result = fit(tmp_path / "rows.parquet")
     assert result.exit_code == 1 and "is a Parquet file, not a CSV file: give it with --parquet" in result.output
+
+
+def test_options_that_would_be_ignored_are_refused(tmp_path):
+    """fit --dataset with --target, and mixture --plot-kind without --plot, ran as if the option
+    were not there."""
+    from click.testing import CliRunner
+
+    from discrim.cli.main import cli
+
+    path = tmp_path / "rows.csv"
+    pd.DataFrame({"a": np.arange(30.0), "b": np.arange(30.0) ** 0.5}).to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["mixture", "--csv", str(path), "--plot-kind", "density", "--quiet"])
+    assert result.exit_code == 2 and "--plot-kind density chooses what --plot draws: give --plot FILE too" in \
+        result.output
+    result = CliRunner().invoke(cli, ["fit", "--dataset", "iris", "--target", "species", "--model", "lda"])
+    assert result.exit_code == 2 and "--target names the label column of --csv" in result.output

@@ -569,6 +569,8 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     if categorical and csv is None:
         raise click.UsageError("--categorical reads the categories of a CSV table; encode them as codes 0..C-1 for "
                                "--parquet and --zarr (--family categorical).")
+    if plot_kind != "overview" and plot_path is None:
+        raise click.UsageError(f"--plot-kind {plot_kind} chooses what --plot draws: give --plot FILE too.")
     if categorical and plot_kind != "overview":
         raise click.UsageError(f"--plot-kind {plot_kind} draws numeric columns in pairs; with --categorical "
                                "columns, --plot draws the overview.")

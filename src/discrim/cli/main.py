@@ -172,6 +172,8 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
     if (dataset is None) == (csv is None):
         raise click.UsageError("give exactly one of --dataset NAME or --csv FILE.")
     if dataset is not None:
+        if target is not None:
+            raise click.UsageError("--target names the label column of --csv; a built-in --dataset has its own.")
         if dataset not in list_datasets():
             raise click.ClickException(
                 f"unknown data set {dataset!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
