@@ -116,3 +116,16 @@ def test_failed_write_leaves_no_partial_output(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["tune", "--dataset", "iris-2f", *FAST, "--output", str(existing)])
     assert result.exit_code == 1
     assert sorted(p.name for p in existing.iterdir()) == ["keep.txt"]
+
+
+def test_overwrite_leaves_no_output_of_the_earlier_run(tmp_path):
+    """A rerun with --overwrite --report-format html left the first run's report.md beside the new
+    report.html, as if both described the new model."""
+    out = tmp_path / "out"
+    assert run("--dataset", "iris-2f", *FAST, "--output", str(out)).exit_code == 0
+    assert (out / "report.md").is_file()
+    (out / "notes.txt").write_text("mine")
+    result = run("--dataset", "iris-2f", *FAST, "--output", str(out), "--overwrite", "--report-format", "html")
+    assert result.exit_code == 0, result.output
+    assert (out / "report.html").is_file() and not (out / "report.md").exists()
+    assert (out / "notes.txt").read_text() == "mine"  # files of its own are never touched

@@ -215,6 +215,11 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
         for name in written:  # every file is complete before it takes its final name
             os.chmod(staging / name, mode)
             os.replace(staging / name, out_dir / name)
+        # the earlier run's outputs that this one did not write (the other report format, a decision
+        # surface of two-feature data) would read as this run's: --overwrite replaced the run
+        for name in _OUTPUT_NAMES:
+            if name not in written and (out_dir / name).is_file():
+                (out_dir / name).unlink()
     except BaseException as exc:  # an interruption too: no staging folder is left behind
         shutil.rmtree(staging, ignore_errors=True)
         if created and not any(out_dir.iterdir()):
