@@ -363,3 +363,18 @@ def test_categorical_family_counts_codes_beside_empty_cells(tmp_path):
     result = CliRunner().invoke(cli, ["mixture", "--csv", str(path), "--family", "categorical", "--components", "1"])
     assert result.exit_code == 0, result.output
     assert "cannot convert" not in result.output
+
+
+def test_imputed_category_codes_are_written_as_the_column_writes_them(tmp_path, rng):
+    """Codes 1, 2, 3 with gaps read as floats: their imputed cells came out '1.0' beside '1'."""
+    n = 90
+    frame = pd.DataFrame({"x": np.concatenate([rng.normal(0, 1, n // 2), rng.normal(5, 1, n // 2)]),
+                          "grade": np.repeat([1, 2], n // 2).astype(float)})
+    frame.loc[[3, 50], "grade"] = np.nan
+    path = tmp_path / "grades.csv"
+    frame.to_csv(path, index=False, float_format="%g")
+    out = tmp_path / "done.csv"
+    result = _run(["--csv", path, "--categorical", "grade", "--components", 2, "--quiet", "--impute", out])
+    assert result.exit_code == 0, result.output
+    grades = pd.read_csv(out, dtype=str)["grade"]
+    assert set(grades) == {"1", "2"} and grades[3] == "1" and grades[50] == "2"

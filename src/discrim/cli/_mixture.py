@@ -101,9 +101,17 @@ def completed_cells(csv, X, completed, names):
     completed = np.asarray(completed, dtype=object)
     for j, name in enumerate(names):
         gaps = np.isnan(X[:, j])
-        table.loc[gaps, name] = [repr(float(v)) if isinstance(v, (float, np.floating)) else str(v)
-                                 for v in completed[gaps, j]]
+        # a column written as whole numbers (category codes 1, 2, 3) gets its whole values so written
+        whole = bool(table.loc[~gaps, name].str.fullmatch(r"-?\d+").all())
+        table.loc[gaps, name] = [_cell_text(v, whole) for v in completed[gaps, j]]
     return table
+
+
+def _cell_text(value, whole):
+    """A completed cell as text: a number as Python writes it (exactly), ``whole`` ones without '.0'."""
+    if not isinstance(value, (float, np.floating)):
+        return str(value)
+    return str(int(value)) if whole and float(value).is_integer() else repr(float(value))
 
 
 def read_columns(csv, columns, categorical=()):
