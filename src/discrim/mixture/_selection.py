@@ -566,8 +566,7 @@ def _continued_choice(table, criterion, usable, estimators, X, sample_weight, to
     -------
     best : int
     """
-    spread = feature_var[np.isfinite(feature_var)]
-    scale = float(spread.max(initial=0.0))
+    scale = _largest_variance(feature_var)
     usable = usable.copy()
     continued = set()
     while True:
@@ -589,6 +588,11 @@ def _continued_choice(table, criterion, usable, estimators, X, sample_weight, to
             usable[best] = np.nan
         else:
             usable[best] = row[criterion]
+
+
+def _largest_variance(feature_var):
+    """The largest finite variance of the features: the scale collapse is judged against."""
+    return float(feature_var[np.isfinite(feature_var)].max(initial=0.0))
 
 
 def _continued(mixture, X, sample_weight):
@@ -822,7 +826,9 @@ def select_mixture(
     best = _continued_choice(table, criterion, usable, estimators, X, w if sample_weight is not None else None,
                              total_weight, feature_var)
     chosen = estimators[best]
-    collapsing = chosen.family_.collapsing_components(chosen._params) if chosen is not None else np.zeros(0)
+    # judged as the continuation judged it (against the features' variance too)
+    collapsing = (chosen.family_.collapsing_components(chosen._params, _largest_variance(feature_var))
+                  if chosen is not None else np.zeros(0))
     if collapsing.size:
         # mclust excludes singular fits only (as the 'degenerate' column does); a variance near
         # reg_covar is a fit FiniteMixture warns about, so the choice says so too
