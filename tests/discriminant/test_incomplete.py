@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.base import clone
 from sklearn.datasets import load_iris
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
@@ -166,6 +167,11 @@ def test_a_mixture_keeps_labelled_rows_on_their_components(rng):
     np.testing.assert_array_equal(ignored.lower_bounds_, plain.lower_bounds_)
     with pytest.raises(ValueError, match=r"y holds 5: a labelled row takes an index in \[0, 3\)"):
         FiniteMixture(Gaussian(), 3, unlabeled=-1).fit(X, np.where(y == 2, 5, y))
+    # fit_predict takes y as fit does (it dropped it: a plain EM)
+    partial = np.where(np.arange(y.shape[0]) % 4 == 0, y, -1)
+    semi = FiniteMixture(Gaussian("full"), 3, unlabeled=-1, random_state=0)
+    np.testing.assert_array_equal(semi.fit_predict(X, partial), clone(semi).fit(X, partial).predict(X))
+    np.testing.assert_array_equal(semi.lower_bounds_, clone(semi).fit(X, partial).lower_bounds_)
 
 
 def test_known_normal_densities_give_marginals_and_others_say_why(rng):

@@ -755,15 +755,16 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : None
-            Ignored.
+        y : array-like of shape (n_samples,), default=None
+            As :meth:`fit` takes it: ignored unless ``unlabeled`` is set, then the known
+            components of the labelled rows.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
         -------
         labels : ndarray of shape (n_samples,)
         """
-        return self.fit(X, sample_weight=sample_weight).predict(X)
+        return self.fit(X, y, sample_weight=sample_weight).predict(X)
 
     # --- scoring --------------------------------------------------------------------------
 
