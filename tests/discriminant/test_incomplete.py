@@ -508,9 +508,14 @@ def test_class_with_fewer_rows_than_features_is_refused_with_missing_values_else
     X = rng.normal(size=(203, 5))
     y = np.array([0] * 100 + [1] * 100 + [2] * 3)
     X[5, 0] = np.nan
-    with pytest.raises(ValueError, match="class 2 .* 3 samples for 5 features"):
+    with pytest.raises(ValueError, match="class 2 .* 3 samples with an observed value for 5 features"):
         QuadraticDiscriminant().fit(X, y)
     assert QuadraticDiscriminant(reg_param=0.1).fit(X, y).covariance_.shape == (3, 5, 5)
+    # rows of that class with no observed value add nothing: 50 of them let it through, to a
+    # covariance of eigenvalues 3e-5 and a certain wrong answer at the class's own mean
+    X_empty = np.vstack([X, np.full((50, 5), np.nan)])
+    with pytest.raises(ValueError, match="class 2 .* 3 samples with an observed value for 5 features"):
+        QuadraticDiscriminant().fit(X_empty, np.r_[y, np.full(50, 2)])
 
 
 @pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
