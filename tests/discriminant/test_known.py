@@ -315,3 +315,16 @@ def test_torch_rows_are_scored_on_the_host_without_numpy_warnings():
         proba = model.predict_proba(torch.tensor(X))
     assert isinstance(proba, torch.Tensor)
     np.testing.assert_allclose(proba.numpy(), KnownDensityClassifier(densities).fit(X, y).predict_proba(X))
+
+
+def test_a_singular_normal_the_user_allowed_keeps_its_marginals_beside_incomplete_rows():
+    """One NaN row in a call sent every row through marginals built with allow_singular=False: a
+    singular normal (allow_singular=True) then failed for all of them, blaming the column count."""
+    densities = [multivariate_normal([0, 0], [[1, 1], [1, 1]], allow_singular=True),
+                 multivariate_normal([1, 1], np.eye(2))]
+    model = KnownDensityClassifier(densities).fit([[0.0, 0.0], [1.0, 1.0]], [0, 1])
+    together = model.predict_proba([[0.5, 0.5], [np.nan, 0.3]])
+    np.testing.assert_allclose(together[0], model.predict_proba([[0.5, 0.5]])[0])
+    # the marginal of the observed coordinate is N(0, 1) against N(1, 1)
+    p0, p1 = norm(0, 1).pdf(0.3), norm(1, 1).pdf(0.3)
+    np.testing.assert_allclose(together[1], [p0 / (p0 + p1), p1 / (p0 + p1)], rtol=1e-12)

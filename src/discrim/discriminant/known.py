@@ -221,9 +221,13 @@ def _marginal_logpdf(density, X, missing):
     from scipy import stats
 
     mean, cov = density.mean, density.cov
+    # a singular normal the user allowed stays allowed in its marginals (scipy then works on the
+    # support of each sub-matrix)
+    allow_singular = bool(getattr(density, "allow_singular", False))
     out = np.zeros(X.shape[0])  # a row with nothing observed: density 1
     for observed, rows in mask_patterns(~missing):
         if observed.any():
-            marginal = stats.multivariate_normal(mean[observed], cov[np.ix_(observed, observed)], allow_singular=False)
+            marginal = stats.multivariate_normal(mean[observed], cov[np.ix_(observed, observed)],
+                                                 allow_singular=allow_singular)
             out[rows] = marginal.logpdf(X[np.ix_(rows, observed)]).reshape(-1)
     return out
