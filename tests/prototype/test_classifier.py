@@ -451,3 +451,16 @@ def test_absurd_work_is_refused_up_front(checker, params, message):
     X, y = checker
     with pytest.raises(ValueError, match=message):
         PrototypeClassifier(**params).fit(X, y)
+
+def test_minus_one_beside_zero_is_refused_as_the_other_classifiers_refuse_it():
+    """-1 beside 0 (scikit-learn's mark of an unlabelled row) became a class of its own, where LDA,
+    QDA and MDA refuse it naming the fix; the prototype set learns from labelled rows only."""
+    from discrim.model_selection import PrototypeClassifierCV
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(90, 2)), np.repeat([-1, 0, 1], 30)
+    for model in (PrototypeClassifier(), PrototypeClassifierCV(alpha_feature_grid=[1e-3], max_batches=1, cv=2)):
+        with pytest.raises(ValueError, match=r"y holds -1 beside the class 0, .*learns? from labelled rows only"):
+            model.fit(X, y)
+    # -1 and 1 alone are the +-1 encoding of two classes
+    assert PrototypeClassifier(random_state=0).fit(X, np.repeat([-1, 1, 1], 30)).classes_.tolist() == [-1, 1]

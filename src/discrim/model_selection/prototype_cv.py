@@ -23,6 +23,7 @@ from discrim.prototype._candidates import check_min_cases, min_cases_violations,
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
 from discrim.utils.validation import (
     check_labels,
+    check_no_unlabelled_marker,
     check_numeric_table,
     check_observed_columns,
     check_sample_weight,
@@ -521,6 +522,7 @@ empty_check_iter, max_samples, dtype, backend, device
             # the transformer reads X as given (a ColumnTransformer encodes a DataFrame's text and
             # categories in every fold): only its output must be numbers, which the folds check
             X, y = _raw_training_data(self, X, y)
+        check_no_unlabelled_marker(y, fix="the search learns from labelled rows only, so leave those rows out")
         classes, y_idx = check_labels(y)
         sample_weight = check_sample_weight(sample_weight, X.shape[0])
         if self.transformer is None and np.isnan(X).any():

@@ -52,6 +52,7 @@ from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
+    check_no_unlabelled_marker,
     check_observed_columns,
     check_observed_weight,
     check_numeric_table,
@@ -466,6 +467,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         # on the host: the draws and the centre are computed there; X moves to the device in _fit_batches
         X, y = validated_training_data(self, X, y, dtype=np.dtype(self.dtype), reset=reset, on_host=True,
                                        allow_nan=True)
+        # it learns from labelled rows only: -1 beside 0 must not become a class silently
+        check_no_unlabelled_marker(y, fix="PrototypeClassifier learns from labelled rows only, so leave those rows "
+                                          "out")
         classes, y_idx = check_labels(y)
         w = check_sample_weight(sample_weight, X.shape[0])
         missing = np.isnan(X)

@@ -647,7 +647,7 @@ def unlabelled_rows(y, unlabeled):
     return None if known.all() else known
 
 
-def check_no_unlabelled_marker(y):
+def check_no_unlabelled_marker(y, fix=None):
     """Refuse y that marks unlabelled rows as scikit-learn does (-1 beside the classes 0, 1, ...).
 
     With ``unlabeled=None`` a classifier takes every value of y for a class; -1 among labels
@@ -657,6 +657,9 @@ def check_no_unlabelled_marker(y):
     Parameters
     ----------
     y : array-like of shape (n_samples,)
+    fix : str or None, default=None
+        The first remedy the message offers; None: ``unlabeled=-1`` (the classifiers that fit by
+        EM over unlabelled rows).
     """
     values = np.asarray(host_input(y))
     if values.dtype.kind not in "iuf" or values.ndim != 1:
@@ -664,8 +667,9 @@ def check_no_unlabelled_marker(y):
     present = np.unique(values[np.isin(values, (-1, 0))])
     if present.shape[0] == 2:
         raise ValueError(
-            "y holds -1 beside the class 0, the usual mark of an unlabelled row: pass unlabeled=-1 to fit by "
-            "EM over those rows, or encode the classes without -1 (e.g. as strings) if -1 is a class."
+            "y holds -1 beside the class 0, the usual mark of an unlabelled row: "
+            f"{fix or 'pass unlabeled=-1 to fit by EM over those rows'}, or encode the classes without -1 (e.g. "
+            "as strings) if -1 is a class."
         )
 
 
