@@ -149,3 +149,19 @@ def test_default_start_that_finds_no_clutter_warns_and_fits():
         fm = FiniteMixture(Gaussian(), 1, noise=True).fit(X)
     assert fm.weights_[-1] == 0.0
     assert np.isfinite(fm.score_samples(X)).all()
+
+
+def test_missing_values_are_refused_beside_a_noise_component():
+    """The noise density 1 / V is a density in all the features, a component's marginal one in a
+    row's observed features: compared, every incomplete row went to the noise in small units (here
+    all of them, weight 0.63 against 0.015 for the same data complete), and none in large units."""
+    rng = np.random.default_rng(13)
+    z = rng.integers(0, 2, 600)
+    X = (rng.normal(size=(600, 3)) + 6 * z[:, None]) * 0.01
+    X_missing = np.where(rng.random(X.shape) < 0.3, np.nan, X)
+    with pytest.raises(ValueError, match=r"cannot score: the noise density 1 / V .* Impute the missing values first"):
+        FiniteMixture(Gaussian(), 2, noise=True, random_state=0).fit(X_missing)
+    fitted = FiniteMixture(Gaussian(), 2, noise=True, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="noise component cannot score"):
+        fitted.predict(X_missing)
+    assert fitted.predict(X).shape == (600,)

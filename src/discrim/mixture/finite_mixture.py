@@ -83,6 +83,20 @@ def _one_component(X, first_row=0):
     return ops.like(np.ones((X.shape[0], 1)), X)
 
 
+def _refuse_noise_with_missing_values(blocks):
+    """Refuse rows with missing values where a noise component scores them.
+
+    The noise density ``1 / V`` is a density in all the features, the components' marginals a
+    density in a row's observed ones: compared, they sent every incomplete row to the noise in small
+    units and none in large ones. (``V`` is mclust's volume, of a box along the principal axes
+    where that is smaller: it has no marginal of its own over some of the features.)
+    """
+    if blocks.mask is not None:
+        raise ValueError("X has missing values (NaN), which a model with a noise component cannot score: the noise "
+                         "density 1 / V is a density in all the features, the components' in a row's observed ones. "
+                         "Impute the missing values first, or fit without noise.")
+
+
 class _OutsideNoise:
     """A start's responsibilities with the initial noise rows taken out (they start in the noise)."""
 
@@ -578,6 +592,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         if isinstance(blocks, DaskRowBlocks):
             raise ValueError("noise needs X in memory (numpy or torch): compute the dask array first, or fit "
                              "without noise.")
+        _refuse_noise_with_missing_values(blocks)
         X = np.asarray(to_numpy(blocks.completed().X if blocks.mask is not None else blocks.X), dtype=np.float64)
         if self.noise is True:
             region = noise_region(X)
@@ -828,6 +843,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         check_is_fitted(self)
         family = self.family_
         blocks = self._rows(X, family, reset=False)
+        if self._has_noise():
+            _refuse_noise_with_missing_values(blocks)
         log_weights = self._log_weights() if log_prior is None else log_prior
         return joint_log_likelihood(family, blocks, log_weights, self._params,
                                     self._block_threads(blocks, self.n_threads), noise=self._fitted_noise())
