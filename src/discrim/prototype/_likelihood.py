@@ -88,7 +88,7 @@ def kernel_matrix(X, S, v, xp, out=None):
     Computed as one GEMM on feature-weighted, augmented matrices,
     ``[vx, -|vx|^2/2, 1] @ [vs, 1, -|vs|^2/2]' = -|v(x - s)|^2 / 2``, followed by one in-place
     exponential: no (rows x prototypes x features) temporary. A missing entry of a row (NaN)
-    contributes the factor 1, the exact marginal of the product kernel: the sum runs over the
+    contributes the factor 1 (the product kernel over the observed features): the sum runs over the
     row's observed features, ``[vx_0, -|vx_0|^2/2, m] @ [vs, 1, -(vs)^2/2]'`` with ``x_0`` the
     row with zeros for its missing entries and ``m`` its 0/1 mask of observed ones.
 
