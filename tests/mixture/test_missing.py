@@ -174,3 +174,19 @@ def test_scoring_new_incomplete_rows_keeps_the_cache_bounded():
     assert len(fm._params.__dict__["_derived"]["quantities of the rows"]) <= 2 * (d + 1)
     fresh = FiniteMixture(Gaussian("full"), 3, random_state=0).fit(np.random.default_rng(0).normal(size=(500, d)))
     np.testing.assert_array_equal(fm.score_samples(reference), fresh.score_samples(reference))
+
+
+def test_binomial_rows_of_their_own_trial_counts_start_from_their_share_of_successes():
+    """Rows of 1 trial completed by the column's mean count (16 successes of 40-trial rows) started
+    EM at prob = 1 (a success count above its trials), a start EM could not leave."""
+    rng = np.random.default_rng(2)
+    n_trials = np.where(rng.random(200) < 0.5, 1, 40)
+    X = rng.binomial(n_trials[:, None], 0.6, size=(200, 2)).astype(float)
+    X[(n_trials == 1) & (rng.random(200) < 0.5), 0] = np.nan
+    family = Binomial(n_trials=n_trials)
+    fill = family.start_completion(X, ~np.isnan(X), np.ones(200), family.row_data(200))
+    assert fill.shape == X.shape and np.all(fill <= n_trials[:, None]) and np.all(fill >= 0)
+    model = FiniteMixture(family, 2, random_state=0, keep_history=True).fit(X)
+    start = model.history_[0]["prob"]
+    assert np.all(start < 0.95) and np.all(start > 0.05)
+    assert np.all(np.diff(model.lower_bounds_) >= -1e-10)

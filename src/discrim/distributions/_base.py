@@ -534,6 +534,31 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return self
 
+    def start_completion(self, X: np.ndarray, mask: np.ndarray, sample_weight: np.ndarray,
+                         rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """The values that complete the missing entries of the rows a fit starts from.
+
+        The start (k-means++ seeding and the first M-step) sees complete rows; EM itself then
+        uses the exact marginal densities. The default: each feature's weighted mean over the rows
+        that observed it, rounded for a discrete family so that the rows stay in its support.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+        mask : ndarray of shape (n_samples, n_features) of bool
+            True where observed.
+        sample_weight : ndarray of shape (n_samples,)
+        rows : dict or None, default=None
+            :meth:`row_data` of these rows.
+
+        Returns
+        -------
+        fill : ndarray of shape (n_features,) or (n_samples, n_features)
+        """
+        from discrim.utils.validation import observed_means
+
+        return observed_means(X, mask, sample_weight, self.is_discrete)
+
     def row_data(self, n_samples: int) -> dict[str, np.ndarray] | None:
         """Per-row data for ``n_samples`` rows, or None when the family has none.
 

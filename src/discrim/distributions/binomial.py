@@ -118,6 +118,16 @@ class Binomial(ComponentFamily):
             )
         return {"n_trials": n}
 
+    def start_completion(self, X, mask, sample_weight, rows=None):
+        # Per-row trial counts: a feature's success share times the row's trials (the column's mean
+        # count, 16 successes, completed rows of 1 trial and started EM at prob = 1)
+        if rows is None or np.ndim(self.n_trials) == 0:
+            return super().start_completion(X, mask, sample_weight, rows)
+        n = np.asarray(rows["n_trials"], dtype=np.float64)[:, None]
+        w = np.asarray(sample_weight, dtype=np.float64)[:, None] * mask
+        share = (w * np.where(mask, X, 0.0)).sum(axis=0) / np.maximum((w * n).sum(axis=0), np.finfo(float).tiny)
+        return np.clip(np.round(share * n), 0.0, n)
+
     def _trials(self, X, rows):
         """Trial counts: a float, or an array of shape (n_samples,) in X's namespace."""
         if np.ndim(self.n_trials) == 0:

@@ -119,7 +119,7 @@ class RowBlocks:
     groups : ndarray of shape (n_components,) of int or None, default=None
         The label of each component (several components may share one: a class that is itself
         a mixture); None: component k has label k.
-    fill : ndarray of shape (n_features,) or None, default=None
+    fill : ndarray of shape (n_features,) or (n_samples, n_features) or None, default=None
         With a mask: the values that complete the missing entries for the first M-step (the
         features' observed means, see :meth:`completed`).
     block_rows : tuple or None, default=None

@@ -57,7 +57,6 @@ from discrim.utils.validation import (
     partial_labels,
     label_codes,
     observed_mask,
-    observed_means,
     refuse_text_array,
     rescale_weights,
     weighted_feature_variance,
@@ -466,8 +465,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             blocks = replace(blocks, sample_weight=ops.like(w, blocks.X))
             if blocks.mask is not None:
                 check_observed_columns(blocks.mask, w)
-                means = observed_means(blocks.X, blocks.mask, w, family.is_discrete)
-                blocks = replace(blocks, fill=means)
+                blocks = replace(blocks, fill=family.start_completion(blocks.X, blocks.mask, w, blocks.rows))
                 return blocks, (blocks.completed().X, w)
             return blocks, self._host_sample(blocks.X, w)
         dtype = np.dtype(self.dtype)
