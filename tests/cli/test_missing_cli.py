@@ -253,3 +253,12 @@ def test_a_class_written_as_na_is_pointed_out(tmp_path):
         " ".join(result.output.split())
     frame.assign(y=np.tile(["u", "v", "w"], 20)).to_csv(path, index=False)
     assert "note:" not in run("fit", "--csv", path, "--target", "y", "--model", "lda", "--quiet").output
+
+
+def test_student_t_with_empty_cells_is_pointed_to_its_diagonal_option(wine_with_gaps):
+    result = run("mixture", "--csv", wine_with_gaps, "--columns", "alcohol,malic_acid", "--family", "student-t",
+                 "--quiet")
+    assert result.exit_code == 2 and "use --family student-t-diag" in result.output
+    assert "covariance_type" not in result.output
+    assert run("mixture", "--csv", wine_with_gaps, "--columns", "alcohol,malic_acid", "--family", "student-t-diag",
+               "--components", "2", "--quiet").exit_code == 0

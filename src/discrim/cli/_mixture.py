@@ -651,6 +651,10 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         options = {_label(name, families) + suffix: with_categorical_columns(make_family(name, n_trials, n_categories),
                                                                              categories, len(names))
                    for name in families}
+    if "student-t" in families and isinstance(X, np.ndarray) and np.isnan(X).any():
+        # the library's refusal names covariance_type='diag', which is --family student-t-diag here
+        raise click.UsageError("--family student-t (full covariance) takes no empty cells: use --family "
+                               "student-t-diag, or fill the cells first.")
     families = list(options)
     check_device_data(device, X)
     em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device, init_params=init_params)
