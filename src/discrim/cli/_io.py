@@ -33,13 +33,9 @@ def read_csv(path):
             df = pd.read_csv(path, index_col=False, skipinitialspace=True)
     except pd.errors.ParserWarning:
         with open(path, encoding="utf-8", errors="replace") as file:
-            header = file.readline()
-        if "," not in header and (";" in header or "\t" in header):
-            sep = "tabs" if "\t" in header else "semicolons"
-            raise click.ClickException(
-                f"CSV file {str(path)!r} looks separated by {sep} (its header {header.strip()[:60]!r}), where discrim "
-                "reads comma-separated files with decimal points: save it with commas and decimal points."
-            ) from None
+            header = file.readline().strip()
+        if "," not in header:  # "1;2,5" rows beside a "a;b" header: decimal commas split the rows
+            _refuse_other_separator(path, header)
         raise click.ClickException(
             f"CSV file {str(path)!r} has rows with more fields than its header: a value written with a thousands "
             "separator (1,000) or a decimal comma, or row names without a header cell? Remove the separators, "
@@ -56,16 +52,39 @@ def read_csv(path):
         raise click.ClickException(f"cannot read CSV file {str(path)!r}: {exc}".splitlines()[0]) from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise click.ClickException(f"CSV file {str(path)!r} has no data rows.")
-    if df.shape[1] == 1 and any(mark in str(df.columns[0]) for mark in ("\t", ";")):
-        sep = "tabs" if "\t" in str(df.columns[0]) else "semicolons"
-        raise click.ClickException(
-            f"CSV file {str(path)!r} reads as one column {str(df.columns[0])[:60]!r}: its fields look separated by "
-            f"{sep}, where discrim reads comma-separated files; save it with commas (and decimal points)."
-        )
+    if df.shape[1] == 1:
+        _refuse_other_separator(path, str(df.columns[0]))
     padded = [str(c) for c in df.columns if isinstance(c, str) and c != c.strip()]
     if padded:  # "a, b, label": the header " label" would not match --target label
         df = df.rename(columns={c: c.strip() for c in padded})
     return df
+
+
+def _refuse_other_separator(path, header):
+    """Refuse a file whose header looks separated by tabs or semicolons (discrim reads commas)."""
+    for mark, name in (("\t", "tabs"), (";", "semicolons")):
+        if mark in header:
+            raise click.ClickException(
+                f"CSV file {str(path)!r} looks separated by {name} (its header {header[:60]!r}), where discrim reads "
+                "comma-separated files with decimal points: save it with commas and decimal points."
+            ) from None
+
+
+def read_csv_as_written(path, **options):
+    """A CSV file's cells as their text, read as :func:`read_csv` reads the table (padded cells too).
+
+    Parameters
+    ----------
+    path : str or path-like
+    **options
+        More options of :func:`pandas.read_csv` (``usecols``, ``na_values``).
+
+    Returns
+    -------
+    table : DataFrame of str
+        An empty cell is "" unless ``na_values`` says otherwise.
+    """
+    return pd.read_csv(path, dtype=str, keep_default_na=False, index_col=False, skipinitialspace=True, **options)
 
 
 # a number written with a decimal comma (0,126) or thousands separators (1,260 or 1,260.5)
@@ -276,8 +295,7 @@ def read_labels(path, target):
     """
     try:
         # a header padded with spaces ("a, b, label") names its columns as read_csv strips them
-        labels = pd.read_csv(path, usecols=lambda column: str(column).strip() == target, dtype=str,
-                             keep_default_na=False, na_values=[""], index_col=False, skipinitialspace=True)
+        labels = read_csv_as_written(path, usecols=lambda column: str(column).strip() == target, na_values=[""])
     except ValueError:
         return None
     if labels.shape[1] != 1:  # no such column: split_target names it, with the columns there are
@@ -374,11 +392,9 @@ def split_target(df, labels, target, unlabelled=None):
     column). ``unlabelled`` names a model that fits by EM over rows without a label: their empty
     target cells are kept (NaN in the returned y); None refuses them, naming the models that take them.
     """
-    if target not in df.columns or labels is None:
-        hint = ("; the file looks separated by semicolons, where discrim reads comma-separated files"
-                if df.shape[1] == 1 and ";" in str(df.columns[0]) else "")
+    if target not in df.columns or labels is None:  # (a one-column file of another separator: read_csv)
         raise click.ClickException(
-            f"target column {target!r} not in the CSV; it has: {', '.join(map(repr, map(str, df.columns)))}{hint}."
+            f"target column {target!r} not in the CSV; it has: {', '.join(map(repr, map(str, df.columns)))}."
         )
     if labels.isna().any() and unlabelled is None:
         raise click.ClickException(

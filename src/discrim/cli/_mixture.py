@@ -17,6 +17,7 @@ from discrim.cli._io import (
     device_option,
     numeric_features,
     read_csv,
+    read_csv_as_written,
     truth_values_as_numbers,
 )
 from discrim.cli._lazy import (
@@ -94,10 +95,7 @@ def completed_cells(csv, X, completed, names):
     -------
     table : DataFrame
     """
-    import pandas as pd
-
-    # as read_csv reads it (padded headers and cells), every cell as its text
-    table = pd.read_csv(csv, dtype=str, keep_default_na=False, index_col=False, skipinitialspace=True)
+    table = read_csv_as_written(csv)  # every cell as its text
     completed = np.asarray(completed, dtype=object)
     for j, name in enumerate(names):
         gaps = np.isnan(X[:, j])

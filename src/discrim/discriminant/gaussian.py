@@ -247,12 +247,13 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             )
         check_classes_observed(X, y_idx, w, [_show(label) for label in classes],
                                getattr(self, "feature_names_in_", None))
+        informative = rows
         if not is_dask(X):
             # a row with no observed value carries nothing: 50 such rows let a class of 2 rows
             # through the refusal below, to a covariance of eigenvalues 3e-5
             seen = (np.asarray(w) > 0) & (np.asarray(y_idx) >= 0) & ~np.isnan(X).all(axis=1)
-            rows = np.bincount(np.asarray(y_idx)[seen], minlength=n_classes)
-        self._refuse_unidentifiable(classes, rows, X.shape[1], unlabelled)
+            informative = np.bincount(np.asarray(y_idx)[seen], minlength=n_classes)
+        self._refuse_unidentifiable(classes, informative, X.shape[1], unlabelled)
         scale = np.where(variance > 0, np.sqrt(variance), 1.0)
         # with every row labelled, regularisation inside EM (see _incomplete_em); with unlabelled
         # rows the class totals move, no prior is fixed, and regularising the M-steps would reshape
