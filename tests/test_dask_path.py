@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
 from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant
@@ -270,6 +271,24 @@ def test_missing_values_and_unlabelled_rows_on_dask_fit_as_in_memory(client, mak
     on_dask = make().fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
     np.testing.assert_allclose(on_dask.predict_proba(da.from_array(X, chunks=(40, -1))).compute(),
                                in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
+def test_binomial_rows_of_their_own_trials_with_missing_values_start_on_dask_as_in_memory(client):
+    # the family's start completion (a feature's success share times each row's trials) on Dask too:
+    # the column's mean count had completed rows of 1 trial with more successes than trials
+    rng = np.random.default_rng(2)
+    n_trials = np.where(rng.random(240) < 0.5, 1, 40)
+    X = rng.binomial(n_trials[:, None], np.where(rng.random(240) < 0.5, 0.3, 0.7)[:, None], size=(240, 2)).astype(float)
+    X[(n_trials == 1) & (rng.random(240) < 0.5), 0] = np.nan
+
+    def fit(data, max_iter):
+        return FiniteMixture(Binomial(n_trials=n_trials), 2, random_state=0, max_iter=max_iter).fit(data)
+
+    Xd = da.from_array(X, chunks=(50, -1))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", category=ConvergenceWarning)
+        np.testing.assert_allclose(fit(Xd, 1).params_["prob"], fit(X, 1).params_["prob"], rtol=1e-10)
+    np.testing.assert_allclose(fit(Xd, 100).predict_proba(X), fit(X, 100).predict_proba(X), rtol=1e-8, atol=1e-10)
 
 
 def test_prototypes_on_dask_skip_rows_with_missing_values(client):

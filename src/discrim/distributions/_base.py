@@ -534,13 +534,55 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return self
 
-    def start_completion(self, X: np.ndarray, mask: np.ndarray, sample_weight: np.ndarray,
+    def completion_stats(self, X: np.ndarray, mask: np.ndarray, sample_weight: np.ndarray,
                          rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """Additive statistics of some rows, from whose totals :meth:`completion` completes a fit's start.
+
+        Summed over row blocks or Dask chunks, so that every data path starts from the same values.
+        The default: the weight of the rows that observed each feature, and the weighted sum of
+        each feature's observed values.
+
+        Parameters
+        ----------
+        X : ndarray of shape (n_samples, n_features)
+        mask : ndarray of shape (n_samples, n_features) of bool
+            True where observed.
+        sample_weight : ndarray of shape (n_samples,)
+        rows : dict or None, default=None
+            :meth:`row_data` of these rows.
+
+        Returns
+        -------
+        stats : ndarray of shape (n_stats, n_features) of float64
+        """
+        w = np.asarray(sample_weight, dtype=np.float64)[:, None] * mask
+        return np.stack([w.sum(axis=0), (w * np.where(mask, X, 0.0)).sum(axis=0)])
+
+    def completion(self, stats: np.ndarray, rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
         """The values that complete the missing entries of the rows a fit starts from.
 
         The start (k-means++ seeding and the first M-step) sees complete rows; EM itself then
         uses the exact marginal densities. The default: each feature's weighted mean over the rows
         that observed it, rounded for a discrete family so that the rows stay in its support.
+
+        Parameters
+        ----------
+        stats : ndarray of shape (n_stats, n_features)
+            :meth:`completion_stats` of all rows (every feature observed in a row of positive weight).
+        rows : dict or None, default=None
+            :meth:`row_data` of the rows to complete.
+
+        Returns
+        -------
+        fill : ndarray of shape (n_features,) or (n_samples, n_features)
+        """
+        from discrim.utils.validation import completion_values
+
+        return completion_values(stats[1] / stats[0], self.is_discrete)
+
+    def start_completion(self, X: np.ndarray, mask: np.ndarray, sample_weight: np.ndarray,
+                         rows: dict[str, np.ndarray] | None = None) -> np.ndarray:
+        """:meth:`completion` of these rows from their own :meth:`completion_stats` (rows in memory).
 
         Parameters
         ----------
@@ -555,9 +597,7 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         -------
         fill : ndarray of shape (n_features,) or (n_samples, n_features)
         """
-        from discrim.utils.validation import observed_means
-
-        return observed_means(X, mask, sample_weight, self.is_discrete)
+        return self.completion(self.completion_stats(X, mask, sample_weight, rows), rows)
 
     def row_data(self, n_samples: int) -> dict[str, np.ndarray] | None:
         """Per-row data for ``n_samples`` rows, or None when the family has none.

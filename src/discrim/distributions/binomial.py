@@ -118,14 +118,21 @@ class Binomial(ComponentFamily):
             )
         return {"n_trials": n}
 
-    def start_completion(self, X, mask, sample_weight, rows=None):
-        # Per-row trial counts: a feature's success share times the row's trials (the column's mean
-        # count, 16 successes, completed rows of 1 trial and started EM at prob = 1)
+    # Per-row trial counts: the start completes a row by each feature's success share times the
+    # row's trials (the column's mean count, 16 successes, completed rows of 1 trial and started EM
+    # at prob = 1)
+    def completion_stats(self, X, mask, sample_weight, rows=None):
         if rows is None or np.ndim(self.n_trials) == 0:
-            return super().start_completion(X, mask, sample_weight, rows)
+            return super().completion_stats(X, mask, sample_weight, rows)
         n = np.asarray(rows["n_trials"], dtype=np.float64)[:, None]
         w = np.asarray(sample_weight, dtype=np.float64)[:, None] * mask
-        share = (w * np.where(mask, X, 0.0)).sum(axis=0) / np.maximum((w * n).sum(axis=0), np.finfo(float).tiny)
+        return np.stack([(w * n).sum(axis=0), (w * np.where(mask, X, 0.0)).sum(axis=0)])
+
+    def completion(self, stats, rows=None):
+        if rows is None or np.ndim(self.n_trials) == 0:
+            return super().completion(stats, rows)
+        n = np.asarray(rows["n_trials"], dtype=np.float64)[:, None]
+        share = stats[1] / np.maximum(stats[0], np.finfo(float).tiny)
         return np.clip(np.round(share * n), 0.0, n)
 
     def _trials(self, X, rows):

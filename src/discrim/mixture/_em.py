@@ -120,8 +120,8 @@ class RowBlocks:
         The label of each component (several components may share one: a class that is itself
         a mixture); None: component k has label k.
     fill : ndarray of shape (n_features,) or (n_samples, n_features) or None, default=None
-        With a mask: the values that complete the missing entries for the first M-step (the
-        features' observed means, see :meth:`completed`).
+        With a mask: the values that complete the missing entries for the first M-step
+        (:meth:`ComponentFamily.start_completion`, see :meth:`completed`).
     block_rows : tuple or None, default=None
         The family's data of every block (:meth:`ComponentFamily.block_rows`), set by
         :meth:`prepared`; None: each block's slice of ``rows``.
@@ -252,8 +252,9 @@ class DaskRowBlocks:
     labels : dask.array.Array of shape (n_samples,) of int or None, default=None
         Known labels, chunked like X's rows (see :class:`RowBlocks`).
     groups : ndarray of shape (n_components,) of int or None, default=None
-    fill : ndarray of shape (n_features,) or None, default=None
-        See :class:`RowBlocks`.
+    fill : ndarray or dask.array.Array or None, default=None
+        See :class:`RowBlocks`: of shape (n_features,), or (n_samples, n_features) chunked like X's
+        rows (:func:`~discrim.utils._dask.lazy_completion`).
     family : ComponentFamily or None, default=None
         Set by :meth:`prepared`: every chunk's blocks carry the family's block data, built where
         the chunk lives, once per pass (a chunk's rows exist only during a pass).
@@ -267,7 +268,7 @@ class DaskRowBlocks:
     total_weight: float = None
     labels: object = None
     groups: np.ndarray = None
-    fill: np.ndarray = None
+    fill: object = None
     family: object = None
 
     def __post_init__(self):

@@ -42,6 +42,7 @@ from discrim.utils._dask import (
     checked_rows,
     gather_sample,
     is_dask,
+    lazy_completion,
     map_row_chunks_seeded,
     prepared_rows,
     weighted_total,
@@ -53,7 +54,6 @@ from discrim.utils.validation import (
     check_observed_columns,
     check_observed_weight,
     check_sample_weight,
-    completion_values,
     partial_labels,
     label_codes,
     observed_mask,
@@ -472,27 +472,34 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         X = prepared_rows(self, X, dtype=dtype, reset=reset)
         rows = family.row_data(X.shape[0])
 
-        def check(Xb, first_row):
-            family.check_data(Xb, slice_rows(rows, slice(first_row, first_row + Xb.shape[0])))
+        def block_rows(Xb, first_row):
+            return slice_rows(rows, slice(first_row, first_row + Xb.shape[0]))
 
-        checked = checked_rows(self, X, dtype=dtype, sample_weight=sample_weight, check=check, allow_nan=True)
+        def check(Xb, first_row):
+            family.check_data(Xb, block_rows(Xb, first_row))
+
+        def completion_stats(Xb, observed, wb, first_row):
+            return family.completion_stats(Xb, observed, wb, block_rows(Xb, first_row))
+
+        checked = checked_rows(self, X, dtype=dtype, sample_weight=sample_weight, check=check, allow_nan=True,
+                               stats=completion_stats)
         largest = checked.max_weight
         scale = rescale_weights(np.array([largest]))[0] / largest  # the same power of two as in memory
         w = checked.sample_weight * scale
         dask_rows = {name: align_rows(value, X, name=f"family.{name}") for name, value in (rows or {}).items()}
-        sample_X, sample_w = gather_sample(X, w, _INIT_SAMPLE_ROWS, side_stream(self.random_state))
-        mask = None
+        mask = fill = None
         if checked.n_missing:  # as in memory: 0 in the missing entries, and the mask of observed ones
             check_observed_weight(checked.observed_weight)
             import dask.array as da
 
             missing = da.isnan(X)
             X, mask = da.where(missing, X.dtype.type(0), X), ~missing
-            means = completion_values(checked.observed_mean, family.is_discrete)
-            sample_X = np.where(np.isnan(sample_X), means, sample_X).astype(sample_X.dtype)
+            fill = lazy_completion(family, checked.stats, X, dask_rows or None)
         blocks = DaskRowBlocks(X, w.astype(dtype), self._chunk_size(family, X.shape[1]), mask=mask,
-                               rows=dask_rows or None, total_weight=checked.total_weight * scale,
-                               fill=None if mask is None else means)
+                               rows=dask_rows or None, total_weight=checked.total_weight * scale, fill=fill)
+        # the seeding sees the rows completed as the first M-step sees them
+        sample_X, sample_w = gather_sample(blocks.completed().X if mask is not None else X, w, _INIT_SAMPLE_ROWS,
+                                           side_stream(self.random_state))
         return blocks, (sample_X, sample_w)
 
     def _host_sample(self, rows, sample_weight):

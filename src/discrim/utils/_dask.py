@@ -313,12 +313,13 @@ def map_row_chunks_seeded(method, estimator, X, random_state, **kwargs):
     return X.map_blocks(run, dtype=np.float64, meta=np.empty((0, X.shape[1]), np.float64))
 
 
-def _check_chunk(estimator_name, dtype, check, allow_nan, Xb, wb, first_row):
+def _check_chunk(estimator_name, dtype, check, allow_nan, stats, Xb, wb, first_row):
     """Validate one row chunk as fit validates in-memory X.
 
     Returns the chunk's summary ``[n_rows, weight total, max weight, missing cells, weight of
     the rows that observed each feature (d), weighted sum of each feature's observed values
-    (d)]``; the last three parts are zeros unless ``allow_nan``.
+    (d), stats(...) flattened]``; the parts after the third are zeros (and ``stats`` absent)
+    unless ``allow_nan``.
     """
     from sklearn.utils import check_array
 
@@ -335,7 +336,10 @@ def _check_chunk(estimator_name, dtype, check, allow_nan, Xb, wb, first_row):
         if not observed.all():
             Xb = np.where(observed, Xb, 0.0).astype(Xb.dtype)  # checks see values in every support
         wb64 = np.asarray(wb, dtype=np.float64)
-        missing = np.concatenate([[observed.size - observed.sum()], wb64 @ observed, wb64 @ Xb])
+        missing = [[observed.size - observed.sum()], wb64 @ observed, wb64 @ Xb]
+        if stats is not None:
+            missing.append(np.asarray(stats(Xb, observed, wb64, first_row), dtype=np.float64).reshape(-1))
+        missing = np.concatenate(missing)
     if check is not None:
         check(Xb, first_row)
     return np.concatenate([[Xb.shape[0], wb.sum(dtype=np.float64), wb.max(initial=0.0)], missing])
@@ -358,6 +362,8 @@ class CheckedRows(NamedTuple):
     """(n_features,): total weight of the rows that observed each feature."""
     observed_mean: np.ndarray
     """(n_features,): the weighted mean of each feature's observed values (NaN where none)."""
+    stats: np.ndarray = None
+    """(n_stats, n_features): the totals of ``stats`` over the chunks (None without it)."""
 
 
 def refuse_device(device):
@@ -395,7 +401,8 @@ def prepared_rows(estimator, X, *, dtype, reset=True):
     return persist_if_it_fits(row_chunked(X).astype(dtype))
 
 
-def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_samples=1, allow_nan=False):
+def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_samples=1, allow_nan=False,
+                 stats=None):
     """Check every chunk of a prepared X (and its weights) as fit checks in-memory X, in one pass.
 
     Every chunk gets the checks in-memory X gets (scikit-learn's ``check_array``: finite values,
@@ -416,6 +423,11 @@ def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_sam
     min_samples : int, default=1
     allow_nan : bool, default=False
         Accept NaN (a missing value) and count the observed entries of every feature.
+    stats : callable or None, default=None
+        ``stats(X_chunk, observed, sample_weight_chunk, first_row)`` -> ndarray of shape
+        (n_stats, n_features): additive statistics of a chunk (0 in place of a missing value,
+        ``observed`` its mask, float64 weights), totalled in ``checked.stats``; with ``allow_nan``
+        only (e.g. :meth:`~discrim.distributions.ComponentFamily.completion_stats`).
 
     Returns
     -------
@@ -431,15 +443,16 @@ def checked_rows(estimator, X, *, dtype, sample_weight=None, check=None, min_sam
         w = da.ones(X.shape[0], chunks=(X.chunks[0],), dtype=np.float64)
     else:
         w = align_rows(sample_weight, X, name="sample_weight", dtype=np.float64)
-    run = functools.partial(_check_chunk, type(estimator).__name__, dtype, check, allow_nan)
+    run = functools.partial(_check_chunk, type(estimator).__name__, dtype, check, allow_nan, stats)
     summary = map_row_chunks(run, X, w, reduce=_add_summaries)
     with np.errstate(over="ignore"):
         check_weight_total(summary[1])
     d = X.shape[1]
-    seen, sums = summary[4 : 4 + d], summary[4 + d :]
+    seen, sums = summary[4 : 4 + d], summary[4 + d : 4 + 2 * d]
     with np.errstate(invalid="ignore", divide="ignore"):
         mean = sums / seen
-    return CheckedRows(w, float(summary[1]), float(summary[2]), int(summary[3]), seen, mean)
+    totals = summary[4 + 2 * d :].reshape(-1, d) if stats is not None and allow_nan else None
+    return CheckedRows(w, float(summary[1]), float(summary[2]), int(summary[3]), seen, mean, totals)
 
 
 def validated_rows(estimator, X, *, dtype, sample_weight=None, reset=True, check=None, min_samples=1,
@@ -501,6 +514,40 @@ def _sample_chunk(seed, fraction, Xb, wb, first_row):
     rng = np.random.default_rng([seed, first_row])
     keep = rng.random(Xb.shape[0]) < fraction
     return np.asarray(Xb)[keep], np.asarray(wb)[keep]
+
+
+def lazy_completion(family, stats, X, rows=None):
+    """The values that complete a dask X's missing entries at the start of a fit, per chunk.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    stats : ndarray of shape (n_stats, n_features)
+        The totals of ``family.completion_stats`` over all rows (:func:`checked_rows`).
+    X : dask.array.Array of shape (n_samples, n_features)
+        Row-chunked.
+    rows : dict of str to dask.array.Array of shape (n_samples,) or None, default=None
+        The family's per-row data, chunked like X's rows.
+
+    Returns
+    -------
+    fill : ndarray of shape (n_features,) or dask.array.Array of shape (n_samples, n_features)
+        One value per feature without per-row data; otherwise each chunk's rows completed from
+        their own data (``family.completion``), as in memory.
+    """
+    if not rows:
+        return np.asarray(family.completion(stats, None))
+    names = list(rows)
+    d = X.shape[1]
+
+    def chunk(*values):
+        block = dict(zip(names, values))
+        return np.broadcast_to(family.completion(stats, block), (values[0].shape[0], d)).astype(np.float64)
+
+    import dask.array as da
+
+    return da.map_blocks(chunk, *(rows[name] for name in names), new_axis=1, chunks=(X.chunks[0], (d,)),
+                         dtype=np.float64, meta=np.empty((0, d), np.float64))
 
 
 def gather_sample(X, sample_weight, max_rows, rng):

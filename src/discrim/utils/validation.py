@@ -507,29 +507,6 @@ def check_observed_weight(seen):
         )
 
 
-def observed_means(X, mask, sample_weight, discrete=False):
-    """Each feature's weighted mean over the rows that observed it: what completes a row at the start.
-
-    The completion a fit starts from (k-means++ seeding and the first M-step); EM itself uses
-    the exact marginal densities.
-
-    Parameters
-    ----------
-    X : ndarray of shape (n_samples, n_features)
-    mask : ndarray of shape (n_samples, n_features) of bool
-        True where observed; every feature observed in some row of positive weight.
-    sample_weight : ndarray of shape (n_samples,)
-    discrete : bool, default=False
-        Round the means to whole numbers, so that the completed rows stay in a discrete support.
-
-    Returns
-    -------
-    means : ndarray of shape (n_features,) of float64
-    """
-    w = sample_weight[:, None] * mask
-    return completion_values((w * np.where(mask, X, 0.0)).sum(axis=0) / w.sum(axis=0), discrete)
-
-
 def completion_values(means, discrete=False):
     """The features' means as the values that complete missing entries: rounded for a discrete
     family, so that the completed rows stay in its support.
