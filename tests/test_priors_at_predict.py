@@ -80,3 +80,14 @@ def test_bad_priors_at_predict_name_the_parameter(rng):
         model.predict_proba(X, priors=[0.5, 0.5, 0.5])
     with pytest.raises(ValueError, match="priors at prediction time must be 'equal' or an array"):
         model.decision_function(X, priors="empirical")
+
+
+def test_bad_priors_at_a_mixtures_predict_speak_of_its_components(rng):
+    # a mixture has no classes_: its messages name the components and weights_
+    X, _ = _data(rng, 2)
+    fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=r"there are 2 components: give one prior per component in the order of "
+                                         r"weights_"):
+        fm.predict(X, priors=[0.2, 0.3, 0.5])
+    with pytest.raises(ValueError, match=r"for label in range\(len\(weights_\)\)"):
+        fm.predict_proba(X, priors={0: 0.5, 1: 0.5})

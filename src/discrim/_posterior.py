@@ -285,9 +285,10 @@ class PosteriorMixin:
         n_labels = len(self._rule_labels())
         if isinstance(priors, str) and priors != "equal":
             raise ValueError(f"priors at prediction time must be 'equal' or an array of {n_labels} probabilities "
-                             f"in the order of the labels; got {priors!r}.")
+                             f"in the order of the {self._rule_label_kind}s; got {priors!r}.")
+        order = "classes_" if self._rule_label_kind == "class" else "weights_"
         with np.errstate(divide="ignore"):  # a prior of 0 rules its label out
-            return np.log(check_priors(priors, np.ones(n_labels)))
+            return np.log(check_priors(priors, np.ones(n_labels), self._rule_label_kind, order))
 
     def _log_odds(self, X, log_prior=None):
         """Two labels: ``log P(label 1 | x) - log P(label 0 | x)``, shape (n_samples,)."""

@@ -241,23 +241,24 @@ def check_class_totals(classes, totals):
         )
 
 
-def _prior_array(priors, n_classes):
+def _prior_array(priors, n_classes, kind="class", order="classes_"):
     """``priors`` as a float array, or a ValueError naming the parameter and what it accepts.
 
     A mapping from label to prior (or anything else numpy cannot read as numbers) would otherwise
     fail inside numpy with a TypeError that names no parameter.
     """
-    expected = f"an array of {n_classes} probabilities, one per class in the order of classes_"
+    expected = f"an array of {n_classes} probabilities, one per {kind} in the order of {order}"
     if isinstance(priors, Mapping):
+        labels = order if order == "classes_" else f"range(len({order}))"
         raise ValueError(f"priors must be {expected}; got a {type(priors).__name__} ({priors!r}). "
-                         "From a mapping of label to prior, pass [priors[label] for label in classes_].")
+                         f"From a mapping of label to prior, pass [priors[label] for label in {labels}].")
     try:
         return np.asarray(priors, dtype=np.float64)
     except (TypeError, ValueError) as exc:
         raise ValueError(f"priors must be {expected}; got {priors!r}.") from exc
 
 
-def check_priors(priors, class_weight_totals):
+def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
     """Resolve the ``priors`` parameter of a discriminant rule.
 
     Parameters
@@ -267,6 +268,10 @@ def check_priors(priors, class_weight_totals):
         (sample-weighted); an array gives the Bayes rule with those prior probabilities.
     class_weight_totals : ndarray of shape (n_classes,)
         Total sample weight of each class.
+    kind : str, default="class"
+        What the labels are, in the messages ("component" for a mixture's rule).
+    order : str, default="classes_"
+        Where the labels' order is to be read, in the messages.
 
     Returns
     -------
@@ -280,11 +285,11 @@ def check_priors(priors, class_weight_totals):
         if priors == "empirical":
             return class_weight_totals / class_weight_totals.sum()
         raise ValueError(f"priors must be 'equal', 'empirical' or an array; got {priors!r}.")
-    p = _prior_array(priors, n_classes)
+    p = _prior_array(priors, n_classes, kind, order)
     if p.shape != (n_classes,):
         raise ValueError(
-            f"priors has shape {p.shape} but there are {n_classes} classes: give one prior per class "
-            "in the order of classes_."
+            f"priors has shape {p.shape} but there are {n_classes} {kind}s: give one prior per {kind} "
+            f"in the order of {order}."
         )
     if not np.all(np.isfinite(p)) or np.any(p < 0):
         raise ValueError("priors must be finite and non-negative.")
