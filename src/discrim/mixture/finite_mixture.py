@@ -578,7 +578,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             assign = given_assignment(init, blocks.n_rows, k)
         if noise_rows is not None:
             assign = _OutsideNoise(assign, noise_rows)
-        if blocks.mask is not None:  # the first M-step sees the rows completed by the features' means
+        if blocks.mask is not None:  # the first M-step sees the rows completed by the family's start_completion
             blocks = blocks.completed()
         stats = stats_from_assignment(family, blocks, assign, self._block_threads(blocks, self.n_threads))
         params0 = family.params_from_stats(stats)
