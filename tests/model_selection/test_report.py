@@ -49,3 +49,21 @@ def test_write_text_atomic(tmp_path):
     write_text_atomic("hello ±", path)
     assert path.read_text(encoding="utf-8") == "hello ±"
     assert [p.name for p in tmp_path.iterdir()] == ["r.md"]  # no temporary file left
+
+
+def test_report_states_the_rule_and_score_the_search_used_and_marks_unscored_points():
+    # the rule text was the 1-SE rule on the log-loss whatever the settings, and the lowest mean
+    # was argmin over NaN (points no fold scored after n_batches_no_change): "nan at ..."
+    X, _, y, _ = load_benchmark("iris")
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-4, 1e-2], max_batches=4, n_batches_no_change=1, cv=3,
+                                   n_candidates=40, selection="best", random_state=0).fit(X, y)
+    text = search_report(search, title="t")
+    assert "Rule: the grid point of the lowest mean CV log-loss (selection='best')." in text
+    assert "| lowest mean CV log-loss | nan" not in text and "not scored" in text and "nan ± nan" not in text
+    by_auc = PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], alpha_prototype_grid=[1e-8, 1e-3], max_batches=1,
+                                   cv=3, n_candidates=40, scoring="roc_auc", random_state=0).fit(X, y)
+    text = search_report(by_auc, title="t")
+    assert "whose mean CV ROC-AUC is at least the threshold, the largest alpha_feature, then the largest " \
+           "alpha_prototype, then the fewest batches" in text
+    assert f"| alpha_prototype | {by_auc.best_params_['alpha_prototype']:.3g} |" in text
+    assert "| highest mean CV ROC-AUC |" in text

@@ -119,3 +119,50 @@ def test_prototype_map_rejects_other_models():
         plot_prototype_map(LogisticRegression().fit(X, y))
     with pytest.raises(NotFittedError):
         plot_prototype_map(PrototypeClassifier())
+
+
+def test_plot_search_draws_the_score_it_selected_by_and_each_alpha_prototype():
+    # a search by ROC-AUC drew the log-loss beside a threshold on the ROC-AUC scale, and the lines
+    # of an alpha_prototype grid were joined into one zig-zag per batch count
+    X, _, y, _ = load_benchmark("wine")
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], alpha_prototype_grid=[1e-8, 1e-3], max_batches=1,
+                                   cv=3, n_candidates=40, scoring="roc_auc", random_state=0).fit(X, y)
+    ax = plot_search(search)
+    res = search.cv_results_
+    assert ax.get_ylabel() == "mean CV ROC-AUC"
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    for alpha_p in (1e-8, 1e-3):
+        line = lines[f"1 batches, alpha_prototype={alpha_p:.2g}"]
+        rows = (res["n_batches"] == 1) & (res["alpha_prototype"] == alpha_p)
+        np.testing.assert_allclose(line.get_ydata(), res["mean_test_roc_auc"][rows])
+    assert lines["threshold"].get_ydata()[0] == pytest.approx(search.threshold_)
+    best = lines["best mean"]
+    assert best.get_ydata()[0] == pytest.approx(np.nanmax(res["mean_test_roc_auc"]))
+    selected = next(label for label in lines if label.startswith("selected"))
+    assert f"alpha_prototype={search.best_params_['alpha_prototype']:.2g}" in selected
+
+
+def test_plot_search_leaves_out_points_no_fold_scored():
+    # n_batches_no_change stops the folds early: the later counts are NaN, which made the cross of
+    # the lowest mean land on NaN (invisible) and drew legend entries without lines
+    X, _, y, _ = load_benchmark("iris")
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-4, 1e-2], max_batches=4, n_batches_no_change=1, cv=3,
+                                   n_candidates=40, random_state=0).fit(X, y)
+    mean = search.cv_results_["mean_test_log_loss"]
+    assert np.isnan(mean).any()
+    ax = plot_search(search)
+    for line in ax.get_lines():
+        assert np.all(np.isfinite(line.get_ydata())), line.get_label()
+    best = [line for line in ax.get_lines() if line.get_label() == "best mean"][0]
+    assert best.get_ydata()[0] == pytest.approx(np.nanmin(mean))
+
+
+def test_prototype_map_draws_a_pipelines_model():
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, y, _ = load_benchmark("wine", scale=False)
+    pipe = make_pipeline(StandardScaler(), PrototypeClassifier(n_batches=1, n_candidates=40, random_state=0)).fit(X, y)
+    ax = plot_prototype_map(pipe)
+    sizes = np.concatenate([c.get_sizes() for c in ax.collections])
+    assert sizes.shape[0] == pipe[-1].batches_[0].prototype_weights.shape[0]

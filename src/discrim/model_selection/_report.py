@@ -35,40 +35,64 @@ def model_summary(cv_estimator):
     }
 
 
+def selection_rule(cv_estimator):
+    """The sentence that states how a search chose its point, in the words of its settings."""
+    from discrim.model_selection._search import SCORE_LABELS
+
+    label = SCORE_LABELS[cv_estimator.scoring]
+    best = "lowest" if cv_estimator.scoring == "log_loss" else "highest"
+    if cv_estimator.selection == "best":
+        return f"Rule: the grid point of the {best} mean CV {label} (selection='best')."
+    bound = "at most" if cv_estimator.scoring == "log_loss" else "at least"
+    order = "the largest alpha_feature, " + ("then the largest alpha_prototype, "
+                                             if cv_estimator.alpha_prototype_grid is not None else "")
+    return (f"Rule: among the grid points whose mean CV {label} is {bound} the threshold, {order}then the fewest "
+            "batches (the 1-SE rule of the proset report).")
+
+
 def _blocks(cv_estimator, title, data, metrics, figures):
     """The report as a list of blocks: ("h2"/"p", text), ("table", header, rows), ("img", alt, src)."""
+    from discrim.model_selection._search import SCORE_LABELS
+
     res = cv_estimator.cv_results_
     sel = cv_estimator.best_params_
+    scoring, label = cv_estimator.scoring, SCORE_LABELS[cv_estimator.scoring]
+    best_word = "lowest" if scoring == "log_loss" else "highest"
     # with an alpha_prototype grid: the (alpha_feature x batch count) table of the selected value
     rows = np.ones(len(res["n_batches"]), dtype=bool)
     if "alpha_prototype" in sel:
         rows = np.asarray(res["alpha_prototype"]) == sel["alpha_prototype"]
     alphas = np.unique(np.asarray(res["alpha_feature"])[rows])
     counts = np.unique(res["n_batches"])
-    mean = np.asarray(res["mean_test_log_loss"])[rows].reshape(alphas.shape[0], counts.shape[0])
-    std = np.asarray(res["std_test_log_loss"])[rows].reshape(alphas.shape[0], counts.shape[0])
-    best = np.unravel_index(int(np.argmin(mean)), mean.shape)
+    all_means = np.asarray(res[f"mean_test_{scoring}"])
+    mean = all_means[rows].reshape(alphas.shape[0], counts.shape[0])
+    std = np.asarray(res[f"std_test_{scoring}"])[rows].reshape(alphas.shape[0], counts.shape[0])
+    # NaN: a point no fold scored (the folds stopped adding batches before it)
+    best = int(np.nanargmin(all_means) if scoring == "log_loss" else np.nanargmax(all_means))
+    best_point = f"alpha_feature={res['alpha_feature'][best]:.3g}" + (
+        f", alpha_prototype={res['alpha_prototype'][best]:.3g}" if "alpha_prototype" in sel else "")
     summary = model_summary(cv_estimator)
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     blocks = [("h1", title), ("p", f"Written by discrim on {stamp}.")]
     if data:
         blocks += [("h2", "Data"), ("table", ["item", "value"], [[k, str(v)] for k, v in data.items()])]
+    chosen = [["alpha_feature", f"{sel['alpha_feature']:.3g}"]]
+    if "alpha_prototype" in sel:
+        chosen.append(["alpha_prototype", f"{sel['alpha_prototype']:.3g}"])
+    threshold = "lowest mean CV log-loss + its std" if scoring == "log_loss" else f"highest mean CV {label} - its std"
     blocks += [
         ("h2", "Selected hyperparameters"),
         ("table", ["item", "value"], [
-            ["alpha_feature", f"{sel['alpha_feature']:.3g}"],
+            *chosen,
             ["n_batches", str(sel["n_batches"])],
-            ["threshold (lowest mean CV log-loss + its std)", f"{cv_estimator.threshold_:.4f}"],
-            ["lowest mean CV log-loss", f"{mean[best]:.4f} at alpha_feature={alphas[best[0]]:.3g}, "
-                                        f"{counts[best[1]]} batches"],
-            ["mean CV log-loss of the selected point",
-             f"{res['mean_test_log_loss'][cv_estimator.best_index_]:.4f}"],
+            [f"threshold ({threshold})", f"{cv_estimator.threshold_:.4f}"],
+            [f"{best_word} mean CV {label}", f"{all_means[best]:.4f} at {best_point}, {res['n_batches'][best]} batches"],
+            [f"mean CV {label} of the selected point", f"{all_means[cv_estimator.best_index_]:.4f}"],
             ["cross-validation splits", str(cv_estimator.n_splits_)],
             ["search time", f"{cv_estimator.search_time_:.2f} s"],
             ["refit time", f"{cv_estimator.refit_time_:.2f} s"],
         ]),
-        ("p", "Rule: among the grid points whose mean CV log-loss is at most the threshold, the largest "
-              "alpha_feature, then the fewest batches (the 1-SE rule of the proset report)."),
+        ("p", selection_rule(cv_estimator)),
         ("h2", "Refitted model"),
         ("table", ["item", "value"], [
             ["batches", str(summary["n_batches"])],
@@ -81,19 +105,23 @@ def _blocks(cv_estimator, title, data, metrics, figures):
                    ("table", ["metric", "value"], [[k, f"{v:.4f}"] for k, v in metrics.items()])]
     for alt, src in (figures or {}).items():
         blocks += [("h2", alt), ("img", alt, src)]
-    rows = []
+    table = []
     for i, a in enumerate(alphas):
         cells = []
         for j in range(counts.shape[0]):
-            text = f"{mean[i, j]:.3f} ± {std[i, j]:.3f}"
+            text = f"{mean[i, j]:.3f} ± {std[i, j]:.3f}" if np.isfinite(mean[i, j]) else "not scored"
             if a == sel["alpha_feature"] and counts[j] == sel["n_batches"]:
                 text = f"**{text}**"
             cells.append(text)
-        rows.append([f"{a:.2g}", *cells])
+        table.append([f"{a:.2g}", *cells])
+    of_prototype = f", alpha_prototype={sel['alpha_prototype']:.3g}" if "alpha_prototype" in sel else ""
     blocks += [
-        ("h2", "Mean CV log-loss ± std (rows: alpha_feature, columns: batches; selected in bold)"),
-        ("table", ["alpha_feature", *[str(c) for c in counts]], rows),
+        ("h2", f"Mean CV {label} ± std (rows: alpha_feature, columns: batches{of_prototype}; selected in bold)"),
+        ("table", ["alpha_feature", *[str(c) for c in counts]], table),
     ]
+    if not np.isfinite(mean).all():
+        blocks.append(("p", "not scored: every fold had stopped adding batches before that count "
+                            "(n_batches_no_change)."))
     return blocks
 
 

@@ -84,6 +84,8 @@ def weighted_log_loss(proba, y_idx, sample_weight, classes):
 
 # Validation scores the search can select by besides the log-loss (higher is better for both).
 SCORES = ("roc_auc", "balanced_accuracy")
+# How reports and plots name each scoring
+SCORE_LABELS = {"log_loss": "log-loss", "roc_auc": "ROC-AUC", "balanced_accuracy": "balanced accuracy"}
 
 
 def validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes):

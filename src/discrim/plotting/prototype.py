@@ -27,7 +27,7 @@ def _parts(model):
     inner = getattr(inner, "best_estimator_", None) or inner
     if not hasattr(inner, "batches_"):
         check_is_fitted(inner)
-        raise ValueError(f"expected a fitted PrototypeClassifier (or a search or Pipeline ending in one); "
+        raise TypeError(f"expected a fitted PrototypeClassifier (or a search or Pipeline ending in one); "
                          f"got {type(inner).__name__}.")
     return split_model(model)
 

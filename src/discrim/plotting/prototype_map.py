@@ -14,17 +14,10 @@ if TYPE_CHECKING:
 
 
 def _prototype_model(model):
-    """The fitted PrototypeClassifier behind ``model`` (itself, or a search's refitted model)."""
-    from sklearn.utils.validation import check_is_fitted
+    """The fitted PrototypeClassifier behind ``model`` (itself, a search's refitted model or a pipeline's last step)."""
+    from discrim.plotting.prototype import _parts
 
-    inner = getattr(model, "best_estimator_", model)
-    if not hasattr(inner, "batches_") and not hasattr(model, "best_estimator_"):
-        check_is_fitted(model)
-        raise TypeError(
-            f"plot_prototype_map needs a PrototypeClassifier or PrototypeClassifierCV; got {type(model).__name__}."
-        )
-    check_is_fitted(inner, "batches_")
-    return inner
+    return _parts(model)[1]
 
 
 def scaled_prototypes(model):
@@ -32,8 +25,8 @@ def scaled_prototypes(model):
 
     Parameters
     ----------
-    model : PrototypeClassifier or PrototypeClassifierCV
-        Fitted.
+    model : PrototypeClassifier, PrototypeClassifierCV or Pipeline
+        Fitted; a pipeline's last step is one of the other two.
 
     Returns
     -------
@@ -116,8 +109,9 @@ def plot_prototype_map(model: PrototypeModel, ax: Axes | None = None, *, max_mar
 
     Parameters
     ----------
-    model : PrototypeClassifier or PrototypeClassifierCV
-        Fitted; a search is drawn through its refitted ``best_estimator_``.
+    model : PrototypeClassifier, PrototypeClassifierCV or Pipeline
+        Fitted; a search is drawn through its refitted ``best_estimator_``, a pipeline through its
+        last step (the prototypes in the model's own, transformed features).
     ax : matplotlib.axes.Axes, default=None
         Axes to draw on; a new figure when None.
     max_marker_size : float, default=300.0

@@ -1,4 +1,4 @@
-"""Mean cross-validated log-loss of a prototype-set search over alpha_feature and the batch count."""
+"""Mean cross-validated score of a prototype-set search over alpha_feature and the batch count."""
 
 from __future__ import annotations
 
@@ -13,14 +13,18 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from discrim.model_selection import PrototypeClassifierCV
+    from discrim.model_selection._search import SCORE_LABELS
 
 
 def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, batch_counts: Sequence[int] | None = None,
                 show_std: bool = False) -> Axes:
-    """Plot the mean CV log-loss against alpha_feature, one line per batch count.
+    """Plot the mean CV score of the search against alpha_feature, one line per batch count.
 
-    The dashed horizontal line is the selection threshold (lowest mean plus its standard
-    deviation); the star marks the point the 1-SE rule selected, the cross the lowest mean.
+    The score is the one the search selected by (``scoring``: the log-loss by default). The
+    dashed horizontal line is the selection threshold (best mean and its standard deviation);
+    the star marks the selected point, the cross the best mean. With an ``alpha_prototype_grid``
+    each of its values gets a line style of its own. Grid points that no fold scored (batch
+    counts after ``n_batches_no_change`` stopped every fold early) are left out.
 
     Parameters
     ----------
@@ -50,41 +54,51 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
     from sklearn.utils.validation import check_is_fitted
 
     from discrim.model_selection import PrototypeClassifierCV
+    from discrim.model_selection._search import SCORE_LABELS
 
     if not isinstance(cv_estimator, PrototypeClassifierCV):
         raise TypeError(f"plot_search draws a fitted PrototypeClassifierCV's search; got {type(cv_estimator).__name__}.")
     check_is_fitted(cv_estimator, "cv_results_")
     res = cv_estimator.cv_results_
+    scoring = cv_estimator.scoring
     alphas = np.asarray(res["alpha_feature"], dtype=float)
+    prototype_alphas = np.asarray(res["alpha_prototype"], dtype=float)
     counts = np.asarray(res["n_batches"], dtype=int)
-    mean = np.asarray(res["mean_test_log_loss"], dtype=float)
-    std = np.asarray(res["std_test_log_loss"], dtype=float)
+    mean = np.asarray(res[f"mean_test_{scoring}"], dtype=float)
+    std = np.asarray(res[f"std_test_{scoring}"], dtype=float)
     wanted = np.unique(counts) if batch_counts is None else np.asarray(batch_counts, dtype=int)
     unknown = np.setdiff1d(wanted, counts)
     if unknown.size:
         raise ValueError(
             f"batch_counts {unknown.tolist()} were not searched; choose from 0 to {counts.max()}."
         )
+    with_prototype = cv_estimator.alpha_prototype_grid is not None
+    styles = ("-", "--", ":", "-.")
     ax = new_axes(ax, figsize=(7.0, 5.0))
     cmap = _colormap()
-    for b in wanted:
-        rows = np.flatnonzero(counts == b)
-        rows = rows[np.argsort(alphas[rows])]
-        colour = cmap(b / max(counts.max(), 1))
-        ax.plot(alphas[rows], mean[rows], marker="o", markersize=3, linewidth=1, color=colour, label=f"{b} batches")
-        if show_std:
-            ax.fill_between(alphas[rows], mean[rows] - std[rows], mean[rows] + std[rows], color=colour, alpha=0.1)
+    for j, alpha_p in enumerate(np.unique(prototype_alphas)):
+        for b in wanted:
+            rows = np.flatnonzero((counts == b) & (prototype_alphas == alpha_p) & np.isfinite(mean))
+            if not rows.size:
+                continue
+            rows = rows[np.argsort(alphas[rows])]
+            colour = cmap(b / max(counts.max(), 1))
+            label = f"{b} batches" + (f", alpha_prototype={alpha_p:.2g}" if with_prototype else "")
+            ax.plot(alphas[rows], mean[rows], marker="o", markersize=3, linewidth=1, color=colour,
+                    linestyle=styles[j % len(styles)], label=label)
+            if show_std:
+                ax.fill_between(alphas[rows], mean[rows] - std[rows], mean[rows] + std[rows], color=colour, alpha=0.1)
     ax.axhline(cv_estimator.threshold_, color="black", linestyle="--", linewidth=1, label="threshold")
-    best = int(np.argmin(mean))
-    ax.plot(alphas[best], mean[best], marker="x", markersize=9, color="black", linestyle="none", label="lowest mean")
+    best = int(np.nanargmin(mean) if scoring == "log_loss" else np.nanargmax(mean))
+    ax.plot(alphas[best], mean[best], marker="x", markersize=9, color="black", linestyle="none", label="best mean")
     sel = cv_estimator.best_index_
-    ax.plot(
-        alphas[sel], mean[sel], marker="*", markersize=15, color="red", markeredgecolor="black", linestyle="none",
-        label=f"selected: alpha_feature={alphas[sel]:.2g}, {counts[sel]} batches",
-    )
+    chosen = f"alpha_feature={alphas[sel]:.2g}" + (f", alpha_prototype={prototype_alphas[sel]:.2g}"
+                                                   if with_prototype else "")
+    ax.plot(alphas[sel], mean[sel], marker="*", markersize=15, color="red", markeredgecolor="black", linestyle="none",
+            label=f"selected: {chosen}, {counts[sel]} batches")
     ax.set_xscale("log")
     ax.set_xlabel("alpha_feature (penalty on feature weights)")
-    ax.set_ylabel("mean CV log-loss")
+    ax.set_ylabel(f"mean CV {SCORE_LABELS[scoring]}")
     ax.set_title("cross-validated search")
     ax.legend(loc="best", fontsize="x-small", ncol=2)
     return ax
