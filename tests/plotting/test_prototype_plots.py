@@ -254,3 +254,30 @@ def test_map_and_weights_take_a_0d_count_and_any_feature_name():
     labels = [t.get_text() for t in plot_feature_weights(model).get_xticklabels()]
     active = np.flatnonzero(np.isin(np.arange(4), model.batches_[0].feature_index))
     assert labels == [X.columns[d] for d in active] and "prototype" in labels
+
+
+@pytest.mark.parametrize("kind, with_y, expected", [
+    ("decision", False, ["baseline", "n", "p"]),
+    ("decision", True, ["baseline", "n", "p"]),
+    ("probability", True, ["baseline", "n", "p"]),
+    ("probability", False, ["baseline"]),
+])
+def test_a_slice_s_legend_says_which_colour_is_which_class(kind, with_y, expected):
+    # the decision regions and the rows' dots had colours per class and no key to them
+    X, y = _data()
+    ax = plot_prototype_surface(_pipe(), X, y if with_y else None, features=("a", "b"), kind=kind, resolution=10)
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == expected
+
+
+def test_feature_weight_labels_stay_inside_the_figure():
+    # long feature names were cut off below a figure without a layout
+    X, y = _data()
+    X.columns = [f"a rather long feature name {c}" for c in NAMES]
+    pipe = make_pipeline(StandardScaler(), PrototypeClassifier(n_batches=2, n_candidates=40, random_state=0)).fit(X, y)
+    ax = plot_feature_weights(pipe)
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    for label in ax.get_xticklabels() + [ax.xaxis.label]:
+        box = label.get_window_extent(renderer)
+        assert box.y0 >= 0 and box.x0 >= 0, label.get_text()

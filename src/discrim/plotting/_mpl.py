@@ -23,7 +23,8 @@ def new_axes(ax=None, figsize=(6.0, 5.0)):
     """Return ``ax`` or a fresh Axes on a new figure."""
     if ax is not None:
         return ax
-    _, ax = pyplot().subplots(figsize=figsize)
+    # constrained layout: long tick labels (feature names) and titles stay inside the figure
+    _, ax = pyplot().subplots(figsize=figsize, layout="constrained")
     return ax
 
 

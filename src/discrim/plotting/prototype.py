@@ -355,7 +355,21 @@ def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_t
     others = "others at the baseline" if A.shape[1] > 2 else "all features"
     ax.set_title(f"{'P(' + str(classes[k_target]) + ')' if kind == 'probability' else 'decision'}: "
                  f"{label(i)} x {label(j)}, {others}", fontsize="small")
-    ax.legend(loc="upper right", fontsize="x-small")
+    ax.legend(handles=ax.get_legend_handles_labels()[0] + _class_key(classes, colours, kind, y is not None),
+              loc="upper right", fontsize="x-small")
+
+
+def _class_key(classes, colours, kind, with_rows):
+    """Legend entries that say which colour is which class: the regions of a decision slice, or the rows' dots."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    if kind == "decision":
+        return [Patch(facecolor=colours[k], alpha=0.6, label=str(c)) for k, c in enumerate(classes)]
+    if with_rows:
+        return [Line2D([], [], marker="o", linestyle="none", markersize=5, markerfacecolor=colours[k],
+                       markeredgecolor="k", markeredgewidth=0.3, label=str(c)) for k, c in enumerate(classes)]
+    return []
 
 
 def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayLike | None = None, *,
