@@ -482,3 +482,16 @@ def test_transformer_reads_a_raw_mixed_type_frame():
     encoded = search.transformer_.transform(frame)
     np.testing.assert_array_equal(search.predict_proba(frame), search.best_estimator_.predict_proba(encoded))
     assert search.score(frame, y) > 0.8
+
+
+@pytest.mark.parametrize("name, grid, match", [
+    ("alpha_feature_grid", [0, 1e-3], r"alpha_feature_grid must be a non-empty list of positive, finite values "
+                                      r"\(every one of them: a penalty of 0 is not searched\)"),
+    ("alpha_prototype_grid", [-1e-3, 1e-3], r"alpha_prototype_grid must be a non-empty list of non-negative, finite "
+                                            r"values \(every one of them\)"),
+])
+def test_a_grid_with_one_bad_value_is_refused_for_that_value(iris, name, grid, match):
+    # the message said the grid must hold "at least one" good value, which [0, 1e-3] does
+    X, _, y, _ = iris
+    with pytest.raises(ValueError, match=match):
+        PrototypeClassifierCV(**{**SMALL, name: grid}).fit(X, y)

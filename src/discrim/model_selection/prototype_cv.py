@@ -434,8 +434,8 @@ empty_check_iter, max_samples, dtype, backend, device
         grid = _grid_values("alpha_feature_grid", self.alpha_feature_grid)
         if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid <= 0):
             raise ValueError(
-                "alpha_feature_grid must hold at least one positive, finite value, e.g. "
-                f"np.logspace(-6, -1, 11); got {self.alpha_feature_grid!r}."
+                "alpha_feature_grid must be a non-empty list of positive, finite values (every one of them: a "
+                f"penalty of 0 is not searched), e.g. np.logspace(-6, -1, 11); got {self.alpha_feature_grid!r}."
             )
         if grid.size > MAX_ALPHAS:
             raise ValueError(
@@ -453,8 +453,8 @@ empty_check_iter, max_samples, dtype, backend, device
         grid = _grid_values("alpha_prototype_grid", self.alpha_prototype_grid)
         if grid.size == 0 or not np.all(np.isfinite(grid)) or np.any(grid < 0):
             raise ValueError(
-                "alpha_prototype_grid must hold at least one non-negative, finite value, e.g. "
-                f"[1e-8, 1e-4]; got {self.alpha_prototype_grid!r}."
+                "alpha_prototype_grid must be a non-empty list of non-negative, finite values (every one of "
+                f"them), e.g. [1e-8, 1e-4]; got {self.alpha_prototype_grid!r}."
             )
         if grid.size > MAX_ALPHAS:
             raise ValueError(f"alpha_prototype_grid holds {grid.size} values; at most {MAX_ALPHAS} are supported.")
