@@ -11,6 +11,7 @@ from sklearn.metrics import log_loss
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import MinMaxScaler, StandardScaler
 
+from discrim.datasets import load_benchmark
 from discrim.prototype import PrototypeClassifier, UnfamiliarDataWarning, explain, export, familiarity, write_report
 from discrim.prototype._explain import dominant_set
 
@@ -388,3 +389,31 @@ def test_fit_and_export_notes_warn_at_the_callers_line():
     with pytest.warns(UserWarning, match="the model's units only") as record:
         export(pipe)
     assert record[0].filename == __file__
+
+
+def test_rows_that_observe_no_active_feature_are_warned_about():
+    # factor 1 for every missing feature: a blank row was the most familiar of all and got a
+    # confident prediction without a word
+    X, _, y, _ = load_benchmark("iris", as_frame=True)
+    model = PrototypeClassifier(n_batches=2, n_candidates=40, random_state=0).fit(X, y)
+    blank = X.iloc[:3].copy()
+    blank.iloc[1, :] = np.nan
+    with pytest.warns(UnfamiliarDataWarning, match=r"1 of 3 rows of X observe none of the model's active features "
+                                                   r"\(.*petal.*\): a missing feature contributes the factor 1"):
+        model.predict_proba(blank)
+    active = np.unique(np.concatenate([b.feature_index for b in model.batches_]))
+    partly = X.iloc[:3].copy()
+    partly.iloc[1, np.setdiff1d(np.arange(X.shape[1]), active[:1])] = np.nan  # one active feature observed
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfamiliarDataWarning)
+        model.predict_proba(partly)
+
+
+def test_features_far_from_every_prototype_are_named():
+    X, _, y, _ = load_benchmark("wine", as_frame=True)
+    model = PrototypeClassifier(n_batches=1, n_candidates=40, random_state=0).fit(X, y)
+    active = np.unique(np.concatenate([b.feature_index for b in model.batches_]))
+    shifted = X.copy()
+    shifted.iloc[:, active[0]] += 1e3
+    with pytest.warns(UnfamiliarDataWarning, match=str(X.columns[active[0]])):
+        model.predict_proba(shifted)

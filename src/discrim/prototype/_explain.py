@@ -66,8 +66,9 @@ def _far_features(X, batches, n_bandwidths=UNFAMILIAR_BANDWIDTHS, max_rows=1000)
     return {d: float(1.0 - ok.mean()) for d, ok in near.items() if X.shape[0] and ok.mean() < 0.1}
 
 
-def warn_if_unfamiliar(familiarity, batches, X=None):
-    """Warn when most rows lie far from every prototype (familiarity about 0), or nearly all along a feature.
+def warn_if_unfamiliar(familiarity, batches, X=None, names=None):
+    """Warn when most rows lie far from every prototype (familiarity about 0), or nearly all along a
+    feature, and when rows observe none of the batches' features.
 
     Parameters
     ----------
@@ -77,25 +78,51 @@ def warn_if_unfamiliar(familiarity, batches, X=None):
         The batches the familiarity sums over (no warning without prototypes).
     X : ndarray of shape (n_samples, n_features) or None, default=None
         The rows in the model's units, for the check feature by feature (see :func:`_far_features`).
+    names : sequence of str or None, default=None
+        The features' names (``feature_names_in_``), for the messages; None: their indices.
     """
     total = float(sum(np.sum(b.prototype_weights) for b in batches))
     familiarity = np.asarray(familiarity, dtype=np.float64)
     if total <= 0 or familiarity.shape[0] == 0:
         return
+    label = (lambda d: str(d)) if names is None else (lambda d: str(names[d]))
+    if X is not None:
+        _warn_if_nothing_observed(X, batches, label)
     unfamiliar = familiarity <= UNFAMILIAR_SHARE * total
     far = _far_features(X, batches) if X is not None else {}
     if unfamiliar.mean() <= 0.5 and not far:
         return
-    where = (f"{int(unfamiliar.sum())} of {familiarity.shape[0]} rows of X lie far from every prototype "
-             "(familiarity about 0)" if unfamiliar.mean() > 0.5 else
-             "nearly all rows of X lie far (more than {:g} bandwidths) from every prototype along feature(s) {}".format(
-                 UNFAMILIAR_BANDWIDTHS, ", ".join(f"{d} ({100 * share:.0f}% of rows)" for d, share in far.items())))
+    along = ", ".join(f"{label(d)} ({100 * share:.0f}% of rows)" for d, share in far.items())
+    if unfamiliar.mean() > 0.5:
+        where = (f"{int(unfamiliar.sum())} of {familiarity.shape[0]} rows of X lie far from every prototype "
+                 "(familiarity about 0)" + (f", far along feature(s) {along}" if far else ""))
+    else:
+        where = (f"nearly all rows of X lie far (more than {UNFAMILIAR_BANDWIDTHS:g} bandwidths) from every prototype "
+                 f"along feature(s) {along}")
     warnings.warn(
-        f"{where}, so the prototypes there barely count. The likely cause: the model was fitted on scaled "
-        "features and is given rows in their original units; transform X as for fit (e.g. scaler.transform(X)) "
-        "or fit a Pipeline(scaler, model) that takes raw rows.",
+        f"{where}, so the prototypes there barely count. The likely cause: X is not in the units the model was "
+        "fitted in, e.g. a model fitted on scaled features given rows in their original units: transform X as "
+        "for fit (e.g. scaler.transform(X)) or fit a Pipeline(scaler, model) that takes raw rows.",
         UnfamiliarDataWarning, stacklevel=user_stacklevel(),
     )
+
+
+def _warn_if_nothing_observed(X, batches, label):
+    """Warn about rows whose every active feature is missing: each kernel is then 1 (the factor of a
+    missing feature), so the row scores as if it lay on every prototype."""
+    active = np.unique(np.concatenate([b.feature_index for b in batches if b.prototype_weights.shape[0]]))
+    if not active.size:
+        return
+    blank = np.isnan(np.asarray(X, dtype=np.float64)[:, active]).all(axis=1)
+    if blank.any():
+        shown = ", ".join(label(d) for d in active[:8]) + (", ..." if active.size > 8 else "")
+        warnings.warn(
+            f"{int(blank.sum())} of {blank.shape[0]} rows of X observe none of the model's active features "
+            f"({shown}): a missing feature contributes the factor 1 to every prototype's kernel, so such a row "
+            "scores as if it lay on every prototype (familiarity at its largest, the probabilities the prototypes' "
+            "weighted class mix). Their predictions carry no information from the row.",
+            UnfamiliarDataWarning, stacklevel=user_stacklevel(),
+        )
 
 
 def _check_model(model):
@@ -656,7 +683,8 @@ def explain_prediction(model, X_row, n_prototypes=10, feature_names=None, *, y=N
     similarity = np.exp(-e)
     impact = w * similarity
     row_familiarity = float(impact.sum())
-    warn_if_unfamiliar(np.array([row_familiarity]), model.batches_[:n_batches], x[None, :])
+    warn_if_unfamiliar(np.array([row_familiarity]), model.batches_[:n_batches], x[None, :],
+                       getattr(model, "feature_names_in_", None))
     quantile = None
     if reference is not None:
         quantile = familiarity_quantile(row_familiarity, familiarity(model, reference, n_batches=n_batches))

@@ -889,7 +889,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         X = self._validate_for_predict(X)
         q = self._unscaled(X, n_batches)
-        warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n_batches), to_numpy(X))
+        warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n_batches), to_numpy(X),
+                           getattr(self, "feature_names_in_", None))
         jll = np.log(q)
         if log_prior is not None:
             with np.errstate(divide="ignore"):
@@ -931,7 +932,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         out = {}
         X_valid = self._validate_for_predict(X)
         for n, q in self._staged_unscaled(X_valid, sorted(set(counts))):
-            warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n), to_numpy(X_valid))
+            warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n), to_numpy(X_valid),
+                               getattr(self, "feature_names_in_", None))
             jll = np.log(q)
             if shift is not None:
                 jll += shift
