@@ -99,6 +99,8 @@ def test_explain_contributions_add_up_to_predict_proba_and_dominant_set():
         # raw row values and prototype values back in original units
         row = ex.features.set_index("feature")
         np.testing.assert_allclose(row["original"], X.iloc[i][row.index].to_numpy(), rtol=1e-10)
+        # slope: model units per input unit (the scaler's 1 / scale)
+        np.testing.assert_allclose(row["slope"], 1.0 / pipe[0].scale_[X.columns.get_indexer(row.index)], rtol=1e-12)
         dom = ex.prototypes["dominant_set"].to_numpy()
         if dom.any():  # the dominant set decides: its classes' shares alone give the predicted class
             share = ex.marginal.to_numpy() + ex.prototypes.loc[dom, [f"p_{c}" for c in pipe.classes_]].sum().to_numpy()

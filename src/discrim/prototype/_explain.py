@@ -370,7 +370,8 @@ class Explanation:
     features : DataFrame
         One row per active feature (union over batches): ``feature``, ``value`` (x_f),
         ``contribution`` (see Notes), in decreasing order of absolute contribution; through a
-        pipeline also ``original`` (x_f in the input units).
+        pipeline also ``original`` (x_f in the input units) and ``slope`` (the model's units per
+        input unit, ``|dz_f / dx_f|``: a feature weight times it is that weight in input units).
     log_proba : float
         ``log p_c(x)`` of the predicted class c.
     baseline_log_proba : float

@@ -174,9 +174,10 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     -----
     ``predict_proba`` of the model (or pipeline) is rebuilt from the table alone:
     ``q_k(x) = p_0k + sum over rows with target k of prototype_weight * exp(-1/2 sum_f
-    (<f>_weight * (x_f - <f>_value))^2)`` on the model's features, or the same with
-    ``<f>_weight_original`` and ``<f>_original`` on the raw rows of an affine preprocessing;
-    ``p_k(x) = q_k(x) / sum_l q_l(x)``.
+    (<f>_weight * (x_f - <f>_value))^2)`` over the features with positive weight in the row's
+    batch (a feature its batch does not use has weight 0 and value NaN: leave it out of the sum),
+    or the same with ``<f>_weight_original`` and ``<f>_original`` on the raw rows of an affine
+    preprocessing; ``p_k(x) = q_k(x) / sum_l q_l(x)``.
 
     Examples
     --------
@@ -364,7 +365,8 @@ def _with_original_units(ex, units, final, names):
     if len(features):
         original = _to_original(units, final, features["value"].to_numpy(np.float64)[None, :], np.array(active))[0]
         features.insert(2, "original", original)
-        features.insert(3, "weight_original_scale", units.slope[active])
+        # model units per input unit: a feature weight times it is the weight in the input units
+        features.insert(3, "slope", units.slope[active])
     return dataclasses.replace(ex, prototypes=protos, features=features)
 
 
