@@ -217,3 +217,25 @@ def test_selection_best_takes_the_lowest_mean_and_refits_it():
     assert best.threshold_ == one_se.threshold_
     assert best.best_estimator_.alpha_feature == best.best_params_["alpha_feature"]
     assert len(best.best_estimator_.batches_) == best.best_params_["n_batches"]
+
+
+def test_a_search_answers_what_its_refitted_model_answers_in_its_input_units():
+    # the search lacked log_likelihood, the staged methods, familiarity, export and explain, and its
+    # score took no n_batches: each now runs the refitted model on the transformed rows
+    X_train, X_test, y_train, y_test = load_benchmark("iris", scale=False)
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-3, 1e-2], max_batches=2, cv=2, n_candidates=30,
+                                   transformer=StandardScaler(), random_state=0).fit(X_train, y_train)
+    model, Z = search.best_estimator_, search.transformer_.transform(X_test)
+    counts = list(range(len(model.batches_) + 1))
+    np.testing.assert_allclose(search.score(X_test, y_test, n_batches=counts), model.score(Z, y_test, n_batches=counts))
+    np.testing.assert_allclose(search.log_likelihood(X_test, y_test), model.log_likelihood(Z, y_test))
+    assert search.log_likelihood(X_test, y_test) == pytest.approx(-log_loss(y_test, search.predict_proba(X_test)))
+    for ours, theirs in zip(search.staged_predict_proba(X_test), model.staged_predict_proba(Z), strict=True):
+        np.testing.assert_allclose(ours, theirs)
+    for ours, theirs in zip(search.staged_predict(X_test), model.staged_predict(Z), strict=True):
+        np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_allclose(search.familiarity(X_test), model.familiarity(Z))
+    table = search.export()
+    assert len(table) == sum(b.prototype_weights.shape[0] for b in model.batches_)
+    np.testing.assert_allclose(search.explain(X_test[:1], y_test[0]).proba.to_numpy(), search.predict_proba(X_test[:1])[0],
+                               rtol=1e-10)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import logging
 import time
 from numbers import Integral, Real
-from collections.abc import Callable, Iterable
-from typing import Any, Literal, NamedTuple
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -14,7 +14,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from discrim._typing import Array, ArrayLike, Device, RandomStateLike
+from discrim._typing import Array, ArrayLike, Device, PathLike, RandomStateLike
 from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_tasks, refit_path, select_one_se
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
@@ -29,6 +29,11 @@ from discrim.utils.validation import (
     check_sample_weight,
     validated_training_data,
 )
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from discrim.prototype import Explanation
 
 logger = logging.getLogger(__name__)
 
@@ -697,7 +702,8 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict_log_proba(self._rows(X), priors=priors, n_batches=n_batches)
 
-    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              n_batches: int | list[int] | None = None) -> float | np.ndarray:
         """Accuracy of the refitted model (scikit-learn's ``score`` of a classifier).
 
         Parameters
@@ -705,12 +711,119 @@ empty_check_iter, max_samples, dtype, backend, device
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
+        n_batches : int, list of int or None, default=None
+            See :meth:`predict`.
 
         Returns
         -------
-        score : float
+        score : float, or ndarray of shape (len(n_batches),) for a list
         """
-        return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight)
+        return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight, n_batches=n_batches)
+
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+                       n_batches: int | list[int] | None = None) -> float | np.ndarray:
+        """Mean log-probability of the true classes under the refitted model, proset's score.
+
+        See :meth:`discrim.prototype.PrototypeClassifier.log_likelihood`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+        n_batches : int, list of int or None, default=None
+            See :meth:`predict`.
+
+        Returns
+        -------
+        log_likelihood : float, or ndarray of shape (len(n_batches),) for a list
+        """
+        return self._fitted_model().log_likelihood(self._rows(X), y, sample_weight=sample_weight, n_batches=n_batches)
+
+    def staged_predict_proba(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
+        """Class probabilities of the refitted model's first ``b`` batches, ``b = 0, ..., n_batches``.
+
+        See :meth:`discrim.prototype.PrototypeClassifier.staged_predict_proba`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_batches : int or None, default=None
+
+        Yields
+        ------
+        proba : ndarray of shape (n_samples, n_classes)
+        """
+        return self._fitted_model().staged_predict_proba(self._rows(X), n_batches=n_batches)
+
+    def staged_predict(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
+        """Predicted classes of the refitted model's first ``b`` batches, ``b = 0, ..., n_batches``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_batches : int or None, default=None
+
+        Yields
+        ------
+        y_pred : ndarray of shape (n_samples,)
+        """
+        return self._fitted_model().staged_predict(self._rows(X), n_batches=n_batches)
+
+    def familiarity(self, X: ArrayLike, n_batches: int | None = None) -> Array:
+        """How well the refitted model's prototypes cover each row.
+
+        See :meth:`discrim.prototype.PrototypeClassifier.familiarity`.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        n_batches : int or None, default=None
+
+        Returns
+        -------
+        familiarity : ndarray of shape (n_samples,)
+        """
+        return self._fitted_model().familiarity(self._rows(X), n_batches=n_batches)
+
+    def export(self, *, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
+               sample_names: ArrayLike | None = None, report: PathLike | None = None) -> pd.DataFrame:
+        """Tabulate the refitted model's prototypes, in the model's units and, with a ``transformer``,
+        the search's input units (see :func:`discrim.prototype.export`).
+
+        Parameters
+        ----------
+        n_batches, feature_names, sample_names, report
+            See :meth:`discrim.prototype.PrototypeClassifier.export`.
+
+        Returns
+        -------
+        table : pandas.DataFrame
+        """
+        from discrim.prototype import export
+
+        return export(self, n_batches=n_batches, feature_names=feature_names, sample_names=sample_names, report=report)
+
+    def explain(self, X: ArrayLike, y: object = None, reference: ArrayLike | None = None, *,
+                n_prototypes: int | None = 10, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
+                sample_names: ArrayLike | None = None, report: PathLike | None = None) -> Explanation:
+        """Explain the refitted model's prediction for one row given in the search's input units
+        (see :func:`discrim.prototype.explain`).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_features,) or (1, n_features)
+        y, reference, n_prototypes, n_batches, feature_names, sample_names, report
+            See :meth:`discrim.prototype.PrototypeClassifier.explain`.
+
+        Returns
+        -------
+        explanation : Explanation
+        """
+        from discrim.prototype import explain
+
+        return explain(self, X, y, reference=reference, n_prototypes=n_prototypes, n_batches=n_batches,
+                       feature_names=feature_names, sample_names=sample_names, report=report)
 
 
 def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction, subsample_size=None):
