@@ -165,3 +165,18 @@ def test_missing_values_are_refused_beside_a_noise_component():
     with pytest.raises(ValueError, match="noise component cannot score"):
         fitted.predict(X_missing)
     assert fitted.predict(X).shape == (600,)
+
+
+@pytest.mark.parametrize("model, k", [("EEE", 2), ("VVV", 3)])
+def test_a_grid_with_noise_starts_each_cell_as_its_fit_alone_does(model, k):
+    # the grid's shared agglomeration took in the rows that start as noise, which FiniteMixture's
+    # hierarchical start leaves out (as mclust does): the same cell gave another fit
+    from discrim.mixture import select_mixture
+
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(150, 2)), rng.normal(size=(150, 2)) + 4, rng.uniform(-6, 10, size=(40, 2))])
+    noise_rows = np.r_[np.zeros(300, bool), np.ones(40, bool)]
+    options = dict(init_params="hierarchical", noise=True, noise_init=noise_rows, tol=1e-10, max_iter=10000)
+    alone = FiniteMixture(Gaussian(model), k, **options).fit(X)
+    grid = select_mixture(X, {model: Gaussian(model)}, [k], random_state=0, **options)
+    assert grid.table.bic[0] == pytest.approx(alone.bic(X), rel=1e-12)

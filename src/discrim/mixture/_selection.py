@@ -785,7 +785,11 @@ def select_mixture(
     seeds = [int(s.generate_state(1)[0]) for s in streams[:-1]]
     # The cells through discrim's parallel layer: in a worker, each fit's E-step threads follow
     # the worker's share of the cores (FiniteMixture's n_threads=None), so nothing oversubscribes.
-    starts = _hierarchical_starts(X, w, ks, streams[-1]) if fit_params.get("init_params") == "hierarchical" else None
+    # with a noise component each fit agglomerates its own rows: those that start as noise take no
+    # part in the components' start (FiniteMixture's rule), so one shared agglomeration would differ
+    noise = fit_params.get("noise") not in (None, False)
+    starts = (_hierarchical_starts(X, w, ks, streams[-1])
+              if fit_params.get("init_params") == "hierarchical" and not noise else None)
     shared = dict(X=X, w=w, weighted=sample_weight is not None, total_weight=total_weight, fit_params=fit_params,
                   feature_var=feature_var, starts=starts,
                   validated=_validated_families(families, ks[0], fit_params, starts))
