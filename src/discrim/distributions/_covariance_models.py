@@ -132,7 +132,9 @@ def covariance_mle(covariance_type, weight, scatter, reg_covar=0.0, current=None
     if model == "EEE":
         return W.sum(axis=0) / n
     start = None if current is None else _occupied(current, storage, occupied)
-    if m_step == "mclust" and model in ("EVE", "VVE"):
+    # one component: every model with a free orientation is the full covariance W / n in closed
+    # form, which mclust itself fits at G = 1 (mvnXXX), not its iterative EVE/VVE M-step
+    if m_step == "mclust" and model in ("EVE", "VVE") and n_k.shape[0] > 1:
         cov = _mclust_common_orientation(W, n_k, start, equal_volume=model == "EVE")
     else:
         cov = _M_STEPS[model](W, n_k, start)

@@ -237,7 +237,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         and this may fall slightly. The same where ``reg_covar`` is not negligible beside a
         component's spread (a component on one or two rows): the M-step adding it maximises the
         likelihood less a penalty of ``reg_covar`` (:meth:`ComponentFamily.log_penalty`), which EM
-        increases, and the likelihood alone may fall.
+        increases, and the likelihood alone may fall. And with ``Gaussian(..., m_step="mclust")``
+        for EVE and VVE, whose VVE M-step (mclust's) does not maximise the likelihood.
     lower_bound_ : float
         ``lower_bounds_[-1]``.
     family_ : ComponentFamily
@@ -723,10 +724,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                "nothing along it. Raise reg_covar, set a prior, or use fewer components.")
         if unconverged:
             advice = "Increase max_iter or tol, or check the initialisation." if not collapsing.size else why
+            change = best.lower_bounds[-1] - best.lower_bounds[-2]
             warnings.warn(
-                f"EM did not converge in max_iter={self.max_iter} iterations (last change of the "
-                f"mean log-likelihood {best.lower_bounds[-1] - best.lower_bounds[-2]:.3g} >= "
-                f"tol={self.tol}). {advice}",
+                f"EM did not converge in max_iter={self.max_iter} iterations (the mean log-likelihood last "
+                f"changed by {change:.3g}, |change| >= tol={self.tol}). {advice}",
                 ConvergenceWarning,
                 stacklevel=3,
             )
