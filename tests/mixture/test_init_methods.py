@@ -113,3 +113,18 @@ def test_rows_marked_minus_one_take_no_part_in_the_first_m_step():
     np.testing.assert_allclose(start.weights_, np.bincount(subset[kept]) / kept.sum())
     with pytest.raises(ValueError, match="-1 leaves a row out"):
         FiniteMixture(Gaussian(), 2, init_params=np.full(150, -1)).fit(X)
+
+
+def test_a_start_that_leaves_a_component_empty_is_refused():
+    # a partition with fewer labels than components left a component at its placeholder (mean 0,
+    # covariance I), outside the model's constraints (a VEV shape not shared), with only a warning
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match=r"init_params as a partition must give every one of the n_components=3 "
+                                         r"components some rows; no row has the label\(s\) \[2\]"):
+        FiniteMixture(Gaussian("VEV"), 3, init_params=np.minimum(y, 1)).fit(X)
+    resp = np.zeros((150, 3))
+    resp[:, 0] = 1.0
+    with pytest.raises(ValueError, match=r"init_params as responsibilities .* 0 in every row: \[1, 2\]"):
+        FiniteMixture(Gaussian("VEV"), 3, init_params=resp).fit(X)

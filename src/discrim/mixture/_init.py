@@ -212,6 +212,7 @@ def given_assignment(init, n_rows, n_components):
         inside = np.flatnonzero(labels >= 0)
         resp = np.zeros((n_rows, n_components))
         resp[inside, labels[inside].astype(np.int64)] = 1.0
+        _refuse_empty_components(resp, "a partition", "no row has the label(s)")
         return InitialAssignment(n_components, resp=resp)
     elif resp.shape != (n_rows, n_components):
         raise ValueError(
@@ -221,7 +222,20 @@ def given_assignment(init, n_rows, n_components):
     resp = resp.astype(np.float64)
     if not np.all(np.isfinite(resp)) or resp.min() < 0 or not np.allclose(resp.sum(axis=1), 1.0, rtol=0, atol=1e-6):
         raise ValueError("init_params as responsibilities must be finite, non-negative, and sum to one in every row.")
+    _refuse_empty_components(resp, "responsibilities", "these column(s) are 0 in every row:")
     return InitialAssignment(n_components, resp=resp)
+
+
+def _refuse_empty_components(resp, kind, what):
+    """A start that gives a component no row would leave it at placeholder parameters (outside the
+    model's constraints, e.g. a shape shared with the others): refused, naming the components."""
+    empty = np.flatnonzero(resp.sum(axis=0) <= 0)
+    if empty.size:
+        raise ValueError(
+            f"init_params as {kind} must give every one of the n_components={resp.shape[1]} components some "
+            f"rows; {what} {empty.tolist()}. Lower n_components to the number of groups, or relabel them "
+            f"0..{resp.shape[1] - 1}."
+        )
 
 
 def _distinct_rows(X, sample_weight, n_components, rng):
