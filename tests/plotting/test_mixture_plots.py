@@ -130,3 +130,22 @@ def test_selection_plot_draws_the_criterion_per_family(rng):
     (marker,) = [c for c in ax.collections if c.get_label().startswith("best")]
     best = result.table.iloc[result.best_index]
     np.testing.assert_allclose(marker.get_offsets()[0], [best["n_components"], best["bic"]])
+
+
+@pytest.mark.parametrize("columns, family", [(["a"], "gaussian"), (["a", "b"], "gaussian"), (["a"], "poisson"),
+                                             (["a", "b"], "poisson")])
+def test_a_mixture_fitted_on_a_dataframe_is_drawn_without_feature_name_warnings(rng, columns, family):
+    # the grid went to score_samples as a bare array: scikit-learn warned about the plot's own call
+    import warnings
+
+    import pandas as pd
+
+    from discrim.distributions import Poisson
+
+    values = rng.poisson(4.0, size=(200, len(columns))) if family == "poisson" else rng.normal(size=(200, len(columns)))
+    X = pd.DataFrame(values.astype(float), columns=columns)
+    fm = FiniteMixture(Poisson() if family == "poisson" else Gaussian(), 2, random_state=0).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        ax = plot_mixture_density(fm, X)
+    assert ax.get_legend() is not None

@@ -140,9 +140,9 @@ def _density_1d(mixture, X, ax, bins, grid_size):
     x = X[:, 0]
     pad = 0.1 * (np.ptp(x) or 1.0)
     grid = np.linspace(x.min() - pad, x.max() + pad, grid_size)[:, None]
-    dens = np.exp(mixture.score_samples(grid))
+    dens = np.exp(mixture.score_samples(_model_rows(mixture, grid)))
     # w_r f_r(x) = P(r | x) f(x): the weighted components from the public API alone.
-    parts = mixture.predict_proba(grid) * dens[:, None]
+    parts = mixture.predict_proba(_model_rows(mixture, grid)) * dens[:, None]
     ax.hist(x, bins=bins, density=True, alpha=0.35, color="tab:gray", label="data")
     for r in range(parts.shape[1]):  # dashed, above the mixture curve where they coincide
         ax.plot(grid[:, 0], parts[:, r], linestyle="--", linewidth=1.5, zorder=3,
@@ -167,7 +167,7 @@ def _pmf_1d(mixture, X, ax, bins, grid_size):
 
     x = X[:, 0]
     values = _support(x, mixture)
-    pmf = np.exp(mixture.score_samples(values[:, None]))
+    pmf = np.exp(mixture.score_samples(_model_rows(mixture, values[:, None])))
     observed, counts = np.unique(x, return_counts=True)
     ax.bar(observed, counts / counts.sum(), width=0.8, alpha=0.35, color="tab:gray", label="data")
     ax.plot(values, pmf, linestyle="none", marker="o", color="black", label="fitted pmf")
@@ -181,7 +181,7 @@ def _density_2d(mixture, X, ax, bins, grid_size):
     pad = 0.1 * np.where(np.ptp(X, axis=0) > 0, np.ptp(X, axis=0), 1.0)
     lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
     g0, g1 = np.meshgrid(np.linspace(lo[0], hi[0], grid_size), np.linspace(lo[1], hi[1], grid_size))
-    log_dens = mixture.score_samples(np.column_stack([g0.ravel(), g1.ravel()])).reshape(g0.shape)
+    log_dens = mixture.score_samples(_model_rows(mixture, np.column_stack([g0.ravel(), g1.ravel()]))).reshape(g0.shape)
     ax.scatter(X[:, 0], X[:, 1], s=8, alpha=0.5, color="tab:gray", label="data")
     top = np.max(log_dens)
     levels = np.linspace(top - 10.0, top, 11)  # log-density within e^-10 of the mode
@@ -196,7 +196,7 @@ def _density_2d(mixture, X, ax, bins, grid_size):
 def _pmf_2d(mixture, X, ax, bins, grid_size):
     v0, v1 = _support(X[:, 0], mixture), _support(X[:, 1], mixture)
     g0, g1 = np.meshgrid(v0, v1)
-    pmf = np.exp(mixture.score_samples(np.column_stack([g0.ravel(), g1.ravel()]))).reshape(g0.shape)
+    pmf = np.exp(mixture.score_samples(_model_rows(mixture, np.column_stack([g0.ravel(), g1.ravel()])))).reshape(g0.shape)
     image = ax.pcolormesh(g0, g1, pmf, shading="nearest", cmap="viridis")
     ax.figure.colorbar(image, ax=ax, label="fitted probability")
     points, counts = np.unique(X, axis=0, return_counts=True)
