@@ -648,7 +648,7 @@ def select_mixture(
     device: Device = None,
     **fit_params: Any,
 ) -> MixtureSelection:
-    """Fit a finite mixture for every family and component count and rank them by BIC or AIC.
+    """Fit a finite mixture for every family and component count and rank them by BIC, AIC or ICL.
 
     This is the model choice that R's ``mclust`` offers (``Mclust(X, G=1:9)``): each cell of the
     grid ``family_options x n_components_range`` is fitted by EM, and the table of
@@ -687,7 +687,8 @@ def select_mixture(
         Further :class:`~discrim.mixture.FiniteMixture` parameters for every fit, such as
         ``n_init``, ``max_iter``, ``tol``, ``reg_covar`` or ``init_params``. With
         ``init_params="hierarchical"`` (mclust's start) one agglomeration gives every cell's
-        start, as mclust's ``hclass`` does.
+        start, as mclust's ``hclass`` does (with a ``noise`` component each cell agglomerates the
+        rows that do not start as noise, as a single fit does).
 
     Returns
     -------
