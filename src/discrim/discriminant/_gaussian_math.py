@@ -62,6 +62,43 @@ def shrink(cov, reg_param):
     return out
 
 
+def shrunk_covariance(cov, shrinkage, emp_cov, n_samples):
+    """A covariance after ``shrinkage`` (LDA's and QDA's parameter), and the intensity applied.
+
+    A number ``s`` or "oas" shrinks towards the identity scaled to the mean variance,
+    ``(1 - s) S + s (tr S / d) I`` (:func:`shrink_to_scaled_identity`; "oas": the intensity of
+    :func:`shrinkage_intensity`), which depends on the features' units. "auto" is scale-free, as
+    scikit-learn's "auto": the OAS intensity of the correlation matrix, towards the diagonal,
+    ``(1 - s) S + s diag(S)`` (the correlations shrink, the variances stay).
+
+    Parameters
+    ----------
+    cov : ndarray of shape (n_features, n_features)
+        The estimate to shrink.
+    shrinkage : float in [0, 1], "oas" or "auto"
+    emp_cov : ndarray of shape (n_features, n_features)
+        The maximum-likelihood covariance (divisor ``n_samples``) the intensity is computed from.
+    n_samples : float
+        The (weighted) sample size.
+
+    Returns
+    -------
+    cov : ndarray of shape (n_features, n_features)
+        A new array.
+    intensity : float in [0, 1]
+    """
+    if shrinkage != "auto":
+        intensity = shrinkage_intensity(shrinkage, emp_cov, n_samples)
+        return shrink_to_scaled_identity(cov, intensity), intensity
+    sd = np.sqrt(np.diag(emp_cov))
+    sd = np.where(sd > 0, sd, 1.0)  # a constant feature: its row of the correlation is 0
+    intensity = shrinkage_intensity("oas", emp_cov / np.outer(sd, sd), n_samples)
+    out = (1.0 - intensity) * cov
+    idx = np.arange(cov.shape[-1])
+    out[idx, idx] += intensity * np.diag(cov)
+    return out, intensity
+
+
 def shrinkage_intensity(shrinkage, emp_cov, n_samples):
     """The weight of the scaled identity in :func:`shrink_to_scaled_identity`.
 

@@ -119,7 +119,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         "reg_param": [Interval(Real, 0, 1, closed="both")],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "unlabeled": "no_validation",  # any label value, or None
-        "shrinkage": [Interval(Real, 0, 1, closed="both"), StrOptions({"oas"}), None],
+        "shrinkage": [Interval(Real, 0, 1, closed="both"), StrOptions({"oas", "auto"}), None],
         "covariance_estimator": [HasMethods(["fit"]), None],
         "em_max_iter": [Interval(Integral, 1, None, closed="left")],
     }
@@ -476,12 +476,17 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
-    shrinkage : float in [0, 1], "oas" or None, default=None
+    shrinkage : float in [0, 1], "oas", "auto" or None, default=None
         Shrinks the pooled covariance towards the identity scaled to its mean variance,
         ``(1 - s) Sigma_hat + s (tr Sigma_hat / d) I``, before ``reg_param``: a fixed ``s``, or
         "oas", the oracle approximating shrinkage of Chen et al. (2010) from the within-class
-        scatter and the total weight (scikit-learn's ``OAS`` on the class-centred rows). It
-        uses the sufficient statistics only, so it works on every data path.
+        scatter and the total weight (scikit-learn's ``OAS`` on the class-centred rows). Both
+        depend on the features' units (standardise them first). "auto" does not: the OAS
+        intensity of the within-class correlation matrix, towards the diagonal,
+        ``(1 - s) Sigma_hat + s diag(Sigma_hat)`` (scikit-learn's "auto" is Ledoit and Wolf's
+        intensity on the standardised rows, the same target; that one is
+        ``covariance_estimator=``). Each uses the sufficient statistics only, so it works on
+        every data path.
     covariance_estimator : scikit-learn covariance estimator or None, default=None
         An unfitted estimator with ``fit`` and ``covariance_`` (``LedoitWolf()``, ``OAS()``,
         ``MinCovDet()``, ``GraphicalLasso()``, ...): the pooled covariance becomes its
@@ -587,7 +592,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     }
 
     def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
-                 unlabeled: Any = None, shrinkage: float | Literal["oas"] | None = None,
+                 unlabeled: Any = None, shrinkage: float | Literal["oas", "auto"] | None = None,
                  covariance_estimator: Any = None, n_components: int | None = None, em_max_iter: int = 1000) -> None:
         super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
                          covariance_estimator=covariance_estimator, em_max_iter=em_max_iter)
@@ -603,9 +608,8 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         dof = _pooled_divisor(totals, rows, "LinearDiscriminant")
         cov = scatter.sum(axis=0) / dof if estimated is None else np.asarray(estimated, dtype=np.float64)
         intensity = None
-        if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
-            intensity = gm.shrinkage_intensity(self.shrinkage, scatter.sum(axis=0) / totals.sum(), totals.sum())
-            cov = gm.shrink_to_scaled_identity(cov, intensity)
+        if self.shrinkage is not None:  # towards the scaled identity (or the diagonal), then reg_param towards I
+            cov, intensity = gm.shrunk_covariance(cov, self.shrinkage, scatter.sum(axis=0) / totals.sum(), totals.sum())
         return gm.shrink(cov, self.reg_param), intensity
 
     def _fit_covariance(self, scatter, totals, rows, estimated=None):
@@ -821,11 +825,14 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         every label is a class, except that -1 beside the class 0 (scikit-learn's mark of an
         unlabelled row) is refused with an error that names this parameter; -1 and 1 alone (the
         +-1 encoding of two classes) are classes.
-    shrinkage : float in [0, 1], "oas" or None, default=None
+    shrinkage : float in [0, 1], "oas", "auto" or None, default=None
         Shrinks each class covariance towards the identity scaled to its mean variance,
         ``(1 - s) S_k + s (tr S_k / d) I``, after ``pooling`` and before ``reg_param``: a fixed
         ``s``, or "oas", the oracle approximating shrinkage of Chen et al. (2010) from the
-        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows).
+        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows). Both
+        depend on the features' units (standardise them first). "auto" does not: the OAS
+        intensity of the class's correlation matrix, towards its diagonal,
+        ``(1 - s) S_k + s diag(S_k)`` (see :class:`LinearDiscriminant`).
     covariance_estimator : scikit-learn covariance estimator or None, default=None
         An unfitted estimator with ``fit`` and ``covariance_`` (``LedoitWolf()``, ``OAS()``,
         ``MinCovDet()``, ...): each class covariance becomes its ``covariance_`` fitted on the
@@ -891,7 +898,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     }
 
     def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
-                 unlabeled: Any = None, shrinkage: float | Literal["oas"] | None = None,
+                 unlabeled: Any = None, shrinkage: float | Literal["oas", "auto"] | None = None,
                  covariance_estimator: Any = None, pooling: float = 0.0, em_max_iter: int = 1000) -> None:
         super().__init__(priors=priors, reg_param=reg_param, device=device, unlabeled=unlabeled, shrinkage=shrinkage,
                          covariance_estimator=covariance_estimator, em_max_iter=em_max_iter)
@@ -917,10 +924,11 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
                 )
         cov = self._class_covariances(scatter, totals, rows, estimated)
         intensity = None
-        if self.shrinkage is not None:  # towards the scaled identity, then reg_param towards I
-            intensity = np.array([gm.shrinkage_intensity(self.shrinkage, scatter[k] / totals[k], totals[k])
-                                  for k in range(totals.shape[0])])
-            cov = np.stack([gm.shrink_to_scaled_identity(c, s) for c, s in zip(cov, intensity)])
+        if self.shrinkage is not None:  # towards the scaled identity (or the diagonal), then reg_param towards I
+            shrunk = [gm.shrunk_covariance(cov[k], self.shrinkage, scatter[k] / totals[k], totals[k])
+                      for k in range(totals.shape[0])]
+            cov = np.stack([c for c, _ in shrunk])
+            intensity = np.array([s for _, s in shrunk])
         return gm.shrink(cov, self.reg_param), intensity
 
     def _fit_covariance(self, scatter, totals, rows, estimated=None):
