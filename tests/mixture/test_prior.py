@@ -191,3 +191,19 @@ def test_bad_priors_are_refused_in_one_line(prior, match):
 def test_scalar_scale_for_diagonal_models():
     with pytest.raises(ValueError, match="scale must be a float >= 0"):
         FiniteMixture(Gaussian("VVI", prior=GaussianPrior(scale=np.eye(4))), 2).fit(load_iris().data)
+
+
+def test_with_a_prior_small_components_are_reported_as_mclust_reports_them():
+    # the prior keeps a component of few rows defined: its cells were marked "too few rows" (NaN in
+    # the criterion table) where mclust's mclustBIC with priorControl() reports them
+    from discrim.mixture import gaussian_models, select_mixture
+
+    X = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv").to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = select_mixture(X, gaussian_models(["VEI", "EVI", "VVI"], prior="default"), [3],
+                                init_params="hierarchical", random_state=0)
+    assert not result.table.degenerate.any()
+    # mclust 6.0.0 (mclustBIC(faithful, G = 3, prior = priorControl())): -2482.98, -2486.13, -2488.45 in
+    # its sign; discrim stops at its default tol, within a unit of them
+    np.testing.assert_allclose(-result.table.bic.to_numpy(), [-2482.978, -2486.13, -2488.45], atol=1.0)

@@ -268,3 +268,24 @@ def test_skipped_validation_gives_the_validated_fits(three_blobs):
         alone = FiniteMixture(**estimator.get_params(deep=False)).fit(X)
         assert alone.lower_bound_ == estimator.lower_bound_
         np.testing.assert_array_equal(alone.weights_, estimator.weights_)
+
+
+def test_a_candidate_held_only_by_reg_covar_on_tied_values_is_not_chosen():
+    # iris setosa: 29 rows share Petal.Width = 0.2. EVE, EVI and EVV with 3 components put a
+    # component on them whose variance only reg_covar holds (3e-6): mclust reports those cells as
+    # NA (singular) and chooses EEE,2; discrim chose EVE,3 with a CollapsingComponentWarning
+    import warnings
+
+    from sklearn.datasets import load_iris
+
+    from discrim.exceptions import CollapsingComponentWarning
+    from discrim.mixture import gaussian_models
+
+    X, y = load_iris(return_X_y=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FitFailedWarning)
+        warnings.simplefilter("error", CollapsingComponentWarning)
+        result = select_mixture(X[y == 0], gaussian_models(), [1, 2, 3], init_params="hierarchical", random_state=0)
+    assert result.best_params == {"family": "EEE", "n_components": 2}
+    held = result.table[result.table.degenerate_reason == "variance at reg_covar"]
+    assert {"EVE"} <= set(held.family) and (held.n_components == 3).all() and held.degenerate.all()

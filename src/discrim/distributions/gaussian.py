@@ -307,7 +307,10 @@ class Gaussian(ComponentFamily):
 
     def rows_per_component(self, n_features):
         # A covariance with its own orientation needs d + 1 points in general position, its own
-        # volume or shape two; what is pooled over all components needs none of its own.
+        # volume or shape two; what is pooled over all components needs none of its own. With a
+        # prior the posterior mode is defined on any rows (mclust reports such fits).
+        if self.prior is not None:
+            return 0
         volume, shape, orientation = self.model_name
         if orientation == "V":
             return n_features + 1

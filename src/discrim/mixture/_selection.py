@@ -56,7 +56,9 @@ class MixtureSelection:
         weighted row count of the smallest component), ``min_rel_variance`` (Gaussian families:
         the smallest eigenvalue of a component covariance less ``reg_covar``, in units of the
         features' variances; NaN for other families), ``degenerate`` (True: never chosen),
-        ``degenerate_reason`` ("too few rows", "singular covariance", or empty) and ``error``
+        ``degenerate_reason`` ("too few rows", "singular covariance", "variance at reg_covar" (a
+        candidate for the choice whose variance stayed at the floor ``reg_covar`` when its EM was
+        continued to a tight tolerance: mclust's fit there is singular), or empty) and ``error``
         (empty unless the fit failed, in which case the numbers are NaN).
     criterion : {"bic", "aic", "icl"}
         The column that chose the best model.
@@ -582,12 +584,39 @@ def _continued_choice(table, criterion, usable, estimators, X, sample_weight, to
         estimators[best] = mixture
         row = _scores(mixture, X.shape, sample_weight is not None, total_weight, feature_var,
                       n_iter=int(table.at[best, "n_iter"]) + more)
+        if (not row["degenerate"] and mixture.family_.collapsing_components(mixture._params, scale).size
+                and _held_by_the_floor(mixture, X, sample_weight, feature_var)):
+            # mclust's unregularised EM takes such a variance to 0 and reports the fit as singular
+            row.update(degenerate=True, degenerate_reason="variance at reg_covar")
         for column, value in row.items():
             table.at[best, column] = value
         if row["degenerate"] and np.isfinite(usable).sum() > 1:
             usable[best] = np.nan
         else:
             usable[best] = row[criterion]
+
+
+def _held_by_the_floor(mixture, X, sample_weight, feature_var):
+    """Whether a continued fit's smallest variance is held up by ``reg_covar`` alone.
+
+    Continued again with a floor 100 times lower: a component collapsing onto tied values (29 of
+    iris setosa's rows share a petal width) follows the floor down, since its likelihood grows
+    without bound, while a genuinely thin cluster (rows near a line) keeps the spread of its data.
+    """
+    reg_covar = getattr(mixture.family_, "reg_covar", 0.0) or 0.0
+    if reg_covar <= 0:
+        return False
+    option = mixture.reg_covar
+    lower, more = _continued(mixture.set_params(reg_covar=reg_covar / 100), X, sample_weight)
+    mixture.set_params(reg_covar=option)  # _continued fitted a copy: the original keeps its options
+    if more == 0:
+        return False
+
+    def smallest(fit):
+        return fit.family_.min_relative_variance(fit._params, np.asarray(fit.weights_)[:fit.n_components] > 0,
+                                                 feature_var)
+
+    return bool(smallest(lower) < 0.1 * smallest(mixture))
 
 
 def _largest_variance(feature_var):
