@@ -395,6 +395,8 @@ def _assigned_stats_block(family, assign, Xb, wb, data, first_row):
         kept = resp * allowed
         total = ops.row_sums(kept)
         resp = ops.where(total > 0, kept / ops.where(total > 0, total, 1.0), allowed / ops.row_sums(allowed))
+        if getattr(assign, "labelled_only", False):  # the unlabelled rows (every component allowed) left out
+            resp = resp * ops.like(ops.row_sums(allowed) < allowed.shape[1], resp)  # row_sums keeps the axis
     return family.suff_stats(Xb, resp, wb, **data)
 
 

@@ -80,6 +80,24 @@ class InitialAssignment:
         return ops.like(resp / resp.sum(axis=1, keepdims=True), X)
 
 
+@dataclass(frozen=True)
+class LabelledRowsStart:
+    """The first M-step from the labelled rows alone, each in its label's component.
+
+    A semi-supervised fit (known labels for some rows, one component per label) starts where the
+    labels put the components, as mclust's ``MclustSSC``: a seeding over all rows numbers its
+    clusters arbitrarily, and EM from there can pin the labelled rows in the wrong components.
+    The responsibilities here are 0; the labelled rows' come from their labels (the block data's
+    ``allowed``), and the unlabelled rows take no part (see :func:`~discrim.mixture._em.stats_from_assignment`).
+    """
+
+    n_components: int
+    labelled_only = True
+
+    def __call__(self, X, first_row=0):
+        return ops.like(np.zeros((X.shape[0], self.n_components)), X)
+
+
 def initial_assignment(X, sample_weight, n_components, method, rng, *, n_rows=None):
     """How EM's starting responsibilities are drawn: centers from (a sample of) the rows.
 

@@ -29,6 +29,7 @@ from discrim.mixture._em import (
 from discrim.mixture._init import (
     INIT_METHODS,
     InitialAssignment,
+    LabelledRowsStart,
     check_enough_distinct_rows,
     given_assignment,
     initial_assignment,
@@ -199,7 +200,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         holds component indices.
     unlabeled : int or None, default=None
         The value of ``y`` that marks an unlabelled row (e.g. -1; NaN marks one too): :meth:`fit`
-        then keeps the labelled rows' responsibilities on their components. None: ``y`` is
+        then keeps the labelled rows' responsibilities on their components, and (one component
+        per label, each with labelled rows) its first start is the labelled rows' own moments, as
+        mclust's ``MclustSSC``; further ``n_init`` starts are k-means++ seedings. None: ``y`` is
         ignored, as by every scikit-learn mixture.
     noise : bool or float, default=False
         Add a uniform noise component of density ``1 / V`` (Banfield and Raftery, 1993), with
@@ -566,7 +569,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             if weights0 is None:
                 weights0 = np.full(n_weights, 1.0 / n_weights)
             return weights0, params0
-        if isinstance(init, str) and self._every_row_labelled(blocks.labels, blocks.groups):
+        if isinstance(init, str) and init == "labelled":
+            assign = LabelledRowsStart(k)
+        elif isinstance(init, str) and self._every_row_labelled(blocks.labels, blocks.groups):
             # the labels give every row its component: any responsibilities start the same M-step
             # (seeding would need as many distinct rows as components, which labelled rows need not be)
             assign = InitialAssignment(k, seed=0)
@@ -686,10 +691,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             starts = [None] * n_init
         # A deterministic start (an agglomeration, a given partition) is made once; the further
         # starts of n_init are k-means++ seedings.
-        deterministic = not isinstance(self.init_params, str) or self.init_params == "hierarchical"
+        labelled = isinstance(self.init_params, str) and self._labelled_start(blocks, noise_rows)
+        deterministic = not isinstance(self.init_params, str) or self.init_params == "hierarchical" or labelled
         best = None
         for run, (start, rng) in enumerate(zip(starts, rngs)):
-            init = "kmeans++" if deterministic and run > 0 else None
+            init = ("labelled" if labelled else None) if run == 0 else ("kmeans++" if deterministic else None)
             weights0, params0 = (start if start is not None else
                                  self._initial(family, blocks, sample, rng, noise_rows, init))
             result = run_em(
@@ -752,6 +758,26 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         elif hasattr(self, "history_"):
             del self.history_
         return self
+
+    def _labelled_start(self, blocks, noise_rows):
+        """Whether the first start is the labelled rows' (:class:`~discrim.mixture._init.LabelledRowsStart`):
+        some rows unlabelled, one component per label, and every component with labelled rows of
+        positive weight (a label without rows leaves its component to a seeding), without noise."""
+        labels, groups = blocks.labels, blocks.groups
+        if labels is None or noise_rows is not None or np.unique(groups).shape[0] != groups.shape[0]:
+            return False
+        if is_dask(labels):
+            import dask
+            import dask.array as da
+
+            w = da.where(labels >= 0, blocks.sample_weight, 0).astype(np.float64)
+            counts, unlabelled = dask.compute(da.bincount(da.maximum(labels, 0), weights=w, minlength=len(groups)),
+                                              (labels < 0).any())
+        else:
+            labels = np.asarray(labels)
+            w = np.where(labels >= 0, np.asarray(to_numpy(blocks.sample_weight), dtype=np.float64), 0.0)
+            counts, unlabelled = np.bincount(np.maximum(labels, 0), weights=w, minlength=len(groups)), (labels < 0).any()
+        return bool(unlabelled) and bool(np.all(np.asarray(counts)[groups] > 0))
 
     @staticmethod
     def _every_row_labelled(labels, groups):
