@@ -162,3 +162,30 @@ def test_hierarchical_start_fits_a_class_of_one_row_and_identical_rows():
     y = np.r_[np.zeros(20, int), 1]
     mda = MixtureDiscriminant(Gaussian(), 1, init_params="hierarchical").fit(X, y)
     np.testing.assert_array_equal(mda.predict(X[[20]]), [1])
+
+
+def test_a_sample_of_data_not_in_memory_agglomerates_at_most_max_rows(monkeypatch):
+    # a dask X above 2^17 rows gave its whole sample (131,072 rows) to the agglomeration, which
+    # asked for a 128 GiB matrix: the sample's clusters now come from MAX_ROWS of its rows
+    da = pytest.importorskip("dask.array")
+    import discrim.mixture._init as init_module
+    import discrim.mixture.finite_mixture as fm_module
+    from discrim.distributions import Gaussian
+    from discrim.mixture import FiniteMixture
+    from discrim.mixture._hierarchical import MAX_ROWS
+
+    seen = []
+    original = init_module.agglomerate
+
+    def recording(Z, counts):
+        seen.append(Z.shape[0])
+        return original(Z, counts)
+
+    monkeypatch.setattr(init_module, "agglomerate", recording)
+    monkeypatch.setattr(fm_module, "_INIT_SAMPLE_ROWS", 3 * MAX_ROWS)  # a sample, not all rows
+    rng = np.random.default_rng(0)
+    X = np.concatenate([rng.normal(size=(4 * MAX_ROWS, 2)), rng.normal(size=(4 * MAX_ROWS, 2)) + 6])
+    model = FiniteMixture(Gaussian("VVV"), 2, init_params="hierarchical", random_state=0).fit(
+        da.from_array(X, chunks=(2 * MAX_ROWS, -1)))
+    assert seen and max(seen) <= MAX_ROWS
+    np.testing.assert_allclose(np.sort(model.params_["mean"][:, 0]), [0.0, 6.0], atol=0.1)

@@ -193,8 +193,9 @@ def _hierarchical(X, sample_weight, n_components, rng, offset, all_rows):
     if all_rows:  # the rows left out of the agglomeration start outside the first M-step
         labels = hierarchical_partitions(X, sample_weight, [n_components], rng)[n_components]
         return given_assignment(labels, X.shape[0], n_components)
-    # a sample of data that are not all in memory: its clusters' means are the centers of all rows
-    labels = agglomerate(svd_coordinates(X), n_components)
+    # a sample of data that are not all in memory (up to 2^17 rows): the clusters of at most MAX_ROWS
+    # of them (the agglomeration's cost is quadratic in its rows), whose means are the centers of all rows
+    labels = hierarchical_partitions(X, sample_weight, [n_components], rng)[n_components]
     centers = np.stack([X[labels == j].mean(axis=0) for j in range(n_components)])
     return InitialAssignment(n_components, offset=offset, centers=centers)
 
