@@ -430,3 +430,29 @@ def test_impute_on_dask_is_lazy_and_equals_the_in_memory_completion(client, rng)
     observed = ~np.isnan(X)
     np.testing.assert_array_equal(drawn[observed], X[observed])
     assert not np.isnan(drawn).any()
+
+
+@pytest.mark.parametrize("make", [lambda: FiniteMixture(Gaussian(), 2), lambda: LinearDiscriminant(),
+                                  lambda: PrototypeClassifier(n_batches=1)])
+def test_a_one_dimensional_dask_x_is_refused_with_the_reshape(client, make):
+    # a 1-d dask array or Series failed with a bare IndexError inside the feature-name check
+    x = np.random.default_rng(0).random(100)
+    y = np.arange(100) % 2
+    for X in (da.from_array(x, chunks=30), dd.from_pandas(pd.Series(x), npartitions=2)):
+        with pytest.raises(ValueError, match=r"X must have shape \(n_samples, n_features\); the dask .* has 1 "
+                                             r"dimension\(s\) \(one feature: X.reshape\(-1, 1\)"):
+            make().fit(X, da.from_array(y, chunks=30))
+
+
+def test_nullable_integer_columns_with_nulls_read_as_missing_on_dask(client):
+    # read_parquet gives an integer column with nulls as Int64 with <NA>: dask's float conversion
+    # failed on NAType, where the in-memory fit reads <NA> as missing
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": pd.array([1, None, 3, 4, 5, 6] * 20, dtype="Int64"), "b": rng.random(120),
+                          "label": np.arange(120) % 2})
+    lazy = dd.from_pandas(frame, npartitions=3)
+    on_dask = LinearDiscriminant().fit(lazy[["a", "b"]], lazy["label"])
+    in_memory = LinearDiscriminant().fit(frame[["a", "b"]], frame["label"])
+    np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-12)
+    np.testing.assert_allclose(on_dask.predict_proba(lazy[["a", "b"]]).compute(),
+                               in_memory.predict_proba(frame[["a", "b"]]), rtol=1e-10)

@@ -67,6 +67,10 @@ def check_feature_names(estimator, X, *, reset):
     """
     from sklearn.utils.validation import _check_feature_names, _check_n_features
 
+    if len(X.shape) != 2:
+        one = " (one feature: X.reshape(-1, 1), or X.to_frame() for a dask Series)" if len(X.shape) == 1 else ""
+        raise ValueError(f"X must have shape (n_samples, n_features); the dask {type(X).__name__} has "
+                         f"{len(X.shape)} dimension(s){one}.")
     meta = _meta(X)
     if meta is not None and hasattr(meta, "columns"):
         _check_feature_names(estimator, meta, reset=reset)
@@ -74,6 +78,20 @@ def check_feature_names(estimator, X, *, reset):
         # As scikit-learn does for an unnamed array given to a model fitted with names.
         _check_feature_names(estimator, np.empty((0, X.shape[1])), reset=False)
     _check_n_features(estimator, np.empty((0, X.shape[1])), reset=reset)
+
+
+def _nullable_as_float(frame):
+    """A dask DataFrame's nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet``
+    gives integer columns with nulls) as float64 with NaN where ``<NA>``, as in memory; a nullable
+    label Series is left to the labels' own reading (integers stay integers)."""
+    import pandas as pd
+
+    dtypes = getattr(frame, "dtypes", None)
+    if not isinstance(dtypes, pd.Series):  # a Series: one dtype
+        return frame
+    nullable = [c for c, t in dtypes.items() if isinstance(t, pd.api.extensions.ExtensionDtype)
+                and pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
+    return frame.astype({c: "float64" for c in nullable}) if nullable else frame
 
 
 def row_chunked(X, *, name="X", ndim=2):
@@ -96,6 +114,7 @@ def row_chunked(X, *, name="X", ndim=2):
     import dask.array as da
 
     if hasattr(X, "to_dask_array"):
+        X = _nullable_as_float(X)
         # Chunk sizes from the array itself: the partition lengths dask computes for
         # ``lengths=True`` come from an optimised graph, which may combine the partitions of a
         # column read alone (a label Series) differently from the array's.
