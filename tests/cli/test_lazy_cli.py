@@ -1,5 +1,7 @@
 """The command line on Parquet and Zarr tables read lazily by Dask (issue 19, deliverable 3)."""
 
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -89,6 +91,12 @@ def test_overwrite_replaces_only_an_earlier_parquet_output(tmp_path, table, monk
     csv.write_text("a,b\n")
     result = predict(csv)
     assert result.exit_code != 0 and "is a file" in result.output and csv.read_text() == "a,b\n"
+    # a copy of a data set (Parquet files, but not predictions) was replaced by the predictions
+    dataset = tmp_path / "dataset_copy"
+    shutil.copytree(folder, dataset)
+    result = predict(dataset)
+    assert result.exit_code != 0 and "not discrim predictions" in result.output and "'part-0.parquet'" in result.output
+    pd.testing.assert_frame_equal(pd.read_parquet(dataset), pd.read_parquet(folder))
     # an earlier prediction is replaced, with the usual permissions (not mkdtemp's 0700)
     out = tmp_path / "predictions"
     assert predict(out).exit_code == 0 and predict(out).exit_code == 0

@@ -653,6 +653,24 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
             f"{option}: {str(path)!r} holds files that are not Parquet output ({shown}); --overwrite replaces only "
             "a folder of Parquet files, such as an earlier prediction: give a new folder name."
         )
+    foreign = sorted(entry.name for entry in target.glob("*.parquet") if not _is_prediction_file(entry))
+    if foreign:
+        shown = ", ".join(repr(name) for name in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
+        raise click.ClickException(
+            f"{option}: {str(path)!r} holds Parquet files that are not discrim predictions ({shown}: no 'predicted' "
+            "column first); --overwrite replaces only an earlier prediction: give a new folder name."
+        )
+
+
+def _is_prediction_file(path):
+    """Whether a Parquet file's first column is ``predicted``, as ``discrim predict`` writes it."""
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except Exception:  # not readable as Parquet: not ours
+        return False
+    return bool(names) and names[0] == "predicted"
 
 
 def check_distinct_outputs(**paths):
