@@ -129,8 +129,8 @@ def check_log_odds(odds, labels="class"):
     if count:
         raise ValueError(
             f"{count} row(s) of X (index {shown}) have NaN log odds: zero (or an invalid, NaN) "
-            f"density under both {labels}s, so no {labels} can be chosen. Check that the rows lie in "
-            f"the support of the {labels} densities and that the densities are valid."
+            f"density under both {'classes' if labels == 'class' else labels + 's'}, so no {labels} can be chosen. "
+            f"Check that the rows lie in the support of the {labels} densities and that the densities are valid."
         )
 
 

@@ -397,3 +397,11 @@ def test_the_m_step_maximises_the_likelihood_plus_the_stated_log_penalty(ctype, 
     unpenalised = Gaussian(ctype, reg_covar=0.0)
     assert unpenalised.log_penalty(params, stats) == 0.0
     assert Gaussian(ctype, reg_covar=0.05, prior="default").log_penalty(params, stats) is None
+
+
+def test_codes_above_the_categories_name_n_categories():
+    # Categorical() defaults to two categories: a code of 2 was refused without naming the option
+    from discrim.distributions import Categorical
+
+    with pytest.raises(ValueError, match=r"whole numbers between 0 and 1\. Set n_categories \(or categories\)"):
+        Categorical().check_data(np.array([[0.0], [2.0]]))

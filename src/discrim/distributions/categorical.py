@@ -221,8 +221,9 @@ class Categorical(ComponentFamily):
             upper = counts - 1
             upper = upper[0] if np.all(upper == upper[0]) else f"{upper.tolist()} (column by column)"
             raise ValueError(
-                f"X must hold category codes for {self!r}: whole numbers between 0 and {upper} "
-                "(encode categories with family.encode or sklearn.preprocessing.OrdinalEncoder)."
+                f"X must hold category codes for {self!r}: whole numbers between 0 and {upper}. Set n_categories "
+                "(or categories) to the number of categories of each column, and encode text categories with "
+                "family.encode or sklearn.preprocessing.OrdinalEncoder."
             )
         return X
 
