@@ -191,7 +191,8 @@ def test_table_invariants(seed, n, d, ks, criterion):
     families = {"VVV": Gaussian(covariance_type="full"), "VII": Gaussian(covariance_type="spherical")}
     result = select_mixture(X, families, ks, criterion=criterion, random_state=seed)
     table = result.table
-    assert list(table["n_components"]) == ks * 2  # grid order, as given
+    # grid order, as given; on one feature VVV and VII are one model, mclust's V
+    assert list(table["n_components"]) == ks * (1 if d == 1 else 2)
     ok = table["error"] == ""
     p, ll = table["n_parameters"][ok], table["log_likelihood"][ok]
     np.testing.assert_allclose(table["bic"][ok], -2 * ll + p * np.log(n), rtol=1e-9)
@@ -289,3 +290,36 @@ def test_a_candidate_held_only_by_reg_covar_on_tied_values_is_not_chosen():
     assert result.best_params == {"family": "EEE", "n_components": 2}
     held = result.table[result.table.degenerate_reason == "variance at reg_covar"]
     assert {"EVE"} <= set(held.family) and (held.n_components == 3).all() and held.degenerate.all()
+
+
+def test_on_one_feature_the_models_are_mclusts_e_and_v():
+    # 14 identical columns on one feature (EII = EEI = ... there): mclust fits and prints E and V.
+    # Oracle: mclust 6.0.0, mclustBIC(faithful$waiting, G = 1:3, control = emControl(tol = c(1e-12,
+    # sqrt(eps)))): E -2201.789205 -2090.426729 -2101.638337, V -2201.789205 -2096.032510
+    # -2111.837640 (its sign); Mclust chooses E,2
+    import warnings
+    from pathlib import Path
+
+    import pandas as pd
+
+    from discrim.mixture import gaussian_models
+
+    X = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv")[["waiting"]].to_numpy(dtype=float)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = select_mixture(X, gaussian_models(), [1, 2, 3], init_params="hierarchical", random_state=0,
+                                tol=1e-9, max_iter=10000)
+    table = result.criterion_table()
+    assert list(table.columns) == ["E", "V"] and result.best_params == {"family": "E", "n_components": 2}
+    np.testing.assert_allclose(-table.to_numpy(), [[-2201.789205, -2201.789205], [-2090.426729, -2096.032510],
+                                                   [-2101.638337, -2111.837640]], rtol=1e-6)
+    with pytest.raises(ValueError, match="'V' is mclust's name of a model of one feature; X has 2"):
+        FiniteMixture(Gaussian("V"), 2).fit(np.random.default_rng(0).normal(size=(50, 2)))
+
+
+def test_a_family_with_invalid_options_is_refused_at_once_by_its_label():
+    # an unknown model name failed every cell with a warning each, then an error advising fewer
+    # components or a larger reg_covar
+    X = np.random.default_rng(0).normal(size=(60, 2))
+    with pytest.raises(ValueError, match=r"family 'bad': covariance_type must be one of .*got 'X'"):
+        select_mixture(X, {"EII": Gaussian("EII"), "bad": Gaussian("X")}, [1, 2])

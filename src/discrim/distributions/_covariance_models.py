@@ -26,7 +26,8 @@ import scipy.linalg
 
 from discrim.distributions._gaussian_linalg import identity
 
-__all__ = ["COVARIANCE_MODELS", "M_STEP_METHODS", "SKLEARN_TYPES", "covariance_mle", "n_covariance_parameters",
+__all__ = ["COVARIANCE_MODELS", "M_STEP_METHODS", "SKLEARN_TYPES", "UNIVARIATE_TYPES", "covariance_mle",
+           "n_covariance_parameters",
            "storage_of"]
 
 #: Every model and how its covariances are stored (the layout of scikit-learn's four types).
@@ -38,6 +39,9 @@ COVARIANCE_MODELS = {
 }
 #: scikit-learn's covariance types and the mclust model each is.
 SKLEARN_TYPES = {"spherical": "VII", "diag": "VVI", "tied": "EEE", "full": "VVV"}
+#: mclust's names of its two models of one feature (equal or varying variance), as the models
+#: of several features that they are on one.
+UNIVARIATE_TYPES = {"E": "EII", "V": "VII"}
 
 # The alternating M-steps stop when F changes by less than this, relative (mclust's inner
 # tolerance is sqrt(machine epsilon), 1.5e-8), or after this many steps.
@@ -57,7 +61,7 @@ _MCLUST_INNER_MAX_ITER = 100_000
 
 def model_name(covariance_type):
     """mclust's name of a covariance type (an mclust name, or one of scikit-learn's four)."""
-    return SKLEARN_TYPES.get(covariance_type, covariance_type)
+    return SKLEARN_TYPES.get(covariance_type, UNIVARIATE_TYPES.get(covariance_type, covariance_type))
 
 
 def storage_of(covariance_type):

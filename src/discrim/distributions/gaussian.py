@@ -21,6 +21,7 @@ from discrim.distributions._covariance_models import (
     COVARIANCE_MODELS,
     M_STEP_METHODS,
     SKLEARN_TYPES,
+    UNIVARIATE_TYPES,
     covariance_mle,
     model_name,
     n_covariance_parameters,
@@ -41,7 +42,7 @@ from discrim.distributions._gaussian_linalg import (
 
 __all__ = ["Gaussian", "GaussianParams", "GaussianStats"]
 
-_COVARIANCE_TYPES = (*SKLEARN_TYPES, *COVARIANCE_MODELS)
+_COVARIANCE_TYPES = (*SKLEARN_TYPES, *COVARIANCE_MODELS, *UNIVARIATE_TYPES)
 _LOG_2PI = float(np.log(2 * np.pi))
 # Rows per block when log_prob is called on a large X directly (EM passes its own blocks).
 _BLOCK_ELEMENTS = 1 << 22
@@ -107,7 +108,8 @@ class Gaussian(ComponentFamily):
         covariance per component), "tied" (one general covariance shared by all components),
         "spherical" (one variance per component), or any of mclust's 14 models "EII", "VII",
         "EEI", "VEI", "EVI", "VVI", "EEE", "VEE", "EVE", "VVE", "EEV", "VEV", "EVV", "VVV"
-        (the four are "VVV", "VVI", "EEE" and "VII"); see Notes.
+        (the four are "VVV", "VVI", "EEE" and "VII"); see Notes. For one feature also mclust's
+        "E" (equal variances, EII there) and "V" (varying, VII there).
     reg_covar : float, default=1e-6
         Non-negative amount added to the diagonal of every covariance by the M-step
         (:meth:`params_from_stats`). ``FiniteMixture(reg_covar=...)`` sets it for a fit.
@@ -258,6 +260,14 @@ class Gaussian(ComponentFamily):
         resolved = _resolve_from_stats(prior, self.model_name, data_stats, n_components)
         return type(self)(covariance_type=self.covariance_type, reg_covar=self.reg_covar, prior=resolved,
                           m_step=self.m_step)
+
+    def check_data(self, X, rows=None):
+        if self.covariance_type in UNIVARIATE_TYPES and X.shape[1] != 1:
+            raise ValueError(
+                f"covariance_type={self.covariance_type!r} is mclust's name of a model of one feature; X has "
+                f"{X.shape[1]}: use the model's name for several, e.g. {self.covariance_type + 'II'!r}."
+            )
+        return super().check_data(X, rows)
 
     def check_options(self):
         if self.covariance_type not in _COVARIANCE_TYPES:

@@ -434,6 +434,45 @@ def _string_columns(X):
     return np.asarray(list(columns), dtype=object)
 
 
+def _distinct_on_one_feature(families):
+    """The Gaussian models of one feature: mclust's two, "E" and "V" (equal or varying variance).
+
+    On one feature every model with the same volume letter is the same model (shape and
+    orientation mean nothing there): of the families labelled with a covariance model's name
+    (:func:`gaussian_models`), one of each is kept under mclust's univariate name, as ``Mclust``
+    on one column fits and prints "E" and "V". Families labelled otherwise pass unchanged.
+    """
+    from sklearn.base import clone
+
+    from discrim.distributions import Gaussian
+    from discrim.distributions._covariance_models import (
+        COVARIANCE_MODELS, SKLEARN_TYPES, UNIVARIATE_TYPES, model_name,
+    )
+
+    named = {*COVARIANCE_MODELS, *SKLEARN_TYPES, *UNIVARIATE_TYPES}
+    out, seen = {}, set()
+    for label, family in families.items():
+        if type(family) is Gaussian and label in named and family.covariance_type in named:
+            volume = model_name(family.covariance_type)[0]
+            options = {name: value for name, value in family.get_params().items() if name != "covariance_type"}
+            key = (volume, repr(sorted(options.items())))
+            if key in seen:
+                continue
+            seen.add(key)
+            label, family = volume, clone(family).set_params(covariance_type=volume)
+        out[label] = family
+    return out
+
+
+def _refuse_invalid_options(families):
+    """Raise at once for a family whose options are invalid (every one of its cells would fail)."""
+    for label, family in families.items():
+        try:
+            family.check_options()
+        except ValueError as exc:
+            raise ValueError(f"family {label!r}: {exc}") from None
+
+
 def _hierarchical_starts(X, w, ks, seed):
     """The partitions of one agglomeration at every count of the grid (mclust's ``hclass``), or None.
 
@@ -807,6 +846,9 @@ def select_mixture(
         if is_tensor(X):
             n_jobs = 1  # one device: the cells take turns on it
     fit_params = {**fit_params, "device": device}
+    if X.shape[1] == 1:
+        families = _distinct_on_one_feature(families)
+    _refuse_invalid_options(families)
     ks = _check_range(n_components_range, X.shape[0], len(families))
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
