@@ -51,13 +51,35 @@ MODELS = {
 }
 
 
+# Other names users type for the registered models (the classes' own words)
+ALIASES = {"prototype": "proset", "prototype-cv": "proset-cv", "prototypes": "proset"}
+
+
+def model_key(name):
+    """The key of :data:`MODELS` that ``name`` (a key or an alias) names, or ``ValueError`` listing them.
+
+    Parameters
+    ----------
+    name : str
+
+    Returns
+    -------
+    key : str
+    """
+    key = ALIASES.get(name, name)
+    if key not in MODELS:
+        raise ValueError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)} "
+                         f"(or {', '.join(ALIASES)} for the prototype set).")
+    return key
+
+
 def make_model(name, **params):
     """Build the model registered as ``name`` with ``params`` passed to its constructor.
 
     Parameters
     ----------
     name : str
-        A key of :data:`MODELS`.
+        A key of :data:`MODELS`, or one of :data:`ALIASES`.
     **params
         Constructor parameters.
 
@@ -65,6 +87,4 @@ def make_model(name, **params):
     -------
     estimator : scikit-learn estimator, unfitted
     """
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}; choose one of: {', '.join(MODELS)}.")
-    return MODELS[name].factory(**params)
+    return MODELS[model_key(name)].factory(**params)

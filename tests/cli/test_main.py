@@ -294,3 +294,16 @@ def test_options_that_would_be_ignored_are_refused(tmp_path):
         result.output
     result = CliRunner().invoke(cli, ["fit", "--dataset", "iris", "--target", "species", "--model", "lda"])
     assert result.exit_code == 2 and "--target names the label column of --csv" in result.output
+
+
+def test_the_prototype_set_answers_to_its_class_name_too():
+    # --model prototype (the class's word, which a proset user typed) was an unknown model
+    from discrim._registry import make_model
+    from discrim.prototype import PrototypeClassifier
+
+    result = CliRunner().invoke(cli, ["fit", "--dataset", "iris-2f", "--model", "prototype", "--param", "n_batches=1",
+                                      "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert type(make_model("prototype")) is PrototypeClassifier
+    result = CliRunner().invoke(cli, ["fit", "--dataset", "iris", "--model", "nope"])
+    assert "choose one of: lda, qda, mda, proset, proset-cv (or prototype" in result.output

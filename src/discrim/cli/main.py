@@ -250,11 +250,13 @@ def fit(dataset, csv, target, model_name, params, test_size, random_state, scale
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from discrim._registry import MODELS
+    from discrim._registry import model_key
     from discrim.evaluation import score_probabilities
 
-    if model_name not in MODELS:
-        raise click.ClickException(f"unknown model {model_name!r}; choose one of: {', '.join(MODELS)}.")
+    try:
+        model_name = model_key(model_name)
+    except ValueError as exc:
+        raise click.ClickException(str(exc)) from None
     check_output(output, "--output", overwrite=overwrite, inputs=[csv])
     check_output(plot, "--plot", overwrite=overwrite, inputs=[csv])
     check_plot_format(plot)
