@@ -225,6 +225,7 @@ def test_reports_are_written_with_expected_sheets(tmp_path, suffix):
         assert book["prototypes"].max_row == 5
         items = {r[0].value: r[1].value for r in book["summary"].iter_rows(min_row=2)}
         assert items["true class"] == y[0] and items["familiarity quantile"] == pytest.approx(ex.familiarity_quantile)
+        assert items["batches"] == "all"  # every batch (the cell was blank)
     else:
         bs4 = pytest.importorskip("bs4")
         page = bs4.BeautifulSoup((tmp_path / "export.html").read_text(), "html.parser")

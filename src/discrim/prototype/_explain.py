@@ -468,7 +468,7 @@ class Explanation:
                      "prototypes listed", "batches"],
             "value": [self.name, self.predicted, self.true_class, float(self.proba[self.predicted]),
                       self.familiarity, self.familiarity_quantile, self.log_proba, self.baseline_log_proba,
-                      self.n_prototypes_total, len(self.prototypes), self.n_batches],
+                      self.n_prototypes_total, len(self.prototypes), "all" if self.n_batches is None else self.n_batches],
         })
         summary["value"] = summary["value"].map(lambda v: "" if v is None else v).astype(object)
         classes = pd.DataFrame({"class": self.proba.index, "proba": self.proba.to_numpy(),
