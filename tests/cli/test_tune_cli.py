@@ -72,6 +72,20 @@ def test_tune_many_batch_options_reach_the_search(tmp_path):
     assert means[search.best_index_] == np.nanmin(means)
 
 
+def test_tune_searches_by_another_score_and_an_alpha_prototype_grid(tmp_path):
+    # the command had neither the search's scoring nor its alpha_prototype grid
+    out = tmp_path / "run"
+    result = run("--dataset", "wine", *FAST, "--scoring", "roc_auc", "--alpha-prototype", "1e-8,1e-3",
+                 "--output", str(out))
+    assert result.exit_code == 0, result.output
+    search = load_model(out / "model.skops")
+    assert search.scoring == "roc_auc" and list(search.alpha_prototype_grid) == [1e-8, 1e-3]
+    assert "threshold (max mean CV ROC-AUC - std)" in result.output and "alpha_prototype" in result.output
+    assert "whose mean CV ROC-AUC is at least the threshold" in (out / "report.md").read_text()
+    bad = CliRunner().invoke(cli, ["tune", "--dataset", "wine", *FAST, "--alpha-prototype", "1e-8,x"])
+    assert bad.exit_code != 0 and "--alpha-prototype takes numbers separated by commas" in bad.output
+
+
 def test_tune_without_output_only_prints():
     result = run("--dataset", "iris-2f", *FAST)
     assert result.exit_code == 0, result.output

@@ -31,6 +31,19 @@ _METRICS = [("log-loss", "log_loss"), ("ROC-AUC", "roc_auc"), ("balanced accurac
 _OUTPUT_NAMES = ("model.skops", "search.png", "prototype_map.png", "decision_surface.png", "report.md", "report.html")
 
 
+def _number_list(text, option):
+    """Comma-separated numbers as a list of float (None for None), or a ClickException naming ``option``."""
+    if text is None:
+        return None
+    try:
+        values = [float(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise click.ClickException(f"{option} takes numbers separated by commas, e.g. 1e-8,1e-4; got {text!r}.") from None
+    if not values:
+        raise click.ClickException(f"{option} takes numbers separated by commas, e.g. 1e-8,1e-4; got {text!r}.")
+    return values
+
+
 def _prepare_output(output, overwrite, csv):
     """Check DIR before any work; return its Path, or None without --output."""
     if output is None:
@@ -123,6 +136,11 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--selection", type=click.Choice(["one_se", "best"]), default="one_se", show_default=True,
               help="one_se: the sparsest point within one standard error of the best mean (proset's rule); "
                    "best: the lowest mean validation loss.")
+@click.option("--scoring", type=click.Choice(["log_loss", "roc_auc", "balanced_accuracy"]), default="log_loss",
+              show_default=True, help="The validation score the rule selects by.")
+@click.option("--alpha-prototype", "alpha_prototypes", default=None, metavar="VALUES",
+              help="alpha_prototype values to search as a second grid axis, comma-separated (e.g. 1e-8,1e-4); "
+                   "default: the fixed 1e-8.")
 @click.option("--n-candidates", default=1000, show_default=True, type=click.IntRange(1),
               help="Candidates drawn per batch (at most half of each class).")
 @click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
@@ -138,7 +156,8 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @drop_option
 @device_option
 def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_change, search_max_iter, selection,
-         n_candidates, n_folds, n_jobs, random_state, scale, output, overwrite, report_format, quiet, drop, device):
+         scoring, alpha_prototypes, n_candidates, n_folds, n_jobs, random_state, scale, output, overwrite,
+         report_format, quiet, drop, device):
     """Select alpha_feature and the batch count of a prototype set by cross-validation.
 
     Runs PrototypeClassifierCV on the training part, prints the selected hyperparameters and the
@@ -154,8 +173,10 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     from discrim.evaluation import score_probabilities
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary, search_report
+    from discrim.model_selection._search import SCORE_LABELS
 
     device = checked_device(device)
+    prototype_grid = _number_list(alpha_prototypes, "--alpha-prototype")
     out_dir = _prepare_output(output, overwrite, csv)
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state, drop=drop)
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
@@ -163,7 +184,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,
                                    n_batches_no_change=n_batches_no_change, search_max_iter=search_max_iter,
                                    selection=selection, n_candidates=n_candidates, random_state=random_state,
-                                   device=device,
+                                   device=device, scoring=scoring, alpha_prototype_grid=prototype_grid,
                                    transformer=StandardScaler() if scale else None)
     model = search
     try:
@@ -179,8 +200,12 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
 
     table = Table("hyperparameter / model", "value", title=f"selected on {source} ({len(y_train)} training rows)")
     table.add_row("alpha_feature", f"{search.best_params_['alpha_feature']:.3g}")
+    if "alpha_prototype" in search.best_params_:
+        table.add_row("alpha_prototype", f"{search.best_params_['alpha_prototype']:.3g}")
     table.add_row("n_batches", str(search.best_params_["n_batches"]))
-    table.add_row("threshold (min mean CV log-loss + std)", f"{search.threshold_:.4f}")
+    threshold = ("min mean CV log-loss + std" if scoring == "log_loss"
+                 else f"max mean CV {SCORE_LABELS[scoring]} - std")
+    table.add_row(f"threshold ({threshold})", f"{search.threshold_:.4f}")
     table.add_row("active features", str(len(summary["active_features"])))
     table.add_row("prototypes", str(summary["n_prototypes"]))
     table.add_row("search time", f"{search.search_time_:.2f} s")
