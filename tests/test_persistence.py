@@ -604,3 +604,17 @@ def test_a_dict_with_true_and_false_keys_is_refused_not_corrupted(tmp_path):
     with pytest.raises(ModelFileError, match="a dict with True/False keys"):
         save_model(model.fit(X, y), tmp_path / "bool.skops")
     assert not (tmp_path / "bool.skops").exists()
+
+
+def test_a_torch_device_parameter_is_saved_by_its_name(tmp_path):
+    # device=torch.device("cpu"), which the docs offer, could not be saved (skops refused the torch
+    # object): the file now holds its name, which means the same device
+    torch = pytest.importorskip("torch")
+    from discrim.discriminant import LinearDiscriminant
+
+    X, y = np.random.default_rng(0).normal(size=(40, 2)), np.arange(40) % 2
+    model = LinearDiscriminant(device=torch.device("cpu")).fit(X, y)
+    save_model(model, tmp_path / "m.skops")
+    loaded = load_model(tmp_path / "m.skops")
+    assert loaded.device == "cpu" and isinstance(model.device, torch.device)
+    np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))

@@ -132,6 +132,21 @@ class ModelFileError(ValueError):
     """
 
 
+def _with_device_names(estimator):
+    """The estimator with every ``torch.device`` parameter as its name ("cuda:1"), which it means too:
+    a model file holds no torch objects (their loader could run code), so ``device=torch.device("cpu")``
+    could not be saved. The caller's estimator is left as it is."""
+    import copy
+
+    devices = {name: value for name, value in estimator.get_params(deep=True).items()
+               if type(value).__module__ == "torch" and type(value).__name__ == "device"}
+    if not devices:
+        return estimator
+    named = copy.deepcopy(estimator)
+    named.set_params(**{name: str(value) for name, value in devices.items()})
+    return named
+
+
 def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     """Save a fitted estimator to ``path`` with skops.io, atomically.
 
@@ -172,7 +187,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
         raise ModelFileError(f"cannot save model: a {type(estimator).__name__} is not an estimator; discrim's model "
                              "files hold a fitted estimator or Pipeline.")
     try:
-        data = sio.dumps(estimator)
+        data = sio.dumps(_with_device_names(estimator))
     except Exception as exc:  # skops raises TypeError and its own types for unsupported objects
         raise ModelFileError(f"cannot save model: skops cannot save it: {_one_line(exc)}") from None
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
