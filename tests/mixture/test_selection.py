@@ -323,3 +323,15 @@ def test_a_family_with_invalid_options_is_refused_at_once_by_its_label():
     X = np.random.default_rng(0).normal(size=(60, 2))
     with pytest.raises(ValueError, match=r"family 'bad': covariance_type must be one of .*got 'X'"):
         select_mixture(X, {"EII": Gaussian("EII"), "bad": Gaussian("X")}, [1, 2])
+
+
+def test_the_chosen_model_refits_on_other_rows_with_its_own_parameters(three_blobs):
+    # with the hierarchical start every cell kept the grid's partition of X as init_params (a
+    # 150-entry array in its repr), so the chosen model could not be refitted on other rows
+    from sklearn.base import clone
+
+    X = three_blobs
+    result = select_mixture(X, [Gaussian()], [2, 3], init_params="hierarchical", random_state=0)
+    assert result.best_estimator.get_params()["init_params"] == "hierarchical"
+    refit = clone(result.best_estimator).fit(X[: X.shape[0] // 2])
+    assert refit.n_components == result.best_params["n_components"]

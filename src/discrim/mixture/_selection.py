@@ -532,6 +532,9 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
         row["error"] = f"{type(exc).__name__}: {exc}"
         return index, row, None
     row.update(_scores(mixture, X.shape, weighted, total_weight, feature_var))
+    if starts is not None:
+        # the fitted model's parameters say how to fit it again (on any rows), not the grid's partition of X
+        mixture.set_params(init_params="hierarchical")
     return index, row, mixture
 
 
