@@ -54,6 +54,12 @@ def test_map_log_likelihood_and_bic_match_mclust(row):
     X = _data(row.data)
     n, d = X.shape
     fm = _fit(X, row.model, row.G, _partition(row.data, row.G, n))
+    if row.G == 1:
+        # mclust's me() fits G = 1 by each model's formulas, but mclustBIC (Mclust's table) by its
+        # single-component mvnXII, mvnXXI and mvnXXX, which are VII's, VVI's and VVV's: discrim's one
+        # component follows mclustBIC (see test_one_component_with_a_prior_is_mclusts_single_component_fit)
+        same = {"EII": "VII", "VII": "VII"}.get(row.model, "VVI" if row.model.endswith("I") else "VVV")
+        row = next(r for r in _oracle_rows() if (r.data, r.model, r.G) == (row.data, same, 1))
     log_lik = fm.score(X) * n
     assert fm._n_parameters() == row.df
     # mclust's BIC with a prior: the data's log-likelihood at the MAP estimate (R's sign)
@@ -207,3 +213,31 @@ def test_with_a_prior_small_components_are_reported_as_mclust_reports_them():
     # mclust 6.0.0 (mclustBIC(faithful, G = 3, prior = priorControl())): -2482.98, -2486.13, -2488.45 in
     # its sign; discrim stops at its default tol, within a unit of them
     np.testing.assert_allclose(-result.table.bic.to_numpy(), [-2482.978, -2486.13, -2488.45], atol=1.0)
+
+
+def test_one_component_with_a_prior_is_mclusts_single_component_fit():
+    # mclustBIC fits G = 1 by mvnXII, mvnXXI and mvnXXX: one value per storage. discrim's EII,1 and
+    # VII,1 (one model) differed, and VEI,1 and VEV,1 were 0.6 and 0.2 BIC units off.
+    # Oracle: mclust 6.0.0, mclustBIC(faithful, G = 1, prior = priorControl()) (its sign)
+    from discrim.mixture import gaussian_models, select_mixture
+
+    X = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv").to_numpy(dtype=float)
+    names = ["EII", "VII", "EEI", "VEI", "EVI", "VVI", "EEE", "EEV", "VEV", "VVV"]
+    result = select_mixture(X, gaussian_models(names, prior="default", reg_covar=0.0), [1], random_state=0)
+    expected = [-4024.76592315811] * 2 + [-3061.43581744399] * 4 + [-2607.79814235471] * 4
+    np.testing.assert_allclose(-result.table.bic.to_numpy(), expected, rtol=1e-9)
+
+
+def test_the_models_without_a_prior_fail_their_cells_and_the_others_are_fitted():
+    # gaussian_models(prior="default") over all 14: mclust's table shows the ten models with a prior
+    import warnings as _warnings
+
+    from discrim.mixture import gaussian_models, select_mixture
+    from discrim.mixture._selection import FitFailedWarning
+
+    X = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv").to_numpy(dtype=float)
+    with _warnings.catch_warnings():
+        _warnings.simplefilter("ignore", FitFailedWarning)
+        result = select_mixture(X, gaussian_models(prior="default"), [1, 2], random_state=0)
+    failed = set(result.table.family[result.table.error != ""])
+    assert failed == {"VEE", "EVE", "VVE", "EVV"}

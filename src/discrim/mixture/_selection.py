@@ -465,12 +465,18 @@ def _distinct_on_one_feature(families):
 
 
 def _refuse_invalid_options(families):
-    """Raise at once for a family whose options are invalid (every one of its cells would fail)."""
+    """Raise at once for a Gaussian of an unknown covariance model (a misspelt name: every one of its
+    cells would fail, each with a warning). Other invalid options fail their cells, whose rows hold
+    NaN: ``gaussian_models(prior="default")`` fits the models that take a prior, as mclust."""
+    from discrim.distributions import Gaussian
+    from discrim.distributions.gaussian import _COVARIANCE_TYPES
+
     for label, family in families.items():
-        try:
-            family.check_options()
-        except ValueError as exc:
-            raise ValueError(f"family {label!r}: {exc}") from None
+        if isinstance(family, Gaussian) and family.covariance_type not in _COVARIANCE_TYPES:
+            try:
+                family.check_options()
+            except ValueError as exc:
+                raise ValueError(f"family {label!r}: {exc}") from None
 
 
 def _hierarchical_starts(X, w, ks, seed):
