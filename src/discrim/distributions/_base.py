@@ -586,12 +586,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
 
         Parameters
         ----------
-        X : ndarray of shape (n_samples, n_features)
-        mask : ndarray of shape (n_samples, n_features) of bool
-            True where observed.
-        sample_weight : ndarray of shape (n_samples,)
-        rows : dict or None, default=None
-            :meth:`row_data` of these rows.
+        X, mask, sample_weight, rows
+            As for :meth:`completion_stats`.
 
         Returns
         -------

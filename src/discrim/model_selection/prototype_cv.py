@@ -728,11 +728,8 @@ empty_check_iter, max_samples, dtype, backend, device
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
-        sample_weight : array-like of shape (n_samples,), default=None
-        n_batches : int, list of int or None, default=None
-            See :meth:`predict`.
+        X, y, sample_weight, n_batches
+            As for :meth:`score`.
 
         Returns
         -------
@@ -761,8 +758,8 @@ empty_check_iter, max_samples, dtype, backend, device
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        n_batches : int or None, default=None
+        X, n_batches
+            As for :meth:`staged_predict_proba`.
 
         Yields
         ------
@@ -777,8 +774,8 @@ empty_check_iter, max_samples, dtype, backend, device
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
-        n_batches : int or None, default=None
+        X, n_batches
+            As for :meth:`staged_predict_proba`.
 
         Returns
         -------
