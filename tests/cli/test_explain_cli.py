@@ -85,13 +85,16 @@ def test_prototypes_are_named_by_their_csv_row(files):
     """`discrim fit` splits the CSV: its models record the training rows, so a prototype is shown as
     the CSV row it is (not its position in the hidden training part)."""
     from discrim.persistence import load_model
-    from discrim.prototype import export
+    from discrim.prototype import explain, export
 
     model = load_model(files["piped"])
     data = pd.read_csv(files["csv"])
     rows = np.asarray(model.training_rows_)
     assert rows.shape == (105,) and np.unique(rows).size == rows.size  # the 70 % training part
     table = export(model, sample_names=rows)
+    # the library's export and explain name them so by default (they gave positions in the training part)
+    pd.testing.assert_frame_equal(export(model), table)
+    assert "sample_name" in explain(model, data.drop(columns="label").iloc[[7]]).prototypes
     at = table["sample_name"].astype(int).to_numpy()
     np.testing.assert_array_equal(data["label"].to_numpy()[at], table["target"].to_numpy())
     np.testing.assert_allclose(data["v"].to_numpy()[at], table["v_original"], rtol=1e-12)

@@ -130,6 +130,11 @@ def _model_names(pre, final, feature_names, units):
     return _explain._feature_names(final)
 
 
+def _default_sample_names(model, sample_names):
+    """``sample_names``, or the CSV data rows a command-line fit recorded (``training_rows_``)."""
+    return getattr(model, "training_rows_", None) if sample_names is None else sample_names
+
+
 def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
            sample_names: ArrayLike | None = None, report: PathLike | None = None) -> pd.DataFrame:
     """Tabulate the prototypes of a fitted model, one row per prototype, in the model's and the input's units.
@@ -146,7 +151,9 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
         Names of the features; default the pipeline's input names, the model's
         ``feature_names_in_``, or ``x0``, ``x1``, ...
     sample_names : array-like of shape (n_training_samples,) or None, default=None
-        Names of the training rows: a column ``sample_name`` next to ``sample_index``.
+        Names of the training rows: a column ``sample_name`` next to ``sample_index``. None: the
+        model's ``training_rows_`` when it has them (a model saved by ``discrim fit`` or ``discrim
+        tune`` from a CSV: the CSV's data rows, as ``discrim explain`` shows them).
     report : str, path-like or None, default=None
         Also write the table to this ``.xlsx`` (needs openpyxl, the ``report`` extra) or
         ``.html`` file, with the sheets ``prototypes``, ``marginals`` and ``feature_weights``;
@@ -192,6 +199,7 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     >>> [c for c in table.columns if c.startswith("x1")]
     ['x1_weight', 'x1_value', 'x1_weight_original', 'x1_original']
     """
+    sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
@@ -288,7 +296,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
     feature_names : list of str or None, default=None
         Names of the features (see :func:`export`).
     sample_names : array-like of shape (n_training_samples,) or None, default=None
-        Names of the training rows, shown as ``sample_name`` next to each prototype's ``sample_index``.
+        Names of the training rows, shown as ``sample_name`` next to each prototype's
+        ``sample_index``. None: the model's ``training_rows_`` when it has them (see :func:`export`).
     report : str, path-like or None, default=None
         Also write the explanation to this ``.xlsx`` (needs openpyxl) or ``.html`` file, with
         the sheets ``summary``, ``classes``, ``prototypes`` and ``features``; written atomically.
@@ -317,6 +326,7 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
     >>> 0.0 <= ex.familiarity_quantile <= 1.0
     True
     """
+    sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
