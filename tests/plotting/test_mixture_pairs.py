@@ -147,6 +147,22 @@ def test_diagonal_components_add_up_to_the_mixture(data):
     np.testing.assert_allclose(total, lines["mixture"], rtol=1e-10)
 
 
+def test_with_noise_the_diagonal_draws_the_components_marginals(data, rng):
+    # the diagonal panels of a mixture with a noise component lost their curves (the noise has no
+    # marginal density, and the mixture's marginal was refused): the components' are drawn
+    noisy = np.vstack([data, rng.uniform(data.min(axis=0), data.max(axis=0), size=(30, 3))])
+    mixture = FiniteMixture(Gaussian("EEE"), 3, noise=True, random_state=0).fit(noisy)
+    axes = plot_classification(mixture, noisy, dimensions=[0, 1])
+    lines = {ln.get_label(): ln for ln in axes[0, 0].get_lines()}
+    grid = lines["components (noise not drawn)"].get_xdata()
+    cov = np.asarray(mixture.params_["covariance"])
+    for k in range(3):
+        expected = mixture.weights_[k] * stats.norm.pdf(grid, mixture.params_["mean"][k, 0], np.sqrt(cov[0, 0]))
+        np.testing.assert_allclose(lines[f"component {k} (weighted)"].get_ydata(), expected, rtol=1e-10)
+    total = sum(lines[f"component {k} (weighted)"].get_ydata() for k in range(3))
+    np.testing.assert_allclose(lines["components (noise not drawn)"].get_ydata(), total, rtol=1e-12)
+
+
 def test_poisson_mixture_marginal_pmfs_and_no_ellipses(rng):
     X = np.vstack([rng.poisson([2.0, 8.0, 3.0], (80, 3)), rng.poisson([9.0, 2.0, 6.0], (80, 3))]).astype(float)
     mixture = FiniteMixture(Poisson(), 2, random_state=0).fit(X)

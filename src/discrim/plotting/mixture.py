@@ -392,6 +392,16 @@ def _marginal_log_density(mixture, columns, values):
         ) from None
 
 
+def _weighted_component_marginals(mixture, column, values):
+    """``w_k f_k(x_column)`` of every component (not the noise) at ``values`` (n,): (n, n_components)."""
+    rows = np.zeros((values.shape[0], mixture.n_features_in_))
+    rows[:, column] = values
+    observed = np.zeros(rows.shape, dtype=bool)
+    observed[:, column] = True
+    log_prob = np.asarray(mixture.family_.log_prob(rows, mixture._params, mask=observed), dtype=np.float64)
+    return np.exp(log_prob) * np.asarray(mixture.weights_)[: mixture.n_components]
+
+
 def _axis_values(x, discrete, size):
     """Evaluation points along one column: a grid over the data's range padded by 10%, or integers."""
     x = x[np.isfinite(x)]
@@ -483,9 +493,16 @@ def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
     else:
         ax.hist(x, bins="auto", density=True, color="0.8", edgecolor="0.6", label="data")
     grid = _axis_values(x, discrete, grid_size)
+    mixture_label = "mixture"
     try:
-        dens = np.exp(_marginal_log_density(mixture, [i], grid[:, None]))
-        parts = mixture.predict_proba(_marginal_rows(mixture, [i], grid[:, None])) * dens[:, None]
+        if mixture._fitted_noise() is not None:
+            # the uniform noise has no marginal density along a column (its region need not be a box
+            # along the columns): the components' weighted marginals, and their sum
+            parts, mixture_label = _weighted_component_marginals(mixture, i, grid), "components (noise not drawn)"
+            dens = parts.sum(axis=1)
+        else:
+            dens = np.exp(_marginal_log_density(mixture, [i], grid[:, None]))
+            parts = mixture.predict_proba(_marginal_rows(mixture, [i], grid[:, None])) * dens[:, None]
     except ValueError:  # a family without marginal densities: the histogram alone
         dens = parts = None
     if dens is not None:
@@ -494,7 +511,7 @@ def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
             for k, colour in enumerate(colours):
                 ax.plot(grid, parts[:, k], color=colour, linewidth=1, zorder=3, label=f"component {k} (weighted)",
                         **(style if discrete else {"linestyle": "--"}))
-        ax.plot(grid, dens, color="black", linewidth=1.5, label="mixture", **style)
+        ax.plot(grid, dens, color="black", linewidth=1.5, label=mixture_label, **style)
     ax.text(0.03, 0.95, name, transform=ax.transAxes, ha="left", va="top", fontsize="small", fontweight="bold")
     ax.set_yticks([])
 
