@@ -102,7 +102,7 @@ def test_other_families_show_their_parameters(rng):
     assert list(s.components.columns) == ["weight", "size", "rate[x0]", "rate[x1]"]
     np.testing.assert_allclose(s.components[["rate[x0]", "rate[x1]"]], mixture.params_["rate"])
     text = str(s)
-    assert "Poisson() finite mixture model fitted by EM algorithm" in text
+    assert " Poisson finite mixture model fitted by EM algorithm" in text  # the class; its options below
     assert "Poisson() model with 2 components:" in text
 
 

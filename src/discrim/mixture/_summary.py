@@ -216,7 +216,8 @@ class MixtureSummary:
     orientations: object = field(default=None, repr=False)
 
     def _title(self):
-        kind = "Gaussian" if self.model_name is not None else self.family
+        # the family's class name: its options (a Product's every family) follow on the model line
+        kind = "Gaussian" if self.model_name is not None else self.family.split("(")[0]
         return f"{kind} finite mixture model fitted by EM algorithm"
 
     def _model_line(self):
