@@ -566,3 +566,16 @@ def test_regularised_fit_with_missing_values_follows_its_advice_and_speaks_its_o
     with pytest.raises(ValueError, match="QuadraticDiscriminant: .* set reg_param > 0") as error:
         QuadraticDiscriminant(shrinkage="oas").fit(X, y)
     assert "n_components" not in str(error.value).split("(")[0]
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_a_feature_missing_in_every_row_is_named_as_such(cls):
+    # it was called "constant over its observed values", after two numpy RuntimeWarnings
+    import warnings
+
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    X[:, 1] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        with pytest.raises(ValueError, match=r"feature\(s\) \[1\] of X are missing \(NaN\) in every row"):
+            cls().fit(X, np.arange(50) % 2)

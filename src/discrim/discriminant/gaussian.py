@@ -32,6 +32,7 @@ from discrim.utils.validation import (
     check_classes_observed,
     check_labels,
     check_no_unlabelled_marker,
+    check_observed_weight,
     class_index,
     plain_label,
     unlabelled_rows,
@@ -46,13 +47,16 @@ def _observed_spread(X):
     Returns ``(variance, range)``, both (n_features,). A range of 0 marks a constant feature
     exactly, where the variance of equal values can round to 1e-31 instead of 0.
     """
-    if is_dask(X):
-        import dask
-        import dask.array as da
+    with warnings.catch_warnings():
+        # a feature missing in every row gives NaN (refused by the caller), not numpy's warnings
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if is_dask(X):
+            import dask
+            import dask.array as da
 
-        spread = da.nanmax(X, axis=0) - da.nanmin(X, axis=0)
-        return tuple(np.asarray(a) for a in dask.compute(da.nanvar(X, axis=0), spread))
-    return np.nanvar(X, axis=0), np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
+            spread = da.nanmax(X, axis=0) - da.nanmin(X, axis=0)
+            return tuple(np.asarray(a) for a in dask.compute(da.nanvar(X, axis=0), spread))
+        return np.nanvar(X, axis=0), np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
 
 
 def _incomplete_rows(X):
@@ -234,6 +238,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # features divided by their spread): one floor for all, from their mean variance, inflated a
         # 0/1 flag beside a feature in days and made the fit depend on the units.
         variance, spread = _observed_spread(X)
+        check_observed_weight(np.isfinite(spread).astype(np.float64))  # a feature missing in every row
         constant = np.flatnonzero(~(spread > 0))
         if constant.size and self.reg_param == 0 and self.shrinkage is None:
             # As the fit of complete rows refuses them: the floor below would otherwise give such a
