@@ -221,6 +221,9 @@ def test_surface_of_a_one_feature_model_draws_the_probabilities_against_the_feat
     assert where.size == crossings >= 2 and np.all((where > lo) & (where < hi))
     at = np.interp(where, grid, on_grid)
     np.testing.assert_allclose(np.min(np.abs(at[:, None] - levels[None, :]), axis=1), 0, atol=1e-12 * levels.max())
+    # each level is named once (a label per crossing piled up along the top)
+    names = [text.get_text() for text in ax.texts if text.get_text().startswith("fam. q")]
+    assert sorted(names) == sorted({"fam. q5", "fam. q25", "fam. q50"} & set(names)) and len(names) <= 3
     assert ax.get_xlabel() == "a"
 
 

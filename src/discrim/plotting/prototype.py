@@ -277,8 +277,11 @@ def _draw_line(model, ax, A, y, columns, names, kind, classes, k_target, marked,
         if crossings:
             ax.vlines([x for x, _ in crossings], 0, 1, colors="0.3", linestyles="dashed", linewidths=0.8,
                       gid="familiarity")
-            for x, share in crossings:
-                ax.text(x, 1.0, f"fam. q{100 * share:.0f}", rotation=90, ha="right", va="top", fontsize="x-small")
+            labelled = set()
+            for x, share in crossings:  # each level named once, at its first crossing (a label per crossing piled up)
+                if share not in labelled:
+                    labelled.add(share)
+                    ax.text(x, 1.0, f"fam. q{100 * share:.0f}", rotation=90, ha="right", va="top", fontsize="x-small")
     # the strip: the rows of X below 0, one line per class
     step = 0.04
     if y is None:
