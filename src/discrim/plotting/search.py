@@ -13,7 +13,6 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
 
     from discrim.model_selection import PrototypeClassifierCV
-    from discrim.model_selection._search import SCORE_LABELS
 
 
 def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, batch_counts: Sequence[int] | None = None,
