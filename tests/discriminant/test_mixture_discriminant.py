@@ -330,3 +330,36 @@ def test_a_class_of_one_row_is_named_as_degenerate(rng):
     with pytest.warns(UserWarning, match=r"class 1.0: component\(s\) \[0\]") as record:
         MixtureDiscriminant(Gaussian(), n_components=1).fit(X, y)
     assert record[0].filename == __file__  # the user's line, not scikit-learn's fit wrapper
+
+
+def test_summary_is_mclusts_summary_of_mclustda():
+    # mclust 6.0.0: summary(MclustDA(iris[, 1:4], iris$Species, modelType = "EDDA", modelNames = "VEV")):
+    # log-likelihood -187.7097444050, df 36, BIC -555.8023593975 (its sign), classification error 0.02,
+    # BrierScore 0.0126509230
+    import warnings
+
+    from sklearn.datasets import load_iris
+
+    frame = load_iris(as_frame=True)
+    X, y = frame.data, frame.target.map(dict(enumerate(frame.target_names)))
+    edda = MixtureDiscriminant(Gaussian("VEV", reg_covar=0.0), n_components=1, joint=True, priors="empirical")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # no feature-name warnings from the class mixtures
+        summary = edda.fit(X, y).summary(X, y)
+    assert summary.kind == "EDDA" and summary.df == 36
+    assert summary.log_likelihood == pytest.approx(-187.7097444050, rel=1e-9)
+    assert -summary.bic == pytest.approx(-555.8023593975, rel=1e-9)
+    assert summary.error == pytest.approx(0.02) and summary.brier == pytest.approx(0.0126509230, rel=1e-8)
+    assert summary.confusion.loc["versicolor", "virginica"] == 3 and summary.confusion.to_numpy().sum() == 150
+    text = str(summary)
+    assert "EDDA model summary:" in text and "VEV" in text and "Classification error = 0.02" in text
+    # each class on its own (MclustDA): the classes' log-likelihoods and parameters add up
+    mda = MixtureDiscriminant(Gaussian("VVI"), n_components=[1, 2], random_state=0).fit(X, y)
+    summary = mda.summary(X, y)
+    rows = X.to_numpy()
+    expected = sum(float(m.score_samples(rows[(y == c).to_numpy()]).sum()) for c, m in zip(mda.classes_, mda.mixtures_))
+    assert summary.kind == "MclustDA" and summary.log_likelihood == pytest.approx(expected, rel=1e-12)
+    assert summary.df == sum(m._n_parameters() for m in mda.mixtures_)
+    assert list(summary.classes["G"]) == list(mda.n_components_)
+    with pytest.raises(ValueError, match="y must hold one label per row among classes_"):
+        mda.summary(X, y.replace("setosa", "rose"))

@@ -1,14 +1,17 @@
 """Discriminant rules: the ML rule for known densities, LDA, QDA and mixture discriminant analysis."""
 
+from discrim.discriminant._summary import DiscriminantSummary, summarize_discriminant
 from discrim.discriminant.boundaries import normal_boundaries
 from discrim.discriminant.gaussian import LinearDiscriminant, QuadraticDiscriminant
 from discrim.discriminant.known import KnownDensityClassifier
 from discrim.discriminant.mixture import MixtureDiscriminant
 
 __all__ = [
+    "DiscriminantSummary",
     "KnownDensityClassifier",
     "LinearDiscriminant",
     "MixtureDiscriminant",
     "QuadraticDiscriminant",
     "normal_boundaries",
+    "summarize_discriminant",
 ]

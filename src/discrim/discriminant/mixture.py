@@ -41,6 +41,7 @@ from discrim.utils.validation import (
 )
 
 if TYPE_CHECKING:
+    from discrim.discriminant._summary import DiscriminantSummary
     from discrim.distributions import ComponentFamily
 
 
@@ -511,6 +512,26 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 reg_covar=self.reg_covar, device=self.device).fit(class_data[k][0]))
         empirical = isinstance(self.priors, str) and self.priors == "empirical"
         return refined, (class_weights if empirical else priors), joint
+
+    def summary(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> DiscriminantSummary:
+        """The fit on labelled rows, as mclust's ``summary(MclustDA)``: the model of each class, the
+        log-likelihood, df and BIC, the training confusion matrix, the error and the Brier score.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Usually the training rows.
+        y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        summary : DiscriminantSummary
+            ``print(summary)`` prints it (see :func:`discrim.discriminant.summarize_discriminant`).
+        """
+        from discrim.discriminant._summary import summarize_discriminant
+
+        return summarize_discriminant(self, X, y, sample_weight)
 
     @property
     def selections_(self):
