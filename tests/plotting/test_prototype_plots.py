@@ -131,6 +131,8 @@ def test_one_map_per_batch_with_supplementary_points():
         np.testing.assert_allclose(sup, (Z[:, batch.feature_index] * v - mean) @ pcs, atol=1e-10)
         n_protos = sum(len(c.get_offsets()) for c in ax.collections if c.get_gid() == "prototypes")
         assert n_protos == batch.n_prototypes
+        # the legend's markers share one size (they took the first prototype's, tiny for light classes)
+        assert {float(h.get_sizes()[0]) for h in ax.get_legend().legend_handles} == {30.0}
     assert plot_batch_maps(pipe, n_batches=2).shape == (2,)
 
 

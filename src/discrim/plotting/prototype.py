@@ -475,7 +475,9 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
         ax.set_xlabel(f"weighted PC 1 ({100 * explained[0]:.0f}%)")
         ax.set_ylabel(f"weighted PC 2 ({100 * explained[1]:.0f}%)")
         ax.set_title(f"batch {b}: {batch.n_prototypes} prototypes, {index.shape[0]} features", fontsize="small")
-        ax.legend(loc="best", fontsize="x-small", title="class")
+        legend = ax.legend(loc="best", fontsize="x-small", title="class")
+        for handle in legend.legend_handles:  # one marker size (the first prototype's hid light classes)
+            handle.set_sizes([30.0])
     fig.tight_layout()
     return axes[: len(batches)]
 
