@@ -10,8 +10,6 @@ import numpy as np
 from discrim._typing import ArrayLike
 
 if TYPE_CHECKING:
-    import pandas as pd
-
     from discrim.discriminant import MixtureDiscriminant
 
 __all__ = ["DiscriminantSummary", "summarize_discriminant"]
