@@ -648,18 +648,21 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
     others = sorted(entry.name for entry in target.iterdir()
                     if not (entry.is_file() and any(entry.match(pattern) for pattern in _PARQUET_FOLDER_FILES)))
     if others:
-        shown = ", ".join(repr(name) for name in others[:3]) + (", ..." if len(others) > 3 else "")
         raise click.ClickException(
-            f"{option}: {str(path)!r} holds files that are not Parquet output ({shown}); --overwrite replaces only "
-            "a folder of Parquet files, such as an earlier prediction: give a new folder name."
+            f"{option}: {str(path)!r} holds files that are not Parquet output ({_first_names(others)}); --overwrite "
+            "replaces only a folder of Parquet files, such as an earlier prediction: give a new folder name."
         )
     foreign = sorted(entry.name for entry in target.glob("*.parquet") if not _is_prediction_file(entry))
     if foreign:
-        shown = ", ".join(repr(name) for name in foreign[:3]) + (", ..." if len(foreign) > 3 else "")
         raise click.ClickException(
-            f"{option}: {str(path)!r} holds Parquet files that are not discrim predictions ({shown}: no 'predicted' "
-            "column first); --overwrite replaces only an earlier prediction: give a new folder name."
+            f"{option}: {str(path)!r} holds Parquet files that are not discrim predictions ({_first_names(foreign)}: "
+            "no 'predicted' column first); --overwrite replaces only an earlier prediction: give a new folder name."
         )
+
+
+def _first_names(names, shown=3):
+    """The first ``shown`` names, quoted, and "..." when there are more."""
+    return ", ".join(repr(name) for name in names[:shown]) + (", ..." if len(names) > shown else "")
 
 
 def _is_prediction_file(path):

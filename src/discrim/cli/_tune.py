@@ -173,7 +173,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     from discrim.evaluation import score_probabilities
     from discrim.model_selection import PrototypeClassifierCV
     from discrim.model_selection._report import model_summary, search_report
-    from discrim.model_selection._search import SCORE_LABELS
+    from discrim.model_selection._search import threshold_label
 
     device = checked_device(device)
     prototype_grid = _number_list(alpha_prototypes, "--alpha-prototype")
@@ -203,9 +203,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     if "alpha_prototype" in search.best_params_:
         table.add_row("alpha_prototype", f"{search.best_params_['alpha_prototype']:.3g}")
     table.add_row("n_batches", str(search.best_params_["n_batches"]))
-    threshold = ("min mean CV log-loss + std" if scoring == "log_loss"
-                 else f"max mean CV {SCORE_LABELS[scoring]} - std")
-    table.add_row(f"threshold ({threshold})", f"{search.threshold_:.4f}")
+    table.add_row(f"threshold ({threshold_label(scoring)})", f"{search.threshold_:.4f}")
     table.add_row("active features", str(len(summary["active_features"])))
     table.add_row("prototypes", str(summary["n_prototypes"]))
     table.add_row("search time", f"{search.search_time_:.2f} s")

@@ -130,10 +130,11 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
     ('EDDA', -555.8, 0.02)
     """
     import pandas as pd
-    from scipy.special import logsumexp
     from sklearn.utils.validation import check_is_fitted
 
     from discrim.backend import to_numpy
+    from discrim.backend._device import is_tensor
+    from discrim.discriminant.mixture import joint_fit_numbers
     from discrim.utils.validation import check_sample_weight
 
     check_is_fitted(model, "mixtures_")
@@ -147,20 +148,19 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
         raise ValueError(f"X has {proba.shape[0]} rows but y has {y.shape[0]}.")
     w = check_sample_weight(sample_weight, y.shape[0])
     totals = np.bincount(index, weights=w, minlength=classes.shape[0])
-    # the class densities at every row: (n, K) log f_k(x_i); the class mixtures were fitted on the
-    # validated array (a DataFrame's names stay with the classifier)
-    rows = np.asarray(X, dtype=np.float64) if hasattr(X, "columns") else X
-    log_density = np.column_stack([np.asarray(to_numpy(m.score_samples(rows)), dtype=np.float64)
-                                   for m in model.mixtures_])
+    # each class's rows; the class mixtures were fitted on the validated array (a DataFrame's names
+    # stay with the classifier)
+    rows = X if is_tensor(X) else np.asarray(X, dtype=np.float64)
+    class_data = [(rows[index == k], w[index == k]) for k in range(classes.shape[0])]
     sizes = [m.n_components for m in model.mixtures_]
     if model.joint or model.family_bic_ is not None:
         # the classes as one mixture with their proportions; the family's parameters counted once
         kind = "EDDA"
-        log_lik = float(w @ logsumexp(log_density + np.log(totals / totals.sum()), axis=1))
-        df = int(model.mixtures_[0].family_.n_parameters(model.n_features_in_, sum(sizes)) + sum(g - 1 for g in sizes))
+        log_lik, df, _ = joint_fit_numbers(model.mixtures_, class_data, totals / totals.sum())
     else:
         kind = "MclustDA"
-        log_lik = float(w @ log_density[np.arange(y.shape[0]), index])
+        log_lik = float(sum(wk @ np.asarray(to_numpy(m.score_samples(Xk)), dtype=np.float64)
+                            for m, (Xk, wk) in zip(model.mixtures_, class_data)))
         df = int(sum(m._n_parameters() for m in model.mixtures_))
     n = float(w.sum())
     predicted = classes[np.argmax(proba, axis=1)]

@@ -139,13 +139,27 @@ def _best_in_each_family(selections, options):
             for label in common}
 
 
-def _joint_bic(mixtures, class_data, proportions):
-    """mclust's BIC of class densities fitted jointly (EDDA): ``-2 l + p log n``.
+def joint_fit_numbers(mixtures, class_data, proportions):
+    """The log-likelihood and parameter count of class densities as one mixture (mclust's EDDA).
 
     ``l = sum_i w_i log sum_k pi_k f_k(x_i)`` over the labelled rows, with ``pi_k`` the classes'
     proportions: the log-likelihood of the classes' densities as one mixture, as mclust's
     ``MclustDA`` reports it. ``p`` counts the family's parameters of all components together (a
     shared parameter once) and each class's mixing weights, not the class proportions.
+
+    Parameters
+    ----------
+    mixtures : list of FiniteMixture
+        The class densities, in class order.
+    class_data : list of (X_k, w_k)
+        Each class's rows and weights (in memory or dask).
+    proportions : ndarray of shape (n_classes,)
+
+    Returns
+    -------
+    log_likelihood : float
+    n_parameters : int
+    total_weight : float
     """
     from scipy.special import logsumexp
 
@@ -158,6 +172,12 @@ def _joint_bic(mixtures, class_data, proportions):
     family = mixtures[0].family_
     sizes = [m.n_components for m in mixtures]
     n_params = family.n_parameters(mixtures[0].n_features_in_, sum(sizes)) + sum(r - 1 for r in sizes)
+    return float(log_lik), int(n_params), float(total)
+
+
+def _joint_bic(mixtures, class_data, proportions):
+    """mclust's BIC of class densities fitted jointly (EDDA): ``-2 l + p log n`` (:func:`joint_fit_numbers`)."""
+    log_lik, n_params, total = joint_fit_numbers(mixtures, class_data, proportions)
     return float(-2.0 * log_lik + n_params * np.log(total))
 
 

@@ -124,9 +124,11 @@ class Binomial(ComponentFamily):
     def completion_stats(self, X, mask, sample_weight, rows=None):
         if rows is None or np.ndim(self.n_trials) == 0:
             return super().completion_stats(X, mask, sample_weight, rows)
+        # the observed successes as for any family; in place of the observing rows' weight, their trials
+        stats = super().completion_stats(X, mask, sample_weight, rows)
         n = np.asarray(rows["n_trials"], dtype=np.float64)[:, None]
-        w = np.asarray(sample_weight, dtype=np.float64)[:, None] * mask
-        return np.stack([(w * n).sum(axis=0), (w * np.where(mask, X, 0.0)).sum(axis=0)])
+        stats[0] = (np.asarray(sample_weight, dtype=np.float64)[:, None] * mask * n).sum(axis=0)
+        return stats
 
     def completion(self, stats, rows=None):
         if rows is None or np.ndim(self.n_trials) == 0:

@@ -654,9 +654,7 @@ def _held_by_the_floor(mixture, X, sample_weight, feature_var):
     reg_covar = getattr(mixture.family_, "reg_covar", 0.0) or 0.0
     if reg_covar <= 0:
         return False
-    option = mixture.reg_covar
-    lower, more = _continued(mixture.set_params(reg_covar=reg_covar / 100), X, sample_weight)
-    mixture.set_params(reg_covar=option)  # _continued fitted a copy: the original keeps its options
+    lower, more = _continued(mixture, X, sample_weight, reg_covar=reg_covar / 100)
     if more == 0:
         return False
 
@@ -672,7 +670,7 @@ def _largest_variance(feature_var):
     return float(feature_var[np.isfinite(feature_var)].max(initial=0.0))
 
 
-def _continued(mixture, X, sample_weight):
+def _continued(mixture, X, sample_weight, **options):
     """A fit with a component sinking towards ``reg_covar``, continued by EM to a tight tolerance.
 
     EM stopped at ``tol`` can leave a component that is only starting to collapse: on tied or
@@ -689,6 +687,8 @@ def _continued(mixture, X, sample_weight):
         Fitted; left unchanged.
     X : array
     sample_weight : ndarray or None
+    **options
+        Further parameters of the continued copy (``reg_covar``).
 
     Returns
     -------
@@ -703,7 +703,8 @@ def _continued(mixture, X, sample_weight):
     from sklearn.exceptions import ConvergenceWarning
 
     kept = {name: getattr(mixture, name) for name in ("tol", "max_iter", "warm_start")}
-    continued = copy.deepcopy(mixture).set_params(tol=CONTINUE_TOL, max_iter=CONTINUE_MAX_ITER, warm_start=True)
+    continued = copy.deepcopy(mixture).set_params(tol=CONTINUE_TOL, max_iter=CONTINUE_MAX_ITER, warm_start=True,
+                                                  **options)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # the table's converged column says so

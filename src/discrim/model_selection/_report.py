@@ -52,7 +52,7 @@ def selection_rule(cv_estimator):
 
 def _blocks(cv_estimator, title, data, metrics, figures):
     """The report as a list of blocks: ("h2"/"p", text), ("table", header, rows), ("img", alt, src)."""
-    from discrim.model_selection._search import SCORE_LABELS
+    from discrim.model_selection._search import SCORE_LABELS, best_mean_index, threshold_label
 
     res = cv_estimator.cv_results_
     sel = cv_estimator.best_params_
@@ -68,7 +68,7 @@ def _blocks(cv_estimator, title, data, metrics, figures):
     mean = all_means[rows].reshape(alphas.shape[0], counts.shape[0])
     std = np.asarray(res[f"std_test_{scoring}"])[rows].reshape(alphas.shape[0], counts.shape[0])
     # NaN: a point no fold scored (the folds stopped adding batches before it)
-    best = int(np.nanargmin(all_means) if scoring == "log_loss" else np.nanargmax(all_means))
+    best = best_mean_index(all_means, scoring)
     best_point = f"alpha_feature={res['alpha_feature'][best]:.3g}" + (
         f", alpha_prototype={res['alpha_prototype'][best]:.3g}" if "alpha_prototype" in sel else "")
     summary = model_summary(cv_estimator)
@@ -79,13 +79,12 @@ def _blocks(cv_estimator, title, data, metrics, figures):
     chosen = [["alpha_feature", f"{sel['alpha_feature']:.3g}"]]
     if "alpha_prototype" in sel:
         chosen.append(["alpha_prototype", f"{sel['alpha_prototype']:.3g}"])
-    threshold = "lowest mean CV log-loss + its std" if scoring == "log_loss" else f"highest mean CV {label} - its std"
     blocks += [
         ("h2", "Selected hyperparameters"),
         ("table", ["item", "value"], [
             *chosen,
             ["n_batches", str(sel["n_batches"])],
-            [f"threshold ({threshold})", f"{cv_estimator.threshold_:.4f}"],
+            [f"threshold ({threshold_label(scoring)})", f"{cv_estimator.threshold_:.4f}"],
             [f"{best_word} mean CV {label}", f"{all_means[best]:.4f} at {best_point}, {res['n_batches'][best]} batches"],
             [f"mean CV {label} of the selected point", f"{all_means[cv_estimator.best_index_]:.4f}"],
             ["cross-validation splits", str(cv_estimator.n_splits_)],

@@ -88,6 +88,29 @@ SCORES = ("roc_auc", "balanced_accuracy")
 SCORE_LABELS = {"log_loss": "log-loss", "roc_auc": "ROC-AUC", "balanced_accuracy": "balanced accuracy"}
 
 
+def best_mean_index(mean, scoring):
+    """Index of the best mean score of a search (the lowest log-loss, the highest other score),
+    over the points some fold scored (NaN: none did).
+
+    Parameters
+    ----------
+    mean : ndarray of shape (n_points,)
+    scoring : {"log_loss", "roc_auc", "balanced_accuracy"}
+
+    Returns
+    -------
+    index : int
+    """
+    return int(np.nanargmin(mean) if scoring == "log_loss" else np.nanargmax(mean))
+
+
+def threshold_label(scoring):
+    """What a search's ``threshold_`` is, in words: the best mean and its standard deviation."""
+    if scoring == "log_loss":
+        return "min mean CV log-loss + std"
+    return f"max mean CV {SCORE_LABELS[scoring]} - std"
+
+
 def validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes):
     """scikit-learn's ROC-AUC or balanced accuracy of one truncated model on the validation rows.
 

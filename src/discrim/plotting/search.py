@@ -53,7 +53,7 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
     from sklearn.utils.validation import check_is_fitted
 
     from discrim.model_selection import PrototypeClassifierCV
-    from discrim.model_selection._search import SCORE_LABELS
+    from discrim.model_selection._search import SCORE_LABELS, best_mean_index
 
     if not isinstance(cv_estimator, PrototypeClassifierCV):
         raise TypeError(f"plot_search draws a fitted PrototypeClassifierCV's search; got {type(cv_estimator).__name__}.")
@@ -88,7 +88,7 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
             if show_std:
                 ax.fill_between(alphas[rows], mean[rows] - std[rows], mean[rows] + std[rows], color=colour, alpha=0.1)
     ax.axhline(cv_estimator.threshold_, color="black", linestyle="--", linewidth=1, label="threshold")
-    best = int(np.nanargmin(mean) if scoring == "log_loss" else np.nanargmax(mean))
+    best = best_mean_index(mean, scoring)
     ax.plot(alphas[best], mean[best], marker="x", markersize=9, color="black", linestyle="none", label="best mean")
     sel = cv_estimator.best_index_
     chosen = f"alpha_feature={alphas[sel]:.2g}" + (f", alpha_prototype={prototype_alphas[sel]:.2g}"
