@@ -10,6 +10,8 @@ import contextlib
 import io
 import json
 import pickle
+import subprocess
+import sys
 import zipfile
 
 import numpy as np
@@ -618,3 +620,20 @@ def test_a_torch_device_parameter_is_saved_by_its_name(tmp_path):
     loaded = load_model(tmp_path / "m.skops")
     assert loaded.device == "cpu" and isinstance(model.device, torch.device)
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+def test_loading_a_model_imports_neither_torch_nor_dask(tmp_path, rng):
+    # skops's import walks scikit-learn's packages, array-api-compat's torch and dask wrappers
+    # among them: importing torch alone took seconds before any model file was read
+    save_model(_fitted(rng)[0], tmp_path / "lda.skops")
+    script = (
+        "import sys\n"
+        "from discrim.persistence import load_model\n"
+        f"load_model({str(tmp_path / 'lda.skops')!r})\n"
+        "print(sorted({'torch', 'dask'} & set(sys.modules)))\n"
+        # the wrappers hidden during the walk import again after it
+        "print(all(sys.modules.get(f'sklearn.externals.array_api_compat.{b}', 1) is not None "
+        "for b in ('torch', 'dask', 'cupy')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert out.split("\n")[:2] == ["[]", "True"]

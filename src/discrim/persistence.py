@@ -7,12 +7,38 @@ import functools
 import io
 import json
 import os
+import sys
 import zipfile
 from pathlib import Path
-import skops.io as sio
+
 from sklearn.base import BaseEstimator
 
 from discrim.utils._files import atomic_output
+
+
+def _import_skops_io():
+    """``skops.io``, imported without importing torch or dask on the way.
+
+    skops lists scikit-learn's estimators when it is imported (``all_estimators``), and the walk
+    over scikit-learn's packages imports each one it descends into, array-api-compat's torch and
+    dask wrappers included: they import torch and dask, 2-5 s before any model could be loaded.
+    Those wrappers hold no estimator, so they are hidden for the walk (a None entry in
+    ``sys.modules`` makes their import fail, which the walk skips) and visible again after it.
+    """
+    hidden = [f"sklearn.externals.array_api_compat.{backend}" for backend in ("torch", "dask", "cupy")]
+    hidden = [name for name in hidden if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None
+    try:
+        import skops.io
+    finally:
+        for name in hidden:
+            if sys.modules.get(name, 0) is None:
+                del sys.modules[name]
+    return skops.io
+
+
+sio = _import_skops_io()
 
 # Types rebuilt by skops's ObjectNode (``cls.__new__(cls)``, then ``__setstate__`` or an update
 # of ``__dict__``: no ``__init__`` runs and the state is data). The reason for each is the model
