@@ -80,6 +80,10 @@ class MissingPatterns:
         Each row's pattern in the table (complete rows included).
     table_ids : list of ndarray of shape (n_patterns,) of int
         Per group, the table's index of each of its patterns.
+    counts : list of ndarray of shape (n_patterns,) of int
+        Per group, the number of its rows with each of its patterns: a pattern's quantities are
+        laid out for its rows by ``np.repeat`` (the rows lie in pattern order), several times
+        faster than a gather by ``pattern``.
     n_patterns : int
         The number of patterns in the table.
     table_key : tuple or None
@@ -96,7 +100,7 @@ class MissingPatterns:
         self.n_observed = d - count
         self.unobserved = np.flatnonzero(count == d)
         self.shape = (n, d)
-        self.groups, self.positions, self.table_ids = [], [], []
+        self.groups, self.positions, self.table_ids, self.counts = [], [], [], []
         self.code, table = pattern_table(~miss) if distinct is None else distinct
         self.n_patterns = table.shape[0]
         self._by_components = {}  # the rows' positions by number of components (flat_positions)
@@ -125,6 +129,7 @@ class MissingPatterns:
             self.groups.append((rows, missing, pattern))
             self.positions.append(np.ascontiguousarray((missing[pattern] * n + slots[:, None]).T))
             self.table_ids.append(ids)
+            self.counts.append(np.bincount(pattern, minlength=ids.shape[0]))
         # the complete rows first, then each group's in pattern order: a pattern's rows lie side by
         # side, so that the gathers and scatters of their missing entries read and write runs of
         # memory, and so do the gathers of their pattern's quantities (twice as fast as in row order)
@@ -437,21 +442,21 @@ class ConditionedRows:
                                 lambda m=missing: pattern_inverses(precision, m))
                           for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
-        # gathered from its pattern's, and z_m - v written over z_m: a few vector operations per
+        # repeated from its pattern's, and z_m - v written over z_m: a few vector operations per
         # group, the gathers and scatters of z and y each one fancy index of flat positions in a
         # flat view (np.take and np.put without an axis are several times slower)
         y_flat, z_flat = y.reshape(-1), z.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
-        for (_, missing, pattern), at, ids, (inv, log_det_p) in zip(
-                patterns.groups, flat, patterns.table_ids, self._inverses):
+        for (_, missing, _), at, ids, counts, (inv, log_det_p) in zip(
+                patterns.groups, flat, patterns.table_ids, patterns.counts, self._inverses):
             y_m = y_flat[at]  # at: (c, K, n_c)
-            rows_inv = np.take(inv, pattern, axis=3)  # (c, c, Kp, n_c)
+            rows_inv = np.repeat(inv, counts, axis=3)  # (c, c, Kp, n_c)
             if rows_inv.shape[2] == k:
                 v = np.einsum("ijkn,jkn->ikn", rows_inv, y_m)
             else:  # tied: one inverse per row for every component
                 v = np.einsum("ijn,jkn->ikn", rows_inv[:, :, 0], y_m)
             # the conditional mean less mu: z becomes the completed rows less the mean
-            z_flat[at] = np.subtract(np.take(filled[:, missing.T].transpose(1, 0, 2), pattern, axis=2), v, out=v)
+            z_flat[at] = np.subtract(np.repeat(filled[:, missing.T].transpose(1, 0, 2), counts, axis=2), v, out=v)
             log_det_table[:, ids] = log_det_p
         # z' P z less the Schur complement's correction y_m' P_mm^-1 y_m is the completed rows' z
         # (z_m less v) times y = P z (z_m itself): the product of the two, per row and component
