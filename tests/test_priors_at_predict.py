@@ -78,8 +78,12 @@ def test_bad_priors_at_predict_name_the_parameter(rng):
         model.predict(X, priors=[0.5, 0.5])
     with pytest.raises(ValueError, match="priors must sum to one"):
         model.predict_proba(X, priors=[0.5, 0.5, 0.5])
-    with pytest.raises(ValueError, match="priors at prediction time must be 'equal' or an array"):
+    # the model keeps no training frequencies: the message says how to give them
+    with pytest.raises(ValueError, match=r"must be 'equal' or an array of 3 probabilities in the order of classes_; "
+                                         r"got 'empirical'\. The training frequencies are priors='empirical' at fit"):
         model.decision_function(X, priors="empirical")
+    with pytest.raises(ValueError, match=r"in the order of classes_; got 'uniform'\.$"):
+        model.predict(X, priors="uniform")
 
 
 def test_bad_priors_at_a_mixtures_predict_speak_of_its_components(rng):

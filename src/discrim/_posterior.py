@@ -283,10 +283,13 @@ class PosteriorMixin:
         from discrim.utils.validation import check_priors
 
         n_labels = len(self._rule_labels())
-        if isinstance(priors, str) and priors != "equal":
-            raise ValueError(f"priors at prediction time must be 'equal' or an array of {n_labels} probabilities "
-                             f"in the order of the {self._rule_label_kind}s; got {priors!r}.")
         order = "classes_" if self._rule_label_kind == "class" else "weights_"
+        if isinstance(priors, str) and priors != "equal":
+            # a model keeps no frequencies of its training rows: "empirical" is a choice at fit
+            hint = (" The training frequencies are priors='empirical' at fit; at prediction give them as an array, "
+                    "e.g. np.unique(y_train, return_counts=True)[1] / len(y_train).") if priors == "empirical" else ""
+            raise ValueError(f"priors at prediction time must be 'equal' or an array of {n_labels} probabilities "
+                             f"in the order of {order}; got {priors!r}.{hint}")
         with np.errstate(divide="ignore"):  # a prior of 0 rules its label out
             return np.log(check_priors(priors, np.ones(n_labels), self._rule_label_kind, order))
 
