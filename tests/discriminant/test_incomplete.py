@@ -128,6 +128,23 @@ def test_missing_labels_mark_unlabelled_rows(make, rng):
             make().fit(X, labels)
 
 
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda **kw: MixtureDiscriminant(Gaussian("full"), 1, random_state=0, **kw)])
+def test_a_numeric_marker_stored_as_text_is_refused_naming_the_fix(make, rng):
+    # y[rows] = -1 on text labels stores '-1': it would have become a fourth class silently
+    X, y = _classes(rng)
+    names = np.array(["alpha", "beta", "gamma"])[y]
+    names[::4] = -1
+    assert names[0] == "-1"
+    with pytest.raises(ValueError, match=r"y holds the text '-1', while unlabeled=-1 is a number.*"
+                                         r"Set unlabeled='-1'"):
+        make(unlabeled=-1).fit(X, names)
+    expected = make(unlabeled=-1).fit(X, np.where(names == "-1", -1, y)).predict_proba(X)
+    model = make(unlabeled="-1").fit(X, names)
+    assert list(model.classes_) == ["alpha", "beta", "gamma"]
+    np.testing.assert_allclose(model.predict_proba(X), expected, rtol=1e-10, atol=1e-14)
+
+
 def test_minus_one_stays_a_class_without_unlabeled(rng):
     # scikit-learn's +-1 encoding: without unlabeled, -1 is a class like any other
     X, y = _classes(rng)

@@ -288,7 +288,8 @@ def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
     p = _prior_array(priors, n_classes, kind, order)
     if p.shape != (n_classes,):
         raise ValueError(
-            f"priors has shape {p.shape} but there are {n_classes} {kind}s: give one prior per {kind} "
+            f"priors has shape {p.shape} but there are {n_classes} {kind}{'es' if kind.endswith('s') else 's'}: "
+            f"give one prior per {kind} "
             f"in the order of {order}."
         )
     if not np.all(np.isfinite(p)) or np.any(p < 0):
@@ -625,8 +626,26 @@ def unlabelled_rows(y, unlabeled):
     # the present labels alone are compared with the marker (pandas' NA compared with anything is
     # NA, which has no truth value)
     known = ~missing_labels(y)
+    _refuse_marker_as_text(y[known], unlabeled)
     known[known] = np.asarray(y[known] != unlabeled, dtype=bool)
     return None if known.all() else known
+
+
+def _refuse_marker_as_text(labels, unlabeled):
+    """Refuse text labels that hold a numeric ``unlabeled`` as text.
+
+    ``y[rows] = -1`` on an array of text labels stores the text '-1', which never equals the
+    number -1: those rows would silently become a class of their own.
+    """
+    if isinstance(unlabeled, str) or not isinstance(unlabeled, (int, float, np.number)) or labels.dtype.kind not in "USO":
+        return
+    text = str(unlabeled)
+    if any(isinstance(label, str) and label == text for label in np.unique(labels.astype(object))):
+        raise ValueError(
+            f"y holds the text {text!r}, while unlabeled={unlabeled!r} is a number: a number written into an array "
+            f"of text labels is stored as text. Set unlabeled={text!r}, or mark the unlabelled rows with None in an "
+            "object array (None and NaN always mark an unlabelled row)."
+        )
 
 
 def check_no_unlabelled_marker(y, fix=None):
