@@ -291,6 +291,21 @@ def test_identifier_columns_are_left_out_not_suggested_as_categories(tmp_path, r
     assert "column(s) 'region' left out (one value or none)" in note
 
 
+def test_a_numeric_row_identifier_chosen_by_default_is_pointed_out(tmp_path, rng):
+    # a numbered id column among the default columns was clustered on silently (component means
+    # 46, 232, 131 of customer_id); `discrim fit` points such a column out, and so does `mixture`
+    path = tmp_path / "customers.csv"
+    pd.DataFrame({"customer_id": np.arange(1000, 1060), "height": rng.normal(size=60),
+                  "weight": rng.normal(size=60)}).to_csv(path, index=False)
+    result = CliRunner().invoke(mixture, ["--csv", str(path), "--components", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert ("note: column(s) 'customer_id' hold a different whole number on every row, in order, as a row "
+            "identifier does; they are fitted here: --columns height,weight leaves them out.") in result.output
+    chosen = CliRunner().invoke(mixture, ["--csv", str(path), "--columns", "customer_id,height", "--components", "1",
+                                          "--quiet"])
+    assert chosen.exit_code == 0 and "note:" not in chosen.output  # named by the user: no note
+
+
 def test_true_false_text_columns_are_fitted_as_numbers(tmp_path, rng):
     """A True/False column (empty cells missing) is fitted as 0/1, as the same column written 1/0.
 

@@ -373,16 +373,32 @@ def table_notes(X, y, target):
         notes.append(f"{target!r} has the class(es) {', '.join(map(repr, words))}, which some exports write for an "
                      "unknown label; if so, leave those cells empty (lda, qda and mda then learn from those rows "
                      "without a label).")
+    ids = sequence_columns(X)
+    if ids:
+        notes.append(f"column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in order, "
+                     f"as a row identifier does; they are features here: --drop {','.join(ids)} leaves them out.")
+    return notes
+
+
+def sequence_columns(X):
+    """The columns that hold a different whole number on every row, in order: row identifiers.
+
+    Parameters
+    ----------
+    X : DataFrame of float
+        Numeric columns (more than 20 rows for a column to count).
+
+    Returns
+    -------
+    names : list of str
+    """
     ids = []
     for name in X.columns:
         values = X[name].to_numpy(dtype=float)
         if (values.shape[0] > 20 and np.all(np.isfinite(values)) and np.all(values == np.round(values))
                 and (np.all(np.diff(values) > 0) or np.all(np.diff(values) < 0))):
             ids.append(str(name))
-    if ids:
-        notes.append(f"column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in order, "
-                     f"as a row identifier does; they are features here: --drop {','.join(ids)} leaves them out.")
-    return notes
+    return ids
 
 
 def split_target(df, labels, target, unlabelled=None):

@@ -18,6 +18,7 @@ from discrim.cli._io import (
     numeric_features,
     read_csv,
     read_csv_as_written,
+    sequence_columns,
     truth_values_as_numbers,
 )
 from discrim.cli._lazy import (
@@ -146,7 +147,8 @@ def read_columns(csv, columns, categorical=()):
             raise click.UsageError(f"{option} names {', '.join(map(repr, repeated))} more than once; name each column once.")
     # True/False columns are numbers 0/1, as Parquet's booleans are (a --categorical one keeps its values)
     df = truth_values_as_numbers(df, [c for c in df.columns if c not in categorical])
-    if not columns:
+    chosen_by_default = not columns
+    if chosen_by_default:
         columns = [c for c in df.columns if c in categorical or pd.api.types.is_numeric_dtype(df[c])]
         skipped = [c for c in df.columns if c not in columns]
         if skipped and columns:
@@ -168,7 +170,14 @@ def read_columns(csv, columns, categorical=()):
     numeric = [c for c in columns if c not in categorical]
     X = np.empty((df.shape[0], len(columns)))
     if numeric:
-        X[:, [columns.index(c) for c in numeric]] = numeric_features(df, numeric, what="data").to_numpy(np.float64)
+        frame = numeric_features(df, numeric, what="data")
+        X[:, [columns.index(c) for c in numeric]] = frame.to_numpy(np.float64)
+        ids = sequence_columns(frame) if chosen_by_default else []
+        if ids and len(ids) < len(columns):
+            rest = ",".join(str(c) for c in columns if str(c) not in ids)
+            click.echo(f"note: column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in "
+                       f"order, as a row identifier does; they are fitted here: --columns {rest} leaves them out.",
+                       err=True)
     categories = {}
     for c in categorical:
         values = df[c].dropna()
