@@ -596,3 +596,24 @@ def test_a_feature_missing_in_every_row_is_named_as_such(cls):
         warnings.simplefilter("error", RuntimeWarning)
         with pytest.raises(ValueError, match=r"feature\(s\) \[1\] of X are missing \(NaN\) in every row"):
             cls().fit(X, np.arange(50) % 2)
+
+
+def test_a_start_cut_short_by_em_max_iter_warns():
+    # Semi-supervised QDA with missing values first fits the classes to their labelled rows; that
+    # start ran out of em_max_iter=1000 unreported, and the EM from it then converged within the
+    # cap to another fixed point (posteriors 0.99 away from the fit with a higher cap)
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    X = StandardScaler().fit_transform(X)[:, :5]
+    rng = np.random.default_rng(0)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    X[np.isnan(X).all(axis=1), 0] = 0.0
+    rng.random(y.shape[0])
+    partial = np.where(rng.random(y.shape[0]) < 0.5, -1, y)
+    with pytest.warns(ConvergenceWarning, match="did not converge in em_max_iter=1000 iterations"):
+        short = QuadraticDiscriminant(unlabeled=-1).fit(X, partial)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        full = QuadraticDiscriminant(unlabeled=-1, em_max_iter=5000).fit(X, partial)
+    assert np.abs(short.predict_proba(X) - full.predict_proba(X)).max() > 0.5  # why the warning matters

@@ -266,18 +266,23 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scale=None):
     total_weight = float(w.sum())
     rule = CovarianceRule(clone(estimator), rows, total_weight, scale) if regularised else None
     em.set_params(family=clone(em.family).set_params(rule=rule))
+    start_converged = True
     if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
         start = clone(em)
         start._warn_collapsing = False  # the start's components are the classes' first guess
         start.fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
         em.set_params(params_init=start.params_, weights_init=start.weights_)
+        # a start cut short by the cap leads the EM below to another fixed point, which it reaches
+        # within the cap: the fit depends on em_max_iter, and the caller must say so
+        start_converged = start.converged_
     em._warn_collapsing = False  # the discriminant names the collapsing classes and its own fix
     em.fit(X, y=y_idx, sample_weight=w)
     cov = _covariance_in_units(em.params_["covariance"], scale)
     if rule is not None:
-        return ClassEM(stats=rule.last, converged=em.converged_, collapsing=np.array([], dtype=int), covariance=cov)
+        return ClassEM(stats=rule.last, converged=em.converged_ and start_converged, collapsing=np.array([], dtype=int),
+                       covariance=cov)
     totals = em.weights_ * total_weight
     scatter = (cov if cov.ndim == 3 else cov[None]) * totals[:, None, None]  # ML covariance x total
     stats = GaussianStats(weight=totals, mean=em.params_["mean"] * (1.0 if scale is None else scale), scatter=scatter)
-    return ClassEM(stats=stats, converged=em.converged_, collapsing=em.family_.collapsing_components(em._params),
-                   covariance=cov)
+    return ClassEM(stats=stats, converged=em.converged_ and start_converged,
+                   collapsing=em.family_.collapsing_components(em._params), covariance=cov)
