@@ -189,6 +189,9 @@ def test_a_mixture_keeps_labelled_rows_on_their_components(rng):
     semi = FiniteMixture(Gaussian("full"), 3, unlabeled=-1, random_state=0)
     np.testing.assert_array_equal(semi.fit_predict(X, partial), clone(semi).fit(X, partial).predict(X))
     np.testing.assert_array_equal(semi.lower_bounds_, clone(semi).fit(X, partial).lower_bounds_)
+    # the marker may be a float, as y of floats writes it (-1.0 was refused by the parameter check)
+    as_float = clone(semi).set_params(unlabeled=-1.0).fit(X, partial.astype(float))
+    np.testing.assert_array_equal(as_float.lower_bounds_, semi.lower_bounds_)
 
 
 def test_a_mixture_with_few_labels_starts_from_the_labelled_rows():

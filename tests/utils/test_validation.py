@@ -151,9 +151,13 @@ def test_object_columns_of_numbers_and_missing_markers_are_read_as_numbers_by_ev
 
     y = [0, 0, 0, 1, 1, 1]
     floats = _object_frame(np.nan).astype(float)
-    for marker in (None, pd.NA):
-        X = _object_frame(marker)
+    for marker, as_array in ((None, False), (pd.NA, False), (pd.NA, True)):
+        # as_array: DataFrame.to_numpy() of nullable columns, an object array holding pandas.NA
+        # (it crashed inside scikit-learn's conversion)
+        X = _object_frame(marker).to_numpy() if as_array else _object_frame(marker)
         converted = numeric_object_columns(X)
+        if as_array:
+            converted = pd.DataFrame(converted.astype(np.float64))
         assert (converted.dtypes == np.float64).all()
         np.testing.assert_array_equal(converted.to_numpy(), floats.to_numpy())
         np.testing.assert_allclose(LinearDiscriminant().fit(X, y).means_, LinearDiscriminant().fit(floats, y).means_)

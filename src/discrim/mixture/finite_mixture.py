@@ -198,7 +198,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         (a class that is itself a mixture, as in :class:`~discrim.discriminant.MixtureDiscriminant`):
         a row labelled ``c`` then belongs to one of the components labelled ``c``. None: ``y``
         holds component indices.
-    unlabeled : int or None, default=None
+    unlabeled : int, float or None, default=None
         The value of ``y`` that marks an unlabelled row (e.g. -1; NaN marks one too): :meth:`fit`
         then keeps the labelled rows' responsibilities on their components, and (one component
         per label, each with labelled rows) its first start is the labelled rows' own moments, as
@@ -311,7 +311,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "n_threads": [Interval(Integral, 1, None, closed="left"), None],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "component_labels": ["array-like", None],
-        "unlabeled": [Integral, None],
+        "unlabeled": [Real, None],
         "noise": ["boolean", Interval(Real, 0, None, closed="neither")],
         "noise_init": ["array-like", None],
     }
@@ -342,7 +342,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         n_threads: int | None = None,
         device: Device = None,
         component_labels: ArrayLike | None = None,
-        unlabeled: int | None = None,
+        unlabeled: float | None = None,
         noise: bool | float = False,
         noise_init: ArrayLike | None = None,
     ) -> None:

@@ -137,12 +137,14 @@ def numeric_object_columns(X):
 
     pandas makes a column of numbers with ``None`` or ``pandas.NA`` an object column; every estimator
     then reads it as numbers with missing values (NaN). Columns with text stay as they are, for the
-    estimators' own checks to name them.
+    estimators' own checks to name them. A numpy object array (``DataFrame.to_numpy()`` of
+    nullable columns) gets NaN for its ``pandas.NA`` cells, which numpy cannot read as a number.
 
     Parameters
     ----------
     X : object
-        Any input; only a pandas DataFrame with object columns changes.
+        Any input; only a pandas DataFrame with object columns, or a numpy object array holding
+        ``pandas.NA``, changes.
 
     Returns
     -------
@@ -151,6 +153,13 @@ def numeric_object_columns(X):
     """
     import pandas as pd
 
+    if isinstance(X, np.ndarray) and X.dtype == object:
+        missing = pd.isna(X)
+        if not missing.any():
+            return X
+        X = X.copy()
+        X[missing] = np.nan
+        return X
     if not isinstance(X, pd.DataFrame) or not X.columns.is_unique:
         return X
     converted = {}
