@@ -259,6 +259,24 @@ def test_reg_covar_beside_tiny_variances_warns_and_names_the_fix():
     assert np.sort(fitted.weights_) == pytest.approx([0.25] * 4, abs=1e-6)
 
 
+def test_a_feature_constant_over_its_observed_values_is_named_as_such():
+    # one observed value (the others missing and filled with it), or one value throughout: its variance
+    # is rounding error (4e-31), and the warning told to rescale X, which changes nothing
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    one_observed, constant = X.copy(), X.copy()
+    one_observed[1:, 2] = np.nan
+    constant[:, 1] = 0.1
+    for data, index in ((one_observed, 2), (constant, 1)):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            FiniteMixture(Gaussian("full"), 2, random_state=0).fit(data)
+        texts = [str(w.message) for w in caught if w.category is UserWarning]
+        assert (f"1 feature(s) of X (index {index}) are constant over their observed values: they say nothing about "
+                "the components, and their variance is reg_covar=1e-06 alone. Leave them out of X.") in texts
+        assert not any("Rescale X" in text for text in texts)
+
+
 @pytest.mark.parametrize("init_params", ["kmeans++", "random"])
 def test_the_starting_statistics_are_the_same_in_threads_to_the_bit(init_params, rng):
     """The first M-step's statistics run in the fit's block threads (as the E-step does), merged in

@@ -1059,6 +1059,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
 # reg_covar above this share of a feature's variance warns (_warn_if_reg_covar_dominates)
 _REG_COVAR_SHARE = 0.1
+# a variance below this share of the squared mean is rounding error: the feature is constant
+_CONSTANT_SHARE = 1e-20
 
 
 def _warn_if_reg_covar_dominates(family, X, sample_weight):
@@ -1081,7 +1083,18 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
     if reg <= 0 or X.shape[0] < 2:
         return
     var = weighted_feature_variance(X, sample_weight)
-    small = (var > 0) & (reg > _REG_COVAR_SHARE * var)
+    # a feature constant over its observed values (its missing ones filled alike) has a variance of
+    # rounding errors: it is not in small units, and rescaling would not help
+    w = np.asarray(to_numpy(sample_weight), dtype=np.float64)
+    mean = np.asarray(to_numpy(ops.matmul(ops.like(w, X), ops.as_float64(X))), dtype=np.float64) / w.sum()
+    constant = var <= _CONSTANT_SHARE * mean**2
+    count, shown = listed_indices(constant & (reg > _REG_COVAR_SHARE * var))
+    if count:
+        warnings.warn(
+            f"{count} feature(s) of X (index {shown}) are constant over their observed values: they say nothing "
+            f"about the components, and their variance is reg_covar={reg:g} alone. Leave them out of X.",
+            UserWarning, stacklevel=user_stacklevel())
+    small = (var > 0) & ~constant & (reg > _REG_COVAR_SHARE * var)
     count, shown = listed_indices(small)
     if count:
         warnings.warn(
