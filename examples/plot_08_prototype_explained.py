@@ -2,7 +2,7 @@
 A prototype set explained row by row
 ====================================
 
-A prototype set models the class probabilities directly (the proset specification):
+A prototype set models the class probabilities directly (as the technical report of the proset package defines it):
 
 .. math::
 

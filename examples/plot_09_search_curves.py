@@ -3,7 +3,7 @@ Choosing the penalty and the number of batches: the search curves
 =================================================================
 
 :class:`~discrim.model_selection.PrototypeClassifierCV` chooses the feature penalty
-``alpha_feature`` (:math:`\\lambda_v` of the specification) and the number of batches :math:`B`
+``alpha_feature`` (:math:`\\lambda_v` of the proset report) and the number of batches :math:`B`
 by stratified cross-validation with the proset report's "1-SE" rule. The threshold is the best
 mean log-loss over the folds plus the standard deviation of that setting's fold losses (ddof=1;
 a standard deviation, not a standard error). Among the settings whose mean is at most the
