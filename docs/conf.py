@@ -92,6 +92,9 @@ if not {"python", "numpy"} <= set(intersphinx_mapping):
 # --- sphinx-gallery -------------------------------------------------------------------------
 # Every example runs during the build, on the CPU, in a few seconds (the CI has 2 cores).
 os.environ.setdefault("MPLBACKEND", "Agg")
+# With -D plot_gallery=0 sphinx-gallery does not run the examples but still resolves the names
+# they use (its backreferences); plot_07's IterativeImputer resolves only after this import.
+from sklearn.experimental import enable_iterative_imputer  # noqa: E402, F401
 sphinx_gallery_conf = {
     "examples_dirs": str(DOCS.parent / "examples"),
     "gallery_dirs": "gallery",
@@ -108,7 +111,7 @@ sphinx_gallery_conf = {
     "image_scrapers": ("matplotlib",),
     "capture_repr": ("_repr_html_", "__repr__"),
     "first_notebook_cell": None,
-    "plot_gallery": "True",
+    "plot_gallery": "True",  # the default; -D plot_gallery=0 on the command line overrides it
 }
 # matplotlib's Agg backend cannot show figures: examples call plt.show() for readers who run them.
 warnings.filterwarnings("ignore", message="FigureCanvasAgg is non-interactive")

@@ -1,8 +1,11 @@
-"""The EM seed's two-coin example, end to end: print every iteration of EM as a table.
+"""The two-coin example of EM, end to end: print every iteration of EM as a table.
+
+The example is Do and Batzoglou's ("What is the expectation maximization algorithm?", Nature
+Biotechnology 26, 2008), with an unknown mixing weight added.
 
 Five experiments each choose coin 0 (probability lambda) or coin 1 and toss it ten times; only the
 numbers of heads (5, 9, 8, 4, 7) are observed. Starting from p_0 = 0.6, p_1 = 0.5, lambda = 0.5,
-each EM iteration applies the seed's closed forms
+each EM iteration applies the closed forms
 
     p_k    = sum_i w_ik x_i / sum_i 10 w_ik
     lambda = sum_i w_i0 / 5

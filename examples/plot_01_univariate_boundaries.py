@@ -2,7 +2,7 @@
 The ML rule for two univariate normal populations
 =================================================
 
-The specification's Example 8.2: population 1 is :math:`N(1, 1)`, population 2 is
+A textbook example of the ML rule: population 1 is :math:`N(1, 1)`, population 2 is
 :math:`N(2, 2^2)`. The ML rule allocates :math:`x` to population 1 where :math:`f_1(x) > f_2(x)`,
 that is where
 
@@ -17,7 +17,8 @@ population 1 where :math:`x < 3/2`.
 # %%
 # The boundaries in closed form
 # -----------------------------
-# :func:`~discrim.discriminant.normal_boundaries` solves equation (8.2) of the specification.
+# :func:`~discrim.discriminant.normal_boundaries` solves the ML rule's quadratic inequality for
+# two normal populations.
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy import stats

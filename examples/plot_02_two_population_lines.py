@@ -2,7 +2,7 @@
 Two normal populations with a common covariance: the line a'(x - h) = 0
 =======================================================================
 
-The specification's Example 3: :math:`\\Pi_1 = N_2(\\bmu_1, \\bSigma)` and
+A textbook example of the ML rule: :math:`\\Pi_1 = N_2(\\bmu_1, \\bSigma)` and
 :math:`\\Pi_2 = N_2(-\\bmu_1, \\bSigma)`. With :math:`\\mathbf a = \\bSigma^{-1}(\\bmu_1 - \\bmu_2)`
 and :math:`\\mathbf h = \\tfrac12(\\bmu_1 + \\bmu_2) = \\mathbf 0`, the ML rule allocates
 :math:`\\mathbf x` to :math:`\\Pi_1` iff :math:`\\mathbf a^\\top(\\mathbf x - \\mathbf h) > 0`;

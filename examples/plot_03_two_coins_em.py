@@ -2,8 +2,9 @@
 EM on the two-coin example, iteration by iteration
 ==================================================
 
-The EM specification's example: five experiments each pick coin 0 (with probability
-:math:`\\lambda`) or coin 1 and toss it ten times; only the numbers of heads
+Do and Batzoglou's (2008) example of the EM algorithm, with an unknown mixing weight added:
+five experiments each pick coin 0 (with probability :math:`\\lambda`) or coin 1 and toss it ten
+times; only the numbers of heads
 :math:`x = (5, 9, 8, 4, 7)` are seen. From :math:`p_0 = 0.6`, :math:`p_1 = 0.5`,
 :math:`\\lambda = 0.5`, each iteration computes the responsibilities
 :math:`w_{ik} = P(z_i = k \\mid x_i, \\theta^{(t)})` (the E-step) and then the closed forms
@@ -13,7 +14,7 @@ The EM specification's example: five experiments each pick coin 0 (with probabil
     p_k = \\frac{\\sum_i w_{ik} x_i}{\\sum_i 10\\, w_{ik}}, \\qquad
     \\lambda = \\frac{1}{5}\\sum_i w_{i0}.
 
-(In the specification's :math:`h_t` the second binomial term's exponent must read
+(In the source tutorial's :math:`h_t` the second binomial term's exponent must read
 :math:`10 - x_i`, and the lower bound :math:`g_t` is on :math:`\\log P(x\\mid\\theta)`.)
 The log-likelihood never decreases.
 """
@@ -48,7 +49,7 @@ print(f"... converged after {em.n_iter_} iterations: p = {em.params_['prob'].rav
 # %%
 # One iteration by hand
 # ---------------------
-# The first iterate from the seed's closed forms, to compare with row ``t = 1`` above.
+# The first iterate from the closed forms above, to compare with row ``t = 1`` above.
 x = X[:, 0]
 p0, p1, lam = 0.6, 0.5, 0.5
 joint0 = lam * stats.binom.pmf(x, 10, p0)

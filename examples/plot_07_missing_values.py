@@ -9,9 +9,10 @@ first (here with the column means, or with scikit-learn's ``IterativeImputer``) 
 the complete-data model.
 
 We delete a growing share of the entries of the wine data (training and test rows alike) and
-compare the test accuracy of LDA (lightly regularised, ``reg_param=0.01``) fitted on incomplete rows with that of the imputation
-pipelines, and the error of :meth:`FiniteMixture.impute <discrim.mixture.FiniteMixture.impute>`
-(conditional expectations under a fitted mixture) with mean imputation.
+compare the test accuracy of LDA (lightly regularised, ``reg_param=0.01``) fitted on incomplete
+rows with that of the imputation pipelines, and the error of :meth:`FiniteMixture.impute <discrim.mixture.FiniteMixture.impute>`
+(conditional expectations under a two-component mixture, fitted by MAP EM with mclust's
+conjugate prior) with mean imputation.
 """
 
 import warnings
@@ -53,10 +54,12 @@ for rate in rates:
     }
     for name, model in models.items():
         results[name].append(model.fit(train, y_train).score(test, y_test))
-    # Imputation error on the training rows' deleted entries.
+    # Imputation error on the training rows' deleted entries. The conjugate prior (MAP EM) keeps
+    # the two full covariances from collapsing onto a few rows: 124 rows of 13 features, with
+    # 30% or 40% of the entries missing, are too few for two free full covariances.
     if rate > 0:
         gaps = np.isnan(train)
-        mixture = FiniteMixture(Gaussian("full"), 2, max_iter=300, random_state=0).fit(train)
+        mixture = FiniteMixture(Gaussian("full", prior="default"), 2, max_iter=300, random_state=0).fit(train)
         filled = mixture.impute(train)
         means = np.where(gaps, np.nanmean(train, axis=0), train)
         rmse["FiniteMixture.impute"].append(np.sqrt(np.mean((filled - X_train)[gaps] ** 2)))

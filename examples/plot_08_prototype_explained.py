@@ -2,7 +2,7 @@
 A prototype set explained row by row
 ====================================
 
-A prototype set models the class probabilities directly (the proset specification):
+A prototype set models the class probabilities directly (as the technical report of the proset package defines it):
 
 .. math::
 
@@ -32,7 +32,8 @@ print(f"test accuracy {model.score(X_test, y_test):.3f}")
 
 # %%
 # The model as a table: one row per prototype, with its batch, training row, class, weight
-# and the feature weights of its batch (inactive features have weight 0 and are left out).
+# and, per feature, the feature weight of its batch and the prototype's value. Every feature has
+# its pair of columns; one that the batch does not use has weight 0 and value NaN.
 table = model.export()
 print(f"{len(table)} prototypes")
 print(table[["batch", "sample_index", "target", "prototype_weight"]].head())

@@ -28,7 +28,7 @@ rng = np.random.default_rng(0)
 folder = Path(tempfile.mkdtemp()) / "rows"
 folder.mkdir()
 means = np.array([[0.0, 0.0, 0.0], [4.0, 0.0, 2.0], [0.0, 5.0, -2.0]])
-for part in range(8):  # 8 files of 25,000 rows from a three-component mixture
+for part in range(8):  # 8 files of 12,500 rows from a three-component mixture
     component = rng.integers(0, 3, 12_500)
     X_part = means[component] + rng.normal(size=(12_500, 3))
     pd.DataFrame(X_part, columns=["x0", "x1", "x2"]).to_parquet(folder / f"part-{part}.parquet")

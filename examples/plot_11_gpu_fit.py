@@ -8,7 +8,7 @@ once against the array API, so the device runs the same code as NumPy: the E-ste
 log-densities and sufficient statistics of every family (in blocks sized for the device) run on
 the device; the M-step runs on the host in float64 from statistics of size :math:`K d^2`. Fitted
 attributes are NumPy arrays on the host; predictions come back in the namespace and on the
-device of the input.
+device of the input, with probabilities and densities in float64 whatever the input's dtype.
 
 This page was built on a machine without CUDA (the documentation CI has none), so the GPU fit
 below is skipped and only the torch CPU device is compared with NumPy. With a GPU, the same
@@ -36,7 +36,7 @@ print(f"NumPy on the host: {time.perf_counter() - start:.2f} s, weights {numpy_f
 # %%
 # The torch CPU device runs the array-API code path and equals NumPy to rounding.
 if torch is None:
-    print("torch is not installed (pip install 'discrim[torch]'): skipping the device fits")
+    print('torch is not installed (pip install ".[torch]" from the checkout): skipping the device fits')
 else:
     torch_fit = FiniteMixture(Gaussian("full"), 3, random_state=0, device="cpu").fit(X)
     difference = np.abs(torch_fit.params_["mean"] - numpy_fit.params_["mean"]).max()
@@ -53,4 +53,4 @@ else:
     gpu_fit = FiniteMixture(Gaussian("full"), 3, dtype="float32", device="cuda", random_state=0).fit(X_gpu)
     print(f"CUDA: {time.perf_counter() - start:.2f} s, weights {gpu_fit.weights_.round(3)}")
     proba = gpu_fit.predict_proba(X_gpu)
-    print(type(proba).__name__, proba.device, tuple(proba.shape))
+    print(type(proba).__name__, proba.device, proba.dtype, tuple(proba.shape))

@@ -134,7 +134,8 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
               help="The search's solver iteration cap per batch (the final refit is not capped); 100 for "
                    "searches over many batches.")
 @click.option("--selection", type=click.Choice(["one_se", "best"]), default="one_se", show_default=True,
-              help="one_se: the sparsest point within one standard error of the best mean (proset's rule); "
+              help="one_se: proset's '1-SE' rule, the sparsest point (largest alpha_feature, then fewest "
+                   "batches) whose mean is within one standard deviation over the folds of the best mean; "
                    "best: the lowest mean validation loss.")
 @click.option("--scoring", type=click.Choice(["log_loss", "roc_auc", "balanced_accuracy"]), default="log_loss",
               show_default=True, help="The validation score the rule selects by.")

@@ -1,4 +1,4 @@
-"""Built-in data sets: the benchmark cases of the proset technical report and the seed examples."""
+"""Built-in data sets: the benchmark cases of the proset technical report and EM's two-coin example."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 def coin_tosses() -> np.ndarray:
-    """Heads in five experiments of ten tosses each: the two-coin example of the EM seed.
+    """Heads in five experiments of ten tosses each: the two-coin example of EM.
 
     Returns
     -------

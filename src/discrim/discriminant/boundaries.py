@@ -50,8 +50,8 @@ def _check_param(name, value, positive):
 def normal_boundaries(mean1: float, std1: float, mean2: float, std2: float) -> "NormalBoundaries":
     """Boundary points and allocation region of the ML rule for ``N(mu_1, s_1^2)`` vs ``N(mu_2, s_2^2)``.
 
-    The ML rule allocates ``x`` to population 1 iff ``f_1(x) > f_2(x)``, which by eq. (8.2)
-    of seed 000 is ``A x^2 + B x + C > 0`` with ``A = 1/s_2^2 - 1/s_1^2``,
+    The ML rule allocates ``x`` to population 1 iff ``f_1(x) > f_2(x)``, which, taking logarithms
+    and collecting terms, is ``A x^2 + B x + C > 0`` with ``A = 1/s_2^2 - 1/s_1^2``,
     ``B = 2 mu_1/s_1^2 - 2 mu_2/s_2^2`` and
     ``C = mu_2^2/s_2^2 - mu_1^2/s_1^2 + 2 log(s_2/s_1)``.
 
@@ -77,11 +77,11 @@ def normal_boundaries(mean1: float, std1: float, mean2: float, std2: float) -> "
     with the smaller standard deviation, relative to its mean, with a cancellation-free and
     overflow-free form of the quadratic formula: the boundaries keep their precision relative
     to the spread at means of 1e9 and for standard deviations from 1e-150 to 1e150 (expanding
-    eq. (8.2) lost 0.025 standard deviations at means of 1e8 and overflowed for tiny or huge
+    the quadratic in ``x`` lost 0.025 standard deviations at means of 1e8 and overflowed for tiny or huge
     standard deviations). A boundary beyond the float range (nearly equal standard deviations
     and means far apart) raises ValueError; boundaries closer than the rounding of the means
-    collapse into one point. Boundary points themselves go to population 2, as in the seed ("allocate it to
-    Pi_2 otherwise"); they have probability zero under either population.
+    collapse into one point. Boundary points themselves go to population 2, as in the textbook rule ("allocate it
+    to Pi_2 otherwise"); they have probability zero under either population.
 
     Examples
     --------

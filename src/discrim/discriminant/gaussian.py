@@ -457,19 +457,19 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     Each class k is modelled as ``N_p(mu_k, Sigma)``; the class means and the pooled
     covariance are estimated from the training data and substituted into the ML rule
     ``d(x) = argmin_k (x - mu_k)' Sigma^{-1} (x - mu_k) = argmax_k delta_k(x)``
-    (Proposition 8.2 and section 8.1.2 of seed 000), or into the Bayes rule when priors are
-    given.
+    (the sample ML rule; Mardia, Kent and Bibby, *Multivariate Analysis*, 1979, ch. 11), or into
+    the Bayes rule when priors are given.
 
     Parameters
     ----------
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
-        "equal" gives the ML rule of the seed. "empirical" uses the (weighted) class
+        "equal" gives the ML rule. "empirical" uses the (weighted) class
         frequencies and an array the given prior probabilities ``pi_k`` (in the order of
         ``classes_``): the Bayes rule ``argmax_k delta_k(x) + 2 log pi_k``.
     reg_param : float in [0, 1], default=0.0
         Shrinks the pooled covariance towards the identity, ``(1 - r) Sigma_hat + r I``.
         Needed when the pooled covariance is singular (collinear features or
-        ``n - g <= n_features``); 0 is the seed's rule.
+        ``n - g <= n_features``); 0 is the plain sample ML rule.
     device : str, torch.device or None, default=None
         Where the O(n d^2) passes run: None with numpy on the host (or, for a torch tensor X,
         with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
@@ -507,7 +507,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Sorted class labels; ``classes_[k]`` is population ``k + 1`` of the seed.
+        Sorted class labels; ``classes_[k]`` is population ``Pi_{k+1}`` of the ML rule.
     priors_ : ndarray of shape (n_classes,)
     means_ : ndarray of shape (n_classes, n_features)
         Sample means ``mu_hat_k`` (weighted).
@@ -524,7 +524,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     shrinkage_ : float
         Only with ``shrinkage``: the intensity applied.
     coef_ : ndarray of shape (n_classes, n_features)
-        ``Sigma_hat^{-1} mu_hat_k``: half the coefficient vector of the seed's ``delta_k``.
+        ``Sigma_hat^{-1} mu_hat_k``: half the coefficient vector of the linear discriminant function ``delta_k``.
     intercept_ : ndarray of shape (n_classes,)
         ``-mu_hat_k' Sigma_hat^{-1} mu_hat_k / 2 + log pi_k``. ``x' coef_[k] + intercept_[k]``
         gives the scores exactly in theory; far from the origin it is a difference of large
@@ -546,18 +546,18 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
 
     Notes
     -----
-    Symbols of seed 000: ``means_[k]`` is ``mu_hat_{k+1}``, ``covariance_`` is ``Sigma_hat``
-    of eq. (8.4), ``n_classes`` is ``g``. The linear scores are
+    Textbook symbols (Mardia, Kent and Bibby, 1979, ch. 11): ``means_[k]`` is ``mu_hat_{k+1}``,
+    ``covariance_`` is the pooled ``Sigma_hat``, ``n_classes`` is ``g``. The linear scores are
     ``x' coef_[k] + intercept_[k] = delta_k(x) / 2 + log pi_k``, where
     ``delta_k(x) = 2 mu_k' Sigma^{-1} x - mu_k' Sigma^{-1} mu_k``; they differ from
     ``log pi_k f_k(x)`` by ``-x' Sigma^{-1} x / 2 - log|2 pi Sigma| / 2``, which is the same for
-    every class. (The seed's proof writes ``x' Sigma x`` for this term; it is
+    every class. (The source notes' proof writes ``x' Sigma x`` for this term; it is
     ``x' Sigma^{-1} x``.) For two classes with equal priors the rule allocates ``x`` to
     ``classes_[0]`` iff ``a_' (x - h_) > 0``; with priors, iff
     ``a_' (x - h_) > log(pi_2 / pi_1)``.
 
-    **Correction of eq. (8.4).** With ``S_k`` defined with divisor ``n_k - 1``, the seed's
-    ``sum_k n_k S_k / (n - g)`` is biased; the unbiased estimate used here is
+    **Correction of the pooled covariance.** With ``S_k`` defined with divisor ``n_k - 1``, the
+    source notes' ``sum_k n_k S_k / (n - g)`` is biased; the unbiased estimate used here is
     ``Sigma_hat = sum_k (n_k - 1) S_k / (n - g)``, the within-class scatter divided by
     ``n - g``. With sample weights ``n_k`` is the class's total weight and the scatter is
     ``sum_i w_i (x_i - mu_hat_k)(x_i - mu_hat_k)'``, so integer weights equal repeated rows.
@@ -808,7 +808,7 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
 
     Each class k is modelled as ``N_p(mu_k, Sigma_k)`` with its own sample mean and unbiased
     sample covariance; the ML rule (or the Bayes rule, with priors) is then
-    ``argmax_k log pi_k f_k(x)``, a quadratic rule as in Example 8.2 of seed 000.
+    ``argmax_k log pi_k f_k(x)``, a quadratic rule (for one feature, see :func:`normal_boundaries`).
 
     Parameters
     ----------
@@ -872,8 +872,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
 
     Notes
     -----
-    Symbols of seed 000: ``means_[k]`` is ``mu_hat_{k+1}`` and ``covariance_[k]`` is
-    ``S_{k+1}`` of section 8.1.2. Log densities use the Cholesky factor ``L_k`` of each
+    Textbook symbols (Mardia, Kent and Bibby, 1979, ch. 11): ``means_[k]`` is ``mu_hat_{k+1}``
+    and ``covariance_[k]`` is the sample covariance ``S_{k+1}``. Log densities use the Cholesky factor ``L_k`` of each
     covariance: ``log f_k(x) = -||L_k^{-1}(x - mu_k)||^2 / 2 - log|2 pi S_k| / 2``; all classes
     are evaluated with one matrix product per block of rows. :meth:`decision_function` follows
     scikit-learn's convention (binary: log posterior odds of ``classes_[1]``; multiclass:

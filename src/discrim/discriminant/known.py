@@ -58,7 +58,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
-        Sorted class labels; ``classes_[k]`` is population ``k + 1`` of the seed.
+        Sorted class labels; ``classes_[k]`` is population ``Pi_{k+1}`` of the ML rule.
     priors_ : ndarray of shape (n_classes,)
         Prior probabilities used by the rule.
     n_features_in_ : int
@@ -72,7 +72,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
 
     Notes
     -----
-    Seed 000, Definition 8.1: ``densities[k]`` is ``f_{k+1}`` and ``g = len(densities)``.
+    The ML rule ``d(x) = argmax_k f_k(x)`` (Mardia, Kent and Bibby, 1979, ch. 11):
+    ``densities[k]`` is ``f_{k+1}`` and ``g = len(densities)``.
     :meth:`log_density` returns the exact ``log f_k(x)`` as an ``(n_samples, n_classes)`` array.
     :meth:`decision_function` follows scikit-learn's convention: for two classes
     ``log pi_2 f_2(x) - log pi_1 f_1(x)`` (positive means ``classes_[1]``), otherwise the log

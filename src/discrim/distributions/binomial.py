@@ -69,8 +69,8 @@ class Binomial(ComponentFamily):
     Notes
     -----
     The parameter ``prob`` has shape (n_components, n_features). With one feature and
-    ``n_trials=10`` this is the seed's coin model: ``prob[k, 0]`` is the seed's ``p_k`` and the
-    weighted MLE is ``p_k = sum_i w_ik x_i / sum_i w_ik n_i`` (``n_i = 10`` in the seed).
+    ``n_trials=10`` this is the coin model of EM's two-coin example: ``prob[k, 0]`` is ``p_k`` and
+    the weighted MLE is ``p_k = sum_i w_ik x_i / sum_i w_ik n_i`` (``n_i = 10`` there).
     Probabilities of exactly 0 or 1 are evaluated as the smallest positive float, so that a
     count outside their support gets a tiny finite density rather than NaN.
 

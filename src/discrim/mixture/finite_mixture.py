@@ -223,7 +223,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     Attributes
     ----------
     weights_ : ndarray of shape (n_components,) or (n_components + 1,)
-        Mixing weights ``pi_k`` (the seed's ``lambda`` and ``1 - lambda`` for two coins); with
+        Mixing weights ``pi_k`` (``lambda`` and ``1 - lambda`` in the two-coin example); with
         ``noise``, the noise component's weight last.
     params_ : dict of str to ndarray
         Component parameters by name, each with a leading component axis: ``prob`` (Binomial,
@@ -263,12 +263,14 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     Notes
     -----
-    Mapping to the EM seed (two coins): ``weights_[0]`` is ``lambda``, ``params_["prob"][k, 0]``
-    is ``p_k``, ``predict_proba(X)[i, k]`` is ``w_ik``. Each iteration applies the seed's closed
-    forms ``p_k = sum_i w_ik x_i / sum_i 10 w_ik`` and ``lambda = sum_i w_i0 / 5``. Two misprints
-    of the seed are corrected: the second binomial term of ``h_t`` has exponent ``10 - x_i``, and
-    ``g_t`` bounds ``log P(x | theta)`` (not ``P``). By the seed's argument the log-likelihood
-    never decreases; ``lower_bounds_`` records it.
+    Mapping to the two-coin example of EM (Do and Batzoglou, Nature Biotechnology 26, 2008, with
+    an unknown mixing weight ``lambda``; :func:`discrim.datasets.coin_tosses`): ``weights_[0]``
+    is ``lambda``, ``params_["prob"][k, 0]`` is ``p_k``, ``predict_proba(X)[i, k]`` is ``w_ik``.
+    Each iteration applies the closed forms ``p_k = sum_i w_ik x_i / sum_i 10 w_ik`` and
+    ``lambda = sum_i w_i0 / 5``. Two misprints of the tutorial that discrim follows are
+    corrected: the second binomial term of ``h_t`` has exponent ``10 - x_i``, and ``g_t`` bounds
+    ``log P(x | theta)`` (not ``P``). By EM's lower-bound argument the log-likelihood never
+    decreases; ``lower_bounds_`` records it per row.
 
     A component that receives no responsibility keeps its previous parameters (with weight
     zero) and a warning is emitted; ``reg_covar`` keeps Gaussian covariances positive

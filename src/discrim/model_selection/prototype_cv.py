@@ -139,7 +139,7 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     alpha_feature_grid : array-like of shape (n_alphas,), default=None
-        Positive candidate values of ``alpha_feature`` (the seed's lambda_v), at most 1000; None
+        Positive candidate values of ``alpha_feature`` (the proset report's lambda_v), at most 1000; None
         means ``np.logspace(-6, -1, 11)``.
     max_batches : int in [0, 10000], default=10
         Largest batch count tried; every count from 0 to ``max_batches`` is scored from the one
@@ -162,7 +162,7 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
         log-loss creeps down by 0.1-0.3 % per batch for 40 batches and more, far below the spread
         over the folds that the 1-SE rule allows; such creeping counts as no change.
     alpha_prototype_grid : array-like of shape (n_alpha_prototypes,), default=None
-        Non-negative candidate values of ``alpha_prototype`` (the seed's lambda_w), a second grid
+        Non-negative candidate values of ``alpha_prototype`` (the proset report's lambda_w), a second grid
         axis: each value is an alpha_feature path of its own (fits of one value are exactly those
         of a search with ``alpha_prototype`` set to it). None keeps ``alpha_prototype`` fixed.
     selection : {"one_se", "best"}, default="one_se"
@@ -333,7 +333,7 @@ empty_check_iter, max_samples, dtype, backend, device
     the negated score. With ``selection="best"`` the point of the best mean is taken instead
     (``threshold_`` is still reported).
 
-    Symbols of the seed: alpha_feature is lambda_v; the batch count is B.
+    Symbols of the proset report: alpha_feature is lambda_v; the batch count is B.
 
     Examples
     --------

@@ -21,7 +21,7 @@ class NonNegElasticNet:
     alpha : float
         Overall strength, >= 0.
     l1_ratio : float
-        Share of the L1 part, in [0, 1]. The prototype seed's ``alpha`` is the L2 share,
+        Share of the L1 part, in [0, 1]. The proset report's ``alpha`` is the L2 share,
         ``1 - l1_ratio``.
 
     Examples

@@ -1,4 +1,4 @@
-"""The prototype set classifier (seed 002): sparse kernel models of P(y | x) built in batches."""
+"""The prototype set classifier (proset, after Nikolaus Ruf's technical report): sparse kernel models of P(y | x) built in batches."""
 
 from discrim.prototype._explain import Explanation, UnfamiliarDataWarning
 from discrim.prototype._prototype_set import PrototypeBatch

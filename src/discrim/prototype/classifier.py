@@ -214,39 +214,40 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     Notes
     -----
-    Parameter names and the seed's symbols:
+    Parameter names and the symbols of the proset technical report (Nikolaus Ruf's ``proset``
+    package):
 
     ====================== ====================================================
-    parameter              seed
+    parameter              report
     ====================== ====================================================
     ``n_batches``          ``B``
     ``n_candidates``       ``M``
     ``max_fraction``       ``eta``
     ``alpha_feature``      ``lambda_v``
-    ``l1_ratio_feature``   ``1 - alpha_v`` (the seed's ``alpha_v`` is the L2 share)
+    ``l1_ratio_feature``   ``1 - alpha_v`` (the report's ``alpha_v`` is the L2 share)
     ``alpha_prototype``    ``lambda_w``
     ``l1_ratio_prototype`` ``1 - alpha_w``
     ====================== ====================================================
 
     Penalty per batch: ``alpha * (l1_ratio * sum t + (1 - l1_ratio) / 2 * sum t^2)`` on ``v`` and
-    on ``w``, equal to the seed's with ``alpha_seed = 1 - l1_ratio``.
+    on ``w``, equal to the report's with ``alpha_report = 1 - l1_ratio``.
 
-    With sample weights the seed's ``1 / N`` is ``1 / W`` (total weight of the rows used for the
+    With sample weights the report's ``1 / N`` is ``1 / W`` (total weight of the rows used for the
     batch), ``N_k`` the weighted class total and ``J_ck`` the weight of the candidates of class
     ``k``: each reference row carries ``c_n = weight_n / W * N_k / (N_k - J_ck)``. Rows with zero
     weight take no part in fitting (neither as candidates nor for scoring); within a bin,
     candidates are drawn uniformly without replacement. The minimum-cases
-    condition (the seed's lemma, compact form ``ceil(N_k / 2) eta >= 0.5`` and
+    condition (the report's lemma, compact form ``ceil(N_k / 2) eta >= 0.5`` and
     ``ceil(N_k / 2) (1 - eta) > 0.5``) is checked on the number of rows per class.
 
-    Corrections to the seed: the indicator in ``p_0k`` is ``1_k(y_n)``; the kernel is
+    Corrections to the report: the indicator in ``p_0k`` is ``1_k(y_n)``; the kernel is
     ``exp(-1/2 sum_d (v_d z_d)^2)``; the penalty gradient uses ``lambda_v`` and ``lambda_w`` (the
     stray ``beta`` is a misprint); in step [4] of the bins algorithm ``R`` is reduced by
     ``eta g_i`` before ``i`` advances. Bin counts are rounded half up, the rounding the lemma
     assumes.
 
     Solver: L-BFGS-B (scipy) with the analytic gradient, started at ``v = 10 / D``, ``w = 1``
-    like the seed, in two stages: at most 20 iterations on ``v`` alone (``w`` fixed, ``v`` kept
+    like the report, in two stages: at most 20 iterations on ``v`` alone (``w`` fixed, ``v`` kept
     at or above half its start), then all parameters, iterating on ``u = (v sqrt(J), w)``. A
     batch whose objective is not below that of the empty batch (``v = 0``, ``w = 0``, the
     frozen model's loss) after ``empty_check_iter`` (200) iterations, or when the solver stops, is left empty. So is one
@@ -592,7 +593,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             One independent stream per new batch.
         initial_solution : callable or None, default=None
             ``initial_solution(batch_number, candidate_sample_index)`` returning ``(v0, w0)``
-            (shapes (n_features,) and (J,)) or None for the seed's start values ``10 / D`` and
+            (shapes (n_features,) and (J,)) or None for the report's start values ``10 / D`` and
             ``1``. ``batch_number`` counts batches from 0; ``candidate_sample_index`` holds the
             rows of X of the candidates, in the order of ``w0`` (sorted by class, then row). Used
             by :class:`discrim.model_selection.PrototypeClassifierCV` to warm-start along a
