@@ -267,8 +267,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     an unknown mixing weight ``lambda``; :func:`discrim.datasets.coin_tosses`): ``weights_[0]``
     is ``lambda``, ``params_["prob"][k, 0]`` is ``p_k``, ``predict_proba(X)[i, k]`` is ``w_ik``.
     Each iteration applies the closed forms ``p_k = sum_i w_ik x_i / sum_i 10 w_ik`` and
-    ``lambda = sum_i w_i0 / 5``. Two misprints of the tutorial that discrim follows are
-    corrected: the second binomial term of ``h_t`` has exponent ``10 - x_i``, and ``g_t`` bounds
+    ``lambda = sum_i w_i0 / 5``. Two misprints of the lecture notes that discrim's EM follows
+    (not of that paper) are corrected: the second binomial term of ``h_t`` has exponent ``10 - x_i``, and ``g_t`` bounds
     ``log P(x | theta)`` (not ``P``). By EM's lower-bound argument the log-likelihood never
     decreases; ``lower_bounds_`` records it per row.
 
