@@ -646,7 +646,8 @@ def _refuse_marker_as_text(labels, unlabeled):
     ``y[rows] = -1`` on an array of text labels stores the text '-1', which never equals the
     number -1: those rows would silently become a class of their own.
     """
-    if isinstance(unlabeled, str) or not isinstance(unlabeled, (int, float, np.number)) or labels.dtype.kind not in "USO":
+    numeric_marker = isinstance(unlabeled, (int, float, np.number)) and not isinstance(unlabeled, bool)
+    if not numeric_marker or labels.dtype.kind not in "USO":
         return
     text = str(unlabeled)
     if any(isinstance(label, str) and label == text for label in np.unique(labels.astype(object))):
