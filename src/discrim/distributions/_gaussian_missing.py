@@ -301,9 +301,10 @@ def pattern_inverses(precision, patterns):
 
     Sweeping ``P_mm`` on each of its pivots in turn (Gauss-Jordan elimination without pivoting,
     stable for a positive definite matrix: the pivots are Schur complements, all positive) turns it
-    into its inverse, and the pivots multiply to its determinant. The sweeps run on all patterns and
+    into ``-P_mm^-1``, and the pivots multiply to its determinant. The sweeps run on all patterns and
     components at once, ``c`` steps of vector operations: a batched LAPACK inverse and Cholesky
-    factor would instead make one call per small matrix.
+    factor would instead make one call per small matrix. The symmetric form of the sweep (row and
+    column of a pivot scaled alike) takes its column from its row: fewer operations per step.
 
     Parameters
     ----------
@@ -323,20 +324,21 @@ def pattern_inverses(precision, patterns):
     flat = np.asarray(precision, dtype=np.float64).reshape(kp, d * d)
     entries = block_entries(patterns, d)
     A = np.take(flat, entries, axis=1).transpose(1, 2, 0, 3).copy()  # (c, c, Kp, P)
+    if c == 1:
+        return 1.0 / A, np.log(A[0, 0])
     pivots = np.empty((c,) + A.shape[2:])
     for q in range(c):
         pivot = pivots[q]
         pivot[...] = A[q, q]
         row = A[q] / pivot
-        col = A[:, q].copy()
-        A -= col[:, None] * row[None, :]
+        A -= A[q][:, None] * row[None, :]  # A[q] is the pivot's column too (A stays symmetric)
         A[q] = row
-        col /= pivot
-        np.negative(col, out=A[:, q])
-        A[q, q] = 1.0 / pivot
+        A[:, q] = row
+        np.divide(-1.0, pivot, out=A[q, q])
     log_det = np.log(pivots).sum(axis=0)
+    # -P_mm^-1, symmetric to rounding: the mean of it and its transpose, negated
     A += A.transpose(1, 0, 2, 3)
-    A *= 0.5
+    A *= -0.5
     return A, log_det
 
 
