@@ -52,6 +52,16 @@ def test_fit_and_predict_from_parquet_write_parquet_predictions(tmp_path, table)
     in_memory = tmp_path / "p.csv"
     assert run("predict", "--model", str(model), "--csv", str(csv), "--output", str(in_memory)).exit_code == 0
     np.testing.assert_allclose(pd.read_csv(in_memory)["proba_a"], predictions["proba_a"], rtol=1e-10, atol=1e-15)
+    # --keep copies columns (the label here) beside the predictions, in their own type
+    kept = tmp_path / "kept.parquet"
+    assert run("predict", "--model", str(model), "--parquet", str(folder), "--output", str(kept),
+               "--keep", "label,f2").exit_code == 0
+    with_label = pd.read_parquet(kept)
+    assert list(with_label.columns) == ["label", "f2", "predicted", "proba_a", "proba_b"]
+    rows = pd.read_parquet(folder)
+    assert with_label["label"].tolist() == rows["label"].tolist()
+    np.testing.assert_array_equal(with_label["f2"], rows["f2"])
+    np.testing.assert_allclose(with_label["proba_a"], predictions["proba_a"], rtol=1e-12)
     # an existing output is never replaced without --overwrite
     result = CliRunner().invoke(cli, ["predict", "--model", str(model), "--parquet", str(folder), "--output", str(out)])
     assert result.exit_code != 0 and "--overwrite" in result.output

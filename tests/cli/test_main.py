@@ -50,6 +50,44 @@ def test_fit_on_csv_then_predict_round_trip(tmp_path, iris_csv):
     assert (pred["predicted"] == truth).mean() > 0.9
 
 
+def test_predict_keeps_the_columns_it_is_asked_to(tmp_path, iris_csv):
+    # a row identifier (not a feature) and a feature, copied beside the predictions
+    model_path = tmp_path / "m.skops"
+    assert run("fit", "--csv", str(iris_csv), "--target", "species", "--model", "lda",
+               "--output", str(model_path)).exit_code == 0
+    table = pd.read_csv(iris_csv)
+    table.insert(0, "flower_id", np.arange(1000, 1000 + len(table)))
+    with_id = tmp_path / "with_id.csv"
+    table.to_csv(with_id, index=False)
+    plain = pd.read_csv(_written(tmp_path, model_path, iris_csv))
+    result = run("predict", "--model", str(model_path), "--csv", str(with_id), "--output", str(tmp_path / "kept.csv"),
+                 "--keep", "flower_id", "--keep", "petal length (cm)")
+    assert result.exit_code == 0, result.output
+    kept = pd.read_csv(tmp_path / "kept.csv")
+    assert list(kept.columns) == ["flower_id", "petal length (cm)", *plain.columns]
+    np.testing.assert_array_equal(kept["flower_id"], table["flower_id"])
+    np.testing.assert_array_equal(kept["petal length (cm)"], table["petal length (cm)"])
+    pd.testing.assert_frame_equal(kept[list(plain.columns)], plain)
+    for keep, message in (("colour", "--keep column(s) 'colour' not in the input"),
+                          ("species", None)):
+        result = CliRunner().invoke(cli, ["predict", "--model", str(model_path), "--csv", str(with_id), "--keep", keep])
+        if message is None:  # the target column is not a feature: it may be kept
+            assert result.exit_code == 0 and result.output.startswith("species,predicted,")
+        else:
+            assert result.exit_code != 0 and message in result.output
+    clash = tmp_path / "clash.csv"
+    table.rename(columns={"flower_id": "proba_setosa"}).to_csv(clash, index=False)
+    result = CliRunner().invoke(cli, ["predict", "--model", str(model_path), "--csv", str(clash), "--keep",
+                                      "proba_setosa"])
+    assert result.exit_code != 0 and "have the names of prediction columns" in result.output
+
+
+def _written(tmp_path, model_path, csv):
+    out = tmp_path / "plain.csv"
+    assert run("predict", "--model", str(model_path), "--csv", str(csv), "--output", str(out)).exit_code == 0
+    return out
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

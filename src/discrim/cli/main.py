@@ -364,33 +364,41 @@ def _write_fit_outputs(model, output, plot, X_train, y_train):
 @click.option("--csv", type=click.Path(dir_okay=False), help="CSV file with the model's feature columns.")
 @click.option("--output", type=click.Path(), help="Write predictions here (CSV; a Parquet folder for --parquet "
               "or --zarr); standard output otherwise (CSV input only).")
+@click.option("--keep", multiple=True, metavar="COLUMNS",
+              help="Copy these input columns (comma-separated, e.g. a row identifier) into the output, before the "
+                   "predictions; they are not features.")
 @_OVERWRITE
 @lazy_options
-def predict(model_path, csv, output, overwrite, parquet, zarr, scheduler):
+def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
     """Write the predicted class and the class probabilities of every row."""
     from discrim.persistence import load_model
 
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
         raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
+    keep = list(dict.fromkeys(c.strip() for spec in keep for c in spec.split(",") if c.strip()))
     if csv is None:
         if output is None:
             raise click.UsageError("--parquet and --zarr need --output FOLDER (the predictions, as Parquet).")
         check_output_folder(output, "--output", overwrite=overwrite, inputs=[model_path, parquet, zarr])
         model = load_model(model_path)
         check_classifier(model, model_path)
-        return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite)
+        return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite, keep)
     check_output(output, "--output", overwrite=overwrite, inputs=[model_path, csv])
     model = load_model(model_path)
     check_classifier(model, model_path)
     df = read_csv(csv)
+    kept = _kept_columns(keep, list(df.columns), model)
     with damaged_model_errors(model_path):
-        X = model_features(model, df)
+        # a model without feature names takes the numeric columns: the kept ones are not among them
+        named = getattr(model, "feature_names_in_", None) is not None
+        X = model_features(model, df if named else df.drop(columns=kept))
         proba = np.asarray(model.predict_proba(X), dtype=float)
         classes = np.asarray(model.classes_)
     check_finite_probabilities(proba)
     result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]})
     for j, label in enumerate(classes):
         result[f"proba_{label}"] = proba[:, j]
+    result = pd.concat([df[kept].reset_index(drop=True), result], axis=1)
     if output is None:
         click.echo(result.to_csv(index=False), nl=False)
     else:
@@ -481,31 +489,53 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
         console.print(f"model saved to {output}")
 
 
-def _prediction_frame(part, model, classes):
-    """Predicted class and class probabilities of one partition, as a DataFrame."""
-    proba = np.asarray(model.predict_proba(part), dtype=float)
+def _kept_columns(keep, columns, model):
+    """The ``--keep`` columns, checked against the input's columns and the model's features."""
+    unknown = [c for c in keep if c not in columns]
+    if unknown:
+        raise click.ClickException(f"--keep column(s) {', '.join(map(repr, unknown))} not in the input; it has: "
+                                   f"{', '.join(map(str, columns))}.")
+    written = {"predicted", *(f"proba_{label}" for label in np.asarray(getattr(model, "classes_", [])))}
+    clash = [c for c in keep if c in written]
+    if clash:
+        raise click.UsageError(f"--keep column(s) {', '.join(map(repr, clash))} have the names of prediction columns; "
+                               "rename them in the input.")
+    return keep
+
+
+def _prediction_frame(part, model, classes, features=None, kept=()):
+    """Predicted class and class probabilities of one partition, as a DataFrame (after its ``kept`` columns).
+
+    ``features``: the partition's columns the model takes (None: all of them)."""
+    kept = list(kept)
+    proba = np.asarray(model.predict_proba(part if features is None else part[features]), dtype=float)
     check_finite_probabilities(proba)
     result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]}, index=part.index)
     for j, label in enumerate(classes):
         result[f"proba_{label}"] = proba[:, j]
-    return result
+    return pd.concat([part[kept], result], axis=1) if kept else result
 
 
-def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite):
+def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite, keep=()):
     """``discrim predict`` on a table read lazily: the predictions are written partition by partition."""
     from discrim.cli._lazy import dask_cluster, input_bytes, lazy_features, read_lazy, write_parquet_atomic
 
     frame = read_lazy(parquet, zarr)
     names = getattr(model, "feature_names_in_", None)
+    kept = _kept_columns(keep, list(frame.columns), model)
     with damaged_model_errors(model_path):
         classes = np.asarray(model.classes_)
-        X = lazy_features(frame, None if names is None else list(names))
+        X = lazy_features(frame, None if names is None else list(names), exclude=kept)  # exclude: without names
         if names is None and X.shape[1] != model.n_features_in_:
             raise click.ClickException(
                 f"the model takes {model.n_features_in_} features but the table has {X.shape[1]} numeric columns."
             )
+        # the kept columns ride along with the features (as lazy_features read them), partition by partition
+        rows = X.assign(**{c: frame[c] for c in kept if c not in X.columns}) if kept else X
         meta = _prediction_frame(X._meta.iloc[:0].astype(float).reindex([0]).fillna(0.0), model, classes).iloc[:0]
-        predictions = X.map_partitions(_prediction_frame, model, classes, meta=meta)
+        if kept:  # the kept columns keep their types
+            meta = pd.concat([frame._meta[kept], meta], axis=1)
+        predictions = rows.map_partitions(_prediction_frame, model, classes, list(X.columns), kept, meta=meta)
         with dask_cluster(scheduler, input_bytes(parquet, zarr)) as where:
             write_parquet_atomic(predictions, output, overwrite=overwrite)
     console.print(f"predictions written to {output} (Parquet, computed by {where})")
