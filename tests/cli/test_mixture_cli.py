@@ -393,3 +393,43 @@ def test_imputed_category_codes_are_written_as_the_column_writes_them(tmp_path, 
     assert result.exit_code == 0, result.output
     grades = pd.read_csv(out, dtype=str)["grade"]
     assert set(grades) == {"1", "2"} and grades[3] == "1" and grades[50] == "2"
+
+
+def test_prior_fits_mclusts_map_em_and_applies_to_gaussian_families_only(tmp_path):
+    # mclustBIC(iris[, 1:4], G = 2, modelNames = c("VEV", "EEE"), prior = priorControl()) in mclust 6.0.0:
+    # -580.813553997 and -689.590487672 (mclust reports BIC negated)
+    from sklearn.datasets import load_iris
+
+    path = tmp_path / "iris.csv"
+    load_iris(as_frame=True).frame.drop(columns="target").to_csv(path, index=False)
+    result = CliRunner().invoke(mixture, ["--csv", str(path), "--family", "gaussian-VEV", "--family", "gaussian-EEE",
+                                          "--components", "2", "--prior", "--init", "hierarchical", "--tol", "1e-8",
+                                          "--max-iter", "2000", "--quiet"])
+    assert result.exit_code == 0, result.output
+    rows = {line.split("│")[1].strip(): line.split("│")[5].strip() for line in result.output.splitlines()
+            if line.startswith("│ VEV") or line.startswith("│ EEE")}
+    assert rows == {"VEV": "580.81", "EEE": "689.59"}
+    refused = CliRunner().invoke(mixture, ["--csv", str(path), "--family", "poisson", "--prior"])
+    assert refused.exit_code != 0 and "--prior applies to the Gaussian families only" in refused.output
+
+
+def test_noise_adds_a_uniform_component_reported_by_name(tmp_path, rng):
+    X = np.concatenate([rng.normal(0, 1, (150, 2)), rng.normal(6, 1, (150, 2)), rng.uniform(-10, 16, (40, 2))])
+    path = tmp_path / "noisy.csv"
+    pd.DataFrame(X, columns=["a", "b"]).to_csv(path, index=False)
+    result = CliRunner().invoke(mixture, ["--csv", str(path), "--components", "2", "--noise", "--quiet"])
+    assert result.exit_code == 0, result.output
+    expected = FiniteMixture(Gaussian("full"), 2, noise=True, random_state=0).fit(X)
+    noise_row = next(line for line in result.output.splitlines() if line.startswith("│     noise"))
+    assert float(noise_row.split("│")[2]) == pytest.approx(expected.weights_[-1], rel=1e-5)
+    fit_rows = {line.split("│")[1].strip(): line.split("│")[2].strip() for line in result.output.splitlines()
+                if line.count("│") == 3}
+    assert fit_rows["components"] == "2 and noise"
+    assert fit_rows["BIC (lower is better)"] == f"{expected.bic(X):.8g}"
+    with_nan = tmp_path / "gaps.csv"
+    pd.DataFrame(np.where(np.arange(X.size).reshape(X.shape) == 7, np.nan, X), columns=["a", "b"]).to_csv(
+        with_nan, index=False)
+    refused = CliRunner().invoke(mixture, ["--csv", str(with_nan), "--components", "2", "--noise", "--quiet"])
+    assert refused.exit_code != 0 and "Impute the missing values first, or fit without noise" in refused.output
+    parquet = CliRunner().invoke(mixture, ["--parquet", str(path), "--noise"])
+    assert parquet.exit_code != 0 and "--noise fits rows in memory: give --csv" in parquet.output

@@ -39,7 +39,7 @@ FAMILIES = tuple(FAMILY_NAMES)
 # ``--family`` name -> the options its class takes (what the flags below may set).
 _ACCEPTED = {name: set(cls().get_params(deep=False)) for name, (cls, _) in FAMILY_NAMES.items()}
 # Options of a family set from command-line flags rather than from its name.
-_FLAG_OPTIONS = {"n_trials": "--n-trials", "n_categories": "--n-categories"}
+_FLAG_OPTIONS = {"n_trials": "--n-trials", "n_categories": "--n-categories", "prior": "--prior"}
 #: ``--family mclust``: every Gaussian covariance model of mclust, labelled by its name in the output.
 MCLUST_FAMILIES = {name.removeprefix("gaussian-"): name for name in FAMILIES
                    if name.removeprefix("gaussian-") in {"EII", "VII", "EEI", "VEI", "EVI", "VVI", "EEE", "VEE", "EVE",
@@ -47,7 +47,7 @@ MCLUST_FAMILIES = {name.removeprefix("gaussian-"): name for name in FAMILIES
 _PLOT_KINDS = ("overview", "classification", "uncertainty", "density")
 
 
-def make_family(name, n_trials=None, n_categories=None):
+def make_family(name, n_trials=None, n_categories=None, prior=False):
     """Build the component family named on the command line.
 
     Parameters
@@ -58,6 +58,8 @@ def make_family(name, n_trials=None, n_categories=None):
         Number of trials, required by families with an ``n_trials`` option (binomial).
     n_categories : int or None
         Number of category codes, for families with an ``n_categories`` option (categorical).
+    prior : bool, default=False
+        mclust's default conjugate prior (``--prior``), for the families with a ``prior`` option.
 
     Returns
     -------
@@ -65,7 +67,7 @@ def make_family(name, n_trials=None, n_categories=None):
     """
     cls, options = FAMILY_NAMES[name]
     accepted = _ACCEPTED[name]
-    flags = {"n_trials": n_trials, "n_categories": n_categories}
+    flags = {"n_trials": n_trials, "n_categories": n_categories, "prior": "default" if prior else None}
     if "n_trials" in accepted and n_trials is None:
         raise click.UsageError(f"--family {name} needs --n-trials (the number of trials per row).")
     return cls(**options, **{k: v for k, v in flags.items() if k in accepted and v is not None})
@@ -290,12 +292,13 @@ def _parameter_tables(mixture, names, categories=None):
 
     categories = categories or {}
     weights = np.asarray(mixture.weights_)
-    n_comp = weights.shape[0]
+    n_comp = mixture.n_components  # the components with parameters (a noise weight comes after them)
     shared = set(mixture.family_.shared_params())  # e.g. the tied covariance: no component axis
     main = Table(title="Fitted components")
     main.add_column("component", justify="right", overflow="fold")
     main.add_column("weight", justify="right", overflow="fold")
-    cells = [[str(r), _fmt(weights[r])] for r in range(n_comp)]
+    # with noise, the last weight is the noise component's (it has no parameters)
+    cells = [["noise" if r >= n_comp else str(r), _fmt(weights[r])] for r in range(weights.shape[0])]
     matrices = []  # (title, 2-d array, row labels, column labels)
     components = [str(r) for r in range(n_comp)]
     for pname, value in mixture.params_.items():
@@ -337,8 +340,9 @@ def _parameter_tables(mixture, names, categories=None):
             flat = arr.reshape(arr.shape[0], -1) if arr.ndim else arr.reshape(1, 1)
             matrices.append((pname, flat, [str(i) for i in range(flat.shape[0])],
                              [str(j) for j in range(flat.shape[1])]))
+    width = max(len(row) for row in cells)
     for row in cells:
-        main.add_row(*row)
+        main.add_row(*row, *[""] * (width - len(row)))  # the noise row has no parameters
     tables = [main]
     for title, arr, rows, cols in matrices:
         t = Table(title=escape(title))
@@ -373,7 +377,8 @@ def _summary_table(mixture, X):
     t.add_column("quantity", overflow="fold")
     t.add_column("value", justify="right", overflow="fold")
     t.add_row("rows", str(X.shape[0]))
-    t.add_row("components", str(np.asarray(mixture.weights_).shape[0]))
+    noise = np.asarray(mixture.weights_).shape[0] > mixture.n_components
+    t.add_row("components", f"{mixture.n_components}{' and noise' if noise else ''}")
     t.add_row("converged", str(bool(mixture.converged_)))
     t.add_row("iterations", str(int(mixture.n_iter_)))
     t.add_row("log-likelihood", f"{log_lik:.8g}")
@@ -527,6 +532,13 @@ def _selection_table(result):
                                                           "random_from_data"]), default=None,
               help="How EM starts: hierarchical is mclust's model-based agglomeration.  [default: hierarchical "
                    "with --family mclust, else kmeans++]")
+@click.option("--prior", is_flag=True,
+              help="Gaussian families: Fraley and Raftery's conjugate prior with mclust's defaults "
+                   "(priorControl()); EM then finds the posterior mode, which keeps small components from "
+                   "collapsing. mclust's models without a prior (VEE, EVE, VVE, EVV) are left out.")
+@click.option("--noise", is_flag=True,
+              help="Add a uniform noise component over the rows' bounding box (mclust's noise): rows that no "
+                   "component explains go to it, reported as component 'noise'.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--tol", type=click.FloatRange(min=0), default=1e-3, show_default=True,
               help="Stop when the mean log-likelihood improves by less than this.")
@@ -547,8 +559,9 @@ def _selection_table(result):
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
 @device_option
 @lazy_options
-def mixture(csv, columns, categorical, families, components, criterion, n_trials, n_categories, n_init, init_params, max_iter, tol,
-            random_state, plot_path, plot_kind, impute_path, overwrite, quiet, device, parquet, zarr, scheduler):
+def mixture(csv, columns, categorical, families, components, criterion, n_trials, n_categories, n_init, init_params, prior,
+            noise, max_iter, tol, random_state, plot_path, plot_kind, impute_path, overwrite, quiet, device, parquet,
+            zarr, scheduler):
     """Fit a finite mixture by EM to columns of a CSV, Parquet or Zarr table.
 
     Prints the fitted weights and parameters, the log-likelihood trace, BIC and AIC, and a
@@ -564,10 +577,11 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
         init_params = "hierarchical" if "mclust" in families else "kmeans++"
     # repeated names once, in order; "mclust" stands for its 14 models
     families = list(dict.fromkeys(m for f in families for m in (MCLUST_FAMILIES.values() if f == "mclust" else [f])))
-    for option, value in (("n_trials", n_trials), ("n_categories", n_categories)):
+    for option, value in (("n_trials", n_trials), ("n_categories", n_categories), ("prior", prior or None)):
         takers = [name for name in FAMILIES if family_takes(name, option)]
         if value is not None and not any(name in takers for name in families):
-            raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to --family {' or '.join(takers)} only.")
+            which = "the Gaussian families" if option == "prior" else f"--family {' or '.join(takers)}"
+            raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to {which} only.")
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     check_plot_format(plot_path)
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
@@ -579,6 +593,8 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     device = checked_device(device)
     if device is not None and csv is None:
         raise click.UsageError("--device computes in-memory data; --parquet and --zarr run on Dask's workers.")
+    if noise and csv is None:
+        raise click.UsageError("--noise fits rows in memory: give --csv (--parquet and --zarr are read lazily).")
     if impute_path is not None and csv is None:
         raise click.UsageError("--impute completes a CSV table; --parquet and --zarr data are not read into memory.")
     if categorical and csv is None:
@@ -601,7 +617,8 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
                                    "column is categorical: leave --family out.")
         _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol,
                         random_state, plot_path, progress=not quiet, device=device, impute_path=impute_path,
-                        plot_kind=plot_kind, init_params=init_params, categories=categories, source=csv)
+                        plot_kind=plot_kind, init_params=init_params, categories=categories, source=csv,
+                        prior=prior, noise=noise)
 
 
 def read_lazy_columns(parquet, zarr, columns):
@@ -634,7 +651,7 @@ def _label(name, families):
 
 def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n_init, max_iter, tol, random_state,
                     plot_path, progress=True, device=None, impute_path=None, plot_kind="overview",
-                    init_params="kmeans++", categories=None, source=None):
+                    init_params="kmeans++", categories=None, source=None, prior=False, noise=False):
     """Fit the mixture (or choose among several) and print the report; X in memory or a dask array.
 
     ``categories``: the categorical columns (position -> values in code order), fitted by a
@@ -655,16 +672,15 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
             largest = np.nanmax(X[:, others]) if np.isfinite(X[:, others]).any() else 0.0  # empty cells: NaN
             n_categories = max(2, int(largest) + 1)
         suffix = " + categorical" if categories else ""
-        options = {_label(name, families) + suffix: with_categorical_columns(make_family(name, n_trials, n_categories),
-                                                                             categories, len(names))
-                   for name in families}
+        options = {_label(name, families) + suffix: with_categorical_columns(
+            make_family(name, n_trials, n_categories, prior), categories, len(names)) for name in families}
     if "student-t" in families and isinstance(X, np.ndarray) and np.isnan(X).any():
         # the library's refusal names covariance_type='diag', which is --family student-t-diag here
         raise click.UsageError("--family student-t (full covariance) takes no empty cells: use --family "
                                "student-t-diag, or fill the cells first.")
     families = list(options)
     check_device_data(device, X)
-    em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device, init_params=init_params)
+    em = dict(n_init=n_init, max_iter=max_iter, tol=tol, device=device, init_params=init_params, noise=noise)
 
     selection = None
     try:
