@@ -233,11 +233,33 @@ def test_gaussian_rules_on_a_device_fit_missing_values_and_unlabelled_rows_as_nu
         on_host = cls(unlabeled=marker, **options).fit(rows, labels)
         on_device = cls(unlabeled=marker, device=device, **options).fit(rows, labels)
         _close(on_device.predict_proba(X), on_host.predict_proba(X), 1e-10, "predict_proba")
-    # rows with missing values are scored on the host only: a device model says so
-    with pytest.raises(ValueError, match=r"scores on the host \(numpy\) path only: set_params\(device=None\)"):
-        on_device.predict_proba(gaps)
+    # rows with missing values are scored on the host, as numpy, from the same host attributes (a
+    # device model refused them, though it had fitted such rows)
+    scored = on_device.predict_proba(gaps)
+    assert isinstance(scored, np.ndarray)
+    np.testing.assert_allclose(scored, on_host.predict_proba(gaps), rtol=1e-10, atol=1e-12)
     with pytest.raises(ValueError, match=r"handled on the host \(numpy\) path only: fit with device=None"):
         FiniteMixture(Gaussian(), 2, device=device).fit(gaps)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mixture_models_on_a_device_score_rows_with_missing_values_on_the_host(device, rng):
+    X, _, labels, _ = load_benchmark("wine")
+    gaps = np.where(rng.random(X.shape) < 0.05, np.nan, X)
+    on_host = FiniteMixture(Gaussian("full"), 2, random_state=0).fit(X)
+    on_device = FiniteMixture(Gaussian("full"), 2, random_state=0, device=device).fit(X)
+    scored = on_device.score_samples(gaps)
+    assert isinstance(scored, np.ndarray)
+    np.testing.assert_allclose(scored, on_host.score_samples(gaps), rtol=1e-8)
+    mda = MixtureDiscriminant(Gaussian("full"), 1, random_state=0, device=device).fit(X, labels)
+    proba = mda.predict_proba(gaps)
+    assert isinstance(proba, np.ndarray)
+    np.testing.assert_allclose(proba, MixtureDiscriminant(Gaussian("full"), 1, random_state=0).fit(X, labels)
+                               .predict_proba(gaps), rtol=1e-6, atol=1e-9)
+    # fitting such rows is host code: the message names the estimator (it spoke of numpy rows, which it had)
+    with pytest.raises(ValueError, match=r"which MixtureDiscriminant fits on the host \(numpy\) path only: fit with "
+                                         r"device=None"):
+        MixtureDiscriminant(Gaussian("full"), 1, device=device).fit(gaps, labels)
 
 
 @pytest.mark.skipif(HAS_CUDA, reason="a CUDA device is present")

@@ -53,10 +53,9 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             # As at fit: beyond this the squared distances overflow and the posteriors would be NaN.
             return check_feature_magnitude(X, "X")
 
-        # the marginal densities of rows with missing values are host code
-        return rows_on_device(self, X, validate, reset=False, dtype=None, nan_on_device=(
-            f"X has missing values (NaN), which {type(self).__name__} scores on the host (numpy) path only: "
-            "set_params(device=None) to predict such rows, or impute them first."))
+        # the marginal densities of rows with missing values are host code, over the fitted
+        # attributes (host arrays on every device): such rows stay on the host, as numpy
+        return rows_on_device(self, X, validate, reset=False, dtype=None, nan_on_host=True)
 
     def _prepare_targets(self, y, sample_weight, n_samples):
         """Encode y and validate weights; returns classes, y_idx, weights, class totals.

@@ -165,7 +165,7 @@ def validated_tensor(estimator, X, *, reset, dtype, min_samples=1, name="X"):
     return X
 
 
-def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_on_device=None):
+def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_on_device=None, nan_on_host=False):
     """Validated rows of X where ``estimator`` computes: numpy on the host, or a tensor on its device.
 
     Parameters
@@ -185,6 +185,10 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_o
         The message of the ValueError raised, before anything crosses, when validated host rows
         hold NaN (missing values) and would cross to a device where the estimator has no
         missing-value path; None lets them cross.
+    nan_on_host : bool, default=False
+        Keep validated host rows that hold NaN on the host (numpy), for an estimator whose
+        missing-value path is host code over host attributes: the result is then numpy, as the
+        input was.
 
     Returns
     -------
@@ -200,7 +204,9 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_o
     X = validate(numeric_object_columns(X))
     if device is None:
         return X
-    if nan_on_device is not None and np.isnan(X).any():
+    if (nan_on_device is not None or nan_on_host) and np.isnan(X).any():
+        if nan_on_host:
+            return X
         raise ValueError(nan_on_device)
     import torch
 

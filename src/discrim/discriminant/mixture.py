@@ -397,6 +397,11 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
             classes, totals, class_data, y_idx, w, unlabelled = self._dask_classes(X, y, sample_weight)
         else:
             X, y = validate_training_data(self, X, y, keep_float32=True, allow_nan=True)
+            if is_tensor(X) and ops.any_nan(X):  # the class mixtures' EM of missing values is host code
+                raise ValueError(
+                    "X has missing values (NaN), which MixtureDiscriminant fits on the host (numpy) path only: "
+                    "fit with device=None, or impute them first."
+                )
             classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
             class_data = [(ops.take_rows(X, np.flatnonzero(y_idx == k)), w[y_idx == k])
                           for k in range(classes.shape[0])]

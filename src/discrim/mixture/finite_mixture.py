@@ -418,8 +418,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 ) from None
             return check_feature_magnitude(X)
 
-        # the masked E- and M-steps are host code
-        X = rows_on_device(self, X, validate, reset=reset, dtype=dtype, nan_on_device=(
+        # the masked E- and M-steps are host code: fit refuses such rows on a device; a fitted
+        # model (its parameters on the host) scores them there, as numpy
+        X = rows_on_device(self, X, validate, reset=reset, dtype=dtype, nan_on_host=not reset, nan_on_device=(
             "X has missing values (NaN), which are handled on the host (numpy) path only: fit with device=None, "
             "or impute them first."))
         X, mask = observed_mask(X)
