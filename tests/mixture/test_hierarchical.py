@@ -189,3 +189,33 @@ def test_a_sample_of_data_not_in_memory_agglomerates_at_most_max_rows(monkeypatc
         da.from_array(X, chunks=(2 * MAX_ROWS, -1)))
     assert seen and max(seen) <= MAX_ROWS
     np.testing.assert_allclose(np.sort(model.params_["mean"][:, 0]), [0.0, 6.0], atol=0.1)
+
+
+@pytest.mark.parametrize("case", ["iris", "wine"])
+def test_the_public_function_gives_mclusts_hclass(case):
+    from discrim.mixture import hierarchical_clusters
+
+    X = _data(case)
+    partitions = hierarchical_clusters(X, list(range(1, 10)))
+    for G in range(1, 10):
+        np.testing.assert_array_equal(partitions[G], _mclust(case, G), err_msg=f"{case}, G = {G}")
+    np.testing.assert_array_equal(hierarchical_clusters(X.tolist(), 4), _mclust(case, 4))
+
+
+def test_the_public_function_agglomerates_a_sample_of_many_rows_and_checks_its_input():
+    from discrim.mixture import hierarchical_clusters
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(2500, 2)) + np.repeat([[0.0, 0.0], [6.0, 0.0]], 1250, axis=0)
+    labels = hierarchical_clusters(X, 2, random_state=1)
+    assert (labels == -1).sum() == 500  # mclust's subset: 2,000 rows agglomerated
+    np.testing.assert_array_equal(labels, hierarchical_clusters(X, 2, random_state=1))
+    seen = labels >= 0
+    halves = np.repeat([0, 1], 1250)[seen]
+    assert max(np.mean(labels[seen] == halves), np.mean(labels[seen] != halves)) > 0.95  # 0.9775 here
+    for bad, message in (([0, 2], r"between 1 and the 2000 rows agglomerated; got 0"),
+                         (2001, r"got 2001"), (2.5, r"a whole number or a list")):
+        with pytest.raises(ValueError, match=message):
+            hierarchical_clusters(X, bad)
+    with pytest.raises(ValueError, match="NaN"):
+        hierarchical_clusters(np.where(X > 5, np.nan, X), 2)
