@@ -92,3 +92,20 @@ def test_a_row_with_missing_values_gives_its_expected_variates():
         expected += p * x
     np.testing.assert_allclose(lda.transform(row[None])[0], (expected - lda.xbar_) @ lda.scalings_, rtol=1e-10)
     np.testing.assert_allclose(lda.transform(X[:5]), (X[:5] - lda.xbar_) @ lda.scalings_, rtol=1e-10, atol=1e-12)
+
+
+def test_rows_with_missing_values_of_a_frame_transform_without_a_feature_name_warning():
+    # the expected rows' posteriors went through predict_proba again, on the validated array,
+    # which warned that it had no feature names
+    import warnings
+
+    frame = load_iris(as_frame=True)
+    X, y = frame.data, frame.target
+    gaps = X.copy()
+    gaps.iloc[::5, 1] = np.nan
+    by_array = LinearDiscriminant().fit(X.to_numpy(), y).transform(gaps.to_numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        by_frame = LinearDiscriminant().fit(X, y).transform(gaps)
+    np.testing.assert_array_equal(by_frame, by_array)
+    assert np.isfinite(by_frame).all()

@@ -10,6 +10,7 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
+from discrim._posterior import rule_from_joint
 from discrim._typing import Array, ArrayLike, Device
 from discrim.base import BaseLikelihoodClassifier
 from discrim.backend import ops, to_numpy
@@ -700,8 +701,12 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         return X @ ops.like(self.scalings_, X)
 
     def _expected_rows(self, X):
-        """Rows with their missing entries replaced by ``E[x_m | x_o]`` under the fitted mixture of classes."""
-        return np.einsum("nk,knd->nd", self.predict_proba(X), self._conditioned(X).completed)
+        """Rows with their missing entries replaced by ``E[x_m | x_o]`` under the fitted mixture of classes.
+
+        ``X`` is validated already: the posteriors come from its densities (predict_proba would
+        validate it again, and warn that an array has no feature names)."""
+        posterior = rule_from_joint(self._log_density(X) + self._fitted_log_prior(), "proba", self.classes_)
+        return np.einsum("nk,knd->nd", posterior, self._conditioned(X).completed)
 
     def get_feature_names_out(self, input_features: ArrayLike | None = None) -> np.ndarray:
         """Names of the canonical variates: ``lineardiscriminant0``, ``lineardiscriminant1``, ...
