@@ -7,7 +7,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.mixture import GaussianMixture
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from discrim.distributions import FAMILIES, Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.distributions import FAMILIES, Bernoulli, Binomial, Categorical, Gaussian, Poisson, StudentT
 from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture import FiniteMixture
 
@@ -38,8 +38,12 @@ EXPECTED_FAILED_CHECKS = {
 }
 
 
+# With a noise component or a full Student-t the model has no marginal density of a row's observed
+# entries: its allow_nan tag is False (it said True, and the refusals failed the pickle check), and
+# its refusals name NaN and a single sample as scikit-learn's checks expect.
 @parametrize_with_checks(
-    [FiniteMixture(Gaussian(), random_state=0)],
+    [FiniteMixture(Gaussian(), random_state=0), FiniteMixture(Gaussian(), 2, noise=True, random_state=0),
+     FiniteMixture(StudentT(), 2, random_state=0)],
     expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS,
 )
 def test_sklearn_compatible(estimator, check):
@@ -417,3 +421,17 @@ def test_warm_start_refuses_parameters_that_cannot_start_the_fit():
     assert rows.shape == (5, 2) and labels.shape == (5,)
     refit = FiniteMixture(Gaussian(), 2, warm_start=True, random_state=0).fit(X)
     assert refit.fit(X).weights_.shape == (2,)  # a compatible warm start goes on
+
+
+def test_the_nan_tag_follows_the_family_and_the_noise():
+    from discrim.distributions import Product
+
+    def allow_nan(model):
+        return model.__sklearn_tags__().input_tags.allow_nan
+
+    assert allow_nan(FiniteMixture(Gaussian()))
+    assert allow_nan(FiniteMixture(StudentT("diag")))
+    assert not allow_nan(FiniteMixture(StudentT()))  # "full" refuses a mask
+    assert not allow_nan(FiniteMixture(Gaussian(), noise=True))
+    assert not allow_nan(FiniteMixture(Product([(StudentT(), [0]), (Poisson(), [1])])))
+    assert allow_nan(FiniteMixture(Product([(StudentT("diag"), [0]), (Poisson(), [1])])))

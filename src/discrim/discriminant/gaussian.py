@@ -181,7 +181,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         X, y = validate_training_data(self, X, y, allow_nan=True)
         classes, y_idx, w, totals = self._prepare_targets(y, sample_weight, X.shape[0])
         if ops.any_nan(X) or np.any(y_idx < 0):
-            self._refuse_estimator("rows with missing values or without labels")
+            self._refuse_estimator("rows with missing values (NaN) or without labels")
             # the EM of missing values and unlabelled rows runs on the host (see _fit_incomplete);
             # the fitted moments serve the device's predictions as any others
             X = to_numpy(X)

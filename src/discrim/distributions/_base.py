@@ -761,6 +761,17 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return None
 
+    def takes_missing_values(self) -> bool:
+        """Whether :meth:`log_prob` and :meth:`suff_stats` take a mask of observed entries.
+
+        Returns
+        -------
+        takes : bool
+            True unless the family has no marginal density of a row's observed entries (a full
+            Student-t), which then refuses a mask.
+        """
+        return True
+
     def rows_per_component(self, n_features: int) -> int:
         """Weighted rows a component needs for non-degenerate parameters (0: any positive weight).
 

@@ -228,6 +228,9 @@ class Fixed(ComponentFamily):
     def support_upper(self):
         return self.family.support_upper()
 
+    def takes_missing_values(self):
+        return self.family.takes_missing_values()
+
     def rows_per_component(self, n_features):
         return self.family.rows_per_component(n_features)
 

@@ -230,6 +230,9 @@ class Product(ComponentFamily):
     def rows_per_component(self, n_features):
         return max(family.rows_per_component(cols.shape[0]) for _, family, cols in self._parts())
 
+    def takes_missing_values(self):
+        return all(family.takes_missing_values() for _, family, _ in self._parts())
+
     def support_upper(self):
         uppers = [family.support_upper() for _, family, _ in self._parts()]
         return None if any(u is None for u in uppers) else max(uppers)

@@ -213,9 +213,12 @@ class StudentT(ComponentFamily):
 
     # --- densities ---------------------------------------------------------------------------
 
+    def takes_missing_values(self):
+        return self.covariance_type != "full"
+
     def _check_mask(self, mask):
-        if mask is not None and self.covariance_type == "full":
-            raise ValueError("StudentT(covariance_type='full') does not take missing values (a mask): use "
+        if mask is not None and not self.takes_missing_values():
+            raise ValueError("StudentT(covariance_type='full') does not take missing values (NaN): use "
                              "covariance_type='diag', or impute the missing entries first.")
 
     def _terms(self, params):

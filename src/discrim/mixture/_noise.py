@@ -63,6 +63,9 @@ def noise_region(X):
         When a column (or principal direction) of X has no spread: the volume is zero.
     """
     X = np.asarray(X, dtype=np.float64)
+    if X.shape[0] < 2:
+        raise ValueError(f"noise=True needs at least 2 samples to span a volume; got n_samples={X.shape[0]}. Pass "
+                         "noise=<the volume V>, or fit without noise.")
     centred = X - X.mean(axis=0)
     rotation = np.linalg.eigh(centred.T @ centred)[1][:, ::-1]
     best = None

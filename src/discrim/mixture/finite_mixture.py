@@ -376,7 +376,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = True  # NaN is a missing value, handled by the marginal densities
+        # NaN is a missing value, handled by the marginal densities, except where the model has no
+        # marginal: a noise component (a density in all the features) or a family that refuses a mask
+        takes = getattr(self.family, "takes_missing_values", None)  # a family object of any kind: no check here
+        tags.input_tags.allow_nan = not self.noise and (takes is None or bool(takes()))
         return tags
 
     # --- validation -----------------------------------------------------------------------
