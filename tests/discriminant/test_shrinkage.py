@@ -158,3 +158,17 @@ def test_auto_does_not_depend_on_the_features_units(cls):
     np.testing.assert_allclose(rescaled.predict_proba(X * units), raw.predict_proba(X), rtol=1e-8, atol=1e-12)
     np.testing.assert_allclose(rescaled.shrinkage_, raw.shrinkage_, rtol=1e-10)
     assert raw.score(X, y) >= cls(shrinkage="oas").fit(X, y).score(X, y)
+
+
+def test_constant_features_under_shrinkage_towards_the_diagonal_are_named():
+    # digits' blank pixels have no variance within the classes: "auto" (towards the diagonal) keeps
+    # it at 0, and the refusal named no feature; "oas" (towards the identity) fits
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    with pytest.raises(ValueError, match=r"3 feature\(s\) \(index 0, 32, 39\) are constant within every class: "
+                                         r"remove them, or shrink towards the identity"):
+        LinearDiscriminant(shrinkage="auto").fit(X, y)
+    assert LinearDiscriminant(shrinkage="oas").fit(X, y).score(X, y) > 0.95
+    kept = X[:, [j for j in range(64) if j not in (0, 32, 39)]]
+    assert LinearDiscriminant(shrinkage="auto").fit(kept, y).score(kept, y) > 0.95

@@ -10,7 +10,7 @@ import numpy as np
 from sklearn.base import TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 
-from discrim._posterior import rule_from_joint
+from discrim._posterior import listed_indices, rule_from_joint
 from discrim._typing import Array, ArrayLike, Device
 from discrim.base import BaseLikelihoodClassifier
 from discrim.backend import ops, to_numpy
@@ -625,10 +625,15 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         try:
             chol = cholesky_factors(cov[None])[0]
         except SingularCovarianceError as exc:
+            # features of no variance within the classes (digits' blank pixels) keep a variance of 0
+            # under every shrinkage towards the diagonal ("auto"): name them
+            count, shown = listed_indices(np.diag(cov) <= 0)
+            constant = (f" {count} feature(s) (index {shown}) are constant within every class: remove them, or "
+                        "shrink towards the identity (reg_param, shrinkage='oas' or a float).") if count else ""
             raise ValueError(
                 f"the pooled covariance is {exc}: the features are collinear (or constant), or "
                 f"there are too few samples (n - g = {dof:g} for {n_features} features). Remove "
-                "redundant features or set reg_param > 0 (for example reg_param=0.01)."
+                f"redundant features or set reg_param > 0 (for example reg_param=0.01).{constant}"
             ) from None
         self.covariance_ = cov
         with np.errstate(divide="ignore"):
