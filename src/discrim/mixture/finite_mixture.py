@@ -261,8 +261,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     See Also
     --------
-    sklearn.mixture.GaussianMixture : The Gaussian case; ``FiniteMixture(Gaussian())`` reaches
-        the same fit from the same initial parameters.
+    sklearn.mixture.GaussianMixture : The Gaussian case; ``FiniteMixture(Gaussian())`` takes the
+        same EM steps from the same initial parameters. At the same ``tol`` it stops one step
+        earlier: its ``lower_bound_`` is the log-likelihood of the parameters it returns, where
+        scikit-learn's is that of the parameters before its last M-step.
 
     Notes
     -----
