@@ -80,6 +80,9 @@ def test_matches_sklearn_gaussian_mixture_from_the_same_start(ctype, dtype, rng)
     np.testing.assert_allclose(fm.weights_, gm.weights_, rtol=rtol * 10, atol=1e-8)
     np.testing.assert_allclose(fm.params_["mean"], gm.means_, rtol=rtol * 10, atol=rtol * 10)
     np.testing.assert_allclose(fm.params_["covariance"], gm.covariances_, rtol=rtol * 100, atol=rtol * 10)
+    # the same under GaussianMixture's names, in its shapes
+    assert fm.means_.shape == gm.means_.shape and fm.covariances_.shape == gm.covariances_.shape
+    np.testing.assert_array_equal(fm.covariances_, fm.params_["covariance"])
     np.testing.assert_allclose(fm.predict_proba(X), gm.predict_proba(X), atol=rtol * 100)
     np.testing.assert_allclose(fm.score_samples(X), gm.score_samples(X), rtol=rtol * 10)
     assert fm.bic(X) == pytest.approx(gm.bic(X), rel=rtol * 10)
@@ -435,3 +438,12 @@ def test_the_nan_tag_follows_the_family_and_the_noise():
     assert not allow_nan(FiniteMixture(Gaussian(), noise=True))
     assert not allow_nan(FiniteMixture(Product([(StudentT(), [0]), (Poisson(), [1])])))
     assert allow_nan(FiniteMixture(Product([(StudentT("diag"), [0]), (Poisson(), [1])])))
+
+
+def test_gaussian_mixtures_only_have_means_and_covariances(rng):
+    assert not hasattr(FiniteMixture(Gaussian()), "means_")  # unfitted
+    counts = rng.poisson(3.0, size=(50, 2)).astype(float)
+    poisson = FiniteMixture(Poisson(), 2, random_state=0).fit(counts)
+    with pytest.raises(AttributeError, match=r"means_ is a Gaussian mixture's attribute; this Poisson mixture's "
+                                             r"parameters are params_: \['rate'\]"):
+        poisson.means_

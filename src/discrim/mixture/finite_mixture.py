@@ -232,6 +232,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         Component parameters by name, each with a leading component axis: ``prob`` (Binomial,
         Bernoulli), ``rate`` (Poisson), ``probs`` (Categorical), ``mean`` and ``covariance``
         (Gaussian).
+    means_, covariances_ : ndarray
+        A Gaussian family's ``params_["mean"]`` and ``params_["covariance"]`` under
+        scikit-learn's GaussianMixture names and shapes (other families: AttributeError).
     converged_ : bool
         Whether the best initialisation converged before ``max_iter``.
     n_iter_ : int
@@ -954,6 +957,34 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             else:
                 X0[index] = family.conditional_estimate(X0[index], self._params, observed, resp[index], rows)
         return X0
+
+    # --- scikit-learn's GaussianMixture names -----------------------------------------------
+
+    @property
+    def means_(self) -> np.ndarray:
+        """``params_["mean"]`` of a Gaussian family, (n_components, n_features): GaussianMixture's name."""
+        return self._gaussian_parameter("mean", "means_")
+
+    @property
+    def covariances_(self) -> np.ndarray:
+        """``params_["covariance"]`` of a Gaussian family: GaussianMixture's name and shapes.
+
+        (n_components, n_features, n_features) for "full" and mclust's ellipsoidal models,
+        (n_features, n_features) "tied", (n_components, n_features) "diag" and the diagonal
+        models, (n_components,) "spherical" and the spherical models.
+        """
+        return self._gaussian_parameter("covariance", "covariances_")
+
+    def _gaussian_parameter(self, name, attribute):
+        from discrim.distributions import Gaussian
+
+        family = getattr(self, "family_", None)
+        if family is None:  # unfitted: hasattr is False, as for any fitted attribute
+            raise AttributeError(f"{attribute} exists after fit; call fit first.")
+        if not isinstance(family, Gaussian):
+            raise AttributeError(f"{attribute} is a Gaussian mixture's attribute; this {type(family).__name__} "
+                                 f"mixture's parameters are params_: {sorted(self.params_)}.")
+        return self.params_[name]
 
     # --- model size and sampling ----------------------------------------------------------
 
