@@ -473,3 +473,107 @@ def test_feature_positions_in_messages_become_column_names():
     for unchanged in ("1 feature(s) of X (['const']) are constant", "1 feature(s) of X ([7]) are constant",
                       "class 2 has [3] rows"):
         assert name_feature_positions(unchanged, names) == unchanged
+
+
+# --- a command-line user's files (tour of 2026-11-27) ---------------------------------------
+
+
+def _rows(rng, n=60):
+    X = rng.normal(size=(n, 3))
+    return X, np.where(X[:, 0] > 0, "cat", "dog")
+
+
+def _one_error_line(result):
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    return result.output.strip().splitlines()[-1]
+
+
+def test_headers_that_repeat_a_name_or_are_numbers_are_refused(tmp_path, rng):
+    # pandas renamed a repeated header a.1 (a model then asked for 'a.1' at predict) and read a file
+    # without a header with its first row as column names (one row fewer, numbers as names)
+    X, y = _rows(rng)
+    repeated, headerless = tmp_path / "dup.csv", tmp_path / "nohead.csv"
+    repeated.write_text("a,a,c,label\n" + "".join(f"{r[0]},{r[1]},{r[2]},{c}\n" for r, c in zip(X, y)))
+    headerless.write_text("".join(f"{r[0]},{r[1]},{r[2]}\n" for r in X))
+    line = _one_error_line(run("fit", "--csv", repeated, "--target", "label", "--model", "lda"))
+    assert "names column(s) 'a' more than once in its header: give every column its own name." in line
+    line = _one_error_line(run("mixture", "--csv", headerless, "--quiet"))
+    assert "has no header: its first line is numbers" in line and "Add a first line of column names." in line
+
+
+def test_utf16_text_gets_its_own_advice(tmp_path, rng):
+    X, y = _rows(rng)
+    path = tmp_path / "unicode.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(path, index=False, encoding="utf-16")
+    line = _one_error_line(run("fit", "--csv", path, "--target", "label", "--model", "lda"))
+    assert "is UTF-16 text" in line and "iconv -f utf-16 -t utf-8" in line
+
+
+def test_labels_are_read_without_surrounding_spaces(tmp_path, rng):
+    # "cat " and "cat" were two classes (leading spaces were stripped, trailing ones kept)
+    X, y = _rows(rng)
+    padded = y.astype(object)
+    padded[:11] = [label + " " for label in padded[:11]]
+    path, model = tmp_path / "trail.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=padded).to_csv(path, index=False)
+    assert run("fit", "--csv", path, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
+    assert list(load_model(model).classes_) == ["cat", "dog"]
+
+
+def test_predict_keeps_columns_as_written(tmp_path, rng):
+    # read as numbers, an id column with one empty cell became floats (9007199254740993 -> ...992.0)
+    X, y = _rows(rng, n=40)
+    train, model = tmp_path / "train.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(train, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
+    ids = ["9007199254740993", "", "0042"] + [str(i) for i in range(3, 40)]
+    rows = tmp_path / "rows.csv"
+    rows.write_text("id,a,b,c\n" + "".join(f"{i},{r[0]},{r[1]},{r[2]}\n" for i, r in zip(ids, X)))
+    result = run("predict", "--model", model, "--csv", rows, "--keep", "id")
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0] == "id,predicted,proba_cat,proba_dog"
+    assert [line.split(",")[0] for line in lines[1:4]] == ["9007199254740993", "", "0042"]
+
+
+def test_parquet_files_with_other_columns_are_named(tmp_path, rng):
+    # a column missing from a later file failed in a later pass ("internal error: KeyError"), an
+    # extra one was dropped silently; columns in another order are read by name
+    X, y = _rows(rng, n=100)
+    frame = pd.DataFrame(X, columns=["x1", "x2", "x3"]).assign(label=y)
+    for name, later in (("lacking", frame.iloc[50:].drop(columns="x3")), ("adding", frame.iloc[50:].assign(x4=1.0)),
+                        ("reordered", frame.iloc[50:][["x2", "x1", "x3", "label"]])):
+        folder = tmp_path / name
+        folder.mkdir()
+        frame.iloc[:50].to_parquet(folder / "p0.parquet")
+        later.to_parquet(folder / "p1.parquet")
+        result = run("fit", "--parquet", folder, "--target", "label", "--model", "qda", "--quiet")
+        if name == "reordered":
+            assert result.exit_code == 0, result.output
+        else:
+            line = _one_error_line(result)
+            assert "has other columns than" in line and ("it lacks 'x3'" if name == "lacking" else "it adds 'x4'") in line
+
+
+def test_targets_that_cannot_be_split_and_tables_without_features_say_why(tmp_path, rng):
+    X, y = _rows(rng)
+    path = tmp_path / "t.csv"
+    table = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    table.to_csv(path, index=False)
+    line = _one_error_line(run("fit", "--csv", path, "--target", "b", "--drop", "label", "--model", "lda"))
+    assert "has 60 distinct values in 60 rows" in line and "it looks continuous" in line  # listed all 60 before
+    table.loc[0, "label"] = "bird"
+    table.to_csv(path, index=False)
+    line = _one_error_line(run("fit", "--csv", path, "--target", "label", "--model", "lda"))
+    assert "has 1 class(es) of one row ('bird')" in line
+    line = _one_error_line(run("fit", "--csv", path, "--target", "label", "--model", "lda", "--drop", "a,b,c"))
+    assert "no feature column is left beside the target 'label'" in line  # "at least one array or dtype"
+
+
+def test_a_pgf_plot_without_latex_is_refused_before_the_fit(tmp_path, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    line = _one_error_line(run("fit", "--dataset", "iris-2f", "--model", "lda", "--plot", tmp_path / "r.pgf"))
+    assert "a .pgf figure needs LaTeX" in line
+    assert list(tmp_path.iterdir()) == []

@@ -1,6 +1,7 @@
 """Reading tables and writing outputs for the command-line tool, with one-line errors."""
 
 import ast
+import csv
 import os
 import re
 import tempfile
@@ -42,8 +43,14 @@ def read_csv(path):
             "quote such values, or give the first column a header."
         ) from None
     except UnicodeDecodeError:
-        if path.suffix.lower() in (".parquet", ".pq") or path.read_bytes()[:4] == b"PAR1":
+        start = path.read_bytes()[:4]
+        if path.suffix.lower() in (".parquet", ".pq") or start == b"PAR1":
             raise click.ClickException(f"{str(path)!r} is a Parquet file, not a CSV file: give it with --parquet.") from None
+        if start[:2] in (b"\xff\xfe", b"\xfe\xff"):  # the byte-order mark of UTF-16
+            raise click.ClickException(
+                f"CSV file {str(path)!r} is UTF-16 text (a 'Unicode text' export): save it as UTF-8, e.g. "
+                "iconv -f utf-16 -t utf-8 FILE > FILE.utf8.csv."
+            ) from None
         raise click.ClickException(
             f"CSV file {str(path)!r} is not UTF-8 text (an export in Latin-1 or Windows-1252?): save it as UTF-8, "
             "e.g. iconv -f latin1 -t utf-8 FILE > FILE.utf8.csv."
@@ -54,10 +61,41 @@ def read_csv(path):
         raise click.ClickException(f"CSV file {str(path)!r} has no data rows.")
     if df.shape[1] == 1:
         _refuse_other_separator(path, str(df.columns[0]))
+    header = _header_cells(path)
+    _refuse_header(path, header)
     padded = [str(c) for c in df.columns if isinstance(c, str) and c != c.strip()]
     if padded:  # "a, b, label": the header " label" would not match --target label
         df = df.rename(columns={c: c.strip() for c in padded})
     return df
+
+
+def _header_cells(path):
+    """The cells of a CSV file's first line, as written (pandas renames repeated ones a.1, a.2)."""
+    with open(path, encoding="utf-8-sig", newline="") as file:
+        return [cell.strip() for cell in next(csv.reader(file), [])]
+
+
+def _refuse_header(path, header):
+    """Refuse a header that repeats a name, or that is a row of numbers (a file without a header)."""
+    repeated = sorted({cell for cell in header if cell and header.count(cell) > 1})
+    if repeated:
+        raise click.ClickException(
+            f"CSV file {str(path)!r} names column(s) {', '.join(map(repr, repeated[:5]))} more than once in its "
+            "header: give every column its own name."
+        )
+    if header and all(_is_number(cell) for cell in header):
+        raise click.ClickException(
+            f"CSV file {str(path)!r} has no header: its first line is numbers ({', '.join(header[:3])}"
+            f"{', ...' if len(header) > 3 else ''}). Add a first line of column names."
+        )
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _refuse_other_separator(path, header):
@@ -300,7 +338,9 @@ def read_labels(path, target):
         return None
     if labels.shape[1] != 1:  # no such column: split_target names it, with the columns there are
         return None
-    labels = labels.iloc[:, 0].rename(target)
+    # surrounding spaces are not part of a class ("cat " and "cat" are one class), as read_csv
+    # strips the cells' leading ones
+    labels = labels.iloc[:, 0].rename(target).str.strip().replace("", np.nan)
     written = labels.dropna()
     if len(written) and written.map(lambda v: re.fullmatch(r"-?(0|[1-9][0-9]*)", v) is not None).all():
         out = labels.astype(object)  # ints beside NaN: an object column (pandas would make floats)
@@ -417,7 +457,11 @@ def split_target(df, labels, target, unlabelled=None):
             f"target column {target!r} has {int(labels.isna().sum())} missing value(s): drop those rows first, or fit "
             "--model lda, qda or mda, which learn from rows without a label too (semi-supervised EM)."
         )
-    X = numeric_features(df, [c for c in df.columns if c != target])
+    features = [c for c in df.columns if c != target]
+    if not features:
+        raise click.ClickException(f"no feature column is left beside the target {target!r}: the table needs at "
+                                   "least one (check --drop).")
+    X = numeric_features(df, features)
     return X, labels.to_numpy()
 
 
@@ -562,6 +606,15 @@ def check_plot_format(path, option="--plot"):
     if suffix not in formats:
         raise click.ClickException(f"{option}: {str(path)!r} has no image format matplotlib writes; end it in "
                                    f"one of {', '.join('.' + f for f in sorted(formats))}.")
+    if suffix == "pgf":  # matplotlib measures the text of a PGF figure with LaTeX, after all the work
+        import shutil
+
+        import matplotlib
+
+        tex = matplotlib.rcParams["pgf.texsystem"]
+        if shutil.which(tex) is None:
+            raise click.ClickException(f"{option}: a .pgf figure needs LaTeX ({tex}), which is not installed here; "
+                                       "write .pdf or .svg instead.")
 
 
 def check_output(path, option, *, overwrite=False, inputs=()):

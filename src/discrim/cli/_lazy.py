@@ -47,6 +47,31 @@ def _parquet_files(path):
     return files
 
 
+def _refuse_different_columns(files):
+    """Refuse Parquet files whose columns differ from the first file's (read from their footers only).
+
+    Dask takes the first file's columns for all of them: a column missing from a later file
+    failed deep inside a later pass, and an extra one was dropped silently.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        first = pq.read_schema(files[0]).names
+        for path in files[1:]:
+            names = pq.read_schema(path).names
+            if set(names) != set(first):  # dask reads the columns by name: their order may differ
+                missing = [c for c in first if c not in names]
+                extra = [c for c in names if c not in first]
+                detail = "; ".join(part for part in (f"it lacks {', '.join(map(repr, missing[:5]))}" if missing else "",
+                                                     f"it adds {', '.join(map(repr, extra[:5]))}" if extra else "")
+                                   if part)
+                raise click.ClickException(
+                    f"Parquet file {path!r} has other columns than {files[0]!r} ({detail}): every file of a table "
+                    "needs the same columns.")
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise click.ClickException(f"cannot read Parquet {files[0]!r}: {exc}".splitlines()[0]) from None
+
+
 def read_lazy(parquet=None, zarr=None):
     """The table named by ``--parquet`` or ``--zarr`` as a dask DataFrame, nothing read yet.
 
@@ -67,8 +92,10 @@ def read_lazy(parquet=None, zarr=None):
     import dask.dataframe as dd
 
     if parquet is not None:
+        files = _parquet_files(parquet)
+        _refuse_different_columns(files)
         try:
-            return dd.read_parquet(_parquet_files(parquet))
+            return dd.read_parquet(files)
         except (OSError, ValueError) as exc:
             raise click.ClickException(f"cannot read Parquet {parquet!r}: {exc}".splitlines()[0]) from None
     try:

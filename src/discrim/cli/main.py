@@ -36,6 +36,7 @@ from discrim.cli._io import (
     model_from_params,
     parse_params,
     read_csv,
+    read_csv_as_written,
     read_labels,
     remember_training_rows,
     split_target,
@@ -199,6 +200,7 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
                    dtype=bool)] = np.nan
     missing = pd.isna(y)
     labelled = np.asarray(y[~missing].tolist())  # one dtype (an object y holds ints beside empty cells' NaN)
+    _refuse_few_rows_per_class(labelled, target)
     try:
         X_train, X_test, y_train, y_test = train_test_split(X[~missing], labelled, test_size=test_size,
                                                             stratify=labelled, random_state=random_state)
@@ -398,12 +400,33 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
     result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]})
     for j, label in enumerate(classes):
         result[f"proba_{label}"] = proba[:, j]
-    result = pd.concat([df[kept].reset_index(drop=True), result], axis=1)
+    if kept:  # copied as written in the file (read as numbers, ids would lose digits and 3 become 3.0)
+        written = read_csv_as_written(csv, usecols=lambda column: str(column).strip() in kept)
+        written.columns = [str(c).strip() for c in written.columns]
+        result = pd.concat([written[kept], result], axis=1)
     if output is None:
         click.echo(result.to_csv(index=False), nl=False)
     else:
         write_csv_atomic(result, output)
         console.print(f"{len(result)} predictions written to {output}")
+
+
+def _refuse_few_rows_per_class(labels, target):
+    """Refuse classes of one row (the stratified split needs two), naming a few, and a target that
+    looks continuous (a class per row) as such."""
+    classes, counts = np.unique(labels, return_counts=True)
+    single = classes[counts < 2]
+    if not single.size:
+        return
+    shown = ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in single[:5])
+    shown += " ..." if single.size > 5 else ""
+    if classes.size > 0.5 * labels.shape[0]:
+        raise click.ClickException(
+            f"target column {target!r} has {classes.size} distinct values in {labels.shape[0]} rows ({shown}): it "
+            "looks continuous, and discrim classifies. Give a column of classes as --target.")
+    raise click.ClickException(
+        f"target column {target!r} has {single.size} class(es) of one row ({shown}): the stratified split into "
+        "training and test rows needs two of each. Add rows of those classes, or leave them out.")
 
 
 def _fitted_scaler(X):
