@@ -345,3 +345,18 @@ def test_the_prototype_set_answers_to_its_class_name_too():
     assert type(make_model("prototype")) is PrototypeClassifier
     result = CliRunner().invoke(cli, ["fit", "--dataset", "iris", "--model", "nope"])
     assert "choose one of: lda, qda, mda, proset, proset-cv (or prototype" in result.output
+
+
+def test_advice_names_a_commands_own_options_for_the_parameters_it_names():
+    # discrim mixture has --components, --max-iter, --prior...: its advice said it had no option
+    from discrim.cli._mixture import mixture
+    from discrim.cli._warnings import command_line_advice
+
+    text = "n_components=2 exceeds n_samples=1: a mixture needs at least one row per component. Reduce n_components."
+    assert command_line_advice(text, mixture).endswith("(On the command line: --components.)")
+    assert command_line_advice("raise max_iter=100 or tol=0.001", mixture).endswith(
+        "(On the command line: --max-iter, --tol.)")
+    assert command_line_advice("set reg_covar=1e-3", mixture).endswith(
+        "(This command has no option for that parameter: set it in Python, on the estimator.)")
+    assert command_line_advice("set reg_param=0.1", cli.commands["fit"]).endswith(
+        "(On the command line a model parameter is set with --param NAME=VALUE.)")

@@ -30,6 +30,7 @@ from discrim.cli._lazy import (
     numeric_columns,
     read_lazy,
 )
+from discrim.cli._warnings import command_line_advice
 from discrim.distributions import FAMILY_CLASSES
 from discrim.utils._files import atomic_output
 
@@ -696,7 +697,8 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
         tables = [*_parameter_tables(model, names, categories), _trace_table(model), _summary_table(model, X)]
         summary = summarize_mixture(model, X)
     except (ValueError, TypeError) as exc:
-        raise click.ClickException(str(exc)) from None
+        command = getattr(click.get_current_context(silent=True), "command", None)
+        raise click.ClickException(command_line_advice(str(exc), command)) from None
 
     console = Console(soft_wrap=False)
     if selection is not None:

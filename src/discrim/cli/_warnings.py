@@ -48,11 +48,22 @@ def command_line_advice(text, command=None):
     -------
     text : str
     """
-    if not _SETTING.search(text):  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
+    settings = [match.group(1) for match in _SETTING.finditer(text)]
+    if not settings:  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
         return text
-    if command is None or any("--param" in getattr(option, "opts", ()) for option in command.params):
+    opts = {opt for option in getattr(command, "params", ()) for opt in getattr(option, "opts", ())}
+    options = list(dict.fromkeys(_OPTIONS[name] for name in settings if _OPTIONS.get(name) in opts))
+    if options:  # the command's own options for those parameters (discrim mixture's --max-iter)
+        return text + f" (On the command line: {', '.join(options)}.)"
+    if command is None or "--param" in opts:
         return text + " (On the command line a model parameter is set with --param NAME=VALUE.)"
     return text + " (This command has no option for that parameter: set it in Python, on the estimator.)"
+
+
+# Parameters that commands take as options of their own (discrim mixture), by Python's name.
+_OPTIONS = {"n_components": "--components", "max_iter": "--max-iter", "tol": "--tol", "n_init": "--n-init",
+            "init_params": "--init", "random_state": "--random-state", "n_trials": "--n-trials",
+            "n_categories": "--n-categories", "prior": "--prior", "noise": "--noise"}
 
 
 def command_line_warnings():
