@@ -577,3 +577,12 @@ def test_a_pgf_plot_without_latex_is_refused_before_the_fit(tmp_path, monkeypatc
     line = _one_error_line(run("fit", "--dataset", "iris-2f", "--model", "lda", "--plot", tmp_path / "r.pgf"))
     assert "a .pgf figure needs LaTeX" in line
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_wide_tables_columns_are_listed_shortly(tmp_path, rng):
+    # the message listed all 1,001 names (about 6 KB on one line)
+    path = tmp_path / "wide.csv"
+    pd.DataFrame(rng.normal(size=(5, 1001)), columns=[f"f{j}" for j in range(1001)]).to_csv(path, index=False)
+    line = _one_error_line(run("fit", "--csv", path, "--target", "label", "--model", "lda"))
+    assert "it has: f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, ... (1,001 columns)." in line
+    assert len(line) < 200

@@ -223,7 +223,7 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     missing = [c for c in columns if c not in df.columns]
     if missing:
         raise click.ClickException(
-            f"column(s) {', '.join(map(repr, missing))} not in the CSV; it has: {', '.join(map(str, df.columns))}."
+            f"column(s) {', '.join(map(repr, missing))} not in the CSV; it has: {column_list(df.columns)}."
         )
     X = truth_values_as_numbers(df[columns])
     non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(X[c])]
@@ -376,7 +376,7 @@ def dropped_columns(drop, columns, target=None):
     unknown = [name for name in names if name not in columns]
     if unknown:
         raise click.ClickException(f"--drop column(s) {', '.join(map(repr, unknown))} not in the table; it has: "
-                                   f"{', '.join(map(str, columns))}.")
+                                   f"{column_list(columns)}.")
     if target is not None and target in names:
         raise click.UsageError(f"--drop names the target column {target!r}; it is not a feature anyway.")
     return names
@@ -450,7 +450,7 @@ def split_target(df, labels, target, unlabelled=None):
     """
     if target not in df.columns or labels is None:  # (a one-column file of another separator: read_csv)
         raise click.ClickException(
-            f"target column {target!r} not in the CSV; it has: {', '.join(map(repr, map(str, df.columns)))}."
+            f"target column {target!r} not in the CSV; it has: {column_list(df.columns)}."
         )
     if labels.isna().any() and unlabelled is None:
         raise click.ClickException(
@@ -727,6 +727,25 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
             f"{option}: {str(path)!r} holds Parquet files that are not discrim predictions ({_first_names(foreign)}: "
             "no 'predicted' column first); --overwrite replaces only an earlier prediction: give a new folder name."
         )
+
+
+def column_list(columns, shown=12):
+    """A table's column names for a message: all of a narrow table's, the first ``shown`` of a wide one's.
+
+    Parameters
+    ----------
+    columns : sequence
+    shown : int, default=12
+
+    Returns
+    -------
+    text : str
+        E.g. "a, b, c" or "f0, f1, ..., f11, ... (1,001 columns)".
+    """
+    names = [str(c) for c in columns]
+    if len(names) <= shown:
+        return ", ".join(names)
+    return f"{', '.join(names[:shown])}, ... ({len(names):,} columns)"
 
 
 def _first_names(names, shown=3):

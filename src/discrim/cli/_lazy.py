@@ -18,7 +18,7 @@ from pathlib import Path
 import click
 import numpy as np
 
-from discrim.cli._io import check_output_folder
+from discrim.cli._io import check_output_folder, column_list
 from discrim.utils._files import current_umask
 
 __all__ = ["LAZY_OPTIONS", "dask_cluster", "em_progress", "input_bytes", "lazy_features", "numeric_columns",
@@ -271,7 +271,7 @@ def lazy_features(frame, names=None, *, exclude=(), what="features"):
     missing = [c for c in names if c not in frame.columns]
     if missing:
         raise click.ClickException(
-            f"column(s) {', '.join(map(repr, missing))} not in the table; it has: {', '.join(map(str, frame.columns))}."
+            f"column(s) {', '.join(map(repr, missing))} not in the table; it has: {column_list(frame.columns)}."
         )
     bad = [c for c in names if not pd.api.types.is_numeric_dtype(meta[c])]
     if bad:

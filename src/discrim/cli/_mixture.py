@@ -14,6 +14,7 @@ from discrim.cli._io import (
     check_output,
     check_plot_format,
     checked_device,
+    column_list,
     device_option,
     numeric_features,
     read_csv,
@@ -144,7 +145,7 @@ def read_columns(csv, columns, categorical=()):
         unknown = [c for c in names if c not in df.columns]
         if unknown:
             raise click.ClickException(f"{option} column(s) {', '.join(map(repr, unknown))} not in the CSV; it has: "
-                                       f"{', '.join(map(str, df.columns))}.")
+                                       f"{column_list(df.columns)}.")
         repeated = sorted({c for c in names if list(names).count(c) > 1})
         if repeated:
             raise click.UsageError(f"{option} names {', '.join(map(repr, repeated))} more than once; name each column once.")

@@ -16,30 +16,31 @@ from rich.console import Console
 from rich.table import Table
 
 from discrim.cli._io import (
-    check_distinct_outputs,
-    checked_device,
-    device_option,
-    on_host,
-    check_finite_probabilities,
     check_classifier,
     check_device_data,
+    check_distinct_outputs,
+    check_finite_probabilities,
     check_output,
     check_output_folder,
+    check_plot_format,
+    checked_device,
+    column_list,
+    damaged_model_errors,
+    device_option,
+    drawable_rows,
     drop_option,
     dropped_columns,
-    table_notes,
-    check_plot_format,
-    damaged_model_errors,
-    drawable_rows,
     features_named,
     model_features,
     model_from_params,
+    on_host,
     parse_params,
     read_csv,
     read_csv_as_written,
     read_labels,
     remember_training_rows,
     split_target,
+    table_notes,
     write_csv_atomic,
 )
 from discrim.cli._lazy import lazy_options
@@ -461,7 +462,7 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
         raise click.UsageError("--parquet and --zarr need --target COLUMN.")
     frame = read_lazy(parquet, zarr)
     if target not in frame.columns:
-        raise click.ClickException(f"target column {target!r} not in the table; it has: {', '.join(map(str, frame.columns))}.")
+        raise click.ClickException(f"target column {target!r} not in the table; it has: {column_list(frame.columns)}.")
     left_out = dropped_columns(drop, list(frame.columns), target)
     # refuses non-numeric columns before any pass
     names = list(lazy_features(frame, exclude=[target, *left_out]).columns)
@@ -517,7 +518,7 @@ def _kept_columns(keep, columns, model):
     unknown = [c for c in keep if c not in columns]
     if unknown:
         raise click.ClickException(f"--keep column(s) {', '.join(map(repr, unknown))} not in the input; it has: "
-                                   f"{', '.join(map(str, columns))}.")
+                                   f"{column_list(columns)}.")
     written = {"predicted", *(f"proba_{label}" for label in np.asarray(getattr(model, "classes_", [])))}
     clash = [c for c in keep if c in written]
     if clash:
