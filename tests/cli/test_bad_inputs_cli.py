@@ -586,3 +586,18 @@ def test_a_wide_tables_columns_are_listed_shortly(tmp_path, rng):
     line = _one_error_line(run("fit", "--csv", path, "--target", "label", "--model", "lda"))
     assert "it has: f0, f1, f2, f3, f4, f5, f6, f7, f8, f9, f10, f11, ... (1,001 columns)." in line
     assert len(line) < 200
+
+
+def test_trailing_empty_columns_of_a_spreadsheet_export_are_left_out(tmp_path, rng):
+    # rows ending in ",," read as columns 'Unnamed: 4', 'Unnamed: 5' with no value, which were refused
+    X, y = _rows(rng)
+    path, plain = tmp_path / "excel.csv", tmp_path / "plain.csv"
+    lines = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(index=False).splitlines()
+    path.write_text("".join(line + ",,\n" for line in lines))
+    plain.write_text("".join(line + "\n" for line in lines))
+    result, expected = (run("fit", "--csv", p, "--target", "label", "--model", "lda") for p in (path, plain))
+    assert result.exit_code == 0, result.output
+    def scores(output):
+        return output.split(".csv")[1].split("fit time")[0]  # after the file's name
+
+    assert scores(result.output) == scores(expected.output)

@@ -63,6 +63,10 @@ def read_csv(path):
         _refuse_other_separator(path, str(df.columns[0]))
     header = _header_cells(path)
     _refuse_header(path, header)
+    # columns without a header cell and without a value: the trailing ",," of spreadsheet exports
+    blank = [c for c in df.columns if str(c).startswith("Unnamed: ") and df[c].isna().all()]
+    if blank and len(blank) < df.shape[1]:
+        df = df.drop(columns=blank)
     padded = [str(c) for c in df.columns if isinstance(c, str) and c != c.strip()]
     if padded:  # "a, b, label": the header " label" would not match --target label
         df = df.rename(columns={c: c.strip() for c in padded})
