@@ -863,13 +863,13 @@ def damaged_model_errors(model_path, also=()):
         ) from None
 
 
-def device_option(command):
+def device_option(command, saves_models=True):
     """Add ``--device`` to a click command: where the model computes (torch), default numpy."""
+    saved = "Saved models compute with numpy wherever they are loaded. " if saves_models else ""
     return click.option(
         "--device", default=None, metavar="DEVICE",
-        help="Compute with PyTorch on this device: cpu, cuda, cuda:1 (default: numpy on the host). "
-             "Saved models compute with numpy wherever they are loaded. Data with empty cells are "
-             "computed on the host only.",
+        help=f"Compute with PyTorch on this device: cpu, cuda, cuda:1 (default: numpy on the host). {saved}"
+             "Data with empty cells are computed on the host only.",
     )(command)
 
 

@@ -1,5 +1,6 @@
 """The ``discrim mixture`` command: fit a finite mixture to CSV columns and report it."""
 
+import functools
 import warnings
 from contextlib import ExitStack
 
@@ -541,10 +542,12 @@ def _selection_table(result):
 @click.option("--noise", is_flag=True,
               help="Add a uniform noise component over the rows' bounding box (mclust's noise): rows that no "
                    "component explains go to it, reported as component 'noise'.")
-@click.option("--max-iter", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--max-iter", type=click.IntRange(min=1), default=100, show_default=True,
+              help="EM iterations at most per start.")
 @click.option("--tol", type=click.FloatRange(min=0), default=1e-3, show_default=True,
               help="Stop when the mean log-likelihood improves by less than this.")
-@click.option("--random-state", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--random-state", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Seed of the starts (k-means++, random).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the convergence curve (and, for one or two columns, the fitted density; "
                    "when choosing a model, BIC against K) to this image file (format from the "
@@ -559,7 +562,7 @@ def _selection_table(result):
                    "one); every other cell as written.")
 @click.option("--overwrite", is_flag=True, help="Replace the --plot and --impute files if they exist.")
 @click.option("--quiet", is_flag=True, help="Do not show EM's progress.")
-@device_option
+@functools.partial(device_option, saves_models=False)
 @lazy_options
 def mixture(csv, columns, categorical, families, components, criterion, n_trials, n_categories, n_init, init_params, prior,
             noise, max_iter, tol, random_state, plot_path, plot_kind, impute_path, overwrite, quiet, device, parquet,
@@ -570,7 +573,7 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     summary as mclust's. With several --family options or component counts,
     every combination is fitted and the one with the lowest BIC (or AIC, ICL) is reported,
     after the table of all of them, mclust's table of the criterion (counts by families) and
-    the top three models. ``--family mclust`` compares mclust's 14 Gaussian covariance models.
+    the top three models. --family mclust compares mclust's 14 Gaussian covariance models.
     With --parquet or --zarr the columns are read lazily by Dask and every E-step runs chunk by
     chunk.
     """

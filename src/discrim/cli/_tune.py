@@ -145,14 +145,16 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--n-candidates", default=1000, show_default=True, type=click.IntRange(1),
               help="Candidates drawn per batch (at most half of each class).")
 @click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
-@click.option("--n-jobs", default=None, type=int, help="Parallel search tasks (-1: all cores).")
+@click.option("--n-jobs", default=None, type=int,
+              help="Parallel search tasks (-1: all cores; default: one task at a time).")
 @click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
               help="Standardise the features inside the model: fitted on each fold's training part during the "
                    "search and on the whole training part for the final model.")
 @click.option("--output", type=click.Path(file_okay=False), help="Folder for model.skops, the plots and the report.")
 @click.option("--overwrite", is_flag=True, help="Replace the files of an earlier run in the --output folder.")
-@click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True)
+@click.option("--report-format", type=click.Choice(["md", "html"]), default="md", show_default=True,
+              help="The report's format in the --output folder: Markdown (report.md) or HTML (report.html).")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
 @drop_option
 @device_option
