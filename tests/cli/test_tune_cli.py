@@ -1,6 +1,7 @@
 """Tests of `discrim tune`: printed selection and metrics, the output folder, errors."""
 
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -143,3 +144,16 @@ def test_overwrite_leaves_no_output_of_the_earlier_run(tmp_path):
     assert result.exit_code == 0, result.output
     assert (out / "report.html").is_file() and not (out / "report.md").exists()
     assert (out / "notes.txt").read_text() == "mine"  # files of its own are never touched
+
+
+def test_a_search_that_chooses_no_prototype_says_so(tmp_path):
+    # the 1-SE rule may pick 0 batches on weak data: the model then predicts the class frequencies
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + rng.normal(size=60) * 2 > 0, "cat", "dog")
+    path = tmp_path / "weak.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(path, index=False)
+    result = CliRunner().invoke(cli, ["tune", "--csv", str(path), "--target", "label", "--max-batches", "1",
+                                      "--n-alphas", "1", "--quiet"])
+    assert result.exit_code == 0, result.output
+    assert "│ prototypes" in result.output and "note: the search chose a model without prototypes" in result.output

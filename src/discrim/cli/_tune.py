@@ -215,6 +215,12 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     for label, key in _METRICS:
         scores.add_row(label, f"{metrics[key]:.4f}")
     console.print(scores)
+    if summary["n_prototypes"] == 0:
+        # the rule's pick, but a model that predicts the training class frequencies for every row
+        console.print(
+            f"note: the search chose a model without prototypes ({search.best_params_['n_batches']} batches): "
+            "it predicts the training class frequencies for every row, as the 1-SE rule allows where the folds' "
+            "scores spread widely. Try --selection best, more rows, or a larger --max-batches.")
 
     if out_dir is None:
         return
