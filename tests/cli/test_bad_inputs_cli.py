@@ -601,3 +601,28 @@ def test_trailing_empty_columns_of_a_spreadsheet_export_are_left_out(tmp_path, r
         return output.split(".csv")[1].split("fit time")[0]  # after the file's name
 
     assert scores(result.output) == scores(expected.output)
+
+
+@pytest.mark.parametrize("cells, advice", [
+    (lambda v: f"{abs(v) * 10:.1f} kg", "numbers with a unit: write the numbers without it"),
+    (lambda v: f"{abs(v) * 10:.0f}%", "percentages: write the numbers without the % sign"),
+    (lambda v: "2020-01-0" + str(int(abs(v) * 3) % 9 + 1), "dates: give a number derived from them"),
+])
+def test_numbers_written_with_units_percent_signs_or_as_dates_get_their_own_advice(cells, advice, tmp_path, rng):
+    # one-hot encoding was suggested for "12 kg", "45%" and dates alike
+    X, y = _rows(rng)
+    path = tmp_path / "t.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(w=[cells(v) for v in X[:, 1]], label=y).to_csv(path, index=False)
+    line = _one_error_line(run("fit", "--csv", path, "--target", "label", "--model", "lda"))
+    assert f"non-numeric features column(s) 'w': their values look like {advice}" in line
+
+
+def test_predict_on_text_in_a_models_feature_says_the_model_learnt_numbers(tmp_path, rng):
+    X, y = _rows(rng)
+    train, rows, model = tmp_path / "train.csv", tmp_path / "rows.csv", tmp_path / "m.skops"
+    table = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    table.to_csv(train, index=False)
+    table.assign(a="x").to_csv(rows, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
+    line = _one_error_line(run("predict", "--model", model, "--csv", rows))
+    assert "'a': the model learnt them as numbers: give the rows as the training table had them." in line

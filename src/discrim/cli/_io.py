@@ -131,6 +131,16 @@ def read_csv_as_written(path, **options):
 
 # a number written with a decimal comma (0,126) or thousands separators (1,260 or 1,260.5)
 _COMMA_NUMBER = re.compile(r"-?\d+,\d+|-?\d{1,3}(,\d{3})+(\.\d+)?")
+# values written so that they are not numbers, and the fix for each (one-hot would be the wrong one)
+_WRITTEN_AS = (
+    (_COMMA_NUMBER, "numbers written with a decimal comma or a thousands separator: write them with a decimal "
+                    "point and no separators"),
+    (re.compile(r"-?\d+(\.\d+)?\s*%"), "percentages: write the numbers without the % sign"),
+    (re.compile(r"\d{4}-\d{2}-\d{2}([ T][\d:.]+)?"), "dates: give a number derived from them (a day count, a "
+                                                       "month), or leave them out"),
+    (re.compile(r"-?\d+(\.\d+)?\s*[A-Za-z]+"), "numbers with a unit: write the numbers without it (one unit "
+                                                "per column, named in the header)"),
+)
 
 # the cell texts read as truth values, whatever their case (pandas reads a column of them as
 # bool, or as object when a cell is empty)
@@ -195,12 +205,15 @@ def non_numeric_message(what, columns, written=()):
     -------
     message : str
     """
-    commas = bool(written) and all(_COMMA_NUMBER.fullmatch(v.strip()) for v in written)
-    return (f"non-numeric {what} column(s) {', '.join(map(repr, map(str, columns)))}: "
-            + ("their values look like numbers written with a decimal comma or a thousands separator "
-               f"({written[0]!r}): write them with a decimal point and no separators."
-               if commas else "encode them as numbers (e.g. one-hot) or leave them out (--drop in fit and tune, "
-               "--columns in mixture)."))
+    head = f"non-numeric {what} column(s) {', '.join(map(repr, map(str, columns)))}: "
+    for pattern, advice in _WRITTEN_AS:
+        if written and all(pattern.fullmatch(v.strip()) for v in written):
+            return head + f"their values look like {advice} ({written[0]!r})."
+    context = click.get_current_context(silent=True)
+    if context is not None and context.info_name in ("predict", "explain"):  # the model's own features
+        return head + "the model learnt them as numbers: give the rows as the training table had them."
+    return head + ("encode them as numbers (e.g. one-hot) or leave them out (--drop in fit and tune, --columns in "
+                   "mixture).")
 
 
 def numeric_features(df, columns=None, *, what="features", allow_empty=False):
