@@ -626,3 +626,10 @@ def test_predict_on_text_in_a_models_feature_says_the_model_learnt_numbers(tmp_p
     assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
     line = _one_error_line(run("predict", "--model", model, "--csv", rows))
     assert "'a': the model learnt them as numbers: give the rows as the training table had them." in line
+
+
+def test_an_export_named_like_another_format_is_refused(tmp_path):
+    # it wrote CSV text into x.parquet, which --parquet then failed to read
+    result = run("datasets", "--export", "iris", "--output", tmp_path / "x.parquet")
+    assert result.exit_code == 2 and "--export writes CSV text; end the file name in .csv" in result.output
+    assert list(tmp_path.iterdir()) == []

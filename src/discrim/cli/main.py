@@ -135,6 +135,9 @@ def datasets(export_name, output, random_state, overwrite):
                 f"unknown data set {export_name!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
         check_output(output, "--output", overwrite=overwrite)
+        if Path(output).suffix.lower() in (".parquet", ".pq", ".zarr", ".xlsx", ".json", ".skops"):
+            raise click.UsageError(f"--output: --export writes CSV text; end the file name in .csv, not "
+                                   f"{Path(output).suffix!r}.")
         X, y = load_dataset(export_name, random_state=random_state, as_frame=True)
         if "target" in X.columns:
             raise click.ClickException(f"data set {export_name!r} has a feature named 'target'.")
