@@ -288,3 +288,14 @@ def test_noise_rows_are_drawn_apart(rng):
     np.testing.assert_allclose(noise.get_sizes(), 2 + 48 * (1 - proba.max(1))[labels == -1] / (1 - 1 / 3))
     assert sum(isinstance(p, Ellipse) for p in ax.patches) == 2
     assert "noise" in [t.get_text() for t in axes[0, 1].get_legend().get_texts()]
+
+
+def test_the_density_title_fits_on_two_lines_and_speaks_of_contours_only_where_drawn(rng):
+    # one line was cut at both ends on a 2 x 2 grid, and one column (no contours) mentioned contours
+
+    X = rng.normal(size=(80, 2))
+    mixture = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    title = plot_density(mixture, X)[0][0].figure._suptitle.get_text()
+    assert title.split("\n") == ["marginal mixture densities", "(contours enclose 25/50/75/95% of the rows): 2 components"]
+    one = FiniteMixture(Gaussian(), 2, random_state=0).fit(X[:, :1])
+    assert "contours" not in plot_density(one, X[:, :1])[0][0].figure._suptitle.get_text()

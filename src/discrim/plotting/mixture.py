@@ -574,8 +574,10 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
             panel.set_ylabel(names[j])
     title = {"classification": "classification (most probable component)",
              "uncertainty": "uncertainty (1 - largest posterior: marker size)",
-             "density": "marginal mixture densities (contours enclose 25/50/75/95% of the rows)"
-             if tuple(np.sort(levels)) == (0.25, 0.5, 0.75, 0.95) else "marginal mixture densities"}[what]
+             # on two lines: one panel of a few inches cut the one line at both ends; one column has
+             # no contours
+             "density": "marginal mixture densities\n(contours enclose 25/50/75/95% of the rows)"
+             if tuple(np.sort(levels)) == (0.25, 0.5, 0.75, 0.95) and m > 1 else "marginal mixture densities"}[what]
     if ax is not None:
         ax.set_title(title, fontsize="small")
     else:
