@@ -633,3 +633,16 @@ def test_an_export_named_like_another_format_is_refused(tmp_path):
     result = run("datasets", "--export", "iris", "--output", tmp_path / "x.parquet")
     assert result.exit_code == 2 and "--export writes CSV text; end the file name in .csv" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_predict_notes_a_feature_that_no_row_gives(tmp_path, rng):
+    X, y = _rows(rng)
+    train, rows, model = tmp_path / "train.csv", tmp_path / "rows.csv", tmp_path / "m.skops"
+    table = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    table.to_csv(train, index=False)
+    table.assign(b=np.nan).to_csv(rows, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
+    result = CliRunner().invoke(cli, ["predict", "--model", str(model), "--csv", str(rows), "--output",
+                                      str(tmp_path / "p.csv")])
+    assert result.exit_code == 0
+    assert "note: feature(s) 'b' are empty in every row: the predictions use the other features" in result.output

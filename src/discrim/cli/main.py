@@ -401,6 +401,7 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         # a model without feature names takes the numeric columns: the kept ones are not among them
         named = getattr(model, "feature_names_in_", None) is not None
         X = model_features(model, df if named else df.drop(columns=kept))
+        _note_empty_features(X)
         proba = np.asarray(model.predict_proba(X), dtype=float)
         classes = np.asarray(model.classes_)
     check_finite_probabilities(proba)
@@ -517,6 +518,17 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
     if output is not None:
         save_model(model, output)
         console.print(f"model saved to {output}")
+
+
+def _note_empty_features(X):
+    """Say on stderr which of the model's features no row gives (the predictions leave them out)."""
+    values = X.to_numpy(dtype=float) if hasattr(X, "to_numpy") else np.asarray(X, dtype=float)
+    empty = np.isnan(values).all(axis=0)
+    if empty.any():
+        names = [str(c) for c in X.columns] if hasattr(X, "columns") else [str(j) for j in range(values.shape[1])]
+        shown = ", ".join(repr(names[j]) for j in np.flatnonzero(empty)[:5])
+        click.echo(f"note: feature(s) {shown} are empty in every row: the predictions use the other features "
+                   "(the model's marginal densities).", err=True)
 
 
 def _kept_columns(keep, columns, model):
