@@ -499,6 +499,13 @@ def test_headers_that_repeat_a_name_or_are_numbers_are_refused(tmp_path, rng):
     assert "names column(s) 'a' more than once in its header: give every column its own name." in line
     line = _one_error_line(run("mixture", "--csv", headerless, "--quiet"))
     assert "has no header: its first line is numbers" in line and "Add a first line of column names." in line
+    # the header is read as pandas reads the table: a compressed file is read too
+    import gzip
+
+    packed = tmp_path / "rows.csv.gz"
+    packed.write_bytes(gzip.compress(("a,b,c,label\n" + "".join(f"{r[0]},{r[1]},{r[2]},{c}\n"
+                                                                 for r, c in zip(X, y))).encode()))
+    assert run("fit", "--csv", packed, "--target", "label", "--model", "lda").exit_code == 0
 
 
 def test_utf16_text_gets_its_own_advice(tmp_path, rng):

@@ -1,7 +1,6 @@
 """Reading tables and writing outputs for the command-line tool, with one-line errors."""
 
 import ast
-import csv
 import os
 import re
 import tempfile
@@ -74,9 +73,12 @@ def read_csv(path):
 
 
 def _header_cells(path):
-    """The cells of a CSV file's first line, as written (pandas renames repeated ones a.1, a.2)."""
-    with open(path, encoding="utf-8-sig", newline="") as file:
-        return [cell.strip() for cell in next(csv.reader(file), [])]
+    """The cells of a CSV file's first line, as written (pandas renames repeated ones a.1, a.2).
+
+    Read by pandas, as the table was: a compressed file (.csv.gz) and a byte-order mark too."""
+    first = pd.read_csv(path, header=None, nrows=1, dtype=str, keep_default_na=False, index_col=False,
+                        skipinitialspace=True)
+    return [str(cell).strip() for cell in first.iloc[0]] if first.shape[0] else []
 
 
 def _refuse_header(path, header):
