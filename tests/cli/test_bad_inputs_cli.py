@@ -653,3 +653,15 @@ def test_predict_notes_a_feature_that_no_row_gives(tmp_path, rng):
                                       str(tmp_path / "p.csv")])
     assert result.exit_code == 0
     assert "note: feature(s) 'b' are empty in every row: the predictions use the other features" in result.output
+
+
+def test_a_column_whose_name_holds_a_comma_can_be_named(tmp_path, rng):
+    # "--drop 'naive, col'" split into 'naive' and 'col', neither of which the table had
+    X, y = _rows(rng)
+    path, model = tmp_path / "t.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "naive, col"]).assign(label=y).to_csv(path, index=False)
+    result = run("fit", "--csv", path, "--target", "label", "--model", "lda", "--drop", "naive, col", "--output", model)
+    assert result.exit_code == 0, result.output
+    assert list(load_model(model).feature_names_in_) == ["a", "b"]
+    kept = run("predict", "--model", model, "--csv", path, "--keep", "naive, col", "--keep", "label")
+    assert kept.exit_code == 0 and kept.output.startswith('"naive, col",label,predicted,')

@@ -375,6 +375,30 @@ def drop_option(command):
                              "repeatable).")(command)
 
 
+def split_names(specs, columns):
+    """Column names from options given as comma-separated lists, repeated or not.
+
+    A whole option value that names a column is that column, commas and all ("naive, col").
+
+    Parameters
+    ----------
+    specs : sequence of str
+        The option's values.
+    columns : sequence
+        The table's columns.
+
+    Returns
+    -------
+    names : list of str
+        In order, each once.
+    """
+    known = {str(c) for c in columns}
+    names = []
+    for spec in specs:
+        names += [spec.strip()] if spec.strip() in known else [name.strip() for name in spec.split(",")]
+    return list(dict.fromkeys(name for name in names if name))
+
+
 def dropped_columns(drop, columns, target=None):
     """The column names of ``--drop``, checked against the table's ``columns``.
 
@@ -391,7 +415,7 @@ def dropped_columns(drop, columns, target=None):
     -------
     names : list of str
     """
-    names = [name.strip() for item in drop for name in item.split(",") if name.strip()]
+    names = split_names(drop, columns)
     unknown = [name for name in names if name not in columns]
     if unknown:
         raise click.ClickException(f"--drop column(s) {', '.join(map(repr, unknown))} not in the table; it has: "

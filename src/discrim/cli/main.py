@@ -39,6 +39,7 @@ from discrim.cli._io import (
     read_csv_as_written,
     read_labels,
     remember_training_rows,
+    split_names,
     split_target,
     table_notes,
     write_csv_atomic,
@@ -384,7 +385,6 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
 
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
         raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
-    keep = list(dict.fromkeys(c.strip() for spec in keep for c in spec.split(",") if c.strip()))
     if csv is None:
         if output is None:
             raise click.UsageError("--parquet and --zarr need --output FOLDER (the predictions, as Parquet).")
@@ -532,7 +532,8 @@ def _note_empty_features(X):
 
 
 def _kept_columns(keep, columns, model):
-    """The ``--keep`` columns, checked against the input's columns and the model's features."""
+    """The ``--keep`` columns (the option's values), checked against the input's columns and the model's features."""
+    keep = split_names(keep, columns)
     unknown = [c for c in keep if c not in columns]
     if unknown:
         raise click.ClickException(f"--keep column(s) {', '.join(map(repr, unknown))} not in the input; it has: "
