@@ -167,6 +167,11 @@ def merged_moments(weight_a, mean_a, scatter_a, weight_b, mean_b, scatter_b):
     return mean_a + delta * (weight_b / safe), scatter_a + scatter_b + extra, weight
 
 
+# A component variance below this share of the largest (per feature) has collapsed onto a value
+# (component_variances): far below any real spread, where the likelihood grows without bound.
+_COLLAPSED_SHARE = 1e-8
+
+
 @dataclass(frozen=True)
 class Params:
     """Parameters of all K components of a family, each array with a leading component axis.
@@ -788,12 +793,32 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return 0
 
+    def component_variances(self, params: Params) -> np.ndarray | None:
+        """The variance of every component's distribution on every feature, where it can collapse.
+
+        A continuous family fitted by maximum likelihood can put a component on (nearly) one
+        repeated value, where its likelihood grows without bound (a Gamma's shape and rate, a
+        LogNormal's sigma, an Exponential's rate on zeros). Such families return their
+        variances, from which :meth:`min_relative_variance` and :meth:`collapsing_components`
+        tell the collapse; the others return None (Gaussian and Student-t have their own tests).
+
+        Parameters
+        ----------
+        params : Params
+
+        Returns
+        -------
+        variances : ndarray of shape (n_components, n_features) or None
+        """
+        return None
+
     def min_relative_variance(self, params: Params, occupied: np.ndarray, feature_var: np.ndarray) -> float:
         """Smallest variance of a fitted component in units of the features' variances.
 
         Families with a variance parameter that can collapse onto tied values (Gaussian)
         return the smallest eigenvalue of a component covariance less their regularisation,
-        in the standardised units of the data; the others return NaN (nothing to collapse).
+        in the standardised units of the data; those with :meth:`component_variances` the
+        smallest of them over the features' variances; the others NaN (nothing to collapse).
 
         Parameters
         ----------
@@ -807,7 +832,12 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         -------
         rel : float
         """
-        return float("nan")
+        variances = self.component_variances(params)
+        if variances is None or not np.any(occupied):
+            return float("nan")
+        scale = np.where(feature_var > 0, feature_var, np.inf)  # a constant feature marks nothing
+        with np.errstate(invalid="ignore"):
+            return float(np.nanmin(np.asarray(variances, dtype=np.float64)[occupied] / scale))
 
     def log_penalty(self, params: Params, stats: Stats) -> float | None:
         """The penalty that the M-step's regularisation adds to the log-likelihood it maximises.
@@ -854,7 +884,16 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         components : ndarray of int
             Sorted component indices (for a tied covariance, all of them).
         """
-        return np.zeros(0, dtype=int)
+        variances = self.component_variances(params)
+        if variances is None:
+            return np.zeros(0, dtype=int)
+        variances = np.asarray(variances, dtype=np.float64)
+        # per feature, beside the largest variance of the components (or ``scale``)
+        largest = np.nanmax(variances, axis=0)
+        if scale is not None:
+            largest = np.maximum(largest, float(scale))
+        with np.errstate(invalid="ignore"):
+            return np.flatnonzero(np.any(variances < _COLLAPSED_SHARE * largest, axis=1))
 
     def fit_params(self, X: Array, resp: Array, sample_weight: Array | None = None, *, mask: Array | None = None,
                    rows: dict[str, Array] | None = None) -> Params:

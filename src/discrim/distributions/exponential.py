@@ -106,5 +106,9 @@ class Exponential(ComponentFamily):
         blocks = [rng.exponential(1.0 / r, size=(int(m), r.shape[0])) for r, m in zip(params.rate, n_per_component)]
         return np.concatenate(blocks, axis=0)
 
+    def component_variances(self, params):
+        with np.errstate(divide="ignore"):
+            return 1.0 / np.asarray(params.rate, dtype=np.float64) ** 2
+
     def n_parameters(self, n_features, n_components=1):
         return n_components * n_features

@@ -205,6 +205,10 @@ class Gamma(ComponentFamily):
                   for a, b, m in zip(params.shape, params.rate, n_per_component)]
         return np.maximum(np.concatenate(blocks, axis=0), np.finfo(np.float64).tiny)
 
+    def component_variances(self, params):
+        with np.errstate(divide="ignore", invalid="ignore"):  # shape / rate^2
+            return np.asarray(params.shape, dtype=np.float64) / np.asarray(params.rate, dtype=np.float64) ** 2
+
     def n_parameters(self, n_features, n_components=1):
         return 2 * n_components * n_features
 

@@ -194,5 +194,11 @@ class LogNormal(ComponentFamily):
                   for mu, s, m in zip(params.mu, params.sigma, n_per_component)]
         return np.concatenate(blocks, axis=0)
 
+    def component_variances(self, params):
+        # (exp(sigma^2) - 1) exp(2 mu + sigma^2), with expm1 for small sigma
+        sigma2 = np.asarray(params.sigma, dtype=np.float64) ** 2
+        with np.errstate(over="ignore"):
+            return np.expm1(sigma2) * np.exp(2.0 * np.asarray(params.mu, dtype=np.float64) + sigma2)
+
     def n_parameters(self, n_features, n_components=1):
         return 2 * n_components * n_features

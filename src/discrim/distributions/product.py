@@ -242,6 +242,11 @@ class Product(ComponentFamily):
                      for i, ((_, family, _), part) in enumerate(zip(self._parts(), stats.parts))]
         return None if any(p is None for p in penalties) else float(sum(penalties))
 
+    def collapsing_components(self, params, scale=None):
+        found = [family.collapsing_components(self.part_params(params, i), scale)
+                 for i, (_, family, _) in enumerate(self._parts())]
+        return np.unique(np.concatenate(found)).astype(int) if found else np.zeros(0, dtype=int)
+
     def min_relative_variance(self, params, occupied, feature_var):
         values = [family.min_relative_variance(self.part_params(params, i), occupied, feature_var[cols])
                   for i, (_, family, cols) in enumerate(self._parts())]

@@ -751,6 +751,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                "reg_covar, as where the likelihood grows without bound (a component with too few rows for its "
                "covariance, or rows with missing values that leave a direction unobserved), and the fit means "
                "nothing along it. Raise reg_covar, set a prior, or use fewer components.")
+        if "reg_covar" not in family.get_params(deep=False):  # a Gamma, LogNormal or Exponential on tied values
+            why = (f"Component(s) {collapsing.tolist()} are collapsing onto (nearly) one value: their variance is "
+                   "far below the others', as where many rows repeat a value (rounding, a detection limit, zeros) "
+                   "and the likelihood grows without bound; the fit means nothing there. Use fewer components, "
+                   "another family, or leave out the repeated values.")
         if unconverged:
             advice = "Increase max_iter or tol, or check the initialisation." if not collapsing.size else why
             change = best.lower_bounds[-1] - best.lower_bounds[-2]
