@@ -12,6 +12,7 @@ from sklearn.base import clone
 from typing import TYPE_CHECKING, Any
 
 from discrim._typing import ArrayLike, RandomStateLike
+from discrim.distributions import Gaussian, StudentT
 from discrim.mixture.finite_mixture import FiniteMixture
 from discrim.utils._parallel import run_unordered
 from discrim.utils._random import as_seed_sequence
@@ -134,8 +135,10 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
         Passed to every :class:`~discrim.mixture.FiniteMixture` (e.g. ``init_params``,
         ``n_init``, ``tol``, ``max_iter``, ``reg_covar``). ``init_params`` defaults to
         "hierarchical" (mclust's start) and may also be a dict from the number of components to
-        its start (e.g. mclust's ``hclass`` partitions); ``tol`` defaults to 1e-6 and
-        ``max_iter`` to 1000.
+        its start (e.g. mclust's ``hclass`` partitions); other families default to ten
+        "kmeans++" starts. ``tol`` defaults to 1e-6 and ``max_iter`` to 1000. Every G + 1
+        fit (to X, and to each replicate) is also run from the G fit with its heaviest component
+        split in two, and the better one kept, so that ``l_{G+1} >= l_G`` as for nested maxima.
 
     Returns
     -------
@@ -168,11 +171,17 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
     if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive int; got {n_boot!r}.")
     if mixture_params.get("noise", False) not in (False, None):
-        raise ValueError("bootstrap_lrt does not take noise: drop noise= (the test compares Gaussian components only).")
+        raise ValueError("bootstrap_lrt does not take noise: drop noise= (the test compares the family's components "
+                         "only, as mclust's).")
     for name in ("n_components", "params_init", "weights_init", "warm_start"):
         if name in mixture_params:
             raise ValueError(f"bootstrap_lrt sets {name} itself: drop {name}= from its arguments.")
-    mixture_params = {"init_params": "hierarchical", "tol": 1e-6, "max_iter": 1000, **mixture_params}
+    # mclust's start for Gaussians; other families (counts, categories) take k-means++ starts,
+    # several: one agglomeration of category codes as Gaussian rows started 2 components below
+    # the likelihood's maximum, and the test rejected the true count every time
+    gaussian = isinstance(family, (Gaussian, StudentT))
+    defaults = {"init_params": "hierarchical"} if gaussian else {"init_params": "kmeans++", "n_init": 10}
+    mixture_params = {**defaults, "tol": 1e-6, "max_iter": 1000, **mixture_params}
     init = mixture_params.pop("init_params")
     if isinstance(init, dict) and set(init) != set(range(1, max_components + 1)):
         raise ValueError(f"init_params as a dict must give the start of every number of components 1..{max_components}; "
@@ -182,11 +191,12 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
     fits = []
     for G, seed in zip(range(1, max_components + 1), fit_seed.spawn(max_components)):
         start = init[G] if isinstance(init, dict) else init
-        fits.append(FiniteMixture(family, G, init_params=start, random_state=int(seed.generate_state(1)[0]),
-                                  **mixture_params).fit(X))
+        fit = FiniteMixture(family, G, init_params=start, random_state=int(seed.generate_state(1)[0]),
+                            **mixture_params).fit(X)
+        fits.append(fit if G == 1 else _at_least_nested(fit, fits[-1], X, mixture_params))
     n = np.shape(X)[0]
     log_lik = np.array([fm.score(X) * n for fm in fits])
-    statistic = 2.0 * np.diff(log_lik)
+    statistic = np.maximum(2.0 * np.diff(log_lik), 0.0)  # nested maxima: a difference below 0 is EM's tolerance
     n_tests = max_components - 1
     boot = np.empty((n_boot, n_tests))
     replicate_seeds = boot_seed.spawn(n_tests * n_boot)
@@ -201,6 +211,37 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
     p_value = (1.0 + (boot >= statistic[None, :]).sum(axis=0)) / (n_boot + 1.0)
     return BootstrapLRT(n_components=np.arange(1, max_components), statistic=statistic, p_value=p_value, boot=boot,
                         log_likelihood=log_lik, model=repr(clone(family)))
+
+
+def _split(fit):
+    """``(params, weights)`` of ``fit`` with one more component: its heaviest one, twice, at half weight.
+
+    The same mixture (the same likelihood), with G + 1 components: EM from it can only go up.
+    """
+    family, k = fit.family_, fit.n_components
+    heaviest = int(np.argmax(fit.weights_[:k]))
+    shared = set(family.shared_params())
+    params = {name: (value if name in shared else np.concatenate([value, value[heaviest:heaviest + 1]]))
+              for name, value in ((name, np.asarray(value)) for name, value in fit.params_.items())}
+    weights = np.append(np.asarray(fit.weights_[:k], dtype=np.float64), 0.0)
+    weights[heaviest] = weights[-1] = weights[heaviest] / 2.0
+    return params, weights
+
+
+def _at_least_nested(fit, smaller, X, mixture_params):
+    """The better of ``fit`` and EM from ``smaller`` split (:func:`_split`): G + 1 components at least as
+    likely as G, as nested maxima are. From its own start alone, a G + 1 fit could stop below the G
+    fit (a negative statistic: p = 1 under the null in most of 25 Poisson samples)."""
+    params, weights = _split(smaller)
+    options = {k: v for k, v in mixture_params.items() if k not in ("n_init", "random_state")}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the split's twin components may stay twins
+        try:
+            other = FiniteMixture(fit.family, fit.n_components, params_init=params, weights_init=weights,
+                                  **options).fit(X)
+        except (ValueError, np.linalg.LinAlgError):
+            return fit
+    return other if other.score(X) > fit.score(X) else fit
 
 
 def _replicates(t, start, seeds, *, fits, n_samples, mixture_params):
@@ -224,14 +265,15 @@ def _one_replicate(null, alternative, n_samples, rng, params):
     counts = rng.multinomial(n_samples, null.weights_)
     k, d = null.weights_.shape[0], null.n_features_in_
     X = family.sample(family.make_params(null.params_, k, d), counts, rng)
-    log_lik = []
+    refits = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence and empty-component warnings of the refits
         for fit in (null, alternative):
             try:
-                refit = FiniteMixture(fit.family, fit.n_components, params_init=fit.params_, weights_init=fit.weights_,
-                                      **params).fit(X)
-                log_lik.append(refit.score(X) * n_samples)
+                refits.append(FiniteMixture(fit.family, fit.n_components, params_init=fit.params_,
+                                            weights_init=fit.weights_, **params).fit(X))
             except (ValueError, np.linalg.LinAlgError):
                 return float("nan")
-    return 2.0 * (log_lik[1] - log_lik[0])
+    # as for X: the G + 1 refit at least as likely as the G refit
+    better = _at_least_nested(refits[1], refits[0], X, params)
+    return max(0.0, 2.0 * n_samples * (better.score(X) - refits[0].score(X)))  # 0 within EM's tolerance
