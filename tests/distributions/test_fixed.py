@@ -160,3 +160,19 @@ def test_covariance_fixed_against_a_shared_volume_shape_or_orientation_is_refuse
         FiniteMixture(Fixed(Gaussian(model), {"covariance": one}, components=[1]), 2, random_state=0).fit(X)
     fitted = FiniteMixture(Fixed(Gaussian(model), {"covariance": one}), 2, random_state=0).fit(X)
     np.testing.assert_array_equal(fitted.params_["covariance"][0], fitted.params_["covariance"][1])
+
+
+def test_a_gamma_rate_fixed_for_one_component_fits_without_numpy_warnings():
+    # the M-step took the log of the placeholders (0) of the rates not fixed: "divide by zero" and
+    # "invalid value" on every iteration, though the fit was right
+    import warnings
+
+    from discrim.distributions import Gamma
+    from discrim.mixture import FiniteMixture
+
+    rng = np.random.default_rng(0)
+    x = np.r_[rng.gamma(2.0, 1 / 1.5, 300), rng.gamma(5.0, 1.0, 300)][:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        model = FiniteMixture(Fixed(Gamma(), {"rate": 1.5}, components=[0]), 2, random_state=0).fit(x)
+    assert model.params_["rate"][0, 0] == 1.5 and np.isfinite(model.params_["shape"]).all()

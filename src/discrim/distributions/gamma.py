@@ -189,7 +189,8 @@ class Gamma(ComponentFamily):
         if "rate" in fixed:
             value, where = fixed["rate"]
             w = np.broadcast_to(per_feature_weight(stats), stats.sum_x.shape)
-            target = np.where(w > 0, stats.sum_log_x / np.where(w > 0, w, 1.0), 0.0) + np.log(value)
+            # the entries not fixed hold placeholders (0): log 1 there, their solution is not taken
+            target = np.where(w > 0, stats.sum_log_x / np.where(w > 0, w, 1.0), 0.0) + np.log(np.where(where, value, 1.0))
             solved = _inverse_digamma(np.broadcast_to(target, params.shape.shape))
             shape = np.where(where & (w > 0), solved, params.shape)
             if "shape" in fixed:
