@@ -72,3 +72,12 @@ def test_healthy_fits_are_not_called_collapsing(family, draw):
         warnings.simplefilter("error", CollapsingComponentWarning)
         model = FiniteMixture(family, 2, random_state=0).fit(X)
     assert model.family_.collapsing_components(model._params).size == 0
+
+
+def test_comparing_discrete_and_continuous_families_warns():
+    counts = _counts_with_zeros()
+    with pytest.warns(UserWarning, match=r"compares discrete families \(pois\) with continuous ones \(gauss, exp\)"):
+        select_mixture(counts, {"pois": Poisson(), "gauss": Gaussian("full"), "exp": Exponential()}, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        select_mixture(counts, {"pois": Poisson()}, [1, 2])

@@ -334,6 +334,28 @@ def _check_family(where, family):
     )
 
 
+def _warn_if_mixed_measures(families):
+    """Warn where discrete and continuous families are compared: their likelihoods are in other units.
+
+    A mass function is a probability and a density a probability per unit of the data, so the
+    criterion's ranking of one against the other depends on the data's units (it chose an
+    Exponential that put a rate of 1e12 on the zeros of counts). Products, whose columns may be of
+    either kind, are left out.
+    """
+    from discrim.distributions import Product
+
+    kinds = {}
+    for label, family in families.items():
+        if not isinstance(family, Product):
+            kinds.setdefault(bool(family.is_discrete), []).append(str(label))
+    if len(kinds) > 1:
+        warnings.warn(
+            f"select_mixture compares discrete families ({', '.join(kinds[True][:3])}) with continuous ones "
+            f"({', '.join(kinds[False][:3])}): a mass function and a density are on different scales, so the "
+            "criterion's choice between them depends on the data's units. Compare families of one kind.",
+            UserWarning, stacklevel=3)
+
+
 def _check_family_options(family_options):
     """The families to compare by label, each checked where the user wrote it.
 
@@ -859,6 +881,7 @@ def select_mixture(
     if X.shape[1] == 1:
         families = _distinct_on_one_feature(families)
     _refuse_invalid_options(families)
+    _warn_if_mixed_measures(families)
     ks = _check_range(n_components_range, X.shape[0], len(families))
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
