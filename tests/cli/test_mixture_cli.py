@@ -433,3 +433,10 @@ def test_noise_adds_a_uniform_component_reported_by_name(tmp_path, rng):
     assert refused.exit_code != 0 and "Impute the missing values first, or fit without noise" in refused.output
     parquet = CliRunner().invoke(mixture, ["--parquet", str(path), "--noise"])
     assert parquet.exit_code != 0 and "--noise fits rows in memory: give --csv" in parquet.output
+
+
+def test_an_empty_column_list_is_refused(data_csv):
+    # "--columns ''" fitted every numeric column, silently
+    for option in ("--columns", "--categorical"):
+        result = _run(["--csv", data_csv, option, ""])
+        assert result.exit_code == 2 and f"{option} is empty: name the columns, or leave {option} out." in result.output

@@ -591,6 +591,9 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     check_plot_format(plot_path)
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
     check_distinct_outputs(**{"--plot": plot_path, "--impute": impute_path})
+    for option, specs in (("--columns", columns), ("--categorical", categorical)):
+        if specs and not any(spec.strip(" ,") for spec in specs):  # an empty value read as "every column"
+            raise click.UsageError(f"{option} is empty: name the columns, or leave {option} out.")
     columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
     categorical = list(dict.fromkeys(c.strip() for spec in categorical for c in spec.split(",") if c.strip()))
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
