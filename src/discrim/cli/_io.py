@@ -761,13 +761,13 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
                     if not (entry.is_file() and any(entry.match(pattern) for pattern in _PARQUET_FOLDER_FILES)))
     if others:
         raise click.ClickException(
-            f"{option}: {str(path)!r} holds files that are not Parquet output ({_first_names(others)}); --overwrite "
+            f"{option}: {str(path)!r} holds files that are not Parquet output ({first_names(others)}); --overwrite "
             "replaces only a folder of Parquet files, such as an earlier prediction: give a new folder name."
         )
     foreign = sorted(entry.name for entry in target.glob("*.parquet") if not _is_prediction_file(entry))
     if foreign:
         raise click.ClickException(
-            f"{option}: {str(path)!r} holds Parquet files that are not discrim predictions ({_first_names(foreign)}: "
+            f"{option}: {str(path)!r} holds Parquet files that are not discrim predictions ({first_names(foreign)}: "
             "no 'predicted' column first); --overwrite replaces only an earlier prediction: give a new folder name."
         )
 
@@ -791,7 +791,7 @@ def column_list(columns, shown=12):
     return f"{', '.join(names[:shown])}, ... ({len(names):,} columns)"
 
 
-def _first_names(names, shown=3):
+def first_names(names, shown=3):
     """The first ``shown`` names, quoted, and "..." when there are more."""
     return ", ".join(repr(name) for name in names[:shown]) + (", ..." if len(names) > shown else "")
 

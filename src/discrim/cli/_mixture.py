@@ -32,7 +32,7 @@ from discrim.cli._lazy import (
     numeric_columns,
     read_lazy,
 )
-from discrim.cli._warnings import command_line_advice
+from discrim.cli._warnings import OPTION_OF, command_line_advice
 from discrim.distributions import FAMILY_CLASSES
 from discrim.utils._files import atomic_output
 
@@ -41,8 +41,6 @@ FAMILY_NAMES = {name: (cls, options) for cls in FAMILY_CLASSES for name, options
 FAMILIES = tuple(FAMILY_NAMES)
 # ``--family`` name -> the options its class takes (what the flags below may set).
 _ACCEPTED = {name: set(cls().get_params(deep=False)) for name, (cls, _) in FAMILY_NAMES.items()}
-# Options of a family set from command-line flags rather than from its name.
-_FLAG_OPTIONS = {"n_trials": "--n-trials", "n_categories": "--n-categories", "prior": "--prior"}
 #: ``--family mclust``: every Gaussian covariance model of mclust, labelled by its name in the output.
 MCLUST_FAMILIES = {name.removeprefix("gaussian-"): name for name in FAMILIES
                    if name.removeprefix("gaussian-") in {"EII", "VII", "EEI", "VEI", "EVI", "VVI", "EEE", "VEE", "EVE",
@@ -586,7 +584,7 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
         takers = [name for name in FAMILIES if family_takes(name, option)]
         if value is not None and not any(name in takers for name in families):
             which = "the Gaussian families" if option == "prior" else f"--family {' or '.join(takers)}"
-            raise click.UsageError(f"{_FLAG_OPTIONS[option]} applies to {which} only.")
+            raise click.UsageError(f"{OPTION_OF[option]} applies to {which} only.")
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     check_plot_format(plot_path)
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])

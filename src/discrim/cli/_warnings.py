@@ -11,7 +11,7 @@ import warnings
 
 import click
 
-__all__ = ["command_line_advice", "command_line_warnings", "show_warning"]
+__all__ = ["OPTION_OF", "command_line_advice", "command_line_warnings", "show_warning"]
 
 # "name=value" in a message: a parameter setting as Python spells it (value a number, word or quoted)
 _SETTING = re.compile(r"\b([a-z][a-z0-9_]*)=('[^']*'|\"[^\"]*\"|[\w.+-]+)")
@@ -52,7 +52,7 @@ def command_line_advice(text, command=None):
     if not settings:  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
         return text
     opts = {opt for option in getattr(command, "params", ()) for opt in getattr(option, "opts", ())}
-    options = list(dict.fromkeys(_OPTIONS[name] for name in settings if _OPTIONS.get(name) in opts))
+    options = list(dict.fromkeys(OPTION_OF[name] for name in settings if OPTION_OF.get(name) in opts))
     if options:  # the command's own options for those parameters (discrim mixture's --max-iter)
         return text + f" (On the command line: {', '.join(options)}.)"
     if command is None or "--param" in opts:
@@ -60,8 +60,8 @@ def command_line_advice(text, command=None):
     return text + " (This command has no option for that parameter: set it in Python, on the estimator.)"
 
 
-# Parameters that commands take as options of their own (discrim mixture), by Python's name.
-_OPTIONS = {"n_components": "--components", "max_iter": "--max-iter", "tol": "--tol", "n_init": "--n-init",
+#: Parameters that commands take as options of their own (discrim mixture), by Python's name.
+OPTION_OF = {"n_components": "--components", "max_iter": "--max-iter", "tol": "--tol", "n_init": "--n-init",
             "init_params": "--init", "random_state": "--random-state", "n_trials": "--n-trials",
             "n_categories": "--n-categories", "prior": "--prior", "noise": "--noise"}
 

@@ -31,6 +31,7 @@ from discrim.cli._io import (
     drop_option,
     dropped_columns,
     features_named,
+    first_names,
     model_features,
     model_from_params,
     on_host,
@@ -402,12 +403,7 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         named = getattr(model, "feature_names_in_", None) is not None
         X = model_features(model, df if named else df.drop(columns=kept))
         _note_empty_features(X)
-        proba = np.asarray(model.predict_proba(X), dtype=float)
-        classes = np.asarray(model.classes_)
-    check_finite_probabilities(proba)
-    result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]})
-    for j, label in enumerate(classes):
-        result[f"proba_{label}"] = proba[:, j]
+        result = _prediction_frame(X, model, np.asarray(model.classes_))
     if kept:  # copied as written in the file (read as numbers, ids would lose digits and 3 become 3.0)
         written = read_csv_as_written(csv, usecols=lambda column: str(column).strip() in kept)
         written.columns = [str(c).strip() for c in written.columns]
@@ -426,8 +422,7 @@ def _refuse_few_rows_per_class(labels, target):
     single = classes[counts < 2]
     if not single.size:
         return
-    shown = ", ".join(repr(c.item() if hasattr(c, "item") else c) for c in single[:5])
-    shown += " ..." if single.size > 5 else ""
+    shown = first_names([c.item() if hasattr(c, "item") else c for c in single], shown=5)  # numpy scalars as Python's
     if classes.size > 0.5 * labels.shape[0]:
         raise click.ClickException(
             f"target column {target!r} has {classes.size} distinct values in {labels.shape[0]} rows ({shown}): it "
@@ -538,7 +533,7 @@ def _kept_columns(keep, columns, model):
     if unknown:
         raise click.ClickException(f"--keep column(s) {', '.join(map(repr, unknown))} not in the input; it has: "
                                    f"{column_list(columns)}.")
-    written = {"predicted", *(f"proba_{label}" for label in np.asarray(getattr(model, "classes_", [])))}
+    written = set(_prediction_columns(np.asarray(getattr(model, "classes_", []))))
     clash = [c for c in keep if c in written]
     if clash:
         raise click.UsageError(f"--keep column(s) {', '.join(map(repr, clash))} have the names of prediction columns; "
@@ -546,16 +541,22 @@ def _kept_columns(keep, columns, model):
     return keep
 
 
-def _prediction_frame(part, model, classes, features=None, kept=()):
-    """Predicted class and class probabilities of one partition, as a DataFrame (after its ``kept`` columns).
+def _prediction_columns(classes):
+    """The columns ``predict`` writes: the predicted class, then one probability per class."""
+    return ["predicted", *(f"proba_{label}" for label in classes)]
 
-    ``features``: the partition's columns the model takes (None: all of them)."""
+
+def _prediction_frame(part, model, classes, features=None, kept=()):
+    """Predicted class and class probabilities of rows (a partition, or a CSV's table), as a DataFrame.
+
+    ``features``: the part's columns the model takes (None: all of them); ``kept``: columns of the
+    part placed before the predictions. An array (a model without feature names) gives a
+    DataFrame numbered from 0."""
     kept = list(kept)
     proba = np.asarray(model.predict_proba(part if features is None else part[features]), dtype=float)
     check_finite_probabilities(proba)
-    result = pd.DataFrame({"predicted": classes[np.argmax(proba, axis=1)]}, index=part.index)
-    for j, label in enumerate(classes):
-        result[f"proba_{label}"] = proba[:, j]
+    result = pd.DataFrame(proba, columns=_prediction_columns(classes)[1:], index=getattr(part, "index", None))
+    result.insert(0, "predicted", classes[np.argmax(proba, axis=1)])
     return pd.concat([part[kept], result], axis=1) if kept else result
 
 

@@ -1138,12 +1138,10 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
     reg = float(family.reg_covar) if isinstance(family, Gaussian) else 0.0
     if reg <= 0 or X.shape[0] < 2:
         return
-    var = weighted_feature_variance(X, sample_weight)
+    var, mean = weighted_feature_variance(X, sample_weight, return_mean=True)
     # a feature constant over its observed values (its missing ones filled alike) has a variance of
     # rounding errors: it is not in small units, and rescaling would not help
-    w = np.asarray(to_numpy(sample_weight), dtype=np.float64)
-    mean = np.asarray(to_numpy(ops.matmul(ops.like(w, X), ops.as_float64(X))), dtype=np.float64) / w.sum()
-    constant = var <= _CONSTANT_SHARE * mean**2
+    constant = var <= _CONSTANT_SHARE * np.asarray(mean, dtype=np.float64) ** 2
     count, shown = listed_indices(constant & (reg > _REG_COVAR_SHARE * var))
     if count:
         warnings.warn(

@@ -707,7 +707,7 @@ def class_index(y, classes, unlabeled):
     return index
 
 
-def weighted_feature_variance(X, w):
+def weighted_feature_variance(X, w, return_mean=False):
     """Weighted variance of every feature, in float64 where X lives: (n_features,) on the host.
 
     Over the observed entries of each feature when X has missing values (NaN).
@@ -718,10 +718,14 @@ def weighted_feature_variance(X, w):
         numpy or torch.
     w : ndarray of shape (n_samples,)
         Non-negative, with a positive sum.
+    return_mean : bool, default=False
+        Return the weighted means too.
 
     Returns
     -------
     variance : ndarray of shape (n_features,) of float64
+    mean : ndarray of shape (n_features,) of float64
+        Only with ``return_mean``.
     """
     Xf = ops.as_float64(X)
     weights = ops.like(w, Xf)[:, None]  # (n, 1), or (n, d) with the weights of the observed entries
@@ -730,4 +734,5 @@ def weighted_feature_variance(X, w):
         Xf, weights = np.where(observed, Xf, 0.0), weights * observed
     total = weights.sum(0)
     mean = (weights * Xf).sum(0) / total
-    return to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
+    variance = to_numpy((weights * ops.square_inplace(Xf - mean)).sum(0) / total)
+    return (variance, to_numpy(mean)) if return_mean else variance
