@@ -67,6 +67,18 @@ def test_a_column_named_twice_is_refused_by_name(data_csv, args):
     assert "--columns names 'x' more than once" in result.output and "internal error" not in result.output
 
 
+def test_a_column_whose_name_holds_a_comma_is_named_whole(tmp_path, rng):
+    # --columns was split on commas before the header was read: "length, mm" became two unknown columns
+    path = tmp_path / "commas.csv"
+    pd.DataFrame({"length, mm": rng.normal(size=60), "b": rng.normal(size=60), "c": rng.normal(size=60)}).to_csv(
+        path, index=False)
+    result = _run(["--csv", path, "--columns", "length, mm", "--columns", "b", "--components", 1])
+    assert result.exit_code == 0, result.output
+    assert "mean[length, mm]" in result.output and "mean[b]" in result.output and "mean[c]" not in result.output
+    listed = _run(["--csv", path, "--columns", "b,c", "--components", 1])
+    assert listed.exit_code == 0 and "mean[c]" in listed.output
+
+
 def test_default_columns_are_the_numeric_ones(data_csv):
     result = _run(["--csv", data_csv, "--family", "gaussian-diag", "--components", 1])
     assert result.exit_code == 0, result.output

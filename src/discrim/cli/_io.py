@@ -375,7 +375,7 @@ def drop_option(command):
                              "repeatable).")(command)
 
 
-def split_names(specs, columns):
+def split_names(specs, columns, unique=True):
     """Column names from options given as comma-separated lists, repeated or not.
 
     A whole option value that names a column is that column, commas and all ("naive, col").
@@ -386,17 +386,20 @@ def split_names(specs, columns):
         The option's values.
     columns : sequence
         The table's columns.
+    unique : bool, default=True
+        Each name once; False keeps repeats (for an option that refuses them by name).
 
     Returns
     -------
     names : list of str
-        In order, each once.
+        In order.
     """
     known = {str(c) for c in columns}
     names = []
     for spec in specs:
         names += [spec.strip()] if spec.strip() in known else [name.strip() for name in spec.split(",")]
-    return list(dict.fromkeys(name for name in names if name))
+    names = [name for name in names if name]
+    return list(dict.fromkeys(names)) if unique else names
 
 
 def dropped_columns(drop, columns, target=None):

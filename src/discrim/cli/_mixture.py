@@ -21,6 +21,7 @@ from discrim.cli._io import (
     read_csv,
     read_csv_as_written,
     sequence_columns,
+    split_names,
     truth_values_as_numbers,
 )
 from discrim.cli._lazy import (
@@ -123,9 +124,10 @@ def read_columns(csv, columns, categorical=()):
     ----------
     csv : path-like
     columns : sequence of str
-        Column names; empty means every numeric column and every ``categorical`` one.
+        Column names, or comma-separated lists of them (the options' values); empty means every
+        numeric column and every ``categorical`` one.
     categorical : sequence of str, default=()
-        Columns modelled as categorical (text or numbers): each becomes codes 0..C-1 of its
+        Columns (as ``columns``) modelled as categorical (text or numbers): each becomes codes 0..C-1 of its
         distinct values, sorted; an empty cell is missing (NaN).
 
     Returns
@@ -140,6 +142,7 @@ def read_columns(csv, columns, categorical=()):
     from discrim.distributions import Categorical
 
     df = read_csv(csv)
+    columns, categorical = split_names(columns, df.columns, unique=False), split_names(categorical, df.columns)
     for option, names in (("--columns", columns), ("--categorical", categorical)):
         unknown = [c for c in names if c not in df.columns]
         if unknown:
@@ -592,8 +595,8 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     for option, specs in (("--columns", columns), ("--categorical", categorical)):
         if specs and not any(spec.strip(" ,") for spec in specs):  # an empty value read as "every column"
             raise click.UsageError(f"{option} is empty: name the columns, or leave {option} out.")
-    columns = [c.strip() for spec in columns for c in spec.split(",") if c.strip()]
-    categorical = list(dict.fromkeys(c.strip() for spec in categorical for c in spec.split(",") if c.strip()))
+    # split on commas once the header is read: a column whose name holds a comma is named whole
+    columns, categorical = list(columns), list(categorical)
     if sum(x is not None for x in (csv, parquet, zarr)) != 1:
         raise click.UsageError("give exactly one of --csv, --parquet or --zarr.")
     device = checked_device(device)
@@ -636,6 +639,7 @@ def read_lazy_columns(parquet, zarr, columns):
     from discrim.utils._dask import row_chunked
 
     frame = read_lazy(parquet, zarr)
+    columns = split_names(columns, frame.columns, unique=False)
     if not columns:
         columns = numeric_columns(frame)
         skipped = [str(c) for c in frame.columns if c not in columns]
