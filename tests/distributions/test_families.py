@@ -405,3 +405,34 @@ def test_codes_above_the_categories_name_n_categories():
 
     with pytest.raises(ValueError, match=r"whole numbers between 0 and 1\. Set n_categories \(or categories\)"):
         Categorical().check_data(np.array([[0.0], [2.0]]))
+
+
+@pytest.mark.parametrize("full", [True, False])
+def test_weighted_moments_keep_the_variance_of_a_component_far_from_the_block(full, rng):
+    # one-pass moments about the block's centre lost a far component's variance to cancellation
+    # (a t component on a gross outlier: eigenvalues [-8.5e-08, 0.699] for the two-pass [2.8e-13, 0.699])
+    from discrim.distributions._base import weighted_moments
+
+    X = np.r_[rng.normal(size=(100, 2)), [[1e6, 1e6]]]
+    weights = np.stack([np.r_[np.ones(100), 0.0], np.r_[np.full(100, 1e-14), 1.0]])
+    weight, mean, scatter = weighted_moments(X, weights, full)
+    for k in range(2):
+        want_mean = weights[k] @ X / weights[k].sum()
+        centred = X - want_mean
+        want = (weights[k][:, None] * centred).T @ centred
+        np.testing.assert_allclose(mean[k], want_mean, rtol=1e-12, atol=1e-9)  # the block's centre is 1e4 away
+        np.testing.assert_allclose(scatter[k], want if full else np.diag(want), rtol=1e-9, atol=1e-12)
+    if full:
+        assert np.linalg.eigvalsh(scatter[1]).min() > 0
+
+
+def test_student_t_fits_beside_a_gross_outlier(rng):
+    # "a component scale matrix is not positive definite" (the scatter's cancellation above)
+    from discrim.distributions import StudentT
+    from discrim.mixture import FiniteMixture
+
+    X = np.vstack([rng.standard_t(3, (50, 2)), rng.standard_t(3, (50, 2)) + 6, [[1e6, 1e6]]])
+    for start in ("kmeans++", np.r_[np.zeros(50, int), np.ones(51, int)]):  # the outlier with the second cluster
+        model = FiniteMixture(StudentT(), 2, init_params=start, random_state=0).fit(X)
+        assert model.converged_ and np.isfinite(model.lower_bound_)
+        assert np.all(np.linalg.eigvalsh(model.params_["covariance"]) > 0)

@@ -167,6 +167,88 @@ def merged_moments(weight_a, mean_a, scatter_a, weight_b, mean_b, scatter_b):
     return mean_a + delta * (weight_b / safe), scatter_a + scatter_b + extra, weight
 
 
+# One-pass moments lose the digits of a component's variance that its distance from the block's
+# centre holds (second moment about the centre - weight * mean^2): where the variance of a feature is
+# below this share of its second moment, the component's moments are taken again about its own mean.
+_CANCELLATION = 1e-8
+
+
+def weighted_moments(X, wr_t, full, origin=None):
+    """Weighted totals, means and centred scatter of the rows under each component.
+
+    One product over all components about the block's centre, as fast as one pass; a component
+    lying far from that centre against its spread (a gross outlier's, or a cluster far from the
+    others) loses the digits of its scatter to cancellation there, and only its moments are
+    computed again, about its own mean (two passes, exact).
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features), or (K, n_features, n_samples) with ``origin``
+        numpy or torch.
+    wr_t : array of shape (K, n_samples)
+        Weights of the rows under each component (responsibilities times row weights).
+    full : bool
+        The (K, d, d) scatter; False its diagonal only, (K, d).
+    origin : ndarray of shape (K, n_features) or None, default=None
+        ``X`` then holds each component's rows less its origin, transposed (K, d, n): the
+        moments are taken about each component's own origin (contiguous (d, n) blocks).
+
+    Returns
+    -------
+    weight : ndarray of shape (K,)
+    mean : ndarray of shape (K, n_features)
+        0 for a component of no weight.
+    scatter : ndarray of shape (K, n_features, n_features) or (K, n_features)
+        ``sum_i w_ik (x_i - mean_k)(x_i - mean_k)'`` (its diagonal if not ``full``).
+    """
+    wr_t = ops.contiguous(ops.like(wr_t, X))
+    weight = component_totals(wr_t)
+    safe = np.where(weight > 0, weight, 1.0)
+    k = wr_t.shape[0]
+    if origin is None:
+        # Moments about the block mean, then centred per component: one GEMM for all components.
+        n = X.shape[0]
+        center = ops.matmul(ops.like(np.ones(n), X), X) / n  # a GEMV: much faster than mean(axis=0)
+        xc_t = ops.centred_transpose(X, center)
+        rows_t = [xc_t] * k
+        mean_c = host(ops.matmul(wr_t, xc_t.T)) / safe[:, None]
+    else:  # each component's rows are centred already, as contiguous (d, n) blocks
+        center = origin
+        rows_t = [X[j] for j in range(k)]
+        mean_c = host(ops.stack([ops.matmul(X[j], wr_t[j]) for j in range(k)])) / safe[:, None]
+    if full:
+        # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a symmetric rank
+        # update (half the flops of a GEMM), so a loop over components does half the work of one
+        # stacked GEMM of all of them; one copy to the host for all (on a device each copy waits)
+        root = wr_t**0.5
+        second = host(ops.stack([_gram(rows_t[j] * root[j]) for j in range(k)]))
+        scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
+        second_diag, scatter_diag = np.diagonal(second, axis1=1, axis2=2), np.diagonal(scatter, axis1=1, axis2=2)
+    else:
+        second = host(ops.matmul(wr_t, (xc_t * xc_t).T))
+        scatter = second - weight[:, None] * mean_c**2
+        second_diag, scatter_diag = second, scatter
+    for j in np.flatnonzero((scatter_diag < _CANCELLATION * second_diag).any(axis=1)):
+        # the second pass, about the component's own mean
+        z = rows_t[j] - ops.like(mean_c[j], rows_t[j])[:, None]
+        if full:
+            scatter[j] = host(_gram(z * root[j]))
+        else:
+            scatter[j] = host(ops.matmul(wr_t[j], (z * z).T))
+    if full:
+        scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
+    else:
+        scatter = np.maximum(scatter, 0.0)
+    mean = mean_c + host(center)
+    mean[weight <= 0] = 0.0
+    return weight, mean, scatter
+
+
+def _gram(z):
+    """``z @ z.T``: numpy sees the same operand twice and runs a symmetric rank update (syrk)."""
+    return ops.matmul(z, z.T)
+
+
 # A component variance below this share of the largest (per feature) has collapsed onto a value
 # (component_variances): far below any real spread, where the likelihood grows without bound.
 _COLLAPSED_SHARE = 1e-8

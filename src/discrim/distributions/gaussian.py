@@ -15,6 +15,7 @@ from discrim.distributions._base import (
     host,
     merged_moments,
     per_feature_weight,
+    weighted_moments,
     weighted_resp_t,
 )
 from discrim.distributions._covariance_models import (
@@ -498,39 +499,7 @@ class Gaussian(ComponentFamily):
         only, ``X`` (K, d, n) holds each component's own rows less its origin, transposed (rows
         completed under each component, less its mean), and the moments are taken about that origin.
         """
-        # Work with components and features along rows and samples along columns: every
-        # elementwise step then runs over long contiguous rows (log_prob returns its output in
-        # that layout, so resp.T is usually contiguous already).
-        wr_t = ops.contiguous(ops.like(wr_t, X))
-        weight = component_totals(wr_t)
-        safe = np.where(weight > 0, weight, 1.0)
-        k = wr_t.shape[0]
-        if origin is None:
-            # Moments about the block mean, then centred per component: exact for data far from
-            # the origin, and still one GEMM for the second moments.
-            n, d = X.shape
-            center = ops.matmul(ops.like(np.ones(n), X), X) / n  # a GEMV: much faster than mean(axis=0)
-            xc_t = ops.centred_transpose(X, center)
-            rows_t = [xc_t] * k
-            mean_c = host(ops.matmul(wr_t, xc_t.T)) / safe[:, None]
-        else:  # each component's rows are centred already, as contiguous (d, n) blocks
-            center = origin
-            rows_t = [X[j] for j in range(k)]
-            mean_c = host(ops.stack([ops.matmul(X[j], wr_t[j]) for j in range(k)])) / safe[:, None]
-        if self._storage in ("full", "tied"):
-            # sum_i r_ik xc_i xc_i' = z z' with z = sqrt(r_k) xc: numpy runs z @ z.T as a
-            # symmetric rank update (half the flops of a GEMM), so a loop over components does
-            # half the work of one stacked GEMM of all of them.
-            root = wr_t**0.5
-            # one copy to the host for all components (on a device, each copy waits for the GPU)
-            second = host(ops.stack([_gram(rows_t[j] * root[j]) for j in range(k)]))
-            scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
-            scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
-        else:
-            second = host(ops.matmul(wr_t, ops.square_inplace(xc_t).T))
-            scatter = np.maximum(second - weight[:, None] * mean_c**2, 0.0)
-        mean = mean_c + host(center)
-        mean[weight <= 0] = 0.0
+        weight, mean, scatter = weighted_moments(X, wr_t, self._storage in ("full", "tied"), origin)
         return GaussianStats(weight=weight, mean=mean, scatter=scatter)
 
     def _observed_moments(self, X, wr_t, mask):
@@ -848,11 +817,6 @@ def _precisions(ctype, params):
     inv = _inverse_factors_or_raise(cov, "a component covariance")  # W = L^-1, Sigma^-1 = W'W
     log_det = -2.0 * np.log(np.diagonal(inv, axis1=1, axis2=2)).sum(axis=1)
     return np.einsum("kij,kil->kjl", inv, inv), log_det
-
-
-def _gram(z):
-    """``z @ z.T``: numpy sees the same operand twice and runs a symmetric rank update (syrk)."""
-    return ops.matmul(z, z.T)
 
 
 def _log_prob_block(ctype, X, terms, d):

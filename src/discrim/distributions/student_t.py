@@ -20,6 +20,7 @@ from discrim.distributions._base import (
     component_totals,
     host,
     merged_moments,
+    weighted_moments,
     weighted_resp_t,
 )
 
@@ -331,19 +332,10 @@ class StudentT(ComponentFamily):
         u_weight = component_totals(ru)
         safe = np.where(u_weight > 0, u_weight, 1.0)
         full = self.covariance_type == "full"
-        n = X.shape[0]
-        ones = ops.like(np.ones(n), X)
         if mask is None:
-            center = host(ops.matmul(ones, X)) / max(n, 1)
-            Xc = X - ops.like(center, X)
-            mean_c = host(ops.matmul(ru, Xc)) / safe[:, None]
-            if full:
-                second = host(ops.stack([(Xc * ru[j][:, None]).T @ Xc for j in range(k)]))
-                scatter = second - u_weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
-                scatter = 0.5 * (scatter + np.swapaxes(scatter, 1, 2))
-            else:
-                scatter = np.maximum(host(ops.matmul(ru, Xc * Xc)) - u_weight[:, None] * mean_c**2, 0.0)
-            mean = mean_c + center
+            # the Gaussian's moments under the weights E[u] r: a gross outlier (the data this family
+            # is for) lies far from the block's centre, and its component's moments take a second pass
+            _, mean, scatter = weighted_moments(X, ru, full)
         else:
             # diag: a missing entry of component k is completed by mean_k and adds its
             # conditional variance E[u (x - mean)^2] = covariance_k to the scatter
