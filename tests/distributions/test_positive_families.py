@@ -270,3 +270,15 @@ def test_observed_zero_is_refused_when_scoring_as_in_fit(family):
         fm.score_samples(np.array([[0.0, 1.0]]))
     marginal = fm.score_samples(np.array([[np.nan, 1.0]]))
     assert np.isfinite(marginal).all()
+
+
+def test_exponential_rates_follow_the_units_of_the_data(rng):
+    # every rate was capped at 1e12: decay times of 1e-13 s fitted 1e12 against the MLE 8.9e12
+    X = np.r_[rng.exponential(1.0, size=(100, 1)), rng.exponential(20.0, size=(100, 1))]
+    start = dict(init_params=(X[:, 0] > 5).astype(int))
+    fits = [FiniteMixture(Exponential(), 2, **start).fit(X * unit) for unit in (1.0, 1e-13, 1e-30)]
+    for fit, unit in zip(fits[1:], (1e-13, 1e-30)):
+        np.testing.assert_allclose(fit.params_["rate"] * unit, fits[0].params_["rate"], rtol=1e-9)
+        np.testing.assert_allclose(fit.predict_proba(X * unit), fits[0].predict_proba(X), atol=1e-9)
+    one = FiniteMixture(Exponential(), 1).fit(X * 1e-13)
+    assert one.params_["rate"][0, 0] == pytest.approx(len(X) / (X * 1e-13).sum(), rel=1e-12)

@@ -20,7 +20,9 @@ from discrim.distributions._positive import check_nonnegative_data
 
 __all__ = ["Exponential", "ExponentialParams", "ExponentialStats"]
 
-# A component whose observed values are all 0 has an unbounded MLE of its rate: it is held here.
+# A component whose observed values are all 0 has an unbounded MLE of its rate: it is held at this
+# many times the inverse of the feature's mean (in the data's own units: 1e12 itself capped every fit
+# of data in small units, e.g. decay times of 1e-13 s, below its MLE)
 _MAX_RATE = 1e12
 
 
@@ -49,7 +51,7 @@ class Exponential(ComponentFamily):
     The density is ``rate * exp(-rate * x)``; the parameter ``rate`` has shape (n_components,
     n_features) and its weighted MLE is the inverse of the responsibility-weighted mean of each
     feature (``scipy.stats.expon(scale=1 / rate)``). A component whose observed values are all 0
-    gets the rate ``1e12``. With a mask, a row's density is the product over its observed
+    gets ``1e12`` times the inverse of the feature's mean as its rate. With a mask, a row's density is the product over its observed
     entries.
 
     Examples
@@ -95,8 +97,10 @@ class Exponential(ComponentFamily):
     def params_from_stats(self, stats, current=None):
         w = per_feature_weight(stats)
         w = np.broadcast_to(w, stats.weighted_sum.shape)
+        total = stats.weighted_sum.sum(axis=0)
+        scale = np.where(total > 0, total / np.maximum(w.sum(axis=0), np.finfo(float).tiny), 1.0)  # each feature's mean
         with np.errstate(divide="ignore", invalid="ignore"):
-            rate = np.minimum(w / stats.weighted_sum, _MAX_RATE)
+            rate = np.minimum(w / stats.weighted_sum, _MAX_RATE / scale)
         return ExponentialParams(rate=np.where(w > 0, rate, 1.0))
 
     def component_means(self, params, n_rows=1, rows=None):
