@@ -128,6 +128,18 @@ def test_bad_noise_options_are_refused_in_one_line():
         FiniteMixture(Gaussian("VVV"), 1, noise=True).fit(np.c_[X[:, 0], np.ones(X.shape[0])])
 
 
+@pytest.mark.parametrize("unit", [1.0, 1e-9, 1e9])
+def test_collinear_features_are_refused_as_spanning_no_volume(unit):
+    # a column the sum of two others: rounding left V = 3.8e-12, and every row went to the noise
+    X, _, _ = _noisy()
+    X = np.c_[X, X[:, 0] + X[:, 1]] * unit
+    with pytest.raises(ValueError, match="features are collinear .*hypervolume of X is 0"):
+        FiniteMixture(Gaussian("VVV"), 2, noise=True).fit(X)
+    # correlated but not collinear features span a volume in any units
+    X[:, 2] += 1e-3 * unit * np.random.default_rng(0).normal(size=X.shape[0])
+    assert FiniteMixture(Gaussian("VVV"), 2, noise=True, random_state=0).fit(X).noise_volume_ > 0
+
+
 @settings(max_examples=10, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), k=st.integers(1, 3), model=st.sampled_from(["VVV", "EII", "VVI", "EEE"]))
 def test_noise_em_never_decreases_the_log_likelihood(seed, k, model):
