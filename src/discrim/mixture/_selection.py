@@ -772,7 +772,8 @@ def select_mixture(
         mclust's ICL with the sign turned: it prefers well-separated components.
     sample_weight : array-like of shape (n_samples,), default=None
         Row weights passed to every fit. The log-likelihood in the table is weighted and the
-        :math:`n` of BIC is the total weight, so integer weights act as repeated rows.
+        :math:`n` of BIC is the total weight, so integer weights act as repeated rows (from the
+        same starts: the "hierarchical" start agglomerates each row of positive weight once).
     random_state : int, RandomState instance or None, default=None
         Each grid cell gets its own independent stream spawned from it, so the result does not
         depend on ``n_jobs``.

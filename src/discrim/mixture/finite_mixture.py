@@ -142,7 +142,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         seeding then nearest-center assignment; the clusters of a full (weighted) k-means fit;
         mclust's model-based hierarchical agglomeration (its default start, on mclust's scaled
         SVD coordinates; at most 2,000 rows agglomerated, the others assigned to the nearest
-        cluster mean); random soft assignments; or distinct random rows as centers then
+        cluster mean; each row of positive weight counts once there, as mclust's ``hc`` takes no
+        weights); random soft assignments; or distinct random rows as centers then
         nearest-center assignment. An array gives the start: a partition (n_samples,) of
         component indices, or responsibilities (n_samples, n_components) with rows summing to
         one (mclust's ``z``). The initial parameters are the weighted MLE under those
@@ -677,7 +678,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             in ``[0, n_components)`` (or a value of ``component_labels``) for a labelled row,
             whose responsibility stays there, and ``unlabeled`` or NaN for an unlabelled one.
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative row weights; integer weights give the same fit as repeated rows.
+            Non-negative row weights; integer weights give the same fit as repeated rows from the
+            same start (the "hierarchical" start agglomerates each row of positive weight once, so
+            its partition, and then the fit, can differ from that of the rows repeated).
 
         Returns
         -------
