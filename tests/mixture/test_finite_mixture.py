@@ -252,6 +252,25 @@ def test_fewer_distinct_rows_than_components():
         FiniteMixture(Binomial(10), 2).fit(np.full((6, 1), 4.0))
 
 
+def test_rows_made_equal_by_float32_say_so(rng):
+    # 200 distinct rows about 1e9 are one in float32: the message blamed the data alone
+    X = rng.normal(size=(200, 2)) + 1e9
+    with pytest.raises(ValueError, match="1 distinct row.*In float32 .*fit with dtype='float64'"):
+        FiniteMixture(Gaussian(), 2, dtype="float32").fit(X)
+    assert FiniteMixture(Gaussian(), 2, random_state=0).fit(X).converged_
+
+
+def test_a_single_row_grid_warns_nothing_from_numpy():
+    # min_relative_variance divided 0 by 0 (every feature constant) for the spherical and diagonal models
+    from discrim.mixture import gaussian_models, select_mixture
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        warnings.filterwarnings("ignore", message="select_mixture")  # its own FitFailedWarning
+        result = select_mixture(np.array([[0.3, 1.2]]), gaussian_models(), 1, random_state=0)
+    assert not result.table["min_rel_variance"].isna().any()
+
+
 def test_reg_covar_beside_tiny_variances_warns_and_names_the_fix():
     """Four blobs in units of 1e-5 (variances about 1e-10): reg_covar=1e-6 swamps every covariance and
     the fit is silently wrong (the components spread over each other); it now warns."""
