@@ -436,3 +436,12 @@ def test_student_t_fits_beside_a_gross_outlier(rng):
         model = FiniteMixture(StudentT(), 2, init_params=start, random_state=0).fit(X)
         assert model.converged_ and np.isfinite(model.lower_bound_)
         assert np.all(np.linalg.eigvalsh(model.params_["covariance"]) > 0)
+
+
+def test_a_category_listed_twice_is_refused_by_name():
+    # encode gave "a" the code 2 (its later place), and fit then said "at least 2 distinct values"
+    family = Categorical(categories=[["a", "b", "a"]])
+    with pytest.raises(ValueError, match=r"categories\[0\] lists 'a' more than once"):
+        family.encode([["a"], ["b"]])
+    with pytest.raises(ValueError, match=r"categories\[0\] lists 'a' more than once"):
+        family.check_options()

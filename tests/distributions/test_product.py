@@ -208,7 +208,7 @@ def test_categorical_per_feature_counts(rng):
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_categories": [2, 1]}, "n_categories"),
     ({"categories": [["a"]]}, "at least 2 distinct"),
-    ({"categories": [["a", "a"]]}, "at least 2 distinct"),
+    ({"categories": [["a", "a"]]}, "lists 'a' more than once"),
     ({"categories": "ab"}, "one list of category values per feature"),
     ({"categories": [["a", "b"]], "n_categories": 3}, "disagrees"),
 ])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from numbers import Integral
 from typing import Any
@@ -137,8 +138,12 @@ class Categorical(ComponentFamily):
                 raise ValueError("categories must be a list with one list of category values per feature, "
                                  f"e.g. [['a', 'b'], ['x', 'y', 'z']]; got {cats!r}.")
             for j, col in enumerate(cats):
-                if len(col) < 2 or len(set(col)) != len(col):
+                if len(col) < 2:
                     raise ValueError(f"categories[{j}] must hold at least 2 distinct values; got {list(col)!r}.")
+                repeated = [value for value, count in Counter(col).items() if count > 1]
+                if repeated:
+                    raise ValueError(f"categories[{j}] lists {', '.join(map(repr, repeated))} more than once; each "
+                                     f"value must appear once (got {list(col)!r}).")
                 if len(col) > MAX_CATEGORIES:
                     raise ValueError(f"categories[{j}] has {len(col):,} values, more than {MAX_CATEGORIES:,}.")
             counts = [len(col) for col in cats]
@@ -168,6 +173,7 @@ class Categorical(ComponentFamily):
         (a :class:`~discrim.distributions.Product` encodes its part's columns of the user's X)."""
         if self.categories is None:
             raise ValueError("encode needs categories: construct the family with categories=[[...], ...].")
+        self.check_options()  # a value listed twice would take the later code
         X = np.asarray(X, dtype=object)
         if X.ndim != 2 or X.shape[1] != len(self.categories):
             raise ValueError(f"X must have shape (n_samples, {len(self.categories)}) (one column per entry of "
