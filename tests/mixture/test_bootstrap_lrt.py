@@ -96,6 +96,14 @@ def test_bad_arguments_are_refused_in_one_line(kwargs, match):
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("name", ["n_bootstrap", "n_components"])
+def test_an_unknown_keyword_is_named_as_bootstrap_lrts(name):
+    # it reached FiniteMixture: "FiniteMixture.__init__() got an unexpected keyword argument 'n_bootstrap'"
+    X = np.random.default_rng(0).normal(size=(20, 1))
+    with pytest.raises(TypeError, match=f"bootstrap_lrt got unexpected keyword argument\\(s\\) '{name}': it takes n_boot"):
+        bootstrap_lrt(X, Gaussian("VII"), 2, **{name: 9})
+
+
 def test_g_plus_one_fits_are_at_least_as_likely_as_g_fits():
     # a Poisson sample of one component: the 2-component fit from its own start stopped below the
     # 1-component fit (statistic -0.0066, 59 % of the replicates negative, p = 1.0)

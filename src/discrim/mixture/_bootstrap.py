@@ -170,6 +170,12 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
                          f"max_components); got {max_components!r}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive int; got {n_boot!r}.")
+    # the family and the numbers of components are the test's own
+    unknown = sorted(set(mixture_params) - (set(FiniteMixture(family).get_params()) - {"n_components", "family"}))
+    if unknown:
+        raise TypeError(f"bootstrap_lrt got unexpected keyword argument(s) {', '.join(map(repr, unknown))}: it takes "
+                        "n_boot, random_state, n_jobs and FiniteMixture's parameters (init_params, n_init, tol, "
+                        "max_iter, reg_covar, ...).")
     if mixture_params.get("noise", False) not in (False, None):
         raise ValueError("bootstrap_lrt does not take noise: drop noise= (the test compares the family's components "
                          "only, as mclust's).")
