@@ -334,6 +334,8 @@ class Gaussian(ComponentFamily):
         d = feature_var.shape[0]
         # A constant feature has no spread to compare with: it does not mark components singular.
         scale = np.where(feature_var > 0, feature_var, np.inf)
+        if not np.isfinite(scale).any():  # every feature constant (a single row): nothing to compare with
+            return np.inf
         if ctype in ("full", "tied"):
             mats = cov[occupied] if ctype == "full" else cov[None]
             inv_sd = 1.0 / np.sqrt(scale)

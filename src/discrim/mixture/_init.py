@@ -33,10 +33,14 @@ def check_enough_distinct_rows(X, sample_weight, n_components):
         return
     n_distinct = np.unique(rows, axis=0).shape[0]
     if n_distinct < n_components:
+        # float32 keeps about 7 significant digits: rows far from 0 against their spread become equal
+        fix = ("Reduce n_components or provide more data." if X.dtype != np.float32 else
+               "In float32 (dtype='float32'), which keeps about 7 significant digits, rows that differ beyond them "
+               "are equal: centre X (e.g. X - X.mean(axis=0)) or fit with dtype='float64'; otherwise reduce "
+               "n_components or provide more data.")
         raise ValueError(
             f"X has {n_distinct} distinct row(s) with positive weight (n_samples={X.shape[0]}) but "
-            f"n_components={n_components}: a mixture needs at least as many distinct rows as "
-            "components. Reduce n_components or provide more data."
+            f"n_components={n_components}: a mixture needs at least as many distinct rows as components. {fix}"
         )
 
 

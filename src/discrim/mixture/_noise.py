@@ -43,6 +43,11 @@ class NoiseRegion:
         return coords @ self.rotation.T
 
 
+# The smallest eigenvalue of the features' correlation matrix below this (times the number of
+# features) is rounding: the features are collinear.
+_COLLINEAR = 1e-12
+
+
 def noise_region(X):
     """The smaller of the data's bounding box and its box along the principal axes (mclust's ``hypvol``).
 
@@ -67,7 +72,18 @@ def noise_region(X):
         raise ValueError(f"noise=True needs at least 2 samples to span a volume; got n_samples={X.shape[0]}. Pass "
                          "noise=<the volume V>, or fit without noise.")
     centred = X - X.mean(axis=0)
-    rotation = np.linalg.eigh(centred.T @ centred)[1][:, ::-1]
+    scatter = centred.T @ centred
+    spread = np.sqrt(np.diag(scatter))
+    if np.all(spread > 0) and X.shape[1] > 1:
+        # collinear features span no volume either, but rounding leaves the box along the principal
+        # axes a sliver (a column the sum of two others: V = 3.8e-12, and every row went to the noise);
+        # the correlations say so in any units
+        correlation = scatter / np.outer(spread, spread)
+        if np.linalg.eigvalsh(correlation)[0] < _COLLINEAR * X.shape[1]:
+            raise ValueError("noise=True needs data that span every direction, and X's features are collinear "
+                             "(one is a linear combination of others, so the hypervolume of X is 0): remove one of "
+                             "them, or pass noise=<the volume V>.")
+    rotation = np.linalg.eigh(scatter)[1][:, ::-1]
     best = None
     for R in (np.eye(X.shape[1]), rotation):
         coords = X @ R
