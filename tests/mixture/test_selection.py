@@ -1,5 +1,7 @@
 """Tests of select_mixture: the BIC/AIC table, the chosen model and its agreement with FiniteMixture."""
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -7,7 +9,7 @@ from hypothesis import strategies as st
 from joblib import parallel_config
 
 from discrim.distributions import Gaussian, Poisson
-from discrim.mixture import FiniteMixture, select_mixture
+from discrim.mixture import FiniteMixture, gaussian_models, select_mixture
 from discrim.mixture._selection import FitFailedWarning, MixtureSelection
 
 MCLUST = {
@@ -335,3 +337,14 @@ def test_the_chosen_model_refits_on_other_rows_with_its_own_parameters(three_blo
     assert result.best_estimator.get_params()["init_params"] == "hierarchical"
     refit = clone(result.best_estimator).fit(X[: X.shape[0] // 2])
     assert refit.n_components == result.best_params["n_components"]
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_the_grid_warns_of_a_constant_feature_once(rng, n_jobs):
+    # every cell's fit warned in the same words: 28 times on 14 models x 2 counts
+    X = np.c_[rng.normal(size=(100, 2)), np.ones(100)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        select_mixture(X, gaussian_models(), [1, 2], random_state=0, n_jobs=n_jobs)
+    constant = [w for w in caught if "constant over their observed values" in str(w.message)]
+    assert len(constant) == 1 and "index 2" in str(constant[0].message)

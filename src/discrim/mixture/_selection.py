@@ -334,6 +334,27 @@ def _check_family(where, family):
     )
 
 
+def _warn_reg_covar_once(families, fit_params, X, w):
+    """The warnings of FiniteMixture.fit about reg_covar beside X's variances, once for the grid.
+
+    Every fit of a cell would give them, in the same words (28 times on a grid of 14 models x 2);
+    here once per distinct ``reg_covar`` of the grid's Gaussian families, and the cells keep quiet.
+    """
+    from discrim.mixture import FiniteMixture
+    from discrim.mixture.finite_mixture import _warn_if_reg_covar_dominates
+
+    seen = set()
+    for family in families.values():
+        try:
+            effective = FiniteMixture(family, reg_covar=fit_params.get("reg_covar"))._family()
+        except ValueError:  # the family's cells fail, each with its message in the table
+            continue
+        reg = getattr(effective, "reg_covar", None)
+        if reg not in seen:
+            seen.add(reg)
+            _warn_if_reg_covar_dominates(effective, X, w)
+
+
 def _warn_if_mixed_measures(families):
     """Warn where discrete and continuous families are compared: their likelihoods are in other units.
 
@@ -538,7 +559,7 @@ def _validated_families(families, k, fit_params, starts):
 
 
 def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fit_params, feature_var, starts,
-              validated=frozenset()):
+              validated=frozenset(), reg_covar_warned=False):
     """Fit one grid cell and score it; returns (index, row dict, fitted mixture or None)."""
     from contextlib import nullcontext
 
@@ -553,6 +574,7 @@ def _fit_cell(index, label, family, k, seed, *, X, w, weighted, total_weight, fi
     try:
         mixture = FiniteMixture(family, n_components=k, random_state=seed, **fit_params)
         mixture._warn_collapsing = False  # the table's degenerate column judges every cell instead
+        mixture._warn_reg_covar = not reg_covar_warned  # select_mixture warned once for all cells
         # parameters validated once for the family's cells (_validated_families)
         with config_context(skip_parameter_validation=True) if label in validated else nullcontext():
             mixture.fit(X, sample_weight=w if weighted else None)
@@ -883,6 +905,9 @@ def select_mixture(
         families = _distinct_on_one_feature(families)
     _refuse_invalid_options(families)
     _warn_if_mixed_measures(families)
+    warned = not is_dask(X)  # a dask X's cells warn themselves (its variances are computed there)
+    if warned:
+        _warn_reg_covar_once(families, fit_params, X, w)
     ks = _check_range(n_components_range, X.shape[0], len(families))
 
     cells = [(label, fam, k) for label, fam in families.items() for k in ks]
@@ -897,7 +922,7 @@ def select_mixture(
     starts = (_hierarchical_starts(X, w, ks, streams[-1])
               if fit_params.get("init_params") == "hierarchical" and not noise else None)
     shared = dict(X=X, w=w, weighted=sample_weight is not None, total_weight=total_weight, fit_params=fit_params,
-                  feature_var=feature_var, starts=starts,
+                  feature_var=feature_var, starts=starts, reg_covar_warned=warned,
                   validated=_validated_families(families, ks[0], fit_params, starts))
     tasks = [(i, label, fam, k, seed) for i, ((label, fam, k), seed) in enumerate(zip(cells, seeds))]
     out = sorted(run_unordered(_fit_cell, tasks, n_jobs, shared=shared), key=lambda result: result[0])

@@ -301,6 +301,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     # themselves and name it in their own terms (select_mixture's degenerate column, the classes of
     # a discriminant) set it False on their instance; not a parameter, so clone does not carry it.
     _warn_collapsing = True
+    _warn_reg_covar = True  # select_mixture warns once for its grid instead (warn_reg_covar_once)
 
     _parameter_constraints = {
         "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats", "check_options"])],
@@ -702,7 +703,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             )
         if not self._every_row_labelled(labels, groups):  # otherwise the labels place every row
             check_enough_distinct_rows(*sample, self.n_components)
-        _warn_if_reg_covar_dominates(family, *sample)
+        if self._warn_reg_covar:
+            _warn_if_reg_covar_dominates(family, *sample)
         family = self._with_data_defaults(family, blocks)
         noise, region, noise_rows = None, None, None
         if self._has_noise():
