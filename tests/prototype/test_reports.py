@@ -420,3 +420,57 @@ def test_features_far_from_every_prototype_are_named():
     shifted.iloc[:, active[0]] += 1e3
     with pytest.warns(UnfamiliarDataWarning, match=str(X.columns[active[0]])):
         model.predict_proba(shifted)
+
+
+# text that a spreadsheet would take for a formula; the last two are not formulas to openpyxl
+FORMULA_LIKE = ['=HYPERLINK("http://example.invalid/?x","click")', "=1+2", "+3", "-4", "@SUM(A1)", "\t=5"]
+
+
+def _sheet_texts(path):
+    """Per sheet of the workbook at ``path``: whether it holds a formula (<f>), and the text of its cells."""
+    import zipfile
+    from xml.etree import ElementTree
+
+    ns = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+    out = {}
+    with zipfile.ZipFile(path) as book:
+        for name in book.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                root = ElementTree.fromstring(book.read(name))
+                texts = {t.text for t in root.iter(f"{ns}t")}
+                out[name] = (any(True for _ in root.iter(f"{ns}f")), texts)
+    return out
+
+
+def test_xlsx_reports_hold_labels_and_names_as_text_not_formulas(tmp_path):
+    # openpyxl stored text starting with "=" as a live formula: a label from an untrusted CSV ran
+    # in the reader's spreadsheet, and names like "=1+1_weight" were broken formulas
+    openpyxl = pytest.importorskip("openpyxl")
+    frame = pd.DataFrame({f"{text}_weight": [text, 1.5] for text in FORMULA_LIKE})
+    write_report(tmp_path / "direct.xlsx", {"names": frame})
+    (formula, texts), = _sheet_texts(tmp_path / "direct.xlsx").values()
+    assert not formula and set(FORMULA_LIKE) | set(frame.columns) <= texts
+    sheet = openpyxl.load_workbook(tmp_path / "direct.xlsx")["names"]
+    assert [c.value for c in sheet[1]] == list(frame.columns) and [c.value for c in sheet[2]] == FORMULA_LIKE
+    # every sheet of export and explain, labels and feature names from the user's data
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(90, 2)), columns=["=1+1", "@b"])
+    y = np.array(FORMULA_LIKE[:3])[np.digitize(X["=1+1"], [-0.4, 0.4])]
+    model = PrototypeClassifier(n_candidates=30, random_state=0).fit(X, y)
+    table = export(model, report=tmp_path / "export.xlsx")
+    ex = explain(model, X.iloc[[0]], y[0], report=tmp_path / "explain.xlsx")
+    for path, frames in [("export.xlsx", {"prototypes": table}), ("explain.xlsx", ex.to_frames())]:
+        sheets = _sheet_texts(tmp_path / path)
+        assert len(sheets) >= len(frames) and not any(formula for formula, _ in sheets.values())
+        read = pd.read_excel(tmp_path / path, sheet_name=None)
+        for name, want in frames.items():
+            assert list(read[name].columns) == [str(c) for c in want.columns]
+    read = pd.read_excel(tmp_path / "export.xlsx", sheet_name=None)
+    assert list(read["prototypes"]["target"]) == list(table["target"])
+    assert list(read["marginals"]["class"]) == list(table.attrs["marginals"])
+    assert list(read["feature_weights"].columns) == ["batch", "=1+1", "@b"]
+    read = pd.read_excel(tmp_path / "explain.xlsx", sheet_name=None)
+    assert list(read["classes"]["class"]) == list(model.classes_)
+    assert list(read["prototypes"]["target"]) == list(ex.prototypes["target"])
+    items = dict(zip(read["summary"]["item"], read["summary"]["value"]))
+    assert items["predicted"] == ex.predicted and items["true class"] == y[0]

@@ -392,7 +392,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
         The file; its suffix chooses the format. Written under a temporary name and renamed
         when complete, so a failure leaves no file (and an existing file unchanged).
     frames : dict of str to DataFrame
-        Sheet (or section) name to table, in order.
+        Sheet (or section) name to table, in order. Text (cells and column names) is stored as
+        text, never as a formula: a label such as ``=1+2`` shows as written.
     title : str, default="report"
         The HTML page's title and heading.
 
@@ -439,6 +440,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
             with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
                 for sheet, frame in frames.items():
                     _for_file(frame).to_excel(writer, sheet_name=sheet[:31], index=False)
+                for worksheet in writer.book.worksheets:
+                    _as_text(worksheet)
         return
     parts = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
              "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:12px}"
@@ -451,6 +454,19 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     parts.append("</body></html>\n")
     with atomic_output(path) as tmp:
         Path(tmp).write_text("\n".join(parts), encoding="utf-8")
+
+
+def _as_text(worksheet):
+    """Store as text the cells that openpyxl took for formulas (text starting with "=": a label or a
+    feature name from the user's data), so that the workbook shows the tables' text and runs nothing.
+
+    openpyxl writes other text as inline strings, which a spreadsheet never evaluates, whatever
+    their first character ("+", "-", "@", tab).
+    """
+    for row in worksheet.iter_rows():
+        for cell in row:
+            if cell.data_type == "f":
+                cell.data_type = "s"
 
 
 def _for_file(frame):
