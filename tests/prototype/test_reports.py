@@ -1,6 +1,7 @@
 """Tests of export/explain in the user's units, n_batches, log_likelihood, reports and the unfamiliar-rows warning."""
 
 import functools
+import re
 import warnings
 
 import numpy as np
@@ -474,3 +475,19 @@ def test_xlsx_reports_hold_labels_and_names_as_text_not_formulas(tmp_path):
     assert list(read["prototypes"]["target"]) == list(ex.prototypes["target"])
     items = dict(zip(read["summary"]["item"], read["summary"]["value"]))
     assert items["predicted"] == ex.predicted and items["true class"] == y[0]
+
+
+@pytest.mark.parametrize("suffix", [".html", ".xlsx"])
+def test_a_report_path_that_is_a_folder_is_refused_first(tmp_path, suffix):
+    # it failed after the report was rendered, with IsADirectoryError naming the temporary file
+    folder = tmp_path / f"out{suffix}"
+    folder.mkdir()
+    model = _pipe()
+    X, _ = _data(3, seed=9)
+    for call in [lambda: export(model, report=folder), lambda: explain(model, X.iloc[[0]], report=folder),
+                 lambda: write_report(folder, {"x": pd.DataFrame({"a": [1]})})]:
+        with pytest.raises(IsADirectoryError, match="^" + re.escape(
+                f"cannot write the report '{folder}': it is a folder; give a file name such as "
+                f"'{folder / ('report' + suffix)}'.") + "$"):
+            call()
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name] and list(folder.iterdir()) == []
