@@ -327,7 +327,9 @@ def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_t
     else:
         chosen = np.argmax(proba, axis=1).reshape(g0.shape)
         confidence = proba.max(axis=1).reshape(g0.shape)
-        ax.imshow(chosen, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]), aspect="auto",
+        half = (hi - lo) / (resolution - 1) / 2  # each pixel centred on its grid point
+        extent = (lo[0] - half[0], hi[0] + half[0], lo[1] - half[1], hi[1] + half[1])
+        ax.imshow(chosen, origin="lower", extent=extent, aspect="auto",
                   cmap=ListedColormap(colours), vmin=-0.5, vmax=classes.shape[0] - 0.5, interpolation="nearest",
                   alpha=0.15 + 0.6 * (confidence - 1.0 / classes.shape[0]) * classes.shape[0]
                   / max(classes.shape[0] - 1, 1))
