@@ -308,3 +308,22 @@ def test_each_decision_pixel_shows_the_class_predicted_at_its_centre():
     predicted = model.predict_proba(np.column_stack([gx.ravel(), gy.ravel()])).argmax(axis=1).reshape(gx.shape)
     np.testing.assert_array_equal(np.asarray(image.get_array()), predicted)
     assert ax.get_xlim() == pytest.approx((gx.min(), gx.max())) and ax.get_ylim() == pytest.approx((gy.min(), gy.max()))
+
+
+@pytest.mark.parametrize("kind, with_y, expected", [
+    ("decision", False, ["P(predicted class | x)", "m", "n", "p"]),
+    ("decision", True, ["P(predicted class | x)", "m", "n", "p"]),
+    ("probability", True, ["P(m | x)", "P(n | x)", "P(p | x)"]),
+])
+def test_a_one_feature_plot_s_legend_says_which_colour_is_which_class(kind, with_y, expected):
+    # the decision's shading (and the strip of rows) had colours per class and no key to them
+    from matplotlib.colors import to_rgba
+
+    Z, y, model = _one_feature_model()
+    ax = plot_prototype_surface(model, Z, y if with_y else None, kind=kind, familiarity_quantiles=(), resolution=20)
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == expected
+    if kind == "decision":
+        (image,) = ax.images
+        for k, handle in enumerate(legend.legend_handles[1:]):  # each class's patch has its regions' colour
+            assert to_rgba(handle.get_facecolor(), 1) == to_rgba(image.cmap(image.norm(k)), 1)
