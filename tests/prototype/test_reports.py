@@ -491,3 +491,23 @@ def test_a_report_path_that_is_a_folder_is_refused_first(tmp_path, suffix):
                 f"'{folder / ('report' + suffix)}'.") + "$"):
             call()
     assert [p.name for p in tmp_path.iterdir()] == [folder.name] and list(folder.iterdir()) == []
+
+
+def test_staged_predictions_warn_once_about_raw_rows_to_a_model_fitted_on_scaled_rows():
+    # predict_proba warned and the staged methods, which compute the same probabilities, did not
+    X, _ = _data()
+    pipe = _pipe()
+    model = pipe[-1]
+    raw = X.to_numpy()
+    for call in [lambda: list(model.staged_predict_proba(raw)), lambda: list(model.staged_predict(raw)),
+                 lambda: list(model.staged_predict_proba(raw, n_batches=2))]:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            call()
+        unfamiliar = [w for w in record if issubclass(w.category, UnfamiliarDataWarning)]
+        assert len(unfamiliar) == 1 and unfamiliar[0].filename == __file__
+        assert "fitted on scaled features" in str(unfamiliar[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfamiliarDataWarning)
+        staged = list(model.staged_predict_proba(pipe[0].transform(X)))  # scaled rows: no warning
+    np.testing.assert_allclose(staged[-1], model.predict_proba(pipe[0].transform(X)), rtol=1e-12)
