@@ -511,3 +511,18 @@ def test_staged_predictions_warn_once_about_raw_rows_to_a_model_fitted_on_scaled
         warnings.simplefilter("error", UnfamiliarDataWarning)
         staged = list(model.staged_predict_proba(pipe[0].transform(X)))  # scaled rows: no warning
     np.testing.assert_allclose(staged[-1], model.predict_proba(pipe[0].transform(X)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_familiarity_takes_rows_in_the_model_s_dtype_as_predict_proba_does(dtype):
+    # float32 rows to a float64 model were scored in float32 (1.5e-6 relative from the float64 rows'
+    # familiarity, while predict_proba was identical)
+    X, _, y, _ = load_benchmark("wine")
+    model = PrototypeClassifier(n_batches=2, n_candidates=40, dtype=dtype, random_state=0).fit(X, y)
+    other = np.float32 if dtype == "float64" else np.float64
+    rows = X[:40].astype(other)
+    same = rows.astype(dtype)  # the rows as the model takes them
+    np.testing.assert_array_equal(model.predict_proba(rows), model.predict_proba(same))
+    np.testing.assert_array_equal(model.familiarity(rows), model.familiarity(same))
+    np.testing.assert_array_equal(familiarity(model, rows), familiarity(model, same))
+    assert explain(model, rows[0]).familiarity == explain(model, same[0]).familiarity
