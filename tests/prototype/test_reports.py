@@ -526,3 +526,30 @@ def test_familiarity_takes_rows_in_the_model_s_dtype_as_predict_proba_does(dtype
     np.testing.assert_array_equal(model.familiarity(rows), model.familiarity(same))
     np.testing.assert_array_equal(familiarity(model, rows), familiarity(model, same))
     assert explain(model, rows[0]).familiarity == explain(model, same[0]).familiarity
+
+
+def test_an_html_export_holds_every_number_in_full_and_rebuilds_predict_proba(tmp_path):
+    # floats were written with 6 significant digits: the page's prototypes rebuilt predict_proba to 1e-5 only
+    bs4 = pytest.importorskip("bs4")
+    pipe = _pipe()
+    table = export(pipe, report=tmp_path / "export.html")
+    page = bs4.BeautifulSoup((tmp_path / "export.html").read_text(encoding="utf-8"), "html.parser")
+
+    def read(sheet):
+        rows = page.find(id=sheet)
+        header = [th.text for th in rows.find("thead").find_all("th")]
+        body = [[td.text for td in tr.find_all("td")] for tr in rows.find("tbody").find_all("tr")]
+        return pd.DataFrame(body, columns=header)
+
+    shown = read("prototypes")
+    assert list(shown.columns) == list(table.columns)
+    numbers = [c for c in table.columns if table[c].dtype.kind == "f"]
+    got = shown[numbers].replace("", "nan").astype(np.float64)
+    np.testing.assert_array_equal(got.to_numpy(), table[numbers].to_numpy())
+    marginals = read("marginals")
+    rebuilt = got.assign(target=shown["target"])  # the page's numbers and labels alone
+    rebuilt.attrs["marginals"] = dict(zip(marginals["class"], marginals["p0"].astype(np.float64)))
+    assert rebuilt.attrs["marginals"] == table.attrs["marginals"]
+    X, _ = _data(80, seed=10)
+    np.testing.assert_allclose(_rebuild(rebuilt, X, NAMES, "weight_original", "original"), pipe.predict_proba(X),
+                               rtol=1e-12, atol=1e-15)

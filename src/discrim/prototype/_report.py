@@ -396,7 +396,10 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     ----------
     path : str or path-like
         The file; its suffix chooses the format. Written under a temporary name and renamed
-        when complete, so a failure leaves no file (and an existing file unchanged).
+        when complete, so a failure leaves no file (and an existing file unchanged). Either
+        format holds every number in full: a workbook as numbers, a page as the shortest text
+        that reads back as the same float64 (so an export's prototype table rebuilds
+        ``predict_proba`` from either); a missing value is an empty cell.
     frames : dict of str to DataFrame
         Sheet (or section) name to table, in order. Text (cells and column names) is stored as
         text, never as a formula: a label such as ``=1+2`` shows as written.
@@ -451,7 +454,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
              f"<h1>{html.escape(title)}</h1>"]
     for sheet, frame in frames.items():
         parts.append(f"<h2>{html.escape(sheet)}</h2>")
-        parts.append(_for_file(frame).to_html(index=False, na_rep="", float_format=lambda v: f"{v:.6g}",
+        # repr: the shortest text that reads back as the same float (6 digits lost the prototypes' 1e-5)
+        parts.append(_for_file(frame).to_html(index=False, na_rep="", float_format=lambda v: repr(float(v)),
                                               table_id=sheet, escape=True))
     parts.append("</body></html>\n")
     with atomic_output(path) as tmp:
