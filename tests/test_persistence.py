@@ -170,6 +170,39 @@ def _progress(info):
     """A progress callback, as a user would pass to PrototypeClassifierCV."""
 
 
+def test_a_generator_seed_or_an_untrusted_transformer_is_refused_with_the_fix(tmp_path, rng):
+    # both were refused with no way out: "... which discrim never accepts" / "does not trust"
+    from sklearn.preprocessing import MinMaxScaler
+
+    from discrim.model_selection import PrototypeClassifierCV
+    from discrim.prototype import PrototypeClassifier
+
+    X, y = _data(rng)
+    seed = r"; model files hold no numpy Generator: pass an int seed as random_state \(e.g. random_state=0\)"
+    scaler = (r"; of scikit-learn's transformers, model files hold only StandardScaler, as a PrototypeClassifierCV's "
+              r"transformer or a Pipeline step")
+    generator = PrototypeClassifier(n_candidates=20, random_state=np.random.default_rng(0)).fit(X, y)
+    with pytest.raises(ModelFileError, match=rf"\['random_state'\] uses skops loader 'RandomGeneratorNode'.*{seed}"):
+        save_model(generator, tmp_path / "m.skops")
+    search = PrototypeClassifierCV([1e-3], max_batches=1, transformer=MinMaxScaler(), cv=2, n_candidates=20,
+                                   random_state=0).fit(X, y)
+    pipe = make_pipeline(MinMaxScaler(), PrototypeClassifier(n_candidates=20, random_state=0)).fit(X, y)
+    for model in [search, pipe]:
+        with pytest.raises(ModelFileError, match=rf"MinMaxScaler.* does not trust{scaler}") as info:
+            save_model(model, tmp_path / "m.skops")
+        assert "Generator" not in str(info.value)
+    # both problems: both fixes, in the order of the problems
+    search.set_params(random_state=np.random.default_rng(0))
+    with pytest.raises(ModelFileError, match=rf"does not trust{scaler}.*{seed}"):
+        save_model(search, tmp_path / "m.skops")
+    assert list(tmp_path.iterdir()) == []
+    # the fixes the messages give can be saved
+    save_model(generator.set_params(random_state=0), tmp_path / "seed.skops")
+    search.set_params(random_state=0, transformer=make_pipeline(StandardScaler())).fit(X, y)
+    save_model(search, tmp_path / "scaler.skops")
+    np.testing.assert_array_equal(load_model(tmp_path / "scaler.skops").predict_proba(X), search.predict_proba(X))
+
+
 # ---------------------------------------------------------------------------------------------
 # attacks
 

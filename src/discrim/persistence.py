@@ -568,17 +568,28 @@ def _save_hint(problems):
     Returns
     -------
     hint : str
-        Empty, or a clause to append to the message.
+        Empty, or clauses to append to the message: one per kind of problem met, in the order
+        of the problems.
     """
-    if any("scipy.stats" in p for p in problems):
-        return (
-            "; of scipy.stats, model files hold only multivariate_normal densities: the other scipy "
-            "distributions rebuild themselves by executing code kept in the file, so a file holding "
-            "them cannot be loaded safely. Write the densities as multivariate_normal (one feature: "
-            "multivariate_normal(mean, var)) or keep them in code and refit"
-        )
     callables = ("'FunctionNode'", "'MethodNode'", "'PartialNode'", "(loader TypeNode)")
-    if any(kind in p for p in problems for kind in callables):
-        return ("; model files hold no functions: set parameters that hold a function or a class "
-                "(such as callback) to None first")
-    return ""
+    advice = [
+        (lambda p: "scipy.stats" in p,
+         "; of scipy.stats, model files hold only multivariate_normal densities: the other scipy "
+         "distributions rebuild themselves by executing code kept in the file, so a file holding "
+         "them cannot be loaded safely. Write the densities as multivariate_normal (one feature: "
+         "multivariate_normal(mean, var)) or keep them in code and refit"),
+        (lambda p: any(kind in p for kind in callables),
+         "; model files hold no functions: set parameters that hold a function or a class "
+         "(such as callback) to None first"),
+        (lambda p: "'RandomGeneratorNode'" in p,
+         "; model files hold no numpy Generator: pass an int seed as random_state (e.g. random_state=0), "
+         "or a RandomState"),
+        # a search's transformer (any type there is one), or a scaler as a Pipeline step: of
+        # scikit-learn's transformers TRUSTED_OBJECT_TYPES lists StandardScaler (and Pipeline) only
+        (lambda p: "does not trust" in p and ("['transformer" in p or "has type 'sklearn.preprocessing." in p),
+         "; of scikit-learn's transformers, model files hold only StandardScaler, as a "
+         "PrototypeClassifierCV's transformer or a Pipeline step (a Pipeline of StandardScalers too): "
+         "use it, or transform the rows in code and save the model fitted on them"),
+    ]
+    first = {text: min((i for i, p in enumerate(problems) if applies(p)), default=None) for applies, text in advice}
+    return "".join(sorted((text for text, i in first.items() if i is not None), key=first.get))

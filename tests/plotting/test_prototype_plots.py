@@ -286,3 +286,44 @@ def test_feature_weight_labels_stay_inside_the_figure():
     for label in ax.get_xticklabels() + [ax.xaxis.label]:
         box = label.get_window_extent(renderer)
         assert box.y0 >= 0 and box.x0 >= 0, label.get_text()
+
+
+def _pixel_centres(image):
+    """The centres of an image's pixels (rows, columns of its array), from its extent: two (r, c) arrays."""
+    x0, x1, y0, y1 = image.get_extent()
+    rows, columns = np.asarray(image.get_array()).shape
+    return np.meshgrid(x0 + (np.arange(columns) + 0.5) * (x1 - x0) / columns,
+                       y0 + (np.arange(rows) + 0.5) * (y1 - y0) / rows)
+
+
+def test_each_decision_pixel_shows_the_class_predicted_at_its_centre():
+    # the pixels stretched over the grid's range, half a cell off their grid points: 10 of 100
+    # showed another class than the model gives at their centre
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(200, 2))
+    model = PrototypeClassifier(n_candidates=50, random_state=0).fit(Z, (Z[:, 0] > 0).astype(int))
+    ax = plot_prototype_surface(model, Z, kind="decision", resolution=10, familiarity_quantiles=())
+    (image,) = ax.images
+    gx, gy = _pixel_centres(image)
+    predicted = model.predict_proba(np.column_stack([gx.ravel(), gy.ravel()])).argmax(axis=1).reshape(gx.shape)
+    np.testing.assert_array_equal(np.asarray(image.get_array()), predicted)
+    assert ax.get_xlim() == pytest.approx((gx.min(), gx.max())) and ax.get_ylim() == pytest.approx((gy.min(), gy.max()))
+
+
+@pytest.mark.parametrize("kind, with_y, expected", [
+    ("decision", False, ["P(predicted class | x)", "m", "n", "p"]),
+    ("decision", True, ["P(predicted class | x)", "m", "n", "p"]),
+    ("probability", True, ["P(m | x)", "P(n | x)", "P(p | x)"]),
+])
+def test_a_one_feature_plot_s_legend_says_which_colour_is_which_class(kind, with_y, expected):
+    # the decision's shading (and the strip of rows) had colours per class and no key to them
+    from matplotlib.colors import to_rgba
+
+    Z, y, model = _one_feature_model()
+    ax = plot_prototype_surface(model, Z, y if with_y else None, kind=kind, familiarity_quantiles=(), resolution=20)
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == expected
+    if kind == "decision":
+        (image,) = ax.images
+        for k, handle in enumerate(legend.legend_handles[1:]):  # each class's patch has its regions' colour
+            assert to_rgba(handle.get_facecolor(), 1) == to_rgba(image.cmap(image.norm(k)), 1)

@@ -1,6 +1,7 @@
 """Tests of export/explain in the user's units, n_batches, log_likelihood, reports and the unfamiliar-rows warning."""
 
 import functools
+import re
 import warnings
 
 import numpy as np
@@ -420,3 +421,135 @@ def test_features_far_from_every_prototype_are_named():
     shifted.iloc[:, active[0]] += 1e3
     with pytest.warns(UnfamiliarDataWarning, match=str(X.columns[active[0]])):
         model.predict_proba(shifted)
+
+
+# text that a spreadsheet would take for a formula; the last two are not formulas to openpyxl
+FORMULA_LIKE = ['=HYPERLINK("http://example.invalid/?x","click")', "=1+2", "+3", "-4", "@SUM(A1)", "\t=5"]
+
+
+def _sheet_texts(path):
+    """Per sheet of the workbook at ``path``: whether it holds a formula (<f>), and the text of its cells."""
+    import zipfile
+    from xml.etree import ElementTree
+
+    ns = "{http://schemas.openxmlformats.org/spreadsheetml/2006/main}"
+    out = {}
+    with zipfile.ZipFile(path) as book:
+        for name in book.namelist():
+            if name.startswith("xl/worksheets/sheet"):
+                root = ElementTree.fromstring(book.read(name))
+                texts = {t.text for t in root.iter(f"{ns}t")}
+                out[name] = (any(True for _ in root.iter(f"{ns}f")), texts)
+    return out
+
+
+def test_xlsx_reports_hold_labels_and_names_as_text_not_formulas(tmp_path):
+    # openpyxl stored text starting with "=" as a live formula: a label from an untrusted CSV ran
+    # in the reader's spreadsheet, and names like "=1+1_weight" were broken formulas
+    openpyxl = pytest.importorskip("openpyxl")
+    frame = pd.DataFrame({f"{text}_weight": [text, 1.5] for text in FORMULA_LIKE})
+    write_report(tmp_path / "direct.xlsx", {"names": frame})
+    (formula, texts), = _sheet_texts(tmp_path / "direct.xlsx").values()
+    assert not formula and set(FORMULA_LIKE) | set(frame.columns) <= texts
+    sheet = openpyxl.load_workbook(tmp_path / "direct.xlsx")["names"]
+    assert [c.value for c in sheet[1]] == list(frame.columns) and [c.value for c in sheet[2]] == FORMULA_LIKE
+    # every sheet of export and explain, labels and feature names from the user's data
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(90, 2)), columns=["=1+1", "@b"])
+    y = np.array(FORMULA_LIKE[:3])[np.digitize(X["=1+1"], [-0.4, 0.4])]
+    model = PrototypeClassifier(n_candidates=30, random_state=0).fit(X, y)
+    table = export(model, report=tmp_path / "export.xlsx")
+    ex = explain(model, X.iloc[[0]], y[0], report=tmp_path / "explain.xlsx")
+    for path, frames in [("export.xlsx", {"prototypes": table}), ("explain.xlsx", ex.to_frames())]:
+        sheets = _sheet_texts(tmp_path / path)
+        assert len(sheets) >= len(frames) and not any(formula for formula, _ in sheets.values())
+        read = pd.read_excel(tmp_path / path, sheet_name=None)
+        for name, want in frames.items():
+            assert list(read[name].columns) == [str(c) for c in want.columns]
+    read = pd.read_excel(tmp_path / "export.xlsx", sheet_name=None)
+    assert list(read["prototypes"]["target"]) == list(table["target"])
+    assert list(read["marginals"]["class"]) == list(table.attrs["marginals"])
+    assert list(read["feature_weights"].columns) == ["batch", "=1+1", "@b"]
+    read = pd.read_excel(tmp_path / "explain.xlsx", sheet_name=None)
+    assert list(read["classes"]["class"]) == list(model.classes_)
+    assert list(read["prototypes"]["target"]) == list(ex.prototypes["target"])
+    items = dict(zip(read["summary"]["item"], read["summary"]["value"]))
+    assert items["predicted"] == ex.predicted and items["true class"] == y[0]
+
+
+@pytest.mark.parametrize("suffix", [".html", ".xlsx"])
+def test_a_report_path_that_is_a_folder_is_refused_first(tmp_path, suffix):
+    # it failed after the report was rendered, with IsADirectoryError naming the temporary file
+    folder = tmp_path / f"out{suffix}"
+    folder.mkdir()
+    model = _pipe()
+    X, _ = _data(3, seed=9)
+    for call in [lambda: export(model, report=folder), lambda: explain(model, X.iloc[[0]], report=folder),
+                 lambda: write_report(folder, {"x": pd.DataFrame({"a": [1]})})]:
+        with pytest.raises(IsADirectoryError, match="^" + re.escape(
+                f"cannot write the report '{folder}': it is a folder; give a file name such as "
+                f"'{folder / ('report' + suffix)}'.") + "$"):
+            call()
+    assert [p.name for p in tmp_path.iterdir()] == [folder.name] and list(folder.iterdir()) == []
+
+
+def test_staged_predictions_warn_once_about_raw_rows_to_a_model_fitted_on_scaled_rows():
+    # predict_proba warned and the staged methods, which compute the same probabilities, did not
+    X, _ = _data()
+    pipe = _pipe()
+    model = pipe[-1]
+    raw = X.to_numpy()
+    for call in [lambda: list(model.staged_predict_proba(raw)), lambda: list(model.staged_predict(raw)),
+                 lambda: list(model.staged_predict_proba(raw, n_batches=2))]:
+        with warnings.catch_warnings(record=True) as record:
+            warnings.simplefilter("always")
+            call()
+        unfamiliar = [w for w in record if issubclass(w.category, UnfamiliarDataWarning)]
+        assert len(unfamiliar) == 1 and unfamiliar[0].filename == __file__
+        assert "fitted on scaled features" in str(unfamiliar[0].message)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnfamiliarDataWarning)
+        staged = list(model.staged_predict_proba(pipe[0].transform(X)))  # scaled rows: no warning
+    np.testing.assert_allclose(staged[-1], model.predict_proba(pipe[0].transform(X)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_familiarity_takes_rows_in_the_model_s_dtype_as_predict_proba_does(dtype):
+    # float32 rows to a float64 model were scored in float32 (1.5e-6 relative from the float64 rows'
+    # familiarity, while predict_proba was identical)
+    X, _, y, _ = load_benchmark("wine")
+    model = PrototypeClassifier(n_batches=2, n_candidates=40, dtype=dtype, random_state=0).fit(X, y)
+    other = np.float32 if dtype == "float64" else np.float64
+    rows = X[:40].astype(other)
+    same = rows.astype(dtype)  # the rows as the model takes them
+    np.testing.assert_array_equal(model.predict_proba(rows), model.predict_proba(same))
+    np.testing.assert_array_equal(model.familiarity(rows), model.familiarity(same))
+    np.testing.assert_array_equal(familiarity(model, rows), familiarity(model, same))
+    assert explain(model, rows[0]).familiarity == explain(model, same[0]).familiarity
+
+
+def test_an_html_export_holds_every_number_in_full_and_rebuilds_predict_proba(tmp_path):
+    # floats were written with 6 significant digits: the page's prototypes rebuilt predict_proba to 1e-5 only
+    bs4 = pytest.importorskip("bs4")
+    pipe = _pipe()
+    table = export(pipe, report=tmp_path / "export.html")
+    page = bs4.BeautifulSoup((tmp_path / "export.html").read_text(encoding="utf-8"), "html.parser")
+
+    def read(sheet):
+        rows = page.find(id=sheet)
+        header = [th.text for th in rows.find("thead").find_all("th")]
+        body = [[td.text for td in tr.find_all("td")] for tr in rows.find("tbody").find_all("tr")]
+        return pd.DataFrame(body, columns=header)
+
+    shown = read("prototypes")
+    assert list(shown.columns) == list(table.columns)
+    numbers = [c for c in table.columns if table[c].dtype.kind == "f"]
+    got = shown[numbers].replace("", "nan").astype(np.float64)
+    np.testing.assert_array_equal(got.to_numpy(), table[numbers].to_numpy())
+    marginals = read("marginals")
+    rebuilt = got.assign(target=shown["target"])  # the page's numbers and labels alone
+    rebuilt.attrs["marginals"] = dict(zip(marginals["class"], marginals["p0"].astype(np.float64)))
+    assert rebuilt.attrs["marginals"] == table.attrs["marginals"]
+    X, _ = _data(80, seed=10)
+    np.testing.assert_allclose(_rebuild(rebuilt, X, NAMES, "weight_original", "original"), pipe.predict_proba(X),
+                               rtol=1e-12, atol=1e-15)

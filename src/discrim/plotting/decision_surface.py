@@ -86,8 +86,10 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
     else:
         chosen = np.searchsorted(classes, estimator.predict(grid))
         confidence = np.ones(chosen.shape[0])
+    half = (hi - lo) / max(resolution - 1, 1) / 2  # each pixel centred on its grid point
+    extent = (lo[0] - half[0], hi[0] + half[0], lo[1] - half[1], hi[1] + half[1])
     ax.imshow(
-        chosen.reshape(g0.shape), origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]),
+        chosen.reshape(g0.shape), origin="lower", extent=extent,
         cmap=cmap, vmin=-0.5, vmax=classes.shape[0] - 0.5, alpha=0.15 + 0.35 * (confidence.reshape(g0.shape) - confidence.min()) / max(np.ptp(confidence), 1e-12),
         aspect="auto", interpolation="nearest",
     )

@@ -94,9 +94,10 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
     of the rows of X; the rows of X, the baseline and the explained rows are marked (a row's
     position is its projection onto the slice). A model of one feature gets the 1-D picture in one
     panel: the class probabilities (the target's curve in bold), or the predicted class shaded by
-    its probability together with that probability as a curve, against the feature over the range
-    of X; the rows of X as a strip below 0 (one line of ticks per class), the explained rows as
-    stars on the curve, and dashed vertical lines where the familiarity equals the quantiles.
+    its probability (the legend names each class's colour) together with that probability as a
+    curve, against the feature over the range of X; the rows of X as a strip below 0 (one line of
+    ticks per class), the explained rows as stars on the curve, and dashed vertical lines where the
+    familiarity equals the quantiles.
 
     Parameters
     ----------
@@ -303,7 +304,9 @@ def _draw_line(model, ax, A, y, columns, names, kind, classes, k_target, marked,
     ax.set_ylim(bottom, 1.02)
     ax.set_title(f"{'P(' + str(classes[k_target]) + ')' if kind == 'probability' else 'decision'}: {label}",
                  fontsize="small")
-    ax.legend(loc="best", fontsize="x-small")
+    # the decision's shading names its classes' colours (the probability curves carry their own labels)
+    ax.legend(handles=ax.get_legend_handles_labels()[0] + _class_key(classes, colours, kind, False), loc="best",
+              fontsize="x-small")
 
 
 def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_target, marked, reference_familiarity,
@@ -327,7 +330,9 @@ def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_t
     else:
         chosen = np.argmax(proba, axis=1).reshape(g0.shape)
         confidence = proba.max(axis=1).reshape(g0.shape)
-        ax.imshow(chosen, origin="lower", extent=(lo[0], hi[0], lo[1], hi[1]), aspect="auto",
+        half = (hi - lo) / (resolution - 1) / 2  # each pixel centred on its grid point
+        extent = (lo[0] - half[0], hi[0] + half[0], lo[1] - half[1], hi[1] + half[1])
+        ax.imshow(chosen, origin="lower", extent=extent, aspect="auto",
                   cmap=ListedColormap(colours), vmin=-0.5, vmax=classes.shape[0] - 0.5, interpolation="nearest",
                   alpha=0.15 + 0.6 * (confidence - 1.0 / classes.shape[0]) * classes.shape[0]
                   / max(classes.shape[0] - 1, 1))

@@ -240,8 +240,9 @@ def _feature_names(model):
 
 
 def _validate_X(model, X, name="X"):
+    # in the model's dtype, as predict_proba takes X (float32 rows to a float64 model computed in float32);
     # NaN is a missing value: the factor 1 in every prototype's kernel
-    X = validate_data(model, X, reset=False, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")
+    X = validate_data(model, X, reset=False, dtype=np.dtype(model.dtype), ensure_all_finite="allow-nan")
     return check_feature_magnitude(X, name)
 
 
@@ -803,6 +804,7 @@ def familiarity(model, X, n_batches=None):
     model : PrototypeClassifier
         Fitted.
     X : array-like of shape (n_samples, n_features)
+        Taken in the model's ``dtype``, as :meth:`PrototypeClassifier.predict_proba` takes it.
     n_batches : int or None, default=None
         Sum over the first ``n_batches`` batches; None: all.
 

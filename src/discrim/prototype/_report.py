@@ -157,7 +157,8 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     report : str, path-like or None, default=None
         Also write the table to this ``.xlsx`` (needs openpyxl, the ``report`` extra) or
         ``.html`` file, with the sheets ``prototypes``, ``marginals`` and ``feature_weights``;
-        written atomically (a failure leaves no file).
+        written atomically (a failure leaves no file). Its path is checked first (see
+        :func:`write_report`), before anything is computed.
 
     Returns
     -------
@@ -199,6 +200,8 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     >>> [c for c in table.columns if c.startswith("x1")]
     ['x1_weight', 'x1_value', 'x1_weight_original', 'x1_original']
     """
+    if report is not None:
+        _check_report_path(report)
     sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
     units = _units(pre, final, input_names) if pre is not None else None
@@ -300,7 +303,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
         ``sample_index``. None: the model's ``training_rows_`` when it has them (see :func:`export`).
     report : str, path-like or None, default=None
         Also write the explanation to this ``.xlsx`` (needs openpyxl) or ``.html`` file, with
-        the sheets ``summary``, ``classes``, ``prototypes`` and ``features``; written atomically.
+        the sheets ``summary``, ``classes``, ``prototypes`` and ``features``; written atomically,
+        its path checked first (see :func:`write_report`).
 
     Returns
     -------
@@ -326,6 +330,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
     >>> 0.0 <= ex.familiarity_quantile <= 1.0
     True
     """
+    if report is not None:
+        _check_report_path(report)
     sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
     units = _units(pre, final, input_names) if pre is not None else None
@@ -390,9 +396,13 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     ----------
     path : str or path-like
         The file; its suffix chooses the format. Written under a temporary name and renamed
-        when complete, so a failure leaves no file (and an existing file unchanged).
+        when complete, so a failure leaves no file (and an existing file unchanged). Either
+        format holds every number in full: a workbook as numbers, a page as the shortest text
+        that reads back as the same float64 (so an export's prototype table rebuilds
+        ``predict_proba`` from either); a missing value is an empty cell.
     frames : dict of str to DataFrame
-        Sheet (or section) name to table, in order.
+        Sheet (or section) name to table, in order. Text (cells and column names) is stored as
+        text, never as a formula: a label such as ``=1+2`` shows as written.
     title : str, default="report"
         The HTML page's title and heading.
 
@@ -402,6 +412,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
         If the suffix is neither ``.xlsx`` nor ``.html``/``.htm``.
     FileNotFoundError
         If the folder of ``path`` does not exist (the message names ``path``).
+    IsADirectoryError
+        If ``path`` is a folder.
     ImportError
         For ``.xlsx`` without openpyxl (``pip install "discrim[report]"``).
 
@@ -422,13 +434,7 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     """
     from discrim.utils._files import atomic_output
 
-    suffix = Path(path).suffix.lower()
-    if suffix not in {".xlsx", ".html", ".htm"}:
-        raise ValueError(f"a report is an .xlsx or .html file; got {str(path)!r}.")
-    folder = Path(path).parent
-    if not folder.is_dir():
-        raise FileNotFoundError(f"cannot write the report {str(path)!r}: its folder {str(folder)!r} does not exist "
-                                "(create it first).")
+    suffix = _check_report_path(path)
     if suffix == ".xlsx":
         import importlib.util
 
@@ -439,6 +445,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
             with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
                 for sheet, frame in frames.items():
                     _for_file(frame).to_excel(writer, sheet_name=sheet[:31], index=False)
+                for worksheet in writer.book.worksheets:
+                    _as_text(worksheet)
         return
     parts = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
              "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:12px}"
@@ -446,11 +454,44 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
              f"<h1>{html.escape(title)}</h1>"]
     for sheet, frame in frames.items():
         parts.append(f"<h2>{html.escape(sheet)}</h2>")
-        parts.append(_for_file(frame).to_html(index=False, na_rep="", float_format=lambda v: f"{v:.6g}",
+        # repr: the shortest text that reads back as the same float (6 digits lost the prototypes' 1e-5)
+        parts.append(_for_file(frame).to_html(index=False, na_rep="", float_format=lambda v: repr(float(v)),
                                               table_id=sheet, escape=True))
     parts.append("</body></html>\n")
     with atomic_output(path) as tmp:
         Path(tmp).write_text("\n".join(parts), encoding="utf-8")
+
+
+def _check_report_path(path):
+    """The suffix of a report ``path`` (lower case), checked before anything is computed or written.
+
+    Raises ValueError for a suffix other than .xlsx, .html and .htm, FileNotFoundError when the
+    folder is missing and IsADirectoryError when ``path`` is a folder, each naming ``path``.
+    """
+    suffix = Path(path).suffix.lower()
+    if suffix not in {".xlsx", ".html", ".htm"}:
+        raise ValueError(f"a report is an .xlsx or .html file; got {str(path)!r}.")
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"cannot write the report {str(path)!r}: its folder {str(folder)!r} does not exist "
+                                "(create it first).")
+    if Path(path).is_dir():
+        raise IsADirectoryError(f"cannot write the report {str(path)!r}: it is a folder; give a file name such as "
+                                f"{str(Path(path) / ('report' + suffix))!r}.")
+    return suffix
+
+
+def _as_text(worksheet):
+    """Store as text the cells that openpyxl took for formulas (text starting with "=": a label or a
+    feature name from the user's data), so that the workbook shows the tables' text and runs nothing.
+
+    openpyxl writes other text as inline strings, which a spreadsheet never evaluates, whatever
+    their first character ("+", "-", "@", tab).
+    """
+    for row in worksheet.iter_rows():
+        for cell in row:
+            if cell.data_type == "f":
+                cell.data_type = "s"
 
 
 def _for_file(frame):

@@ -1088,7 +1088,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     def staged_predict_proba(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
         """Class probabilities using the first ``b`` batches, for ``b = 0, ..., n_batches``.
 
-        Computed incrementally (each batch's contribution once), in row chunks.
+        Computed incrementally (each batch's contribution once), in row chunks. Rows far from every
+        prototype warn as in :meth:`predict_proba` (:class:`UnfamiliarDataWarning`), once, when the
+        last count is reached.
 
         Parameters
         ----------
@@ -1108,6 +1110,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
     def staged_predict(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
         """Predicted classes using the first ``b`` batches, for ``b = 0, ..., n_batches``.
+
+        Warns as :meth:`staged_predict_proba` does.
 
         Parameters
         ----------
@@ -1132,7 +1136,15 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         last = self._batch_counts(n_batches, allow_list=False)
         X = self._validate_for_predict(X)
         counts = range(len(self.batches_) + 1 if last is None else last + 1)
-        return (q / q.sum(axis=1, keepdims=True) for _, q in self._staged_unscaled(X, counts))
+
+        def staged():
+            for n, q in self._staged_unscaled(X, counts):
+                if n == counts[-1]:  # once, on the model the last count gives (as predict_proba warns)
+                    warn_if_unfamiliar(q.sum(axis=1) - self.marginals_.sum(), self._counted_batches(n), to_numpy(X),
+                                       getattr(self, "feature_names_in_", None))
+                yield q / q.sum(axis=1, keepdims=True)
+
+        return staged()
 
     def _staged_proba(self, X):
         """:meth:`staged_predict_proba` of validated X (an ndarray in the fitted dtype)."""

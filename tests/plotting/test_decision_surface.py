@@ -1,0 +1,39 @@
+"""Tests of plot_decision_surface: the regions are the classes the estimator predicts."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from discrim.discriminant import QuadraticDiscriminant  # noqa: E402
+from discrim.plotting import plot_decision_surface  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _close():
+    yield
+    import matplotlib.pyplot as plt
+
+    plt.close("all")
+
+
+@pytest.mark.parametrize("show_proba", [True, False])
+def test_each_pixel_shows_the_class_predicted_at_its_centre(show_proba):
+    # the pixels stretched over the grid's range, half a cell off the grid points they were computed at
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 2)) * [1.0, 30.0]
+    y = np.where(X[:, 0] ** 2 + (X[:, 1] / 30) ** 2 < 1.0, "in", np.where(X[:, 0] > 0, "right", "left"))
+    model = QuadraticDiscriminant().fit(X, y)
+    ax = plot_decision_surface(model, X, y, resolution=12, show_proba=show_proba)
+    (image,) = ax.images
+    x0, x1, y0, y1 = image.get_extent()
+    shown = np.asarray(image.get_array())
+    rows, columns = shown.shape
+    gx, gy = np.meshgrid(x0 + (np.arange(columns) + 0.5) * (x1 - x0) / columns,
+                         y0 + (np.arange(rows) + 0.5) * (y1 - y0) / rows)
+    predicted = np.searchsorted(model.classes_, model.predict(np.column_stack([gx.ravel(), gy.ravel()])))
+    np.testing.assert_array_equal(shown, predicted.reshape(gx.shape))
+    # the axes show the grid's range, from the first grid point to the last
+    assert ax.get_xlim() == pytest.approx((gx.min(), gx.max())) and ax.get_ylim() == pytest.approx((gy.min(), gy.max()))
