@@ -844,7 +844,9 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         Shrinks each class covariance towards the identity scaled to its mean variance,
         ``(1 - s) S_k + s (tr S_k / d) I``, after ``pooling`` and before ``reg_param``: a fixed
         ``s``, or "oas", the oracle approximating shrinkage of Chen et al. (2010) from the
-        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows). Both
+        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows); with
+        ``pooling`` ``a``, from ``(1 - a)`` times the class's scatter and weight plus ``a`` times
+        the within-class ones (pooling=1: :class:`LinearDiscriminant`'s intensity). Both
         depend on the features' units (standardise them first). "auto" does not: the OAS
         intensity of the class's correlation matrix, towards its diagonal,
         ``(1 - s) S_k + s diag(S_k)`` (see :class:`LinearDiscriminant`).
@@ -940,8 +942,13 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         cov = self._class_covariances(scatter, totals, rows, estimated)
         intensity = None
         if self.shrinkage is not None:  # towards the scaled identity (or the diagonal), then reg_param towards I
-            shrunk = [gm.shrunk_covariance(cov[k], self.shrinkage, scatter[k] / totals[k], totals[k])
-                      for k in range(totals.shape[0])]
+            # the intensity from the statistics of the matrix shrunk: the class's scatter and weight
+            # mixed with the pooled ones by pooling (pooling=1: LDA's, the same for every class; from
+            # the class's own, a one-row class got intensity 1 and a sphere beside LDA's covariance)
+            a = self.pooling
+            size = (1.0 - a) * totals + a * totals.sum()
+            emp = ((1.0 - a) * scatter + a * scatter.sum(axis=0)) / size[:, None, None]
+            shrunk = [gm.shrunk_covariance(cov[k], self.shrinkage, emp[k], size[k]) for k in range(totals.shape[0])]
             cov = np.stack([c for c, _ in shrunk])
             intensity = np.array([s for _, s in shrunk])
         return gm.shrink(cov, self.reg_param), intensity
@@ -965,7 +972,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     def _class_covariances(self, scatter, totals, rows, estimated=None):
         """Unbiased class covariances (or ``estimated``), moved towards the pooled one by ``pooling``
         (Friedman's RDA)."""
-        own = scatter / (totals - 1.0)[:, None, None] if estimated is None else np.asarray(estimated, np.float64)
+        if self.pooling < 1:  # (with pooling=1 a class may have one row: no 0 / 0 for a covariance unused)
+            own = scatter / (totals - 1.0)[:, None, None] if estimated is None else np.asarray(estimated, np.float64)
         if self.pooling == 0:
             return own
         dof = _pooled_divisor(totals, rows, f"QuadraticDiscriminant with pooling={self.pooling}", "set pooling=0")
