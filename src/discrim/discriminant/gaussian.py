@@ -110,6 +110,12 @@ def _pooled_divisor(totals, rows, who, alternative=None):
     raise ValueError(f"{who} needs {need} to estimate the pooled covariance: {', or '.join(fixes)}.")
 
 
+def _estimator_covariance(estimator, rows):
+    """``covariance_`` of a clone of ``estimator`` (the ``covariance_estimator`` parameter) fitted on
+    ``rows`` (m, d): (d, d)."""
+    return clone(estimator).fit(rows).covariance_
+
+
 def _above(total, bound):
     """``total > bound`` beyond the rounding of a sum of weights (150 weights of 0.02 sum to 3 +
     4e-16: 3 classes would then get a divisor of 4e-16 and covariances of 1e15)."""
@@ -606,7 +612,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
 
     def _estimated_covariance(self, X, y_idx, means):
         """``covariance_estimator`` fitted on the class-centred rows: the pooled covariance."""
-        return clone(self.covariance_estimator).fit(X - means[y_idx]).covariance_
+        return _estimator_covariance(self.covariance_estimator, X - means[y_idx])
 
     def _regularised_covariance(self, scatter, totals, rows, estimated=None):
         """The pooled covariance (d, d) of class scatters (K, d, d) about the class means and class
@@ -853,8 +859,10 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     covariance_estimator : scikit-learn covariance estimator or None, default=None
         An unfitted estimator with ``fit`` and ``covariance_`` (``LedoitWolf()``, ``OAS()``,
         ``MinCovDet()``, ...): each class covariance becomes its ``covariance_`` fitted on the
-        class's rows (its own divisor), before ``pooling``, ``shrinkage`` and ``reg_param``.
-        In-memory complete rows without sample weights only.
+        class's rows (its own divisor), and with ``pooling`` the pooled covariance its
+        ``covariance_`` fitted on the class-centred rows (as :class:`LinearDiscriminant`'s),
+        before ``pooling``, ``shrinkage`` and ``reg_param``. In-memory complete rows without
+        sample weights only.
     pooling : float in [0, 1], default=0.0
         Friedman's regularised discriminant analysis (RDA): each class covariance moves towards
         the pooled one, ``(1 - a) S_k + a S_pooled`` (``S_pooled`` as :class:`LinearDiscriminant`
@@ -922,9 +930,16 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self.pooling = pooling
 
     def _estimated_covariance(self, X, y_idx, means):
-        """``covariance_estimator`` fitted on each class's rows: (n_classes, d, d)."""
-        return np.stack([clone(self.covariance_estimator).fit(X[y_idx == k]).covariance_
-                         for k in range(means.shape[0])])
+        """``covariance_estimator`` fitted on each class's rows, (n_classes, d, d), and on the
+        class-centred rows, (d, d), as :class:`LinearDiscriminant`'s pooled covariance; each None
+        where ``pooling`` leaves it out (1 and 0)."""
+        own = pooled = None
+        if self.pooling < 1:
+            own = np.stack([_estimator_covariance(self.covariance_estimator, X[y_idx == k])
+                            for k in range(means.shape[0])])
+        if self.pooling > 0:
+            pooled = _estimator_covariance(self.covariance_estimator, X - means[y_idx])
+        return own, pooled
 
     def _regularised_covariance(self, scatter, totals, rows, estimated=None):
         """The class covariances (K, d, d) of class scatters (K, d, d) about the class means and
@@ -970,14 +985,17 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self._chol_inv, self._log_det_2pi = inverse_factors(chol)
 
     def _class_covariances(self, scatter, totals, rows, estimated=None):
-        """Unbiased class covariances (or ``estimated``), moved towards the pooled one by ``pooling``
-        (Friedman's RDA)."""
+        """Unbiased class covariances, moved towards the pooled one by ``pooling`` (Friedman's RDA);
+        ``estimated``: the class and pooled covariances of ``covariance_estimator`` in their place
+        (see :meth:`_estimated_covariance`)."""
+        own_estimated, pooled_estimated = (None, None) if estimated is None else estimated
         if self.pooling < 1:  # (with pooling=1 a class may have one row: no 0 / 0 for a covariance unused)
-            own = scatter / (totals - 1.0)[:, None, None] if estimated is None else np.asarray(estimated, np.float64)
+            own = (scatter / (totals - 1.0)[:, None, None] if own_estimated is None
+                   else np.asarray(own_estimated, np.float64))
         if self.pooling == 0:
             return own
         dof = _pooled_divisor(totals, rows, f"QuadraticDiscriminant with pooling={self.pooling}", "set pooling=0")
-        pooled = scatter.sum(axis=0) / dof
+        pooled = scatter.sum(axis=0) / dof if pooled_estimated is None else np.asarray(pooled_estimated, np.float64)
         if self.pooling == 1:
             return np.broadcast_to(pooled, scatter.shape).copy()
         return (1.0 - self.pooling) * own + self.pooling * pooled
