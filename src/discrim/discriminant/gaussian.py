@@ -948,6 +948,13 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         for k in range(totals.shape[0]):
             if not _above(totals[k], 1.0) and self.pooling < 1:
                 label = self.classes_[k] if hasattr(self, "classes_") else k
+                if rows[k] > 1:  # rows enough, weight not: weights that do not count rows (normalised ones)
+                    raise ValueError(
+                        f"class {_show(label)} has {rows[k]} samples but a total sample_weight of {totals[k]:g}; "
+                        "QuadraticDiscriminant needs a total weight above 1 in every class to estimate its "
+                        "covariance (divisor n_k - 1): sample_weight are frequency weights (a weight of 2 "
+                        "counts its row twice): scale them to sum to the number of samples."
+                    )
                 raise ValueError(
                     f"class {_show(label)} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
                     "QuadraticDiscriminant needs a total weight above 1 (at least 2 samples) in "
