@@ -332,6 +332,44 @@ def test_a_class_of_one_row_is_named_as_degenerate(rng):
     assert record[0].filename == __file__  # the user's line, not scikit-learn's fit wrapper
 
 
+def test_a_feature_constant_within_a_class_is_named_by_class_not_dropped_from_x():
+    """Feature 1 varies in X (it separates class 2) but is constant within class 2: one warning names
+    the class and keeps the feature; the class fit's own warning called it constant in "X" and said
+    to leave it out of X."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(size=(40, 3)), [[5, 5, 5], [6, 5, 4]]]
+    y = np.r_[np.repeat([0, 1], 20), 2, 2]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        MixtureDiscriminant(Gaussian(), n_components=1).fit(X, y)
+    said = [w for w in record if not issubclass(w.category, CollapsingComponentWarning)]
+    assert len(said) == 1 and said[0].filename == __file__
+    message = str(said[0].message)
+    assert message.startswith("MixtureDiscriminant: feature(s) constant within a class (index 1 in class 2): ")
+    assert "larger reg_covar" in message and "Leave them out of X" not in message
+    assert not any("of X" in str(w.message) for w in record)
+
+
+@pytest.mark.parametrize("n_components", [1, [1, 2]], ids=["one family", "chosen by BIC"])
+def test_reg_covar_beside_small_within_class_variances_is_said_once_for_all_classes(n_components):
+    """Feature 0 has a variance of 1e-6 within classes 0 and 1: one warning naming both, where each
+    class fit warned in turn about "X"."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(90, 3)), np.repeat([0, 1, 2], 30)
+    X[y < 2, 0] *= 1e-3
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        MixtureDiscriminant(Gaussian(), n_components=n_components, random_state=0).fit(X, y)
+    said = [str(w.message) for w in record if "reg_covar=1e-06 exceeds" in str(w.message)]
+    assert len(said) == 1 and not any("of X" in str(w.message) for w in record)
+    assert said[0].startswith("MixtureDiscriminant: reg_covar=1e-06 exceeds a tenth of the within-class variance of "
+                              "feature(s) (index 0 in class 0; index 0 in class 1; smallest variance ")
+
+
 @pytest.mark.parametrize("model, rows, log_lik, df, bic", [
     # mclust 6.0.0: summary(MclustDA(iris[, 1:4], iris$Species, G = 1, modelNames = "VVV"))
     ("VVV", np.arange(150), -182.9208486053, 42, -576.2883795626),
