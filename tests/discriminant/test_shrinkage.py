@@ -105,6 +105,18 @@ def test_a_covariance_estimator_refuses_what_it_cannot_fit():
         LinearDiscriminant(covariance_estimator="ledoit").fit(X, y)
 
 
+@pytest.mark.parametrize("Rule, params", [(LinearDiscriminant, {}), (QuadraticDiscriminant, {}),
+                                           (QuadraticDiscriminant, {"pooling": 1.0})])
+def test_an_estimator_without_covariance_is_refused_by_name(Rule, params):
+    """An estimator with fit but no covariance_ (StandardScaler) is refused with a ValueError that names
+    covariance_estimator: it failed with "AttributeError: 'StandardScaler' object has no attribute
+    'covariance_'" from deep in fit."""
+    X, y = load_wine(return_X_y=True)
+    with pytest.raises(ValueError, match=r"covariance_estimator must expose covariance_ once fitted .*LedoitWolf\(\), "
+                                         r"OAS\(\).*; StandardScaler has none"):
+        Rule(covariance_estimator=StandardScaler(), **params).fit(X, y)
+
+
 @pytest.mark.parametrize("Rule", [LinearDiscriminant, QuadraticDiscriminant])
 def test_allow_nan_tag_follows_what_fit_accepts(Rule):
     """The allow_nan tag must be true exactly when fit takes NaN: not with a covariance_estimator.

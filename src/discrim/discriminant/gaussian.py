@@ -112,8 +112,16 @@ def _pooled_divisor(totals, rows, who, alternative=None):
 
 def _estimator_covariance(estimator, rows):
     """``covariance_`` of a clone of ``estimator`` (the ``covariance_estimator`` parameter) fitted on
-    ``rows`` (m, d): (d, d)."""
-    return clone(estimator).fit(rows).covariance_
+    ``rows`` (m, d): (d, d). Raises a ValueError naming the parameter when the fitted estimator has
+    no ``covariance_`` (a transformer such as StandardScaler also has ``fit``)."""
+    fitted = clone(estimator).fit(rows)
+    if not hasattr(fitted, "covariance_"):
+        raise ValueError(
+            f"covariance_estimator must expose covariance_ once fitted (a scikit-learn covariance estimator such "
+            f"as LedoitWolf(), OAS() or MinCovDet()); {type(estimator).__name__} has none. Or set "
+            "covariance_estimator=None (shrinkage= and reg_param= regularise without one)."
+        )
+    return fitted.covariance_
 
 
 def _above(total, bound):
