@@ -166,7 +166,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Numeric; NaN marks a missing value (missing at random).
+            Numeric; NaN marks a missing value (missing at random). A row with every value
+            missing says nothing and is given no weight (with a warning).
         y : array-like of shape (n_samples,)
             Class labels (at least two classes); ``unlabeled`` (or NaN) for an unlabelled row
             when that parameter is set.
@@ -247,6 +248,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         from discrim.mixture import FiniteMixture
 
         n_classes = classes.shape[0]
+        w, rows = self._without_empty_rows(X, y_idx, w, rows)
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of each feature's variance
         # keeps it factorable, as scikit-learn's reg_covar does. Per feature (the EM runs on the
@@ -306,6 +308,30 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         totals = result.stats.weight
         stats = GaussianStats(weight=totals, mean=result.stats.mean - origin, scatter=result.stats.scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
+
+    def _without_empty_rows(self, X, y_idx, w, rows):
+        """The weights with the rows of no observed value (NaN in every feature) set to 0, and the
+        labelled rows of positive weight per class (``rows``, (n_classes,)) without them; warns of them.
+
+        Such a row leaves the maximum-likelihood estimates as they are, but it counted in the class
+        totals: in the rules' divisors ``n_k - 1`` and ``n - g`` and in ``priors="empirical"`` (one
+        such row of class 0 beside 90 rows: priors 0.341, 0.330, 0.330 instead of thirds).
+        """
+        empty = np.isnan(X).all(axis=1) & (w > 0)
+        per_class = (empty[:, None] & (y_idx[:, None] == np.arange(rows.shape[0]))).sum(axis=0)
+        count = empty.sum()
+        if is_dask(X):
+            import dask
+
+            count, per_class = dask.compute(count, per_class)
+        if not count:
+            return w, rows
+        where = "" if is_dask(X) else f" (index {listed_indices(empty)[1]})"
+        warnings.warn(
+            f"{type(self).__name__}: {int(count)} row(s) of X{where} have no observed value (NaN in every "
+            "feature): they say nothing about their class, and are given no weight (in the class totals, the "
+            "covariance divisors and priors=\"empirical\" too).", UserWarning, stacklevel=user_stacklevel())
+        return np.where(empty, 0.0, w), rows - np.asarray(per_class, dtype=rows.dtype)
 
     def _refuse_unidentifiable(self, classes, rows, n_features, unlabelled):
         """Refuse, as the fit of complete rows does, a covariance that too few rows leave singular.
