@@ -311,7 +311,7 @@ def test_weights_summing_to_the_bound_up_to_rounding_are_refused():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match=r"total weight 3 over 150 samples, 3 classes; divisor n - g = 0\)"):
         LinearDiscriminant().fit(X, y, sample_weight=np.full(150, 0.02))
-    with pytest.raises(ValueError, match=r"class 0 has 50 sample\(s\) \(total weight 1\); .*above 1"):
+    with pytest.raises(ValueError, match=r"class 0 has 50 samples but a total sample_weight of 1; .*above 1"):
         QuadraticDiscriminant().fit(X, y, sample_weight=np.full(150, 1 / 50))
     # a little above the bound is a fit, its covariance the weighted scatter over the small divisor
     model = LinearDiscriminant().fit(X, y, sample_weight=np.full(150, 0.021))

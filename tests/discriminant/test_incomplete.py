@@ -57,13 +57,15 @@ def test_rows_with_missing_values_are_scored_by_their_marginal_densities(rule, r
 def test_qda_fitted_to_incomplete_rows_is_each_class_maximum_likelihood(rng):
     X, y = _classes(rng)
     Xm = _knock_out(X, 0.25, rng)
-    model = QuadraticDiscriminant().fit(Xm, y)
+    with pytest.warns(UserWarning, match="have no observed value"):
+        model = QuadraticDiscriminant().fit(Xm, y)
     floor = 1e-6 * np.mean(np.nanvar(Xm, axis=0))  # the rule's floor on the EM's covariances
     for k in range(3):
         rows = Xm[y == k]
         alone = FiniteMixture(Gaussian("full", reg_covar=floor), 1, tol=1e-13, max_iter=5000).fit(rows)
         np.testing.assert_allclose(model.means_[k], alone.params_["mean"][0], rtol=1e-4, atol=1e-5)
-        n_k = rows.shape[0]  # the rule's divisor n_k - 1 on the maximum-likelihood scatter
+        # the rule's divisor n_k - 1 on the maximum-likelihood scatter, n_k the rows with an observed value
+        n_k = (~np.isnan(rows).all(axis=1)).sum()
         np.testing.assert_allclose(model.covariance_[k], alone.params_["covariance"][0] * n_k / (n_k - 1),
                                    rtol=1e-4, atol=1e-5)
 
@@ -389,9 +391,13 @@ def test_qda_class_by_class_em_equals_one_em_over_all_classes(rng):
     X, y = _classes(rng)
     Xm = _knock_out(X, 0.3, rng)
     floor = 1e-6 * np.mean(np.nanvar(Xm, axis=0))
+    with pytest.warns(UserWarning, match="have no observed value"):
+        fits = [QuadraticDiscriminant(reg_param=reg_param).fit(Xm, y) for reg_param in (0.0, 0.3)]
+    # the rows with no observed value count nowhere: the oracle leaves them out
+    seen = ~np.isnan(Xm).all(axis=1)
+    Xm, y = Xm[seen], y[seen]
     n_k = np.bincount(y)[:, None, None]
-    for reg_param in (0.0, 0.3):
-        model = QuadraticDiscriminant(reg_param=reg_param).fit(Xm, y)
+    for reg_param, model in zip((0.0, 0.3), fits):
         family = Gaussian("full", reg_covar=floor)
         if reg_param:  # the rule inside EM: FiniteMixture with the rule's family, over all classes at once
             from discrim.discriminant._incomplete_em import CovarianceRule, RuleGaussian
@@ -620,3 +626,20 @@ def test_a_start_cut_short_by_em_max_iter_warns():
         warnings.simplefilter("error", ConvergenceWarning)
         full = QuadraticDiscriminant(unlabeled=-1, em_max_iter=5000).fit(X, partial)
     assert np.abs(short.predict_proba(X) - full.predict_proba(X)).max() > 0.5  # why the warning matters
+
+
+@pytest.mark.parametrize("cls", [LinearDiscriminant, QuadraticDiscriminant])
+def test_a_row_with_no_observed_value_counts_in_no_class_total(cls):
+    """A labelled row with every feature missing is given no weight, with a warning: it counted in n_k,
+    so in the n - g (n_k - 1) rescaling (LDA's covariance 0.99962 of the fit without it) and in the
+    empirical priors (0.341, 0.330, 0.330 for three classes of 30 rows)."""
+    rng = np.random.default_rng(8)
+    X, y = rng.normal(size=(90, 3)), np.repeat([0, 1, 2], 30)
+    X[y == 1] += 1.5
+    X[3, 1] = np.nan  # both fits take the EM path of missing values
+    with pytest.warns(UserWarning, match=r"1 row\(s\) of X \(index 90\) have no observed value .* given no weight"):
+        padded = cls(priors="empirical").fit(np.r_[X, [[np.nan] * 3]], np.r_[y, 0])
+    plain = cls(priors="empirical").fit(X, y)
+    np.testing.assert_allclose(padded.priors_, np.full(3, 1 / 3), rtol=1e-12)
+    np.testing.assert_allclose(padded.covariance_, plain.covariance_, rtol=1e-9)
+    np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), atol=1e-9)

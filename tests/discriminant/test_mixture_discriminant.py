@@ -332,6 +332,65 @@ def test_a_class_of_one_row_is_named_as_degenerate(rng):
     assert record[0].filename == __file__  # the user's line, not scikit-learn's fit wrapper
 
 
+def test_a_feature_constant_within_a_class_is_named_by_class_not_dropped_from_x():
+    """Feature 1 varies in X (it separates class 2) but is constant within class 2: one warning names
+    the class and keeps the feature; the class fit's own warning called it constant in "X" and said
+    to leave it out of X."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X = np.r_[rng.normal(size=(40, 3)), [[5, 5, 5], [6, 5, 4]]]
+    y = np.r_[np.repeat([0, 1], 20), 2, 2]
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        MixtureDiscriminant(Gaussian(), n_components=1).fit(X, y)
+    said = [w for w in record if not issubclass(w.category, CollapsingComponentWarning)]
+    assert len(said) == 1 and said[0].filename == __file__
+    message = str(said[0].message)
+    assert message.startswith("MixtureDiscriminant: feature(s) constant within a class (index 1 in class 2): ")
+    assert "larger reg_covar" in message and "Leave them out of X" not in message
+    assert not any("of X" in str(w.message) for w in record)
+
+
+@pytest.mark.parametrize("n_components", [1, [1, 2]], ids=["one family", "chosen by BIC"])
+def test_reg_covar_beside_small_within_class_variances_is_said_once_for_all_classes(n_components):
+    """Feature 0 has a variance of 1e-6 within classes 0 and 1: one warning naming both, where each
+    class fit warned in turn about "X"."""
+    import warnings
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(90, 3)), np.repeat([0, 1, 2], 30)
+    X[y < 2, 0] *= 1e-3
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        MixtureDiscriminant(Gaussian(), n_components=n_components, random_state=0).fit(X, y)
+    said = [str(w.message) for w in record if "reg_covar=1e-06 exceeds" in str(w.message)]
+    assert len(said) == 1 and not any("of X" in str(w.message) for w in record)
+    assert said[0].startswith("MixtureDiscriminant: reg_covar=1e-06 exceeds a tenth of the within-class variance of "
+                              "feature(s) (index 0 in class 0; index 0 in class 1; smallest variance ")
+
+
+@pytest.mark.parametrize("model, rows, log_lik, df, bic", [
+    # mclust 6.0.0: summary(MclustDA(iris[, 1:4], iris$Species, G = 1, modelNames = "VVV"))
+    ("VVV", np.arange(150), -182.9208486053, 42, -576.2883795626),
+    # i <- c(1:50, 51:80, 101:150); summary(MclustDA(iris[i, 1:4], iris$Species[i], G = 1, modelNames = "VVI"))
+    ("VVI", np.r_[0:80, 100:150], -261.3412482839, 24, -639.5033233787),
+])
+def test_mclustda_summary_log_likelihood_is_the_classes_as_one_mixture(model, rows, log_lik, df, bic):
+    """The MclustDA kind (each class fitted on its own rows) reports mclust's log-likelihood: the
+    classes as one mixture weighted by their proportions (logLik.MclustDA), not the sum of each
+    class's own log-likelihood (-23.58 for the first case), with unequal classes in the second."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    X, y = X[rows], y[rows]
+    mda = MixtureDiscriminant(Gaussian(model, reg_covar=0.0), n_components=1).fit(X, y)
+    summary = mda.summary(X, y)
+    assert summary.kind == "MclustDA" and summary.df == df and summary.n == rows.size
+    assert summary.log_likelihood == pytest.approx(log_lik, rel=1e-10)
+    assert -summary.bic == pytest.approx(bic, rel=1e-10)
+
+
 def test_summary_is_mclusts_summary_of_mclustda():
     # mclust 6.0.0: summary(MclustDA(iris[, 1:4], iris$Species, modelType = "EDDA", modelNames = "VEV")):
     # log-likelihood -187.7097444050, df 36, BIC -555.8023593975 (its sign), classification error 0.02,
@@ -353,13 +412,10 @@ def test_summary_is_mclusts_summary_of_mclustda():
     assert summary.confusion.loc["versicolor", "virginica"] == 3 and summary.confusion.to_numpy().sum() == 150
     text = str(summary)
     assert "EDDA model summary:" in text and "VEV" in text and "Classification error = 0.02" in text
-    # each class on its own (MclustDA): the classes' log-likelihoods and parameters add up
+    # each class on its own (MclustDA): the classes' parameters add up
     mda = MixtureDiscriminant(Gaussian("VVI"), n_components=[1, 2], random_state=0).fit(X, y)
     summary = mda.summary(X, y)
-    rows = X.to_numpy()
-    expected = sum(float(m.score_samples(rows[(y == c).to_numpy()]).sum()) for c, m in zip(mda.classes_, mda.mixtures_))
-    assert summary.kind == "MclustDA" and summary.log_likelihood == pytest.approx(expected, rel=1e-12)
-    assert summary.df == sum(m._n_parameters() for m in mda.mixtures_)
+    assert summary.kind == "MclustDA" and summary.df == sum(m._n_parameters() for m in mda.mixtures_)
     assert list(summary.classes["G"]) == list(mda.n_components_)
     with pytest.raises(ValueError, match="y must hold one label per row among classes_"):
         mda.summary(X, y.replace("setosa", "rose"))

@@ -37,3 +37,38 @@ def test_pooling_out_of_range_names_the_parameter():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="pooling"):
         QuadraticDiscriminant(pooling=1.5).fit(X, y)
+
+
+@pytest.mark.parametrize("shrinkage", ["oas", "auto"])
+def test_full_pooling_with_a_data_driven_shrinkage_is_lda(shrinkage):
+    """pooling=1 shrinks the pooled covariance with LDA's intensity, for every class: it was each
+    class's own, so a one-row class got intensity 1 (a sphere for "oas", diag(S_pooled) for "auto")
+    and the posteriors were 0.41 ("oas") and 0.20 ("auto") off LDA's, with a 0 / 0 RuntimeWarning."""
+    import warnings
+
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(61, 3)) @ np.array([[2, 1, 0], [0, 1, 0.5], [0, 0, 0.3]])
+    y = np.r_[np.repeat([0, 1], 30), 2]  # class 2 has one row
+    X[y == 1] += 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rda = QuadraticDiscriminant(pooling=1.0, shrinkage=shrinkage).fit(X, y)
+    lda = LinearDiscriminant(shrinkage=shrinkage).fit(X, y)
+    np.testing.assert_allclose(rda.shrinkage_, np.full(3, lda.shrinkage_), rtol=1e-12)
+    for k in range(3):
+        np.testing.assert_allclose(rda.covariance_[k], lda.covariance_, rtol=1e-12)
+    np.testing.assert_allclose(rda.predict_proba(X), lda.predict_proba(X), atol=1e-12)
+
+
+def test_normalised_weights_are_explained_as_frequency_weights():
+    """A class of 20 rows whose weights sum to 1/3 is told what frequency weights are: the error
+    asked to add samples, set pooling=1 or use LinearDiscriminant, which all fail with such weights."""
+    rng = np.random.default_rng(7)
+    X, y = rng.normal(size=(60, 2)), np.repeat([0, 1, 2], 20)
+    with pytest.raises(ValueError, match=r"class 0 has 20 samples but a total sample_weight of 0\.333333; .*"
+                                         r"frequency weights .* scale them to sum to the number of samples\.$") as err:
+        QuadraticDiscriminant().fit(X, y, sample_weight=np.full(60, 1 / 60))
+    assert "add samples" not in str(err.value) and "pooling" not in str(err.value)
+    QuadraticDiscriminant().fit(X, y, sample_weight=np.full(60, 1.0))  # scaled to the number of samples
+    with pytest.raises(ValueError, match=r"class 2 has 1 sample\(s\) .*: add samples, set pooling=1"):
+        QuadraticDiscriminant().fit(X[:41], y[:41])  # one row: adding samples is the fix

@@ -70,6 +70,27 @@ def test_any_scikit_learn_covariance_estimator():
     assert lda.score(X, y) > 0.95 and qda.score(X, y) > 0.95
 
 
+@pytest.mark.parametrize("pooling", [0.3, 1.0])
+def test_pooling_pools_the_covariance_estimators_pooled_covariance(pooling):
+    """With pooling, the pooled part is the estimator's on the class-centred rows, as LinearDiscriminant's
+    with the same estimator: it was the plain pooled covariance (LedoitWolf had no effect at pooling=1,
+    0.26 from LinearDiscriminant(covariance_estimator=LedoitWolf())'s)."""
+    from sklearn.covariance import LedoitWolf
+
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(40, 8))
+    y = np.repeat([0, 1], 20)
+    X[y == 1] += 0.5
+    rda = QuadraticDiscriminant(covariance_estimator=LedoitWolf(), pooling=pooling).fit(X, y)
+    lda = LinearDiscriminant(covariance_estimator=LedoitWolf()).fit(X, y)
+    for k in range(2):
+        own = LedoitWolf().fit(X[y == k]).covariance_
+        np.testing.assert_allclose(rda.covariance_[k], (1 - pooling) * own + pooling * lda.covariance_,
+                                   rtol=1e-12, atol=1e-15)
+    if pooling == 1:
+        np.testing.assert_allclose(rda.predict_proba(X), lda.predict_proba(X), atol=1e-12)
+
+
 def test_a_covariance_estimator_refuses_what_it_cannot_fit():
     from sklearn.covariance import LedoitWolf
 
@@ -82,6 +103,18 @@ def test_a_covariance_estimator_refuses_what_it_cannot_fit():
         QuadraticDiscriminant(covariance_estimator=LedoitWolf()).fit(gaps, y)
     with pytest.raises(ValueError, match="covariance_estimator"):
         LinearDiscriminant(covariance_estimator="ledoit").fit(X, y)
+
+
+@pytest.mark.parametrize("Rule, params", [(LinearDiscriminant, {}), (QuadraticDiscriminant, {}),
+                                           (QuadraticDiscriminant, {"pooling": 1.0})])
+def test_an_estimator_without_covariance_is_refused_by_name(Rule, params):
+    """An estimator with fit but no covariance_ (StandardScaler) is refused with a ValueError that names
+    covariance_estimator: it failed with "AttributeError: 'StandardScaler' object has no attribute
+    'covariance_'" from deep in fit."""
+    X, y = load_wine(return_X_y=True)
+    with pytest.raises(ValueError, match=r"covariance_estimator must expose covariance_ once fitted .*LedoitWolf\(\), "
+                                         r"OAS\(\).*; StandardScaler has none"):
+        Rule(covariance_estimator=StandardScaler(), **params).fit(X, y)
 
 
 @pytest.mark.parametrize("Rule", [LinearDiscriminant, QuadraticDiscriminant])

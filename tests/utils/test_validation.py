@@ -81,6 +81,25 @@ def test_check_priors():
         check_priors([-0.5, 1.5], totals)
 
 
+def test_priors_sum_to_one_to_the_precision_they_come_in():
+    """Float32 priors correct to float32 precision are accepted (ten float32 tenths sum to 1 + 1.5e-8:
+    refused as "they sum to 1."); a sum off by more is refused with enough digits to show it."""
+    from discrim.discriminant import LinearDiscriminant
+
+    tenths = np.full(10, 0.1, dtype=np.float32)
+    assert abs(tenths.astype(np.float64).sum() - 1.0) > 1e-8
+    np.testing.assert_allclose(check_priors(tenths, np.ones(10)), np.full(10, 0.1), rtol=1e-15)
+    rng = np.random.default_rng(6)
+    X, y = rng.normal(size=(200, 2)), np.arange(200) % 10
+    model = LinearDiscriminant().fit(X, y)
+    np.testing.assert_allclose(model.predict_proba(X[:5], priors=tenths), model.predict_proba(X[:5]), rtol=1e-12)
+    LinearDiscriminant(priors=tenths).fit(X, y)
+    with pytest.raises(ValueError, match=r"they sum to 1\.0000000999"):
+        check_priors([0.5, 0.5000001], np.ones(2))
+    with pytest.raises(ValueError, match="priors must sum to one"):  # float32's tolerance is 10 n eps, not any
+        check_priors(np.array([0.5, 0.5005], dtype=np.float32), np.ones(2))
+
+
 @pytest.mark.parametrize("priors", [{0: 0.2, 1: 0.8}, ["a", "b"]], ids=["dict", "text"])
 def test_priors_that_are_not_numbers_are_refused_by_name(priors):
     """priors numpy cannot read as numbers must raise a ValueError naming ``priors``, at fit and at predict.

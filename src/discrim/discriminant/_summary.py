@@ -23,9 +23,11 @@ class DiscriminantSummary:
     ----------
     kind : {"EDDA", "MclustDA"}
         "EDDA": the class densities fitted jointly (``joint=True``, or a family chosen for all
-        classes by the joint model's BIC), whose log-likelihood is that of the classes as one
-        mixture with the class proportions; "MclustDA": each class fitted on its own rows, whose
-        log-likelihood is the sum of the classes' (mclust's two summaries).
+        classes by the joint model's BIC), the family's parameters counted once in ``df``;
+        "MclustDA": each class fitted on its own rows, ``df`` the sum of the classes' parameter
+        counts (mclust's two summaries). For both, ``log_likelihood`` is that of the classes as
+        one mixture with the class proportions, ``sum_i w_i log sum_k (n_k / n) f_k(x_i)``, as
+        mclust's ``logLik.MclustDA`` computes it.
     classes : pandas.DataFrame
         One row per class: ``n`` (weight), ``%``, ``model`` (the family's mclust name, or its
         class) and ``G`` (components).
@@ -153,14 +155,12 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
     rows = X if is_tensor(X) else np.asarray(X, dtype=np.float64)
     class_data = [(rows[index == k], w[index == k]) for k in range(classes.shape[0])]
     sizes = [m.n_components for m in model.mixtures_]
+    # the classes as one mixture with their proportions, for both kinds (mclust's logLik.MclustDA)
+    log_lik, df, _ = joint_fit_numbers(model.mixtures_, class_data, totals / totals.sum())
     if model.joint or model.family_bic_ is not None:
-        # the classes as one mixture with their proportions; the family's parameters counted once
-        kind = "EDDA"
-        log_lik, df, _ = joint_fit_numbers(model.mixtures_, class_data, totals / totals.sum())
+        kind = "EDDA"  # the family's parameters counted once
     else:
-        kind = "MclustDA"
-        log_lik = float(sum(wk @ np.asarray(to_numpy(m.score_samples(Xk)), dtype=np.float64)
-                            for m, (Xk, wk) in zip(model.mixtures_, class_data)))
+        kind = "MclustDA"  # each class's own parameters and mixing weights
         df = int(sum(m._n_parameters() for m in model.mixtures_))
     n = float(w.sum())
     predicted = classes[np.argmax(proba, axis=1)]

@@ -110,6 +110,20 @@ def _pooled_divisor(totals, rows, who, alternative=None):
     raise ValueError(f"{who} needs {need} to estimate the pooled covariance: {', or '.join(fixes)}.")
 
 
+def _estimator_covariance(estimator, rows):
+    """``covariance_`` of a clone of ``estimator`` (the ``covariance_estimator`` parameter) fitted on
+    ``rows`` (m, d): (d, d). Raises a ValueError naming the parameter when the fitted estimator has
+    no ``covariance_`` (a transformer such as StandardScaler also has ``fit``)."""
+    fitted = clone(estimator).fit(rows)
+    if not hasattr(fitted, "covariance_"):
+        raise ValueError(
+            f"covariance_estimator must expose covariance_ once fitted (a scikit-learn covariance estimator such "
+            f"as LedoitWolf(), OAS() or MinCovDet()); {type(estimator).__name__} has none. Or set "
+            "covariance_estimator=None (shrinkage= and reg_param= regularise without one)."
+        )
+    return fitted.covariance_
+
+
 def _above(total, bound):
     """``total > bound`` beyond the rounding of a sum of weights (150 weights of 0.02 sum to 3 +
     4e-16: 3 classes would then get a divisor of 4e-16 and covariances of 1e15)."""
@@ -152,7 +166,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Numeric; NaN marks a missing value (missing at random).
+            Numeric; NaN marks a missing value (missing at random). A row with every value
+            missing says nothing and is given no weight (with a warning).
         y : array-like of shape (n_samples,)
             Class labels (at least two classes); ``unlabeled`` (or NaN) for an unlabelled row
             when that parameter is set.
@@ -233,6 +248,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         from discrim.mixture import FiniteMixture
 
         n_classes = classes.shape[0]
+        w, rows = self._without_empty_rows(X, y_idx, w, rows)
         # A covariance estimated from incomplete rows can drift towards singular (its likelihood
         # has no interior maximum when a class is small): a floor of 1e-6 of each feature's variance
         # keeps it factorable, as scikit-learn's reg_covar does. Per feature (the EM runs on the
@@ -292,6 +308,30 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         totals = result.stats.weight
         stats = GaussianStats(weight=totals, mean=result.stats.mean - origin, scatter=result.stats.scatter)
         return self._set_moments(classes, totals, origin, stats, rows)
+
+    def _without_empty_rows(self, X, y_idx, w, rows):
+        """The weights with the rows of no observed value (NaN in every feature) set to 0, and the
+        labelled rows of positive weight per class (``rows``, (n_classes,)) without them; warns of them.
+
+        Such a row leaves the maximum-likelihood estimates as they are, but it counted in the class
+        totals: in the rules' divisors ``n_k - 1`` and ``n - g`` and in ``priors="empirical"`` (one
+        such row of class 0 beside 90 rows: priors 0.341, 0.330, 0.330 instead of thirds).
+        """
+        empty = np.isnan(X).all(axis=1) & (w > 0)
+        per_class = (empty[:, None] & (y_idx[:, None] == np.arange(rows.shape[0]))).sum(axis=0)
+        count = empty.sum()
+        if is_dask(X):
+            import dask
+
+            count, per_class = dask.compute(count, per_class)
+        if not count:
+            return w, rows
+        where = "" if is_dask(X) else f" (index {listed_indices(empty)[1]})"
+        warnings.warn(
+            f"{type(self).__name__}: {int(count)} row(s) of X{where} have no observed value (NaN in every "
+            "feature): they say nothing about their class, and are given no weight (in the class totals, the "
+            "covariance divisors and priors=\"empirical\" too).", UserWarning, stacklevel=user_stacklevel())
+        return np.where(empty, 0.0, w), rows - np.asarray(per_class, dtype=rows.dtype)
 
     def _refuse_unidentifiable(self, classes, rows, n_features, unlabelled):
         """Refuse, as the fit of complete rows does, a covariance that too few rows leave singular.
@@ -606,7 +646,7 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
 
     def _estimated_covariance(self, X, y_idx, means):
         """``covariance_estimator`` fitted on the class-centred rows: the pooled covariance."""
-        return clone(self.covariance_estimator).fit(X - means[y_idx]).covariance_
+        return _estimator_covariance(self.covariance_estimator, X - means[y_idx])
 
     def _regularised_covariance(self, scatter, totals, rows, estimated=None):
         """The pooled covariance (d, d) of class scatters (K, d, d) about the class means and class
@@ -844,15 +884,19 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         Shrinks each class covariance towards the identity scaled to its mean variance,
         ``(1 - s) S_k + s (tr S_k / d) I``, after ``pooling`` and before ``reg_param``: a fixed
         ``s``, or "oas", the oracle approximating shrinkage of Chen et al. (2010) from the
-        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows). Both
+        class's own scatter and total weight (scikit-learn's ``OAS`` on the class's rows); with
+        ``pooling`` ``a``, from ``(1 - a)`` times the class's scatter and weight plus ``a`` times
+        the within-class ones (pooling=1: :class:`LinearDiscriminant`'s intensity). Both
         depend on the features' units (standardise them first). "auto" does not: the OAS
         intensity of the class's correlation matrix, towards its diagonal,
         ``(1 - s) S_k + s diag(S_k)`` (see :class:`LinearDiscriminant`).
     covariance_estimator : scikit-learn covariance estimator or None, default=None
         An unfitted estimator with ``fit`` and ``covariance_`` (``LedoitWolf()``, ``OAS()``,
         ``MinCovDet()``, ...): each class covariance becomes its ``covariance_`` fitted on the
-        class's rows (its own divisor), before ``pooling``, ``shrinkage`` and ``reg_param``.
-        In-memory complete rows without sample weights only.
+        class's rows (its own divisor), and with ``pooling`` the pooled covariance its
+        ``covariance_`` fitted on the class-centred rows (as :class:`LinearDiscriminant`'s),
+        before ``pooling``, ``shrinkage`` and ``reg_param``. In-memory complete rows without
+        sample weights only.
     pooling : float in [0, 1], default=0.0
         Friedman's regularised discriminant analysis (RDA): each class covariance moves towards
         the pooled one, ``(1 - a) S_k + a S_pooled`` (``S_pooled`` as :class:`LinearDiscriminant`
@@ -920,9 +964,16 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self.pooling = pooling
 
     def _estimated_covariance(self, X, y_idx, means):
-        """``covariance_estimator`` fitted on each class's rows: (n_classes, d, d)."""
-        return np.stack([clone(self.covariance_estimator).fit(X[y_idx == k]).covariance_
-                         for k in range(means.shape[0])])
+        """``covariance_estimator`` fitted on each class's rows, (n_classes, d, d), and on the
+        class-centred rows, (d, d), as :class:`LinearDiscriminant`'s pooled covariance; each None
+        where ``pooling`` leaves it out (1 and 0)."""
+        own = pooled = None
+        if self.pooling < 1:
+            own = np.stack([_estimator_covariance(self.covariance_estimator, X[y_idx == k])
+                            for k in range(means.shape[0])])
+        if self.pooling > 0:
+            pooled = _estimator_covariance(self.covariance_estimator, X - means[y_idx])
+        return own, pooled
 
     def _regularised_covariance(self, scatter, totals, rows, estimated=None):
         """The class covariances (K, d, d) of class scatters (K, d, d) about the class means and
@@ -931,6 +982,13 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         for k in range(totals.shape[0]):
             if not _above(totals[k], 1.0) and self.pooling < 1:
                 label = self.classes_[k] if hasattr(self, "classes_") else k
+                if rows[k] > 1:  # rows enough, weight not: weights that do not count rows (normalised ones)
+                    raise ValueError(
+                        f"class {_show(label)} has {rows[k]} samples but a total sample_weight of {totals[k]:g}; "
+                        "QuadraticDiscriminant needs a total weight above 1 in every class to estimate its "
+                        "covariance (divisor n_k - 1): sample_weight are frequency weights (a weight of 2 "
+                        "counts its row twice): scale them to sum to the number of samples."
+                    )
                 raise ValueError(
                     f"class {_show(label)} has {rows[k]} sample(s) (total weight {totals[k]:g}); "
                     "QuadraticDiscriminant needs a total weight above 1 (at least 2 samples) in "
@@ -940,8 +998,13 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         cov = self._class_covariances(scatter, totals, rows, estimated)
         intensity = None
         if self.shrinkage is not None:  # towards the scaled identity (or the diagonal), then reg_param towards I
-            shrunk = [gm.shrunk_covariance(cov[k], self.shrinkage, scatter[k] / totals[k], totals[k])
-                      for k in range(totals.shape[0])]
+            # the intensity from the statistics of the matrix shrunk: the class's scatter and weight
+            # mixed with the pooled ones by pooling (pooling=1: LDA's, the same for every class; from
+            # the class's own, a one-row class got intensity 1 and a sphere beside LDA's covariance)
+            a = self.pooling
+            size = (1.0 - a) * totals + a * totals.sum()
+            emp = ((1.0 - a) * scatter + a * scatter.sum(axis=0)) / size[:, None, None]
+            shrunk = [gm.shrunk_covariance(cov[k], self.shrinkage, emp[k], size[k]) for k in range(totals.shape[0])]
             cov = np.stack([c for c, _ in shrunk])
             intensity = np.array([s for _, s in shrunk])
         return gm.shrink(cov, self.reg_param), intensity
@@ -963,13 +1026,17 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
         self._chol_inv, self._log_det_2pi = inverse_factors(chol)
 
     def _class_covariances(self, scatter, totals, rows, estimated=None):
-        """Unbiased class covariances (or ``estimated``), moved towards the pooled one by ``pooling``
-        (Friedman's RDA)."""
-        own = scatter / (totals - 1.0)[:, None, None] if estimated is None else np.asarray(estimated, np.float64)
+        """Unbiased class covariances, moved towards the pooled one by ``pooling`` (Friedman's RDA);
+        ``estimated``: the class and pooled covariances of ``covariance_estimator`` in their place
+        (see :meth:`_estimated_covariance`)."""
+        own_estimated, pooled_estimated = (None, None) if estimated is None else estimated
+        if self.pooling < 1:  # (with pooling=1 a class may have one row: no 0 / 0 for a covariance unused)
+            own = (scatter / (totals - 1.0)[:, None, None] if own_estimated is None
+                   else np.asarray(own_estimated, np.float64))
         if self.pooling == 0:
             return own
         dof = _pooled_divisor(totals, rows, f"QuadraticDiscriminant with pooling={self.pooling}", "set pooling=0")
-        pooled = scatter.sum(axis=0) / dof
+        pooled = scatter.sum(axis=0) / dof if pooled_estimated is None else np.asarray(pooled_estimated, np.float64)
         if self.pooling == 1:
             return np.broadcast_to(pooled, scatter.shape).copy()
         return (1.0 - self.pooling) * own + self.pooling * pooled

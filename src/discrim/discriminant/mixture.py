@@ -15,7 +15,8 @@ from discrim.backend._device import is_tensor
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant._validation import validate_training_data
 from discrim.exceptions import CollapsingComponentWarning
-from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS
+from discrim._posterior import listed_indices
+from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS, reg_covar_findings_collected
 from discrim.utils._dask import (
     align_rows,
     class_rows,
@@ -422,24 +423,29 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 "joint=True and unlabelled rows fit all classes in one EM, which needs one family; family has "
                 f"{len(options)} candidates: pass one family, or common_family=True."
             )
-        mixtures, selections = [], []
+        mixtures, selections, findings = [], [], []
         for k, (X_k, w_k) in enumerate(class_data):
-            if len(candidates[k]) == 1 and len(options) == 1:
-                mixture = FiniteMixture(next(iter(options.values())), n_components=candidates[k][0],
-                                        random_state=seeds[k], **em)
-                mixture._warn_collapsing = False  # said once for all classes, naming them (below)
-                mixtures.append(mixture.fit(X_k, sample_weight=w_k))
-                selections.append(None)
-            else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
-                with warnings.catch_warnings():
-                    # said once for all classes, naming them (below), not per class for "the selected model"
-                    # (the cells' own fits do not warn of collapse inside select_mixture)
-                    warnings.simplefilter("ignore", CollapsingComponentWarning)
-                    selection = select_mixture(X_k, options, candidates[k],
-                                               sample_weight=w_k if sample_weight is not None else None,
-                                               random_state=seeds[k], **em)
-                mixtures.append(selection.best_estimator)
-                selections.append(selection)
+            # a feature of little or no variance within a class is said once for all classes, naming
+            # them (below), not per class about "X" (whose feature may well vary)
+            with reg_covar_findings_collected() as found:
+                if len(candidates[k]) == 1 and len(options) == 1:
+                    mixture = FiniteMixture(next(iter(options.values())), n_components=candidates[k][0],
+                                            random_state=seeds[k], **em)
+                    mixture._warn_collapsing = False  # said once for all classes, naming them (below)
+                    mixtures.append(mixture.fit(X_k, sample_weight=w_k))
+                    selections.append(None)
+                else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
+                    with warnings.catch_warnings():
+                        # said once for all classes, naming them (below), not per class for "the selected
+                        # model" (the cells' own fits do not warn of collapse inside select_mixture)
+                        warnings.simplefilter("ignore", CollapsingComponentWarning)
+                        selection = select_mixture(X_k, options, candidates[k],
+                                                   sample_weight=w_k if sample_weight is not None else None,
+                                                   random_state=seeds[k], **em)
+                    mixtures.append(selection.best_estimator)
+                    selections.append(selection)
+            findings.append(found)
+        self._warn_if_reg_covar_dominates(classes, findings)
         candidates = None
         if self.common_family and len(options) > 1:
             candidates = _best_in_each_family(selections, options)
@@ -469,6 +475,39 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         scale = float(np.nanmax(np.nanvar(X, axis=0), initial=0.0)) if isinstance(X, np.ndarray) else None
         self._warn_if_collapsing(scale)
         return self
+
+    @staticmethod
+    def _warn_if_reg_covar_dominates(classes, findings):
+        """One warning for the features constant within some classes and one for those of a variance
+        small beside reg_covar, naming the classes (``findings``: each class's list of
+        :class:`~discrim.mixture.finite_mixture.RegCovarFindings`, from its mixtures' fits)."""
+        constant, small, smallest, reg = [], [], np.inf, 0.0
+        for label, found in zip(classes, findings):
+            if not found:
+                continue
+            reg = max([reg] + [f.reg_covar for f in found])
+            is_constant = np.logical_or.reduce([f.constant for f in found])
+            is_small = np.logical_or.reduce([f.small for f in found]) & ~is_constant
+            name = f"class {plain_label(label)!r}"
+            if is_constant.any():
+                constant.append(f"index {listed_indices(is_constant)[1]} in {name}")
+            if is_small.any():
+                small.append(f"index {listed_indices(is_small)[1]} in {name}")
+                smallest = min([smallest] + [float(f.variance[is_small].min()) for f in found])
+        if constant:
+            warnings.warn(
+                f"MixtureDiscriminant: feature(s) constant within a class ({'; '.join(constant)}): the class's mixture "
+                f"has the variance reg_covar={reg:g} alone along them, a density of near certainty. A feature constant within "
+                "a class can still tell it from the others: keep it unless it is constant in X too, and for a small "
+                "class set a larger reg_covar, a constrained covariance_type (\"spherical\" pools the variance over "
+                "the features) or give the class more rows.", UserWarning, stacklevel=user_stacklevel())
+        if small:
+            warnings.warn(
+                f"MixtureDiscriminant: reg_covar={reg:g} exceeds a tenth of the within-class variance of feature(s) "
+                f"({'; '.join(small)}; smallest variance {smallest:.3g}): added to every covariance, it dominates the "
+                "class densities along them. Rescale X (e.g. StandardScaler) or lower reg_covar, an absolute "
+                "variance; for a small class, a constrained covariance_type or more rows.",
+                UserWarning, stacklevel=user_stacklevel())
 
     def _warn_if_collapsing(self, scale=None):
         """Name the classes whose mixture has a collapsing component (a variance near reg_covar).
@@ -531,10 +570,11 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         refined = []
         for k, m in enumerate(mixtures):
             part = slice(bounds[k], bounds[k + 1])
-            refined.append(FiniteMixture(
-                family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
-                params_init={n: (v if n in shared else v[part]) for n, v in joint.params_.items()},
-                reg_covar=self.reg_covar, device=self.device).fit(class_data[k][0]))
+            with reg_covar_findings_collected():  # the class fits above said it of these rows
+                refined.append(FiniteMixture(
+                    family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
+                    params_init={n: (v if n in shared else v[part]) for n, v in joint.params_.items()},
+                    reg_covar=self.reg_covar, device=self.device).fit(class_data[k][0]))
         empirical = isinstance(self.priors, str) and self.priors == "empirical"
         return refined, (class_weights if empirical else priors), joint
 

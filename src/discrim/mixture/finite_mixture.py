@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 from typing import TYPE_CHECKING, Literal
 
@@ -1124,12 +1126,52 @@ _REG_COVAR_SHARE = 0.1
 _CONSTANT_SHARE = 1e-20
 
 
+@dataclass(frozen=True)
+class RegCovarFindings:
+    """The features along which a Gaussian family's ``reg_covar`` is not small beside the variance.
+
+    Attributes
+    ----------
+    reg_covar : float
+    constant : ndarray of shape (n_features,) of bool
+        Constant over their observed values: their variance is ``reg_covar`` alone.
+    small : ndarray of shape (n_features,) of bool
+        Not constant, with a variance below ten times ``reg_covar``.
+    variance : ndarray of shape (n_features,)
+        Each feature's weighted variance.
+    """
+
+    reg_covar: float
+    constant: np.ndarray
+    small: np.ndarray
+    variance: np.ndarray
+
+
+# Where _warn_if_reg_covar_dominates puts its findings instead of warning in X's words: a list, set
+# by a caller that fits mixtures to parts of its data (see reg_covar_findings_collected)
+_COLLECTED_FINDINGS = contextvars.ContextVar("discrim_reg_covar_findings", default=None)
+
+
+@contextlib.contextmanager
+def reg_covar_findings_collected():
+    """Within it, the mixtures fitted (in this thread) report their :class:`RegCovarFindings` in the
+    list it yields instead of warning about "X": for a caller that fits them to parts of its data
+    (a class's rows) and words the warning for those parts, once for all."""
+    found = []
+    token = _COLLECTED_FINDINGS.set(found)
+    try:
+        yield found
+    finally:
+        _COLLECTED_FINDINGS.reset(token)
+
+
 def _warn_if_reg_covar_dominates(family, X, sample_weight):
     """Warn where a Gaussian family's ``reg_covar`` is not small beside the variance of some feature.
 
     ``reg_covar`` is an absolute variance added to every covariance: on data in small units (a
     variance of 1e-10) it swamps the covariances, the components spread over each other and the fit
-    is silently wrong (adjusted Rand index 0 on four well-separated blobs scaled by 1e-5).
+    is silently wrong (adjusted Rand index 0 on four well-separated blobs scaled by 1e-5). Within
+    :func:`reg_covar_findings_collected`, the findings go to its list instead.
 
     Parameters
     ----------
@@ -1147,13 +1189,19 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
     # a feature constant over its observed values (its missing ones filled alike) has a variance of
     # rounding errors: it is not in small units, and rescaling would not help
     constant = var <= _CONSTANT_SHARE * np.asarray(mean, dtype=np.float64) ** 2
-    count, shown = listed_indices(constant & (reg > _REG_COVAR_SHARE * var))
+    findings = RegCovarFindings(reg, constant & (reg > _REG_COVAR_SHARE * var),
+                                (var > 0) & ~constant & (reg > _REG_COVAR_SHARE * var), var)
+    collected = _COLLECTED_FINDINGS.get()
+    if collected is not None:
+        collected.append(findings)
+        return
+    count, shown = listed_indices(findings.constant)
     if count:
         warnings.warn(
             f"{count} feature(s) of X (index {shown}) are constant over their observed values: they say nothing "
             f"about the components, and their variance is reg_covar={reg:g} alone. Leave them out of X.",
             UserWarning, stacklevel=user_stacklevel())
-    small = (var > 0) & ~constant & (reg > _REG_COVAR_SHARE * var)
+    small = findings.small
     count, shown = listed_indices(small)
     if count:
         warnings.warn(
