@@ -594,6 +594,16 @@ def test_what_is_not_a_model_or_not_a_file_path_is_refused_in_one_line(tmp_path,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
 
 
+@pytest.mark.parametrize("data, name", [({"weights": np.arange(3)}, "dict"), ([1, 2, 3], "list"),
+                                        (np.arange(3), "ndarray")], ids=["dict", "list", "ndarray"])
+def test_a_file_that_holds_data_not_an_estimator_is_refused_in_one_line(tmp_path, data, name):
+    # skops.io.dump writes any data with trusted types; load_model returned it as if it were a model
+    path = tmp_path / "data.skops"
+    sio.dump(data, path)
+    with pytest.raises(ModelFileError, match=rf"^model file '.*data.skops' holds a {name}, not a model; [^\n]*$"):
+        load_model(path)
+
+
 def test_a_dict_with_true_and_false_keys_is_refused_not_corrupted(tmp_path):
     """skops restores the key False as True: the model's parameters would come back without it."""
     from discrim.discriminant import MixtureDiscriminant

@@ -242,12 +242,14 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     Returns
     -------
     estimator : object
+        A scikit-learn estimator (a discrim estimator, or a Pipeline holding one).
 
     Raises
     ------
     ModelFileError
-        If the file is missing, unreadable, corrupted, malformed, or holds a type or loader
-        outside the trusted ones. Always this one exception, with a one-line message.
+        If the file is missing, unreadable, corrupted, malformed, holds a type or loader outside
+        the trusted ones, or holds data rather than an estimator (what ``skops.io.dump`` writes
+        for a dict, list or array). Always this one exception, with a one-line message.
 
     Notes
     -----
@@ -302,6 +304,9 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
         model = sio.loads(data, trusted=sorted(types))
     except Exception as exc:  # the tree was checked; what remains is damaged content
         raise ModelFileError(f"model file {str(path)!r} could not be loaded: {_one_line(exc)}") from None
+    if not isinstance(model, BaseEstimator):  # data (skops.io.dump of a dict, list or array), as save_model refuses
+        raise ModelFileError(f"model file {str(path)!r} holds a {type(model).__name__}, not a model; give a file "
+                             "written by save_model, `discrim fit --output` or `discrim tune --output`.")
     missing = _missing_parameter(model)
     if missing is not None:
         raise ModelFileError(f"model file {str(path)!r} is damaged: {missing}.")
