@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import pickle
+import re
 import subprocess
 import sys
 import zipfile
@@ -255,6 +256,54 @@ def test_old_skops_protocols_are_refused(tmp_path, lda_file):
         schema["protocol"] = protocol
         with pytest.raises(ModelFileError, match="protocol"):
             load_model(_with_schema(lda_file, tmp_path / "old.skops", schema))
+
+
+def _written_by(lda_file, target, record):
+    """The LDA file with ``record`` as its version member (None: without one, as files before it)."""
+    members = _members(lda_file)
+    del members["discrim.json"]
+    if record is not None:
+        members["discrim.json"] = record if isinstance(record, str) else json.dumps(record)
+    _write(target, members)
+    return target
+
+
+def test_a_model_file_of_a_newer_release_is_refused_and_older_ones_load(tmp_path, lda_file, rng):
+    # The versioning policy promises that a file of a newer release is refused rather than loaded
+    # wrongly; files recorded no version, so a future file loaded as if it were of this release.
+    import discrim
+
+    assert json.loads(_members(lda_file)["discrim.json"]) == {"discrim_version": discrim.__version__}
+    assert type(sio.loads(lda_file.read_bytes(), trusted=sio.get_untrusted_types(file=lda_file))).__name__ == (
+        "LinearDiscriminant")  # skops itself reads the file as before
+    major, minor = (int(part) for part in discrim.__version__.split(".")[:2])
+    # a newer release's file may hold a type this one does not trust: the version is what is wrong
+    schema = json.loads(_members(lda_file)["schema.json"])
+    schema["content"]["content"]["attribute_of_a_newer_release_"] = {
+        "__class__": "NewState", "__module__": "discrim.future", "__loader__": "ObjectNode", "content": {}}
+    future = _with_schema(lda_file, tmp_path / "future-types.skops", schema)
+    for newer, path in [(f"{major}.{minor + 1}.0", lda_file), (f"{major + 1}.0.0", lda_file),
+                        (f"{major}.{minor + 1}.0.dev1", future)]:
+        message = (rf"^model file '.*' was written by discrim {re.escape(newer)}, newer than this discrim "
+                   rf"{re.escape(discrim.__version__)}, .*: upgrade discrim to [^\n]* to load it\.$")
+        with pytest.raises(ModelFileError, match=message):
+            load_model(_written_by(path, tmp_path / "newer.skops", {"discrim_version": newer}))
+    X, _ = _data(rng)
+    expected = load_model(lda_file).predict_proba(X)
+    # the same minor release (another patch), older releases and files from before the record load
+    for record in [{"discrim_version": f"{major}.{minor}.99"}, {"discrim_version": "0.0.1"}, None]:
+        loaded = load_model(_written_by(lda_file, tmp_path / "older.skops", record))
+        np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+    for record in ["not json", [1], {"discrim_version": 2}, {"discrim_version": "next"}, {}]:
+        with pytest.raises(ModelFileError, match=r"is damaged: its discrim.json does not record the discrim version"):
+            load_model(_written_by(lda_file, tmp_path / "damaged.skops", record))
+    # the command line says it in one line
+    csv = tmp_path / "rows.csv"
+    csv.write_text("x0,x1,x2\n0,0,0\n")
+    newer = _written_by(lda_file, tmp_path / "newer.skops", {"discrim_version": f"{major}.{minor + 1}.0"})
+    result = CliRunner().invoke(cli, ["predict", "--model", str(newer), "--csv", str(csv)])
+    assert result.exit_code == 1 and "upgrade discrim" in result.output
+    assert len(result.output.strip().splitlines()) == 1
 
 
 def test_trusted_types_are_classes_rebuilt_from_attributes_only():

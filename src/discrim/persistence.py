@@ -7,12 +7,14 @@ import functools
 import io
 import json
 import os
+import re
 import sys
 import zipfile
 from pathlib import Path
 
 from sklearn.base import BaseEstimator
 
+from discrim import __version__
 from discrim.utils._files import atomic_output
 
 
@@ -139,6 +141,14 @@ _MAX_SCHEMA_BYTES = 64 * 2**20
 # decompresses, so a small file cannot expand into more memory than this.
 _MAX_ARCHIVE_BYTES = 4 * 2**30
 
+# The member beside skops's schema.json that records the discrim release that wrote the file,
+# ``{"discrim_version": "0.1.0"}``: skops reads only the members its schema names, so it loads the
+# file as before. load_model refuses a file of a newer major.minor release (the versioning policy).
+_VERSION_MEMBER = "discrim.json"
+_MAX_VERSION_BYTES = 2**16
+# Files written before they recorded their version come from this release (none was published earlier).
+_UNRECORDED_VERSION = "0.1.0"
+
 
 @functools.cache
 def _skops_protocol():
@@ -178,7 +188,10 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
 
     The file is written to a temporary name in the same folder and renamed at the end, so a
     failure never leaves a half-written model file behind. The content is checked as
-    :func:`load_model` checks it, so a model that could not be loaded is never written.
+    :func:`load_model` checks it, so a model that could not be loaded is never written. The file
+    records the version of discrim that wrote it (``discrim.__version__``, in a ``discrim.json``
+    member beside skops's ``schema.json``), by which :func:`load_model` refuses files of newer
+    releases.
 
     Parameters
     ----------
@@ -221,6 +234,7 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
         problems, _ = _schema_problems(schema, set(archive.namelist()))
     if problems:
         raise ModelFileError(f"cannot save model: {problems[0]}{_save_hint(problems)}.")
+    data = _with_version(data)
     try:
         with atomic_output(path) as tmp:
             Path(tmp).write_bytes(data)
@@ -265,6 +279,12 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
       reconstruction and prediction methods read data only;
     * a numpy ``RandomState`` (``random_state`` parameters), rebuilt from its saved state.
 
+    A file records the discrim version that wrote it (``discrim.json``, see :func:`save_model`); a
+    file whose major.minor version is newer than this discrim's is refused before anything else
+    is read from it, since it may hold state this release would load wrongly. Files of this or an
+    older release load, and so do files with no record, written by discrim 0.1.0 before the
+    version was recorded.
+
     Loaders that call or return functions (FunctionNode, MethodNode, PartialNode, OperatorFuncNode),
     call a constructor named by the file (ReduceNode, ConstructorFromReduceNode and its relatives) or
     read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
@@ -293,6 +313,8 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     except OSError as exc:
         raise ModelFileError(f"model file {str(path)!r} cannot be read: {_one_line(exc)}") from None
     schema, members = _read_schema(data, f"model file {str(path)!r}")
+    # before the types: a newer release may save types this one does not know, and the fix is the upgrade
+    _check_written_by(data, members, f"model file {str(path)!r}")
     problems, types = _schema_problems(schema, members)
     if problems:
         raise ModelFileError(
@@ -352,6 +374,62 @@ def _missing_parameter(model):
         elif isinstance(value, dict):
             stack.extend(value.values())
     return None
+
+
+def _with_version(data):
+    """A skops file (bytes) with the member that records this discrim's version added."""
+    buffer = io.BytesIO(data)
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.writestr(_VERSION_MEMBER, json.dumps({"discrim_version": __version__}))
+    return buffer.getvalue()
+
+
+def _release(version):
+    """(major, minor) of a version string such as "0.1.0" or "1.2.0.dev3", or None."""
+    match = re.match(r"(\d+)\.(\d+)(?!\d)", version) if isinstance(version, str) else None
+    return None if match is None else (int(match[1]), int(match[2]))
+
+
+def _check_written_by(data, members, where):
+    """Refuse a model file written by a newer major.minor release of discrim than this one.
+
+    Parameters
+    ----------
+    data : bytes
+        The whole file (a zip archive that :func:`_read_schema` has read).
+    members : set of str
+        Names of the archive's members.
+    where : str
+        The file, as messages name it.
+
+    Raises
+    ------
+    ModelFileError
+        If the file is of a newer release, or its version record is unreadable.
+    """
+    if _VERSION_MEMBER not in members:  # written before files recorded their version
+        version = _UNRECORDED_VERSION
+    else:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                info = archive.getinfo(_VERSION_MEMBER)
+                if info.file_size > _MAX_VERSION_BYTES:
+                    raise ValueError(f"it has {info.file_size} bytes")
+                record = json.loads(archive.read(info))
+            version = record.get("discrim_version") if isinstance(record, dict) else None
+            if _release(version) is None:
+                raise ValueError(f"discrim_version is {_shown(version)}")
+        except Exception as exc:  # zipfile, zlib, JSON, a record of another shape
+            raise ModelFileError(f"{where} is damaged: its {_VERSION_MEMBER} does not record the discrim version "
+                                 f"that wrote it ({_one_line(exc)}).") from None
+    written = _release(version)
+    if written > _release(__version__):
+        shown = version if len(version) <= 40 and version.isprintable() else f"{written[0]}.{written[1]}"
+        raise ModelFileError(
+            f"{where} was written by discrim {shown}, newer than this discrim {__version__}, "
+            f"and may hold what this version would load wrongly: upgrade discrim to {written[0]}.{written[1]} or "
+            "later (pip install --upgrade discrim) to load it."
+        )
 
 
 def _shown(text, limit=80):
