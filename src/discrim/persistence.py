@@ -13,8 +13,11 @@ import zipfile
 from pathlib import Path
 
 from sklearn.base import BaseEstimator
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
 from discrim import __version__
+from discrim.utils import _fitted_state as state
 from discrim.utils._files import atomic_output
 
 
@@ -188,10 +191,10 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
 
     The file is written to a temporary name in the same folder and renamed at the end, so a
     failure never leaves a half-written model file behind. The content is checked as
-    :func:`load_model` checks it, so a model that could not be loaded is never written. The file
-    records the version of discrim that wrote it (``discrim.__version__``, in a ``discrim.json``
-    member beside skops's ``schema.json``), by which :func:`load_model` refuses files of newer
-    releases.
+    :func:`load_model` checks it (its types and its fitted state), so a model that could not be
+    loaded is never written. The file records the version of discrim that wrote it
+    (``discrim.__version__``, in a ``discrim.json`` member beside skops's ``schema.json``), by
+    which :func:`load_model` refuses files of newer releases.
 
     Parameters
     ----------
@@ -203,8 +206,9 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     Raises
     ------
     ModelFileError
-        If the folder does not exist, or the estimator holds objects that discrim's model files
-        do not allow (for example univariate ``scipy.stats`` distributions).
+        If the folder does not exist, the estimator holds objects that discrim's model files
+        do not allow (for example univariate ``scipy.stats`` distributions), or its fitted state
+        is inconsistent (see :func:`load_model`).
 
     Examples
     --------
@@ -234,6 +238,9 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
         problems, _ = _schema_problems(schema, set(archive.namelist()))
     if problems:
         raise ModelFileError(f"cannot save model: {problems[0]}{_save_hint(problems)}.")
+    inconsistent = _inconsistent_state(estimator)
+    if inconsistent is not None:
+        raise ModelFileError(f"cannot save model: {inconsistent}; load_model would refuse it.")
     data = _with_version(data)
     try:
         with atomic_output(path) as tmp:
@@ -247,7 +254,7 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
 
     Every node of the file is checked against discrim's exact list of trusted types and skops
     loaders (see Notes) before skops imports or calls anything; the estimator is then rebuilt
-    by skops.io.
+    by skops.io, and its fitted state checked before it is returned.
 
     Parameters
     ----------
@@ -261,9 +268,10 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     Raises
     ------
     ModelFileError
-        If the file is missing, unreadable, corrupted, malformed, holds a type or loader outside
-        the trusted ones, or holds data rather than an estimator (what ``skops.io.dump`` writes
-        for a dict, list or array). Always this one exception, with a one-line message.
+        If the file is missing, unreadable, corrupted, malformed, of a newer discrim release,
+        holds a type or loader outside the trusted ones, holds data rather than an estimator
+        (what ``skops.io.dump`` writes for a dict, list or array), or an estimator whose fitted
+        state is inconsistent (see Notes). Always this one exception, with a one-line message.
 
     Notes
     -----
@@ -290,6 +298,17 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
     a type is trusted by its exact name or not at all. :func:`save_model` applies the same check
     to the file it is about to write, so it never writes a model that :func:`load_model` refuses.
+
+    skops sets the estimators' attributes from the file unchecked, so an edited or damaged file
+    could predict silently wrong or fail deep inside numpy. Every fitted estimator of the model
+    (the Pipeline's steps, a search's ``best_estimator_``, a discriminant's class mixtures, each
+    before the estimator that holds it) then checks its fitted state: every fitted attribute
+    present, arrays of their dtype and of shapes that agree with ``n_features_in_`` and the number
+    of classes, components, prototypes and active features, finite values, priors, marginals
+    and mixing weights non-negative (marginals positive) and summing to 1, positive prototype and
+    feature weights, active features that are columns of X and prototype targets that are
+    classes, mixture parameters within their family's constraints. These checks read shapes and
+    a few sums, nothing of the size of the training data.
 
     Examples
     --------
@@ -332,6 +351,9 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     missing = _missing_parameter(model)
     if missing is not None:
         raise ModelFileError(f"model file {str(path)!r} is damaged: {missing}.")
+    inconsistent = _inconsistent_state(model)
+    if inconsistent is not None:
+        raise ModelFileError(f"model file {str(path)!r} is damaged: {inconsistent}; fit and save the model again.")
     return model
 
 
@@ -430,6 +452,93 @@ def _check_written_by(data, members, where):
             f"and may hold what this version would load wrongly: upgrade discrim to {written[0]}.{written[1]} or "
             "later (pip install --upgrade discrim) to load it."
         )
+
+
+def _inconsistent_state(model):
+    """The first estimator of a model whose fitted state is inconsistent, and how; None if none is.
+
+    skops sets attributes from the file without checking them, so an edited or damaged file can
+    hold arrays that predict silently wrong (a feature weight per column where one column is
+    active) or fail deep in numpy. Every fitted estimator in the model checks its own state
+    (``_check_loaded_state`` of discrim's estimators, :data:`_SKLEARN_STATE_CHECKS` for the
+    scikit-learn types model files hold), each after the estimators it holds, so that a check may
+    rely on theirs (a search's ``best_estimator_``, a discriminant's mixtures, a Pipeline's steps).
+
+    Parameters
+    ----------
+    model : object
+        What skops loaded (or the estimator about to be saved).
+
+    Returns
+    -------
+    problem : str or None
+        A clause naming the estimator and its attribute.
+    """
+    for estimator in _estimators_held_first(model):
+        check = _SKLEARN_STATE_CHECKS.get(type(estimator)) or getattr(type(estimator), "_check_loaded_state", None)
+        if check is None or not (isinstance(estimator, Pipeline) or state.is_fitted(estimator)):
+            continue  # an unfitted estimator (a parameter such as covariance_estimator) has no state to check
+        try:
+            check(estimator)
+        except state.FittedStateError as exc:
+            return f"its {type(estimator).__name__}.{_one_line(exc)}"
+        except Exception as exc:  # a check that met values of a kind it does not expect
+            return (f"its {type(estimator).__name__} has an inconsistent fitted state "
+                    f"({type(exc).__name__}: {_one_line(exc)})")
+    return None
+
+
+def _estimators_held_first(model):
+    """Every estimator in ``model`` (in containers and other estimators' attributes), each after those it holds."""
+    order, seen, stack = [], set(), [(model, False)]
+    while stack:
+        value, children_done = stack.pop()
+        if children_done:
+            order.append(value)
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, BaseEstimator):
+            stack.append((value, True))
+            children = vars(value).values()
+        elif isinstance(value, (list, tuple)):
+            children = value
+        elif isinstance(value, dict):
+            children = value.values()
+        else:
+            continue
+        stack.extend((child, False) for child in children)
+    return order
+
+
+def _check_pipeline(pipeline):
+    """A Pipeline's steps are (name, estimator) pairs, and a StandardScaler gives the next step its features."""
+    steps = pipeline.steps
+    if not (isinstance(steps, list) and steps and all(
+            isinstance(step, tuple) and len(step) == 2 and isinstance(step[0], str) for step in steps)):
+        raise state.FittedStateError("steps is not a list of (name, estimator) pairs")
+    for i, ((_, before), (_, after)) in enumerate(zip(steps, steps[1:])):
+        given, taken = getattr(before, "n_features_in_", None), getattr(after, "n_features_in_", None)
+        if isinstance(before, StandardScaler) and None not in (given, taken) and given != taken:
+            raise state.FittedStateError(f"steps[{i + 1}] ({type(after).__name__}) takes {taken} features, where "
+                                         f"steps[{i}] (StandardScaler) gives {given}")
+
+
+def _check_standard_scaler(scaler):
+    """A fitted StandardScaler's mean_, var_ and scale_ (each None without centring or scaling) are
+    finite, of n_features_in_ entries, the variances non-negative and the scales positive."""
+    (n_features,) = state.fitted_attributes(scaler, "n_features_in_")
+    n_features = state.count(n_features, "n_features_in_", minimum=1)
+    for name in ("mean_", "var_", "scale_"):
+        if getattr(scaler, name, None) is not None:
+            state.array(getattr(scaler, name), name, (n_features,), dims="(n_features_in_,)",
+                        nonnegative=name == "var_", positive=name == "scale_")
+
+
+# The checks of the fitted state of the scikit-learn types a model file may hold (discrim's
+# estimators check their own, with _check_loaded_state); the others hold no fitted arrays.
+_SKLEARN_STATE_CHECKS = {Pipeline: _check_pipeline, StandardScaler: _check_standard_scaler}
 
 
 def _shown(text, limit=80):
