@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import pickle
+import re
 import subprocess
 import sys
 import zipfile
@@ -288,6 +289,54 @@ def test_old_skops_protocols_are_refused(tmp_path, lda_file):
         schema["protocol"] = protocol
         with pytest.raises(ModelFileError, match="protocol"):
             load_model(_with_schema(lda_file, tmp_path / "old.skops", schema))
+
+
+def _written_by(lda_file, target, record):
+    """The LDA file with ``record`` as its version member (None: without one, as files before it)."""
+    members = _members(lda_file)
+    del members["discrim.json"]
+    if record is not None:
+        members["discrim.json"] = record if isinstance(record, str) else json.dumps(record)
+    _write(target, members)
+    return target
+
+
+def test_a_model_file_of_a_newer_release_is_refused_and_older_ones_load(tmp_path, lda_file, rng):
+    # The versioning policy promises that a file of a newer release is refused rather than loaded
+    # wrongly; files recorded no version, so a future file loaded as if it were of this release.
+    import discrim
+
+    assert json.loads(_members(lda_file)["discrim.json"]) == {"discrim_version": discrim.__version__}
+    assert type(sio.loads(lda_file.read_bytes(), trusted=sio.get_untrusted_types(file=lda_file))).__name__ == (
+        "LinearDiscriminant")  # skops itself reads the file as before
+    major, minor = (int(part) for part in discrim.__version__.split(".")[:2])
+    # a newer release's file may hold a type this one does not trust: the version is what is wrong
+    schema = json.loads(_members(lda_file)["schema.json"])
+    schema["content"]["content"]["attribute_of_a_newer_release_"] = {
+        "__class__": "NewState", "__module__": "discrim.future", "__loader__": "ObjectNode", "content": {}}
+    future = _with_schema(lda_file, tmp_path / "future-types.skops", schema)
+    for newer, path in [(f"{major}.{minor + 1}.0", lda_file), (f"{major + 1}.0.0", lda_file),
+                        (f"{major}.{minor + 1}.0.dev1", future)]:
+        message = (rf"^model file '.*' was written by discrim {re.escape(newer)}, newer than this discrim "
+                   rf"{re.escape(discrim.__version__)}, .*: upgrade discrim to [^\n]* to load it\.$")
+        with pytest.raises(ModelFileError, match=message):
+            load_model(_written_by(path, tmp_path / "newer.skops", {"discrim_version": newer}))
+    X, _ = _data(rng)
+    expected = load_model(lda_file).predict_proba(X)
+    # the same minor release (another patch), older releases and files from before the record load
+    for record in [{"discrim_version": f"{major}.{minor}.99"}, {"discrim_version": "0.0.1"}, None]:
+        loaded = load_model(_written_by(lda_file, tmp_path / "older.skops", record))
+        np.testing.assert_array_equal(loaded.predict_proba(X), expected)
+    for record in ["not json", [1], {"discrim_version": 2}, {"discrim_version": "next"}, {}]:
+        with pytest.raises(ModelFileError, match=r"is damaged: its discrim.json does not record the discrim version"):
+            load_model(_written_by(lda_file, tmp_path / "damaged.skops", record))
+    # the command line says it in one line
+    csv = tmp_path / "rows.csv"
+    csv.write_text("x0,x1,x2\n0,0,0\n")
+    newer = _written_by(lda_file, tmp_path / "newer.skops", {"discrim_version": f"{major}.{minor + 1}.0"})
+    result = CliRunner().invoke(cli, ["predict", "--model", str(newer), "--csv", str(csv)])
+    assert result.exit_code == 1 and "upgrade discrim" in result.output
+    assert len(result.output.strip().splitlines()) == 1
 
 
 def test_trusted_types_are_classes_rebuilt_from_attributes_only():
@@ -581,6 +630,171 @@ def test_a_model_file_missing_a_dataclass_field_is_refused_by_name(tmp_path, rng
         load_model(_with_schema(path, tmp_path / "damaged.skops", schema))
 
 
+# ---------------------------------------------------------------------------------------------
+# fitted state (tour 3: an edited file loaded and predicted silently wrong, or failed inside numpy)
+
+
+@pytest.fixture(scope="module")
+def model_files(tmp_path_factory):
+    """Name -> file of a small fitted model of each kind whose state load_model checks."""
+    from discrim.discriminant import MixtureDiscriminant, QuadraticDiscriminant
+    from discrim.distributions import Gaussian
+    from discrim.mixture import FiniteMixture
+    from discrim.model_selection import PrototypeClassifierCV
+    from discrim.prototype import PrototypeClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(80, 3))
+    y = (X[:, 0] > 0).astype(int)
+    models = {
+        "proset": PrototypeClassifier(n_candidates=20, random_state=0).fit(X, y),
+        "proset-pipeline": make_pipeline(StandardScaler(), PrototypeClassifier(n_candidates=20, random_state=0)).fit(
+            X, y),
+        "proset-cv": PrototypeClassifierCV(alpha_feature_grid=[1e-3], max_batches=1, cv=3, random_state=0).fit(X, y),
+        "lda": LinearDiscriminant().fit(X, y),
+        "qda": QuadraticDiscriminant().fit(X, y),
+        "mda": MixtureDiscriminant(Gaussian(), n_components=2, random_state=0).fit(X, y),
+        "mixture": FiniteMixture(Gaussian(), n_components=2, random_state=0).fit(X),
+    }
+    folder = tmp_path_factory.mktemp("models")
+    for name, model in models.items():
+        save_model(model, folder / f"{name}.skops")
+    return {name: folder / f"{name}.skops" for name in models}, X
+
+
+def _node(node, *path):
+    """The schema node at ``path``: attribute names of objects, positions in lists and tuples."""
+    for key in path:
+        node = node["content"][key] if isinstance(key, int) else node["content"]["content"][key]
+    return node
+
+
+def _edited(source, target, path, edit):
+    """``source`` with the array at ``path`` replaced by ``edit(array)``, or the node by ``edit`` (a dict)."""
+    members = _members(source)
+    schema = json.loads(members["schema.json"])
+    if isinstance(edit, dict):
+        *parent, key = path
+        holder = _node(schema, *parent)
+        (holder["content"] if isinstance(key, int) else holder["content"]["content"])[key] = edit
+        members["schema.json"] = json.dumps(schema)
+    else:
+        name = _node(schema, *path)["file"]
+        buffer = io.BytesIO()
+        np.save(buffer, edit(np.load(io.BytesIO(members[name]))), allow_pickle=False)
+        members[name] = buffer.getvalue()
+    _write(target, members)
+    return target
+
+
+_EMPTY_DICT = {"__class__": "dict", "__module__": "builtins", "__loader__": "DictNode", "content": {},
+               "key_types": {"__class__": "list", "__module__": "builtins", "__loader__": "ListNode", "content": []}}
+
+# (model, path to the value, edit, what the message says); before, each loaded and then predicted
+# silently wrong or failed inside numpy (IndexError, a broadcasting ValueError, NaN probabilities)
+_INCONSISTENT = {
+    "feature weights for 7 of 1 active feature": (
+        "proset", ("batches_", 0, "feature_weights"), lambda a: np.ones(7),
+        r"PrototypeClassifier\.batches_\[0\]\.feature_weights has shape \(7,\), not \(len\(feature_index\),\) = "
+        r"\(1,\)"),
+    "negative feature index": (
+        "proset", ("batches_", 0, "feature_index"), lambda a: a - 1 - a.max(),
+        r"PrototypeClassifier\.batches_\[0\]\.feature_index holds \[-1\], not increasing columns of X in \[0, "
+        r"n_features_in_ = 3\)"),
+    "feature index beyond the features": (
+        "proset", ("batches_", 0, "feature_index"), lambda a: a + 5,
+        r"PrototypeClassifier\.batches_\[0\]\.feature_index holds \[5\]"),
+    "target beyond the classes": (
+        "proset", ("batches_", 0, "target"), lambda a: a + 2,
+        r"PrototypeClassifier\.batches_\[0\]\.target holds classes outside \[0, n_classes = 2\)"),
+    "prototype weights of text": (
+        "proset", ("batches_", 0, "prototype_weights"), lambda a: np.array(["a"] * a.size),
+        r"PrototypeClassifier\.batches_\[0\]\.prototype_weights has dtype <U1, not a floating-point one"),
+    "a negative marginal": (
+        "proset", ("marginals_",), lambda a: np.array([1.5, -0.5]),
+        r"PrototypeClassifier\.marginals_ holds values <= 0"),
+    "classes shortened": (
+        "proset", ("classes_",), lambda a: a[:1],
+        r"PrototypeClassifier\.marginals_ has shape \(2,\), not \(n_classes,\) = \(1,\)"),
+    "n_features_in_ as text": (
+        "proset", ("n_features_in_",), _json("3"), r"PrototypeClassifier\.n_features_in_ is a str \('3'\), not an "
+                                                   r"integer"),
+    "batches as a dict": ("proset", ("batches_",), _EMPTY_DICT, r"PrototypeClassifier\.batches_ is a dict, not a list"),
+    "a Pipeline step's batch": (
+        "proset-pipeline", ("steps", 1, 1, "batches_", 0, "feature_weights"), lambda a: np.ones(7),
+        r"PrototypeClassifier\.batches_\[0\]\.feature_weights has shape \(7,\)"),
+    "a Pipeline's scaler of one scale for 3 features": (
+        "proset-pipeline", ("steps", 0, 1, "scale_"), lambda a: a[-1:],
+        r"StandardScaler\.scale_ has shape \(1,\), not \(n_features_in_,\) = \(3,\)"),
+    "a search's best estimator": (
+        "proset-cv", ("best_estimator_", "batches_", 0, "feature_index"), lambda a: a + 5,
+        r"PrototypeClassifier\.batches_\[0\]\.feature_index holds \[5\]"),
+    "LDA's centre of 1 feature": (
+        "lda", ("_center",), lambda a: a[:1],
+        r"LinearDiscriminant\._center has shape \(1,\), not \(n_features_in_,\) = \(3,\)"),
+    "LDA's negative prior": (
+        "lda", ("priors_",), lambda a: np.array([1.5, -0.5]), r"LinearDiscriminant\.priors_ holds negative values"),
+    "QDA's factors of one class": (
+        "qda", ("_chol_inv",), lambda a: a[:1],
+        r"QuadraticDiscriminant\._chol_inv has shape \(1, 3, 3\), not \(n_classes, n_features_in_, n_features_in_\) "
+        r"= \(2, 3, 3\)"),
+    "a class mixture's weights summing to 0.5": (
+        "mda", ("mixtures_", 0, "weights_"), lambda a: a / 2, r"FiniteMixture\.weights_ sums to 0\.5, not 1"),
+    "a class mixture's means of 1 feature": (
+        "mda", ("mixtures_", 1, "_params", "mean"), lambda a: a[:, :1],
+        r"FiniteMixture\._params are not parameters of Gaussian\(\) for n_features_in_ = 3: parameter 'mean' has "
+        r"shape \(2, 1\); expected \(2, 3\)"),
+    "a mixture's negative weights": (
+        "mixture", ("weights_",), lambda a: a[::-1] - a, r"FiniteMixture\.weights_ holds negative values"),
+    "a mixture's NaN covariance": (
+        "mixture", ("_params", "covariance"), lambda a: np.full_like(a, np.nan),
+        r"FiniteMixture\._params are not parameters of .*'covariance' must be positive_definite"),
+}
+
+
+@pytest.mark.parametrize("case", list(_INCONSISTENT))
+def test_a_model_file_of_inconsistent_state_is_refused_naming_the_attribute(tmp_path, model_files, case):
+    files, X = model_files
+    name, path, edit, message = _INCONSISTENT[case]
+    edited = _edited(files[name], tmp_path / "edited.skops", path, edit)
+    with pytest.raises(ModelFileError, match=rf"^model file '.*edited.skops' is damaged: its {message}[^\n]*; fit and "
+                                             r"save the model again\.$"):
+        load_model(edited)
+
+
+def test_the_command_line_refuses_a_model_file_of_inconsistent_state_in_one_line(tmp_path, model_files):
+    # the tour's file: `discrim predict` wrote probabilities 0.48 off without a word
+    files, X = model_files
+    edited = _edited(files["proset"], tmp_path / "edited.skops", ("batches_", 0, "feature_weights"),
+                     lambda a: np.ones(7))
+    csv = tmp_path / "rows.csv"
+    csv.write_text("x0,x1,x2\n" + "".join(f"{a},{b},{c}\n" for a, b, c in X[:5]))
+    result = CliRunner().invoke(cli, ["predict", "--model", str(edited), "--csv", str(csv)])
+    assert result.exit_code == 1 and "feature_weights has shape (7,)" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_every_fitted_model_kind_passes_the_state_checks_and_unfitted_ones_are_not_checked(tmp_path, model_files):
+    files, X = model_files
+    for path in files.values():
+        assert load_model(path).predict_proba(X).shape[0] == X.shape[0]
+    from discrim.discriminant import QuadraticDiscriminant
+
+    save_model(QuadraticDiscriminant(), tmp_path / "unfitted.skops")  # nothing fitted: nothing to check
+    assert type(load_model(tmp_path / "unfitted.skops")).__name__ == "QuadraticDiscriminant"
+
+
+def test_saving_a_model_of_inconsistent_state_is_refused(tmp_path, rng):
+    # save_model checks what load_model checks: a file it writes always loads
+    X, y = _data(rng)
+    model = LinearDiscriminant().fit(X, y)
+    model.priors_ = np.array([0.7, 0.7])
+    with pytest.raises(ModelFileError, match=r"^cannot save model: its LinearDiscriminant\.priors_ sums to 1\.4, "
+                                             r"not 1; load_model would refuse it\.$"):
+        save_model(model, tmp_path / "m.skops")
+    assert list(tmp_path.iterdir()) == []
+
+
 def _nodes(value):
     """Every dict in a parsed schema (nodes and the dicts inside them)."""
     if isinstance(value, dict):
@@ -625,6 +839,16 @@ def test_what_is_not_a_model_or_not_a_file_path_is_refused_in_one_line(tmp_path,
     with pytest.raises(ModelFileError, match=r"cannot save model to '.*a_file/m.skops'"):
         save_model(model, blocker / "m.skops")  # the user's path named, not the temporary file's
     assert sorted(p.name for p in tmp_path.iterdir()) == ["a_file"]
+
+
+@pytest.mark.parametrize("data, name", [({"weights": np.arange(3)}, "dict"), ([1, 2, 3], "list"),
+                                        (np.arange(3), "ndarray")], ids=["dict", "list", "ndarray"])
+def test_a_file_that_holds_data_not_an_estimator_is_refused_in_one_line(tmp_path, data, name):
+    # skops.io.dump writes any data with trusted types; load_model returned it as if it were a model
+    path = tmp_path / "data.skops"
+    sio.dump(data, path)
+    with pytest.raises(ModelFileError, match=rf"^model file '.*data.skops' holds a {name}, not a model; [^\n]*$"):
+        load_model(path)
 
 
 def test_a_dict_with_true_and_false_keys_is_refused_not_corrupted(tmp_path):

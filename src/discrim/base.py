@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from discrim._typing import Array, ArrayLike
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.backend._device import rows_on_device
+from discrim.utils import _fitted_state as state
 from discrim.utils._dask import blockwise
 from discrim.backend import host_input
 from discrim.utils.validation import (
@@ -83,6 +84,28 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
 
     def _resolve_priors(self, totals):
         return check_priors(self.priors, totals)
+
+    def _check_loaded_state(self):
+        """Check the fitted state a model file gave this classifier: ``n_features_in_``, ``classes_``,
+        ``priors_`` (and ``feature_names_in_``); raise FittedStateError naming the attribute.
+
+        Subclasses check their own attributes after these (see
+        :func:`discrim.persistence.load_model`).
+
+        Returns
+        -------
+        n_features : int
+        n_classes : int
+        """
+        n_features, classes, priors = state.fitted_attributes(self, "n_features_in_", "classes_", "priors_")
+        n_features = state.count(n_features, "n_features_in_", minimum=1)
+        n_classes = state.array(classes, "classes_", (None,), kind=None).shape[0]
+        if n_classes == 0:
+            raise state.FittedStateError("classes_ is empty")
+        state.probabilities(priors, "priors_", n_classes, dims="(n_classes,)")
+        if getattr(self, "feature_names_in_", None) is not None:
+            state.array(self.feature_names_in_, "feature_names_in_", (n_features,), kind=None, dims="(n_features_in_,)")
+        return n_features, n_classes
 
     @blockwise
     def log_density(self, X: ArrayLike) -> Array:

@@ -7,12 +7,17 @@ import functools
 import io
 import json
 import os
+import re
 import sys
 import zipfile
 from pathlib import Path
 
 from sklearn.base import BaseEstimator
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 
+from discrim import __version__
+from discrim.utils import _fitted_state as state
 from discrim.utils._files import atomic_output
 
 
@@ -139,6 +144,14 @@ _MAX_SCHEMA_BYTES = 64 * 2**20
 # decompresses, so a small file cannot expand into more memory than this.
 _MAX_ARCHIVE_BYTES = 4 * 2**30
 
+# The member beside skops's schema.json that records the discrim release that wrote the file,
+# ``{"discrim_version": "0.1.0"}``: skops reads only the members its schema names, so it loads the
+# file as before. load_model refuses a file of a newer major.minor release (the versioning policy).
+_VERSION_MEMBER = "discrim.json"
+_MAX_VERSION_BYTES = 2**16
+# Files written before they recorded their version come from this release (none was published earlier).
+_UNRECORDED_VERSION = "0.1.0"
+
 
 @functools.cache
 def _skops_protocol():
@@ -178,7 +191,10 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
 
     The file is written to a temporary name in the same folder and renamed at the end, so a
     failure never leaves a half-written model file behind. The content is checked as
-    :func:`load_model` checks it, so a model that could not be loaded is never written.
+    :func:`load_model` checks it (its types and its fitted state), so a model that could not be
+    loaded is never written. The file records the version of discrim that wrote it
+    (``discrim.__version__``, in a ``discrim.json`` member beside skops's ``schema.json``), by
+    which :func:`load_model` refuses files of newer releases.
 
     Parameters
     ----------
@@ -190,8 +206,9 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     Raises
     ------
     ModelFileError
-        If the folder does not exist, or the estimator holds objects that discrim's model files
-        do not allow (for example univariate ``scipy.stats`` distributions).
+        If the folder does not exist, the estimator holds objects that discrim's model files
+        do not allow (for example univariate ``scipy.stats`` distributions), or its fitted state
+        is inconsistent (see :func:`load_model`).
 
     Examples
     --------
@@ -221,6 +238,10 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
         problems, _ = _schema_problems(schema, set(archive.namelist()))
     if problems:
         raise ModelFileError(f"cannot save model: {problems[0]}{_save_hint(problems)}.")
+    inconsistent = _inconsistent_state(estimator)
+    if inconsistent is not None:
+        raise ModelFileError(f"cannot save model: {inconsistent}; load_model would refuse it.")
+    data = _with_version(data)
     try:
         with atomic_output(path) as tmp:
             Path(tmp).write_bytes(data)
@@ -233,7 +254,7 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
 
     Every node of the file is checked against discrim's exact list of trusted types and skops
     loaders (see Notes) before skops imports or calls anything; the estimator is then rebuilt
-    by skops.io.
+    by skops.io, and its fitted state checked before it is returned.
 
     Parameters
     ----------
@@ -242,12 +263,15 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     Returns
     -------
     estimator : object
+        A scikit-learn estimator (a discrim estimator, or a Pipeline holding one).
 
     Raises
     ------
     ModelFileError
-        If the file is missing, unreadable, corrupted, malformed, or holds a type or loader
-        outside the trusted ones. Always this one exception, with a one-line message.
+        If the file is missing, unreadable, corrupted, malformed, of a newer discrim release,
+        holds a type or loader outside the trusted ones, holds data rather than an estimator
+        (what ``skops.io.dump`` writes for a dict, list or array), or an estimator whose fitted
+        state is inconsistent (see Notes). Always this one exception, with a one-line message.
 
     Notes
     -----
@@ -263,11 +287,28 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
       reconstruction and prediction methods read data only;
     * a numpy ``RandomState`` (``random_state`` parameters), rebuilt from its saved state.
 
+    A file records the discrim version that wrote it (``discrim.json``, see :func:`save_model`); a
+    file whose major.minor version is newer than this discrim's is refused before anything else
+    is read from it, since it may hold state this release would load wrongly. Files of this or an
+    older release load, and so do files with no record, written by discrim 0.1.0 before the
+    version was recorded.
+
     Loaders that call or return functions (FunctionNode, MethodNode, PartialNode, OperatorFuncNode),
     call a constructor named by the file (ReduceNode, ConstructorFromReduceNode and its relatives) or
     read other formats (sparse matrices, bytes) are never accepted, and neither are module prefixes:
     a type is trusted by its exact name or not at all. :func:`save_model` applies the same check
     to the file it is about to write, so it never writes a model that :func:`load_model` refuses.
+
+    skops sets the estimators' attributes from the file unchecked, so an edited or damaged file
+    could predict silently wrong or fail deep inside numpy. Every fitted estimator of the model
+    (the Pipeline's steps, a search's ``best_estimator_``, a discriminant's class mixtures, each
+    before the estimator that holds it) then checks its fitted state: every fitted attribute
+    present, arrays of their dtype and of shapes that agree with ``n_features_in_`` and the number
+    of classes, components, prototypes and active features, finite values, priors, marginals
+    and mixing weights non-negative (marginals positive) and summing to 1, positive prototype and
+    feature weights, active features that are columns of X and prototype targets that are
+    classes, mixture parameters within their family's constraints. These checks read shapes and
+    a few sums, nothing of the size of the training data.
 
     Examples
     --------
@@ -291,6 +332,8 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     except OSError as exc:
         raise ModelFileError(f"model file {str(path)!r} cannot be read: {_one_line(exc)}") from None
     schema, members = _read_schema(data, f"model file {str(path)!r}")
+    # before the types: a newer release may save types this one does not know, and the fix is the upgrade
+    _check_written_by(data, members, f"model file {str(path)!r}")
     problems, types = _schema_problems(schema, members)
     if problems:
         raise ModelFileError(
@@ -302,9 +345,15 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
         model = sio.loads(data, trusted=sorted(types))
     except Exception as exc:  # the tree was checked; what remains is damaged content
         raise ModelFileError(f"model file {str(path)!r} could not be loaded: {_one_line(exc)}") from None
+    if not isinstance(model, BaseEstimator):  # data (skops.io.dump of a dict, list or array), as save_model refuses
+        raise ModelFileError(f"model file {str(path)!r} holds a {type(model).__name__}, not a model; give a file "
+                             "written by save_model, `discrim fit --output` or `discrim tune --output`.")
     missing = _missing_parameter(model)
     if missing is not None:
         raise ModelFileError(f"model file {str(path)!r} is damaged: {missing}.")
+    inconsistent = _inconsistent_state(model)
+    if inconsistent is not None:
+        raise ModelFileError(f"model file {str(path)!r} is damaged: {inconsistent}; fit and save the model again.")
     return model
 
 
@@ -347,6 +396,149 @@ def _missing_parameter(model):
         elif isinstance(value, dict):
             stack.extend(value.values())
     return None
+
+
+def _with_version(data):
+    """A skops file (bytes) with the member that records this discrim's version added."""
+    buffer = io.BytesIO(data)
+    with zipfile.ZipFile(buffer, "a") as archive:
+        archive.writestr(_VERSION_MEMBER, json.dumps({"discrim_version": __version__}))
+    return buffer.getvalue()
+
+
+def _release(version):
+    """(major, minor) of a version string such as "0.1.0" or "1.2.0.dev3", or None."""
+    match = re.match(r"(\d+)\.(\d+)(?!\d)", version) if isinstance(version, str) else None
+    return None if match is None else (int(match[1]), int(match[2]))
+
+
+def _check_written_by(data, members, where):
+    """Refuse a model file written by a newer major.minor release of discrim than this one.
+
+    Parameters
+    ----------
+    data : bytes
+        The whole file (a zip archive that :func:`_read_schema` has read).
+    members : set of str
+        Names of the archive's members.
+    where : str
+        The file, as messages name it.
+
+    Raises
+    ------
+    ModelFileError
+        If the file is of a newer release, or its version record is unreadable.
+    """
+    if _VERSION_MEMBER not in members:  # written before files recorded their version
+        version = _UNRECORDED_VERSION
+    else:
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                info = archive.getinfo(_VERSION_MEMBER)
+                if info.file_size > _MAX_VERSION_BYTES:
+                    raise ValueError(f"it has {info.file_size} bytes")
+                record = json.loads(archive.read(info))
+            version = record.get("discrim_version") if isinstance(record, dict) else None
+            if _release(version) is None:
+                raise ValueError(f"discrim_version is {_shown(version)}")
+        except Exception as exc:  # zipfile, zlib, JSON, a record of another shape
+            raise ModelFileError(f"{where} is damaged: its {_VERSION_MEMBER} does not record the discrim version "
+                                 f"that wrote it ({_one_line(exc)}).") from None
+    written = _release(version)
+    if written > _release(__version__):
+        shown = version if len(version) <= 40 and version.isprintable() else f"{written[0]}.{written[1]}"
+        raise ModelFileError(
+            f"{where} was written by discrim {shown}, newer than this discrim {__version__}, "
+            f"and may hold what this version would load wrongly: upgrade discrim to {written[0]}.{written[1]} or "
+            "later (pip install --upgrade discrim) to load it."
+        )
+
+
+def _inconsistent_state(model):
+    """The first estimator of a model whose fitted state is inconsistent, and how; None if none is.
+
+    skops sets attributes from the file without checking them, so an edited or damaged file can
+    hold arrays that predict silently wrong (a feature weight per column where one column is
+    active) or fail deep in numpy. Every fitted estimator in the model checks its own state
+    (``_check_loaded_state`` of discrim's estimators, :data:`_SKLEARN_STATE_CHECKS` for the
+    scikit-learn types model files hold), each after the estimators it holds, so that a check may
+    rely on theirs (a search's ``best_estimator_``, a discriminant's mixtures, a Pipeline's steps).
+
+    Parameters
+    ----------
+    model : object
+        What skops loaded (or the estimator about to be saved).
+
+    Returns
+    -------
+    problem : str or None
+        A clause naming the estimator and its attribute.
+    """
+    for estimator in _estimators_held_first(model):
+        check = _SKLEARN_STATE_CHECKS.get(type(estimator)) or getattr(type(estimator), "_check_loaded_state", None)
+        if check is None or not (isinstance(estimator, Pipeline) or state.is_fitted(estimator)):
+            continue  # an unfitted estimator (a parameter such as covariance_estimator) has no state to check
+        try:
+            check(estimator)
+        except state.FittedStateError as exc:
+            return f"its {type(estimator).__name__}.{_one_line(exc)}"
+        except Exception as exc:  # a check that met values of a kind it does not expect
+            return (f"its {type(estimator).__name__} has an inconsistent fitted state "
+                    f"({type(exc).__name__}: {_one_line(exc)})")
+    return None
+
+
+def _estimators_held_first(model):
+    """Every estimator in ``model`` (in containers and other estimators' attributes), each after those it holds."""
+    order, seen, stack = [], set(), [(model, False)]
+    while stack:
+        value, children_done = stack.pop()
+        if children_done:
+            order.append(value)
+            continue
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, BaseEstimator):
+            stack.append((value, True))
+            children = vars(value).values()
+        elif isinstance(value, (list, tuple)):
+            children = value
+        elif isinstance(value, dict):
+            children = value.values()
+        else:
+            continue
+        stack.extend((child, False) for child in children)
+    return order
+
+
+def _check_pipeline(pipeline):
+    """A Pipeline's steps are (name, estimator) pairs, and a StandardScaler gives the next step its features."""
+    steps = pipeline.steps
+    if not (isinstance(steps, list) and steps and all(
+            isinstance(step, tuple) and len(step) == 2 and isinstance(step[0], str) for step in steps)):
+        raise state.FittedStateError("steps is not a list of (name, estimator) pairs")
+    for i, ((_, before), (_, after)) in enumerate(zip(steps, steps[1:])):
+        given, taken = getattr(before, "n_features_in_", None), getattr(after, "n_features_in_", None)
+        if isinstance(before, StandardScaler) and None not in (given, taken) and given != taken:
+            raise state.FittedStateError(f"steps[{i + 1}] ({type(after).__name__}) takes {taken} features, where "
+                                         f"steps[{i}] (StandardScaler) gives {given}")
+
+
+def _check_standard_scaler(scaler):
+    """A fitted StandardScaler's mean_, var_ and scale_ (each None without centring or scaling) are
+    finite, of n_features_in_ entries, the variances non-negative and the scales positive."""
+    (n_features,) = state.fitted_attributes(scaler, "n_features_in_")
+    n_features = state.count(n_features, "n_features_in_", minimum=1)
+    for name in ("mean_", "var_", "scale_"):
+        if getattr(scaler, name, None) is not None:
+            state.array(getattr(scaler, name), name, (n_features,), dims="(n_features_in_,)",
+                        nonnegative=name == "var_", positive=name == "scale_")
+
+
+# The checks of the fitted state of the scikit-learn types a model file may hold (discrim's
+# estimators check their own, with _check_loaded_state); the others hold no fitted arrays.
+_SKLEARN_STATE_CHECKS = {Pipeline: _check_pipeline, StandardScaler: _check_standard_scaler}
 
 
 def _shown(text, limit=80):

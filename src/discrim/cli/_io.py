@@ -865,12 +865,13 @@ def model_features(model, df):
 
 
 def check_classifier(model, model_path):
-    """Refuse a loaded model that cannot report class probabilities (e.g. a FiniteMixture)."""
-    from sklearn.base import BaseEstimator, is_classifier
+    """Refuse a loaded model that cannot report class probabilities (e.g. a FiniteMixture).
 
-    if not isinstance(model, BaseEstimator):  # a file that loads to data, not to a model
-        raise click.ClickException(f"{str(model_path)!r} holds a {type(model).__name__}, not a model; give a model "
-                                   "file written by `discrim fit --output` or `discrim tune --output`.")
+    ``model`` comes from :func:`~discrim.persistence.load_model`, which refuses a file that holds
+    data (a dict, list or array) rather than an estimator.
+    """
+    from sklearn.base import is_classifier
+
     # a Pipeline with damaged steps (none, or not (name, estimator) pairs) fails with a ValueError too
     with damaged_model_errors(model_path, also=(ValueError,)):
         final = model[-1] if hasattr(model, "steps") else model

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import warnings
+from abc import abstractmethod
 from numbers import Integral, Real
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ from discrim.distributions._gaussian_linalg import (
 from discrim.distributions._gaussian_missing import ConditionedRows, MissingPatterns
 from discrim.distributions.gaussian import Gaussian, GaussianStats
 from discrim.exceptions import CollapsingComponentWarning
+from discrim.utils import _fitted_state as state
 from discrim.utils._dask import align_rows, blockwise, is_dask, labelled_statistics, validated_rows
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._warnings import user_stacklevel
@@ -433,6 +435,31 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         self._fit_covariance(stats.scatter, totals, rows, estimated)
         return self
 
+    @staticmethod
+    @abstractmethod
+    def _covariance_shape(n_classes, n_features):
+        """The shape of ``covariance_`` (LDA's one, QDA's one per class) and its description."""
+
+    def _check_loaded_state(self):
+        """:meth:`BaseLikelihoodClassifier._check_loaded_state`, and the class means and covariance(s),
+        public and centred (the ones predictions use): shapes of (n_classes, n_features_in_), finite."""
+        n_features, n_classes = super()._check_loaded_state()
+        means, covariance = state.fitted_attributes(self, "means_", "covariance_")
+        state.array(means, "means_", (n_classes, n_features), dims="(n_classes, n_features_in_)")
+        shape, dims = self._covariance_shape(n_classes, n_features)
+        state.array(covariance, "covariance_", shape, dims=dims)
+        if self.shrinkage is not None and "shrinkage_" in vars(self):  # LDA's intensity, or each class's of QDA
+            # (a fit without shrinkage leaves an earlier fit's: not checked then)
+            state.array(self.shrinkage_, "shrinkage_", shape[:-2], nonnegative=True)
+        if hasattr(self, "_origin"):  # a model from before it existed: predictions ask for a refit
+            origin, means_c, chol_inv, log_det = state.fitted_attributes(
+                self, "_origin", "_means_c", "_chol_inv", "_log_det_2pi")
+            state.array(origin, "_origin", (n_features,), dims="(n_features_in_,)")
+            state.array(means_c, "_means_c", (n_classes, n_features), dims="(n_classes, n_features_in_)")
+            state.array(chol_inv, "_chol_inv", shape, dims=dims)
+            state.array(log_det, "_log_det_2pi", shape[:-2])
+        return n_features, n_classes
+
     def _validate_for_predict(self, X):
         X = super()._validate_for_predict(X)
         if not hasattr(self, "_origin"):
@@ -647,6 +674,39 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     def _estimated_covariance(self, X, y_idx, means):
         """``covariance_estimator`` fitted on the class-centred rows: the pooled covariance."""
         return _estimator_covariance(self.covariance_estimator, X - means[y_idx])
+
+    @staticmethod
+    def _covariance_shape(n_classes, n_features):
+        return (n_features, n_features), "(n_features_in_, n_features_in_)"
+
+    def _check_loaded_state(self):
+        """The checks of the shared Gaussian rule, and the linear scores and canonical variates: shapes
+        of (n_classes, n_features_in_) and (n_features_in_, n_components), finite (``intercept_`` is
+        -inf for a class of prior 0)."""
+        n_features, n_classes = super()._check_loaded_state()
+        by_class, by_feature = "(n_classes, n_features_in_)", "(n_features_in_,)"
+        coef, intercept, scalings, xbar, ratio = state.fitted_attributes(
+            self, "coef_", "intercept_", "scalings_", "xbar_", "explained_variance_ratio_")
+        state.array(coef, "coef_", (n_classes, n_features), dims=by_class)
+        state.array(intercept, "intercept_", (n_classes,), dims="(n_classes,)", finite=False)
+        n_variates = state.array(scalings, "scalings_", (n_features, None), dims="(n_features_in_, any)").shape[1]
+        if n_variates > min(n_classes - 1, n_features):
+            raise state.FittedStateError(f"scalings_ has {n_variates} columns, more than min(n_classes - 1, "
+                                         f"n_features_in_) = {min(n_classes - 1, n_features)}")
+        state.array(xbar, "xbar_", (n_features,), dims=by_feature)
+        state.array(ratio, "explained_variance_ratio_", (n_variates,), dims="(scalings_.shape[1],)", nonnegative=True)
+        centred = hasattr(self, "_origin")  # a model from before it existed: predictions ask for a refit
+        if n_classes == 2:
+            for name in ("a_", "h_", "_odds_coef") if centred else ("a_", "h_"):
+                state.array(state.fitted_attributes(self, name)[0], name, (n_features,), dims=by_feature)
+        if centred:
+            center, coef_c, intercept_c, xbar_c = state.fitted_attributes(
+                self, "_center", "_coef_c", "_intercept_c", "_xbar_c")
+            state.array(center, "_center", (n_features,), dims=by_feature)
+            state.array(coef_c, "_coef_c", (n_classes, n_features), dims=by_class)
+            state.array(intercept_c, "_intercept_c", (n_classes,), dims="(n_classes,)")
+            state.array(xbar_c, "_xbar_c", (n_features,), dims=by_feature)
+        return n_features, n_classes
 
     def _regularised_covariance(self, scatter, totals, rows, estimated=None):
         """The pooled covariance (d, d) of class scatters (K, d, d) about the class means and class
@@ -1008,6 +1068,10 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
             cov = np.stack([c for c, _ in shrunk])
             intensity = np.array([s for _, s in shrunk])
         return gm.shrink(cov, self.reg_param), intensity
+
+    @staticmethod
+    def _covariance_shape(n_classes, n_features):
+        return (n_classes, n_features, n_features), "(n_classes, n_features_in_, n_features_in_)"
 
     def _fit_covariance(self, scatter, totals, rows, estimated=None):
         n_features = scatter.shape[1]

@@ -28,6 +28,7 @@ from discrim.utils._dask import (
     weight_totals,
     weighted_total,
 )
+from discrim.utils import _fitted_state as state
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._warnings import user_stacklevel
@@ -666,6 +667,30 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 )
             out.append(fitting)
         return out
+
+    def _check_loaded_state(self):
+        """:meth:`BaseLikelihoodClassifier._check_loaded_state`, and one fitted FiniteMixture per class, of
+        ``n_features_in_`` features and ``n_components_[k]`` components (the mixtures' own state is
+        theirs to check, before this: :func:`discrim.persistence.load_model` checks the estimators a
+        model holds before the model)."""
+        from discrim.mixture import FiniteMixture
+
+        n_features, n_classes = super()._check_loaded_state()
+        n_components, mixtures = state.fitted_attributes(self, "n_components_", "mixtures_")
+        state.array(n_components, "n_components_", (n_classes,), kind="i", dims="(n_classes,)", positive=True)
+        if not isinstance(mixtures, list) or len(mixtures) != n_classes:
+            raise state.FittedStateError(f"mixtures_ is not a list of n_classes = {n_classes} mixtures")
+        for k, mixture in enumerate(mixtures):
+            if not isinstance(mixture, FiniteMixture) or not state.is_fitted(mixture):
+                raise state.FittedStateError(f"mixtures_[{k}] is a {type(mixture).__name__}, not a fitted "
+                                             "FiniteMixture")
+            if mixture.n_features_in_ != n_features:
+                raise state.FittedStateError(f"mixtures_[{k}] takes {mixture.n_features_in_} features, not "
+                                             f"n_features_in_ = {n_features}")
+            if mixture._params.n_components != n_components[k]:
+                raise state.FittedStateError(f"mixtures_[{k}] has {mixture._params.n_components} component(s), "
+                                             f"not n_components_[{k}] = {n_components[k]}")
+        return n_features, n_classes
 
     def _log_density(self, X):
         """``log f_k(x)`` from each class's mixture: (n_samples, n_classes)."""

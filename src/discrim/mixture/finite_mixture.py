@@ -18,7 +18,7 @@ from discrim._typing import Array, ArrayLike, Device, RandomStateLike
 from discrim._posterior import PosteriorMixin, check_joint, listed_indices, log_posterior, map_log_probability
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
-from discrim.distributions._base import mask_patterns, slice_rows
+from discrim.distributions._base import ComponentFamily, Params, mask_patterns, slice_rows
 from discrim.exceptions import CollapsingComponentWarning
 from discrim.mixture._em import (
     DaskRowBlocks,
@@ -37,6 +37,7 @@ from discrim.mixture._init import (
     initial_assignment,
 )
 from discrim.mixture._noise import default_noise_rows, noise_region
+from discrim.utils import _fitted_state as state
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream, spawn_generators
 from discrim.utils._dask import (
@@ -624,6 +625,51 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
 
     def _has_noise(self):
         return not (self.noise is None or self.noise is False)
+
+    def _check_loaded_state(self):
+        """Check the fitted state a model file gave this mixture; raise FittedStateError naming the attribute.
+
+        The parameters must be the family's (``family_.make_params``: their shapes by the number of
+        components and ``n_features_in_``, and each parameter's constraint, finite); ``weights_`` one
+        non-negative weight per component (and the noise's last) summing to 1; ``params_`` the
+        parameters the mixture computes with. See :func:`discrim.persistence.load_model`.
+
+        Returns
+        -------
+        n_features : int
+        n_components : int
+            Without the noise component.
+        """
+        n_features, family, params, weights, public = state.fitted_attributes(
+            self, "n_features_in_", "family_", "_params", "weights_", "params_")
+        n_features = state.count(n_features, "n_features_in_", minimum=1)
+        if getattr(self, "feature_names_in_", None) is not None:
+            state.array(self.feature_names_in_, "feature_names_in_", (n_features,), kind=None, dims="(n_features_in_,)")
+        if not isinstance(family, ComponentFamily):
+            raise state.FittedStateError(f"family_ is a {type(family).__name__}, not a component family")
+        if not isinstance(params, Params):
+            raise state.FittedStateError(f"_params is a {type(params).__name__}, not a component family's parameters")
+        try:
+            n_components = params.n_components
+            family.make_params(params, n_components, n_features)
+        except (TypeError, ValueError, IndexError) as exc:
+            raise state.FittedStateError(f"_params are not parameters of {family!r} for n_features_in_ = "
+                                         f"{n_features}: {str(exc).strip().rstrip('.')}") from None
+        noise = getattr(self, "_noise_log_density", None)
+        if noise is not None:
+            state.scalar(noise, "_noise_log_density")
+        state.probabilities(weights, "weights_", n_components + (noise is not None),
+                            dims="(n_components + 1,)" if noise is not None else "(n_components,)")
+        computed = params.as_dict()
+        if not (isinstance(public, dict) and public.keys() == computed.keys()
+                and all(np.array_equal(public[name], value) for name, value in computed.items())):
+            raise state.FittedStateError("params_ differs from the parameters the mixture computes with (_params)")
+        region = getattr(self, "_noise_region", None)
+        if region is not None:
+            for name, shape in (("rotation", (n_features, n_features)), ("lower", (n_features,)),
+                                ("upper", (n_features,))):
+                state.array(getattr(region, name, None), f"_noise_region.{name}", shape)
+        return n_features, n_components
 
     def _noise_start(self, blocks, labels):
         """(log-density of the noise, its region or None, the initial noise rows) of a fit with noise."""

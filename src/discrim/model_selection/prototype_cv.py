@@ -16,6 +16,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from discrim._typing import Array, ArrayLike, Device, PathLike, RandomStateLike
 from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_tasks, refit_path, select_one_se
+from discrim.utils import _fitted_state as state
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence
@@ -638,6 +639,32 @@ empty_check_iter, max_samples, dtype, backend, device
             self.best_params_["alpha_feature"], b_sel, self.threshold_, self.search_time_, self.refit_time_,
         )
         return self
+
+    def _check_loaded_state(self):
+        """Check the fitted state a model file gave this search: ``best_estimator_`` a fitted
+        PrototypeClassifier (which checks its own state before this, see
+        :func:`discrim.persistence.load_model`) of the search's classes, taking the search's
+        ``n_features_in_`` features, or ``transformer_``'s; raise FittedStateError naming the attribute."""
+        n_features, classes, best, transformer = state.fitted_attributes(
+            self, "n_features_in_", "classes_", "best_estimator_", "transformer_")
+        n_features = state.count(n_features, "n_features_in_", minimum=1)
+        if not isinstance(best, PrototypeClassifier) or not state.is_fitted(best):
+            raise state.FittedStateError(f"best_estimator_ is a {type(best).__name__}, not a fitted "
+                                         "PrototypeClassifier")
+        state.array(classes, "classes_", (None,), kind=None)
+        if not np.array_equal(classes, best.classes_):
+            raise state.FittedStateError("classes_ differs from best_estimator_.classes_")
+        if transformer is None and best.n_features_in_ != n_features:
+            raise state.FittedStateError(f"best_estimator_ takes {best.n_features_in_} features, not "
+                                         f"n_features_in_ = {n_features}")
+        if transformer is not None:
+            if not hasattr(transformer, "transform"):
+                raise state.FittedStateError(f"transformer_ is a {type(transformer).__name__}, not a transformer")
+            if getattr(transformer, "n_features_in_", n_features) != n_features:
+                raise state.FittedStateError(f"transformer_ takes {transformer.n_features_in_} features, not "
+                                             f"n_features_in_ = {n_features}")
+        if getattr(self, "feature_names_in_", None) is not None:
+            state.array(self.feature_names_in_, "feature_names_in_", (n_features,), kind=None, dims="(n_features_in_,)")
 
     def _fitted_model(self):
         check_is_fitted(self)

@@ -15,6 +15,7 @@ from discrim._typing import Array
 from discrim.backend import array_namespace, ops
 from discrim.backend._device import is_tensor
 from discrim.prototype._likelihood import kernel_matrix
+from discrim.utils import _fitted_state as state
 
 # Prototypes whose active features and target agree within this max-norm distance are merged.
 MERGE_TOL = 1e-8
@@ -72,6 +73,37 @@ class PrototypeBatch:
     def n_prototypes(self) -> int:
         """Number of prototypes ``J``."""
         return int(self.target.shape[0])
+
+    def _check_state(self, n_features, n_classes, where):
+        """Check a batch read from a model file against the model's features and classes.
+
+        Raises FittedStateError naming the field (``where`` is the batch, e.g. "batches_[0]") unless every
+        field is an array of its dtype and shape (J prototypes, n_active active features), the active
+        features are distinct columns of X, the targets classes, and the weights positive and finite.
+
+        Parameters
+        ----------
+        n_features : int
+            The model's ``n_features_in_``.
+        n_classes : int
+        where : str
+        """
+        n_prototypes = state.array(self.target, f"{where}.target", (None,), kind="i").shape[0]
+        n_active = state.array(self.feature_index, f"{where}.feature_index", (None,), kind="i").shape[0]
+        state.array(self.prototypes, f"{where}.prototypes", (n_prototypes, n_active),
+                    dims="(len(target), len(feature_index))")
+        state.array(self.feature_weights, f"{where}.feature_weights", (n_active,), dims="(len(feature_index),)",
+                    positive=True)
+        state.array(self.prototype_weights, f"{where}.prototype_weights", (n_prototypes,), dims="(len(target),)",
+                    positive=True)
+        state.array(self.sample_index, f"{where}.sample_index", (n_prototypes,), kind="i", dims="(len(target),)",
+                    nonnegative=True)
+        if n_active and not (self.feature_index[0] >= 0 and self.feature_index[-1] < n_features
+                             and np.all(np.diff(self.feature_index) > 0)):
+            raise state.FittedStateError(f"{where}.feature_index holds {self.feature_index.tolist()[:10]}, not "
+                                         f"increasing columns of X in [0, n_features_in_ = {n_features})")
+        if n_prototypes and not (self.target.min() >= 0 and self.target.max() < n_classes):
+            raise state.FittedStateError(f"{where}.target holds classes outside [0, n_classes = {n_classes})")
 
     def kernel(self, X: Array, center: np.ndarray | None = None) -> Array:
         """Kernel values ``K_v(x - s_j)`` over the active features.

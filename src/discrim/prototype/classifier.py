@@ -45,6 +45,7 @@ from discrim.utils._dask import (
     validated_rows,
     weight_totals,
 )
+from discrim.utils import _fitted_state as state
 from discrim.utils._param_validation import Interval, StrOptions, fit_context
 from discrim.utils._random import as_seed_sequence, side_stream
 from discrim.utils._threads import row_threads, single_threaded_blas
@@ -839,6 +840,37 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             out[start : start + step] = to_numpy(batch.class_scores(X[start : start + step], n_classes, center))
         check_finite_scores(out, center)
         return out
+
+    def _check_loaded_state(self):
+        """Check the fitted state a model file gave this model; raise FittedStateError naming the attribute.
+
+        ``n_features_in_`` an integer; ``classes_`` (K,); ``marginals_`` (K,) positive and summing to 1;
+        ``center_`` and ``feature_names_in_`` (n_features_in_,); every batch consistent with them
+        (:meth:`PrototypeBatch._check_state`). See :func:`discrim.persistence.load_model`.
+
+        Returns
+        -------
+        n_features : int
+        n_classes : int
+        """
+        n_features, classes, marginals, batches = state.fitted_attributes(
+            self, "n_features_in_", "classes_", "marginals_", "batches_")
+        n_features = state.count(n_features, "n_features_in_", minimum=1)
+        n_classes = state.array(classes, "classes_", (None,), kind=None).shape[0]
+        if n_classes == 0:
+            raise state.FittedStateError("classes_ is empty")
+        state.probabilities(marginals, "marginals_", n_classes, dims="(n_classes,)", positive=True)
+        for name in ("center_", "feature_names_in_"):  # center_: None for a model fitted before it existed
+            if getattr(self, name, None) is not None:
+                state.array(getattr(self, name), name, (n_features,), kind="f" if name == "center_" else None,
+                            dims="(n_features_in_,)")
+        if not isinstance(batches, list):
+            raise state.FittedStateError(f"batches_ is a {type(batches).__name__}, not a list")
+        for b, batch in enumerate(batches):
+            if not isinstance(batch, PrototypeBatch):
+                raise state.FittedStateError(f"batches_[{b}] is a {type(batch).__name__}, not a PrototypeBatch")
+            batch._check_state(n_features, n_classes, f"batches_[{b}]")
+        return n_features, n_classes
 
     def _center(self):
         """``center_``, or None for a model fitted before it existed (nothing is subtracted)."""
