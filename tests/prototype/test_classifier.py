@@ -464,3 +464,8 @@ def test_minus_one_beside_zero_is_refused_as_the_other_classifiers_refuse_it():
             model.fit(X, y)
     # -1 and 1 alone are the +-1 encoding of two classes
     assert PrototypeClassifier(random_state=0).fit(X, np.repeat([-1, 1, 1], 30)).classes_.tolist() == [-1, 1]
+    # on Dask too: the marker became a class there ([-1 0 1])
+    da = pytest.importorskip("dask.array")
+    with pytest.raises(ValueError, match=r"y holds -1 beside the class 0, .*learns from labelled rows only"):
+        PrototypeClassifier(n_batches=1).fit(da.from_array(X, chunks=30), da.from_array(np.repeat([-1, 0, 1], 30),
+                                                                                         chunks=30))

@@ -112,6 +112,10 @@ def centre_of(X, sample_weight):
     return np.where(spread > 0, np.round(median / q) * q, median)
 
 
+# check_no_unlabelled_marker's remedy: -1 beside 0 must not become a class silently
+_LABELLED_ONLY = "PrototypeClassifier learns from labelled rows only, so leave those rows out"
+
+
 class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     """Prototype set classifier: a sparse kernel model of P(y | x) built from batches of prototypes.
 
@@ -430,6 +434,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             check_observed_weight(checked.observed_weight)
         y = align_rows(y, X, name="y")
         classes, stats, counts = labelled_statistics(X, y, w, weight_totals)
+        check_no_unlabelled_marker(classes, fix=_LABELLED_ONLY)  # y's distinct values, as in memory
         check_labels(classes)
         y_idx = y.map_blocks(lambda block: np.searchsorted(classes, np.asarray(block)).astype(np.int64),
                              dtype=np.int64)
@@ -470,8 +475,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         X, y = validated_training_data(self, X, y, dtype=np.dtype(self.dtype), reset=reset, on_host=True,
                                        allow_nan=True)
         # it learns from labelled rows only: -1 beside 0 must not become a class silently
-        check_no_unlabelled_marker(y, fix="PrototypeClassifier learns from labelled rows only, so leave those rows "
-                                          "out")
+        check_no_unlabelled_marker(y, fix=_LABELLED_ONLY)
         classes, y_idx = check_labels(y)
         w = check_sample_weight(sample_weight, X.shape[0])
         missing = np.isnan(X)
