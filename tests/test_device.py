@@ -5,6 +5,8 @@ comparisons on CUDA are marked ``gpu`` and skip cleanly without one. float64 fit
 to 1e-10 (relative) on log-likelihoods, probabilities and parameters; float32 to 1e-5.
 """
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -283,6 +285,29 @@ def test_tensor_input_is_validated_where_it_lives(rng):
         LinearDiscriminant().fit(torch.full((4, 1), 1e200, dtype=torch.float64), [0, 0, 1, 1])
     with pytest.raises(ValueError, match="inconsistent numbers of samples"):
         LinearDiscriminant().fit(torch.ones((4, 1), dtype=torch.float64), [0, 1, 1])
+
+
+def test_tensors_that_require_grad_or_hold_bfloat16_are_taken_as_values(rng):
+    # LDA/QDA fits and familiarity failed ("Can't call numpy() on Tensor that requires grad"), and
+    # transform returned a tensor still in the autograd graph; bfloat16 y or sample_weight failed in
+    # numpy ("Got unsupported ScalarType BFloat16")
+    values = rng.normal(size=(40, 2))
+    X, y = torch.tensor(values, requires_grad=True), np.r_[np.zeros(20, int), np.ones(20, int)]
+    for cls in (LinearDiscriminant, QuadraticDiscriminant):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # nor torch's warning on converting such a tensor to a number
+            fitted = cls().fit(X, y)
+        np.testing.assert_allclose(fitted.predict_proba(X).detach().numpy(),
+                                   cls().fit(values, y).predict_proba(values), rtol=1e-12)
+    assert not LinearDiscriminant().fit(X, y).transform(X).requires_grad
+    proto = PrototypeClassifier(n_batches=1, random_state=0).fit(values, y)
+    np.testing.assert_allclose(np.asarray(proto.familiarity(X)), proto.familiarity(values), rtol=1e-12)
+    half = torch.tensor(values).bfloat16()
+    weights = torch.ones(40, dtype=torch.bfloat16)
+    np.testing.assert_allclose(LinearDiscriminant().fit(values, torch.tensor(y).bfloat16()).predict_proba(values),
+                               LinearDiscriminant().fit(values, y).predict_proba(values), rtol=1e-12)
+    mixture = FiniteMixture(Gaussian(), 2, random_state=0)
+    assert mixture.fit(half.double(), sample_weight=weights).converged_
 
 
 def test_poisson_support_is_checked_on_a_tensor():

@@ -98,7 +98,7 @@ def to_numpy(x: ArrayLike) -> np.ndarray:
     if isinstance(x, np.ndarray):
         return x
     if hasattr(x, "detach"):  # torch tensor
-        return x.detach().cpu().numpy()
+        return _tensor_values(x)
     return np.asarray(x)
 
 
@@ -121,5 +121,14 @@ def host_input(x: Any) -> Any:
     [0, 1, 1]
     """
     if hasattr(x, "detach") and hasattr(x, "device"):  # torch tensor
-        return x.detach().cpu().numpy()
+        return _tensor_values(x)
     return x
+
+
+def _tensor_values(x):
+    """A torch tensor's values as numpy on the host: detached from autograd, and bfloat16 (which
+    numpy has no type for) as float32, which holds every bfloat16 exactly."""
+    x = x.detach().cpu()
+    if str(x.dtype) == "torch.bfloat16":
+        x = x.float()
+    return x.numpy()

@@ -129,6 +129,7 @@ def validated_tensor(estimator, X, *, reset, dtype, min_samples=1, name="X"):
     from discrim.utils.validation import max_feature_magnitude
 
     owner = type(estimator).__name__
+    X = X.detach()  # values only: nothing here is differentiated (and numpy() refuses a tensor that requires grad)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2-dimensional {name} (n_samples, n_features); got a tensor of shape "
                          f"{tuple(X.shape)}. Reshape it, e.g. {name}.reshape(-1, 1) for a single feature.")

@@ -11,6 +11,7 @@ import pandas as pd
 from scipy.integrate import quad_vec
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from discrim.backend import host_input
 from discrim.exceptions import UnfamiliarDataWarning
 from discrim.prototype._likelihood import chunk_rows
 from discrim.prototype._prototype_set import check_finite_scores, check_n_batches
@@ -242,7 +243,8 @@ def _feature_names(model):
 def _validate_X(model, X, name="X"):
     # in the model's dtype, as predict_proba takes X (float32 rows to a float64 model computed in float32);
     # NaN is a missing value: the factor 1 in every prototype's kernel
-    X = validate_data(model, X, reset=False, dtype=np.dtype(model.dtype), ensure_all_finite="allow-nan")
+    # (a tensor's values on the host: scikit-learn's numpy conversion refuses one on a GPU or requiring grad)
+    X = validate_data(model, host_input(X), reset=False, dtype=np.dtype(model.dtype), ensure_all_finite="allow-nan")
     return check_feature_magnitude(X, name)
 
 

@@ -404,6 +404,7 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
     from discrim.backend._device import rows_on_device
 
     targets = {}
+    y = host_input(y)  # labels live on the host (a tensor's values, bfloat16 as float32)
     # with an ``unlabeled`` marker, NaN in y marks an unlabelled row too (see unlabelled_rows), which
     # scikit-learn's check of y refuses: y is then only made 1-D and matched to X's length
     nan_labels = y is not None and getattr(estimator, "unlabeled", None) is not None
