@@ -220,7 +220,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         Added to the diagonal of Gaussian covariances: a float sets the family's ``reg_covar``
         option (ignored by families without one); None keeps the family's own (1e-6 for
         :class:`~discrim.distributions.Gaussian`).
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the EM initialisation. Each class gets its own independent stream spawned from it.
     device : str, torch.device or None, default=None
         Where each class's EM and the class densities run (see
@@ -340,7 +340,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "max_iter": [Interval(Integral, 1, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "reg_covar": [Interval(Real, 0, None, closed="left"), None],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
         "device": "no_validation",  # check_device names what is wrong, in fit and predict
         "unlabeled": "no_validation",  # any label value, or None
         "joint": ["boolean"],

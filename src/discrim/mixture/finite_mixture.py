@@ -178,7 +178,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         rescaling of X by ``s`` when ``reg_covar`` is rescaled by ``s**2`` too.
     keep_history : bool, default=False
         Store the weights and parameters of every iteration in ``history_``.
-    random_state : int, RandomState instance or None, default=None
+    random_state : int, RandomState instance, Generator or None, default=None
         Seeds the initialisations and :meth:`sample`.
     warm_start : bool, default=False
         Start a new fit from the previous fit's parameters (``n_init`` is then ignored).
@@ -319,7 +319,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         "accelerate": ["boolean"],
         "reg_covar": [Interval(Real, 0, None, closed="left"), None],
         "keep_history": ["boolean"],
-        "random_state": ["random_state"],
+        "random_state": ["random_state", np.random.Generator],
         "warm_start": ["boolean"],
         "dtype": [StrOptions({"float64", "float32"})],
         "chunk_size": [Interval(Integral, 1, None, closed="left"), None],
