@@ -348,3 +348,25 @@ def test_the_grid_warns_of_a_constant_feature_once(rng, n_jobs):
         select_mixture(X, gaussian_models(), [1, 2], random_state=0, n_jobs=n_jobs)
     constant = [w for w in caught if "constant over their observed values" in str(w.message)]
     assert len(constant) == 1 and "index 2" in str(constant[0].message)
+
+
+@pytest.mark.parametrize("n_jobs", [0, "2", 1.5, True])
+def test_n_jobs_is_checked_by_name(rng, n_jobs):
+    # joblib's "n_jobs == 0 in Parallel has no meaning", or "'<' not supported between 'str' and 'int'"
+    from discrim.mixture import bootstrap_lrt
+
+    X = rng.normal(size=(30, 2))
+    with pytest.raises(ValueError, match="n_jobs must be a non-zero int"):
+        select_mixture(X, Gaussian(), [1, 2], n_jobs=n_jobs)
+    with pytest.raises(ValueError, match="n_jobs must be a non-zero int"):
+        bootstrap_lrt(X, Gaussian(), 2, n_boot=3, n_jobs=n_jobs)
+
+
+def test_mixtures_take_a_generator_as_random_state(rng):
+    # FiniteMixture and MixtureDiscriminant refused one, which every other estimator and function takes
+    from discrim.discriminant import MixtureDiscriminant
+
+    X, y = rng.normal(size=(60, 2)), np.repeat([0, 1], 30)
+    fits = [FiniteMixture(Gaussian(), 2, random_state=np.random.default_rng(5)).fit(X) for _ in range(2)]
+    np.testing.assert_array_equal(fits[0].means_, fits[1].means_)
+    assert MixtureDiscriminant(Gaussian(), 2, random_state=np.random.default_rng(5)).fit(X, y).classes_.tolist() == [0, 1]

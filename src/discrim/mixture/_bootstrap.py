@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from discrim._typing import ArrayLike, RandomStateLike
 from discrim.distributions import Gaussian, StudentT
 from discrim.mixture.finite_mixture import FiniteMixture
-from discrim.utils._parallel import run_unordered
+from discrim.utils._parallel import check_n_jobs, run_unordered
 from discrim.utils._random import as_seed_sequence
 
 if TYPE_CHECKING:
@@ -129,7 +129,8 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
     random_state : int, RandomState instance or None, default=None
         Seeds the fits to X and, through independent streams (one per replicate), the draws.
     n_jobs : int or None, default=None
-        Workers for the replicates (joblib's convention; :func:`discrim.utils._parallel.run_unordered`).
+        Workers for the replicates (joblib's convention: None means 1 unless in a joblib context, -1
+        every core).
         The result does not depend on it.
     **mixture_params
         Passed to every :class:`~discrim.mixture.FiniteMixture` (e.g. ``init_params``,
@@ -170,6 +171,7 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
                          f"max_components); got {max_components!r}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, Integral) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive int; got {n_boot!r}.")
+    check_n_jobs(n_jobs)
     # the family and the numbers of components are the test's own
     unknown = sorted(set(mixture_params) - (set(FiniteMixture(family).get_params()) - {"n_components", "family"}))
     if unknown:

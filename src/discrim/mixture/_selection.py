@@ -18,7 +18,7 @@ from discrim.backend._device import is_tensor, rows_on_device
 from discrim.exceptions import CollapsingComponentWarning, FitFailedWarning
 from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_device, row_chunked
 from discrim.utils._random import as_seed_sequence
-from discrim.utils._parallel import run_unordered
+from discrim.utils._parallel import check_n_jobs, run_unordered
 from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import check_feature_magnitude, check_sample_weight, weighted_feature_variance
 
@@ -885,6 +885,7 @@ def select_mixture(
             "component counts in n_components_range."
         )
     families = _check_family_options(family_options)
+    check_n_jobs(n_jobs)
     names = None
     if is_dask(X):
         refuse_device(device)

@@ -5,6 +5,7 @@ import ctypes
 import gc
 import itertools
 import multiprocessing
+import numbers
 import os
 import queue
 import signal
@@ -20,6 +21,23 @@ from discrim.utils._threads import limit_threads
 # workers fork, so that they inherit them (copy-on-write) instead of receiving pickled copies.
 _INHERITED = {}
 _POOL_IDS = itertools.count()
+
+
+def check_n_jobs(n_jobs):
+    """Refuse an ``n_jobs`` that is not joblib's: a non-zero int (-1 every core, -2 all but one) or None.
+
+    Parameters
+    ----------
+    n_jobs : object
+
+    Returns
+    -------
+    n_jobs : int or None
+    """
+    if n_jobs is not None and (isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0):
+        raise ValueError(f"n_jobs must be a non-zero int (the number of workers; -1 for every core, -2 for all "
+                         f"but one) or None; got {n_jobs!r}.")
+    return n_jobs
 
 
 def run_unordered(function, tasks, n_jobs=None, fork_safe=True, shared=None, follow_up=None):
