@@ -112,3 +112,17 @@ def test_frames_give_estimators_their_feature_names(name):
     model = LogisticRegression().fit(X_train, y_train)
     assert list(model.feature_names_in_) == list(X_train.columns)
     assert all(type(c) is str for c in X_train.columns)
+
+
+@pytest.mark.parametrize("make, kwargs, message", [
+    (make_checkerboard, {"n_per_square": 0}, "n_per_square must be an int >= 1; got 0"),
+    (make_checkerboard, {"n_squares": -1}, "n_squares must be an int >= 1"),
+    (make_checkerboard, {"n_squares": 2.5}, "n_squares must be an int"),
+    (make_continuous_xor, {"n_features": 0}, "n_features must be an int >= 1"),
+    (make_continuous_xor, {"n_noise": -1}, "n_noise must be an int >= 0"),
+    (make_continuous_xor, {"n_features": 40}, "2\\*\\*n_features orthants\\) give"),
+])
+def test_generators_check_their_counts_by_name(make, kwargs, message):
+    # n_per_square=0 gave an empty data set; the others failed inside numpy (IndexError, reshape, negative dimensions)
+    with pytest.raises(ValueError, match=message):
+        make(**kwargs)
