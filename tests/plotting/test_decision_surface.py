@@ -37,3 +37,14 @@ def test_each_pixel_shows_the_class_predicted_at_its_centre(show_proba):
     np.testing.assert_array_equal(shown, predicted.reshape(gx.shape))
     # the axes show the grid's range, from the first grid point to the last
     assert ax.get_xlim() == pytest.approx((gx.min(), gx.max())) and ax.get_ylim() == pytest.approx((gy.min(), gy.max()))
+
+
+def test_an_unfitted_classifier_is_named_not_fitted():
+    # a TypeError said it was not a classifier ("got LinearDiscriminant")
+    from sklearn.exceptions import NotFittedError
+
+    from discrim.discriminant import LinearDiscriminant
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(NotFittedError):
+        plot_decision_surface(LinearDiscriminant(), X, np.repeat([0, 1], 10))

@@ -469,3 +469,12 @@ def test_minus_one_beside_zero_is_refused_as_the_other_classifiers_refuse_it():
     with pytest.raises(ValueError, match=r"y holds -1 beside the class 0, .*learns from labelled rows only"):
         PrototypeClassifier(n_batches=1).fit(da.from_array(X, chunks=30), da.from_array(np.repeat([-1, 0, 1], 30),
                                                                                          chunks=30))
+
+
+def test_staged_predictions_of_an_unfitted_model_raise_not_fitted():
+    # staged_predict read classes_ first: AttributeError
+    from sklearn.exceptions import NotFittedError
+
+    for method in ("staged_predict", "staged_predict_proba"):
+        with pytest.raises(NotFittedError):
+            getattr(PrototypeClassifier(), method)(np.zeros((3, 2)))

@@ -53,7 +53,11 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
     'Axes'
     """
     from matplotlib.colors import ListedColormap
+    from sklearn.base import is_classifier
+    from sklearn.utils.validation import check_is_fitted
 
+    if is_classifier(estimator):  # an unfitted classifier: NotFittedError, as every other plot
+        check_is_fitted(estimator)
     if not (hasattr(estimator, "classes_") and hasattr(estimator, "predict_proba")):
         raise TypeError(
             f"plot_decision_surface draws a fitted classifier (with classes_ and predict_proba); got "

@@ -1163,8 +1163,9 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         from discrim.backend._device import like_input
 
+        staged = self._staged_host_proba(X, n_batches)  # checks that the model is fitted, before classes_
         classes = np.asarray(self.classes_)
-        return (like_input(classes[np.argmax(proba, axis=1)], X) for proba in self._staged_host_proba(X, n_batches))
+        return (like_input(classes[np.argmax(proba, axis=1)], X) for proba in staged)
 
     def _staged_host_proba(self, X, n_batches):
         """The staged probabilities as numpy arrays; X and ``n_batches`` are checked at the call, not at
