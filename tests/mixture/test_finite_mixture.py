@@ -466,3 +466,13 @@ def test_gaussian_mixtures_only_have_means_and_covariances(rng):
     with pytest.raises(AttributeError, match=r"means_ is a Gaussian mixture's attribute; this Poisson mixture's "
                                              r"parameters are params_: \['rate'\]"):
         poisson.means_
+
+
+def test_end_of_fit_warnings_point_at_the_callers_line(rng):
+    # fit_predict's ConvergenceWarning pointed inside discrim (a fixed stacklevel of 3)
+    X = rng.normal(size=(60, 2))
+    for method in ("fit", "fit_predict"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(FiniteMixture(Gaussian(), 3, max_iter=2, random_state=0), method)(X)
+        assert [w.filename for w in caught if w.category is ConvergenceWarning] == [__file__]

@@ -270,7 +270,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     --------
     sklearn.mixture.GaussianMixture : The Gaussian case; ``FiniteMixture(Gaussian())`` takes the
         same EM steps from the same initial parameters. At the same ``tol`` it stops one step
-        earlier: its ``lower_bound_`` is the log-likelihood of the parameters it returns, where
+        earlier, as its ``lower_bound_`` is the log-likelihood of the parameters it returns, where
         scikit-learn's is that of the parameters before its last M-step.
 
     Notes
@@ -816,11 +816,11 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                 f"EM did not converge in max_iter={self.max_iter} iterations (the mean log-likelihood last "
                 f"changed by {change:.3g}, |change| >= tol={self.tol}). {advice}",
                 ConvergenceWarning,
-                stacklevel=3,
+                stacklevel=user_stacklevel(),
             )
         elif collapsing.size:
             warnings.warn(f"EM stopped at tol={self.tol}, but its fit is degenerate. {why}", CollapsingComponentWarning,
-                          stacklevel=3)
+                          stacklevel=user_stacklevel())
         self.weights_ = best.weights
         self.family_ = family
         self.noise_volume_ = None if noise is None else float(np.exp(-noise))
