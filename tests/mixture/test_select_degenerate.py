@@ -140,3 +140,19 @@ def test_a_fit_stopped_at_the_start_of_a_collapse_is_continued_and_reported_sing
     assert table.loc[("EVV", 4), "min_rel_variance"] < SINGULAR_RTOL
     chosen = table.loc[(result.best_params["family"], result.best_params["n_components"])]
     assert not chosen["degenerate"] and chosen["min_rel_variance"] > 1e-5
+
+
+def test_a_choice_among_degenerate_fits_is_a_collapse_warning_not_a_failed_fit():
+    # FitFailedWarning ("a grid cell could not be fitted") was raised though every cell was fitted
+    import warnings
+
+    from discrim.exceptions import CollapsingComponentWarning, FitFailedWarning
+
+    X = np.random.default_rng(0).normal(size=(6, 3))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        selection = select_mixture(X, Gaussian(), [2, 3], random_state=0)
+    assert (selection.table["error"] == "").all()
+    chosen = [w for w in caught if "choosing among them anyway" in str(w.message)]
+    assert [w.category for w in chosen] == [CollapsingComponentWarning]
+    assert not any(w.category is FitFailedWarning for w in caught) and chosen[0].filename == __file__

@@ -824,6 +824,9 @@ def select_mixture(
     FitFailedWarning
         When a cell cannot be fitted (for example more components than distinct rows); its row
         holds NaN and the error message, and it is never chosen.
+    CollapsingComponentWarning
+        When every fitted model is degenerate (column ``degenerate``), so that the choice is made
+        among them anyway, or when the selected model collapses as EM runs on.
 
     Raises
     ------
@@ -955,8 +958,8 @@ def select_mixture(
             "select_mixture: every fitted model has a component with too few rows or a singular "
             "covariance (column 'degenerate'); choosing among them anyway. Try fewer components "
             "or a larger reg_covar.",
-            FitFailedWarning,
-            stacklevel=2,
+            CollapsingComponentWarning,  # every fit succeeded: FitFailedWarning is for cells that failed
+            stacklevel=user_stacklevel(),
         )
         usable = scores
     best = _continued_choice(table, criterion, usable, estimators, X, w if sample_weight is not None else None,
