@@ -328,3 +328,17 @@ def test_a_singular_normal_the_user_allowed_keeps_its_marginals_beside_incomplet
     # the marginal of the observed coordinate is N(0, 1) against N(1, 1)
     p0, p1 = norm(0, 1).pdf(0.3), norm(1, 1).pdf(0.3)
     np.testing.assert_allclose(together[1], [p0 / (p0 + p1), p1 / (p0 + p1)], rtol=1e-12)
+
+
+def test_the_default_priors_are_the_other_discriminants_equal():
+    # the default was None, which in scikit-learn means the class frequencies, not equal priors
+    import inspect
+
+    from discrim.discriminant import LinearDiscriminant
+
+    default = inspect.signature(KnownDensityClassifier).parameters["priors"].default
+    assert default == inspect.signature(LinearDiscriminant).parameters["priors"].default == "equal"
+    X, y = np.array([[0.0], [1.0], [2.0], [3.0], [4.0]]), np.array([0, 0, 0, 1, 1])
+    densities = [norm(0, 1), norm(3, 1)]
+    for priors in ("equal", None):
+        np.testing.assert_array_equal(KnownDensityClassifier(densities, priors=priors).fit(X, y).priors_, [0.5, 0.5])

@@ -50,10 +50,11 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         density has both methods. It is called on the whole ``(n_samples, n_features)`` array
         for a multivariate density; a univariate density needs X of shape ``(n_samples, 1)``.
         Missing values (NaN) are accepted only by multivariate normal densities (their marginals).
-    priors : None, "equal", "empirical" or array-like of shape (n_classes,), default=None
-        ``None`` or "equal": equal priors, i.e. the ML rule. "empirical": the (weighted)
-        class frequencies of the training labels. An array: the prior probabilities
-        ``pi_k`` in the order of ``classes_`` (the Bayes rule).
+    priors : "equal", "empirical" or array-like of shape (n_classes,), default="equal"
+        "equal": equal priors, i.e. the ML rule, as the other discriminants' default.
+        "empirical": the (weighted) class frequencies of the training labels. An array: the
+        prior probabilities ``pi_k`` in the order of ``classes_`` (the Bayes rule). ``None``, the
+        former default, still means "equal" (in scikit-learn it means the class frequencies).
 
     Attributes
     ----------
@@ -96,7 +97,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         "priors": [None, StrOptions({"equal", "empirical"}), "array-like"],
     }
 
-    def __init__(self, densities: Sequence[Any], priors: str | ArrayLike | None = None) -> None:
+    def __init__(self, densities: Sequence[Any], priors: str | ArrayLike | None = "equal") -> None:
         self.densities = densities
         self.priors = priors
 
