@@ -419,3 +419,15 @@ def test_summary_is_mclusts_summary_of_mclustda():
     assert list(summary.classes["G"]) == list(mda.n_components_)
     with pytest.raises(ValueError, match="y must hold one label per row among classes_"):
         mda.summary(X, y.replace("setosa", "rose"))
+
+
+def test_max_iter_and_n_init_take_finite_mixtures_bounds():
+    # max_iter=0 (the start's parameters, as FiniteMixture(max_iter=0)) was refused, and n_init had no upper bound
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(80, 2)), np.repeat([0, 1], 40)
+    model = MixtureDiscriminant(Gaussian(), 2, max_iter=0, random_state=0).fit(X, y)
+    assert [m.n_iter_ for m in model.mixtures_] == [0, 0]
+    with pytest.raises(InvalidParameterError, match="n_init"):
+        MixtureDiscriminant(Gaussian(), 2, n_init=10**6).fit(X, y)

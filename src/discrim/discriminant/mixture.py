@@ -16,7 +16,7 @@ from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant._validation import validate_training_data
 from discrim.exceptions import CollapsingComponentWarning
 from discrim._posterior import listed_indices
-from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS, reg_covar_findings_collected
+from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS, MAX_N_INIT, reg_covar_findings_collected
 from discrim.utils._dask import (
     align_rows,
     class_rows,
@@ -211,9 +211,10 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     init_params : str, default="kmeans++"
         Initialisation of each class's EM run, passed to :class:`~discrim.mixture.FiniteMixture`.
     n_init : int, default=1
-        Number of EM restarts per class; the run with the highest likelihood is kept.
+        Number of EM restarts per class (at most ``MAX_N_INIT``, 10,000); the run with the highest
+        likelihood is kept.
     max_iter : int, default=100
-        Maximum number of EM iterations per run.
+        Maximum number of EM iterations per run (0: the initialisation's parameters).
     tol : float, default=1e-3
         EM stops when the mean weighted log-likelihood improves by less than ``tol``.
     reg_covar : float or None, default=None
@@ -336,8 +337,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         "n_components": [Interval(Integral, 1, None, closed="left"), dict, "array-like"],
         "priors": [StrOptions({"equal", "empirical"}), "array-like"],
         "init_params": [str],
-        "n_init": [Interval(Integral, 1, None, closed="left")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_init": [Interval(Integral, 1, MAX_N_INIT, closed="both")],  # FiniteMixture's bounds: passed to it
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
         "tol": [Interval(Real, 0, None, closed="left")],
         "reg_covar": [Interval(Real, 0, None, closed="left"), None],
         "random_state": ["random_state", np.random.Generator],
