@@ -4,7 +4,7 @@ Each subclasses the standard category a caller would otherwise filter (``UserWar
 ``RuntimeWarning``), so existing filters keep working.
 """
 
-__all__ = ["CollapsingComponentWarning", "FitFailedWarning", "UnfamiliarDataWarning"]
+__all__ = ["CollapsingComponentWarning", "DataScaleWarning", "FitFailedWarning", "UnfamiliarDataWarning"]
 
 
 class CollapsingComponentWarning(UserWarning):
@@ -28,6 +28,18 @@ class CollapsingComponentWarning(UserWarning):
     ...     # fit here: a collapsing component raises instead of warning
     >>> issubclass(CollapsingComponentWarning, UserWarning)
     True
+    """
+
+
+class DataScaleWarning(UserWarning):
+    """The features' scale or spread does not suit the model's defaults.
+
+    A feature constant over its observed values, a ``reg_covar`` (an absolute variance) that is not
+    small beside a feature's variance, or features far from unit scale for a prototype set's
+    kernel, whose every batch then ends empty. Raised by :class:`~discrim.mixture.FiniteMixture`,
+    :func:`~discrim.mixture.select_mixture`, :class:`~discrim.discriminant.MixtureDiscriminant` and
+    :class:`~discrim.prototype.PrototypeClassifier`, each naming the features (and classes) and the
+    remedy: rescale X (e.g. StandardScaler), leave the feature out, or lower ``reg_covar``.
     """
 
 

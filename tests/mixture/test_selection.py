@@ -370,3 +370,23 @@ def test_mixtures_take_a_generator_as_random_state(rng):
     fits = [FiniteMixture(Gaussian(), 2, random_state=np.random.default_rng(5)).fit(X) for _ in range(2)]
     np.testing.assert_array_equal(fits[0].means_, fits[1].means_)
     assert MixtureDiscriminant(Gaussian(), 2, random_state=np.random.default_rng(5)).fit(X, y).classes_.tolist() == [0, 1]
+
+
+def test_scale_warnings_have_a_category_of_their_own(rng):
+    # they were bare UserWarnings, which a user could silence only by their text
+    from discrim.discriminant import MixtureDiscriminant
+    from discrim.exceptions import DataScaleWarning
+    from discrim.prototype import PrototypeClassifier
+
+    X = np.c_[rng.normal(size=(60, 2)), np.ones(60)]
+    with pytest.warns(DataScaleWarning, match="constant over their observed values"):
+        FiniteMixture(Gaussian(), 1).fit(X)
+    with pytest.warns(DataScaleWarning, match="constant within a class"):
+        MixtureDiscriminant(Gaussian(), 1).fit(X, np.repeat([0, 1], 30))
+    with pytest.warns(DataScaleWarning, match="ended without prototypes"):
+        PrototypeClassifier(n_batches=1, random_state=0).fit(rng.normal(size=(60, 2)) * 1e4, np.repeat([0, 1], 30))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        select_mixture(X, Gaussian(), [1], random_state=0)
+    constant = [w.category for w in caught if "constant over" in str(w.message)]
+    assert constant == [DataScaleWarning]

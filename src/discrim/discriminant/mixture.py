@@ -14,7 +14,7 @@ from discrim.backend import ops, to_numpy
 from discrim.backend._device import is_tensor
 from discrim.base import BaseLikelihoodClassifier
 from discrim.discriminant._validation import validate_training_data
-from discrim.exceptions import CollapsingComponentWarning
+from discrim.exceptions import CollapsingComponentWarning, DataScaleWarning
 from discrim._posterior import listed_indices
 from discrim.mixture.finite_mixture import _INIT_SAMPLE_ROWS, MAX_N_INIT, reg_covar_findings_collected
 from discrim.utils._dask import (
@@ -502,14 +502,14 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 f"has the variance reg_covar={reg:g} alone along them, a density of near certainty. A feature constant within "
                 "a class can still tell it from the others: keep it unless it is constant in X too, and for a small "
                 "class set a larger reg_covar, a constrained covariance_type (\"spherical\" pools the variance over "
-                "the features) or give the class more rows.", UserWarning, stacklevel=user_stacklevel())
+                "the features) or give the class more rows.", DataScaleWarning, stacklevel=user_stacklevel())
         if small:
             warnings.warn(
                 f"MixtureDiscriminant: reg_covar={reg:g} exceeds a tenth of the within-class variance of feature(s) "
                 f"({'; '.join(small)}; smallest variance {smallest:.3g}): added to every covariance, it dominates the "
                 "class densities along them. Rescale X (e.g. StandardScaler) or lower reg_covar, an absolute "
                 "variance; for a small class, a constrained covariance_type or more rows.",
-                UserWarning, stacklevel=user_stacklevel())
+                DataScaleWarning, stacklevel=user_stacklevel())
 
     def _warn_if_collapsing(self, scale=None):
         """Name the classes whose mixture has a collapsing component (a variance near reg_covar).

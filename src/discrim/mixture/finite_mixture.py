@@ -19,7 +19,7 @@ from discrim._posterior import PosteriorMixin, check_joint, listed_indices, log_
 from discrim.backend import ops, to_numpy
 from discrim.backend._device import device_type, is_tensor, rows_on_device
 from discrim.distributions._base import ComponentFamily, Params, mask_patterns, slice_rows
-from discrim.exceptions import CollapsingComponentWarning
+from discrim.exceptions import CollapsingComponentWarning, DataScaleWarning
 from discrim.mixture._em import (
     DaskRowBlocks,
     RowBlocks,
@@ -67,7 +67,6 @@ from discrim.utils.validation import (
 )
 
 if TYPE_CHECKING:
-    from discrim.distributions import ComponentFamily
     from discrim.mixture._summary import MixtureSummary
 
 __all__ = ["FiniteMixture", "MAX_N_INIT"]
@@ -1246,7 +1245,7 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
         warnings.warn(
             f"{count} feature(s) of X (index {shown}) are constant over their observed values: they say nothing "
             f"about the components, and their variance is reg_covar={reg:g} alone. Leave them out of X.",
-            UserWarning, stacklevel=user_stacklevel())
+            DataScaleWarning, stacklevel=user_stacklevel())
     small = findings.small
     count, shown = listed_indices(small)
     if count:
@@ -1254,5 +1253,5 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
             f"reg_covar={reg:g} exceeds a tenth of the variance of {count} feature(s) of X (index {shown}; "
             f"smallest variance {var[small].min():.3g}): added to every covariance, it dominates the fit along "
             "them. Rescale X (e.g. StandardScaler) or lower reg_covar, an absolute variance.",
-            UserWarning, stacklevel=user_stacklevel())
+            DataScaleWarning, stacklevel=user_stacklevel())
 

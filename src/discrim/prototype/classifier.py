@@ -17,6 +17,7 @@ from discrim._posterior import PosteriorMixin, rule_from_joint
 from discrim._typing import Array, ArrayLike, Device, PathLike, RandomStateLike
 from discrim.backend import array_namespace, ops, to_numpy
 from discrim.backend._device import check_device, compute_device, is_tensor, rows_on_device
+from discrim.exceptions import DataScaleWarning
 from discrim.optim import NonNegElasticNet, PenalizedObjective
 from discrim.prototype._candidates import (
     assign_bins,
@@ -413,7 +414,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
                 "model predicts the class frequencies alone. The kernel's start bandwidth and the penalties "
                 "assume features on unit scale: put a StandardScaler before the model (or use "
                 "PrototypeClassifierCV(transformer=StandardScaler())), or lower alpha_feature and "
-                "alpha_prototype.", UserWarning, stacklevel=user_stacklevel())
+                "alpha_prototype.", DataScaleWarning, stacklevel=user_stacklevel())
 
     def _fit_dask(self, X, y, sample_weight, warm):
         """Fit from a dask X: the rows stay on the workers (see :mod:`discrim.prototype._distributed`).
