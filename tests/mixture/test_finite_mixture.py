@@ -476,3 +476,11 @@ def test_end_of_fit_warnings_point_at_the_callers_line(rng):
             warnings.simplefilter("always")
             getattr(FiniteMixture(Gaussian(), 3, max_iter=2, random_state=0), method)(X)
         assert [w.filename for w in caught if w.category is ConvergenceWarning] == [__file__]
+
+
+def test_a_categorical_column_of_a_frame_is_named_with_the_fix(rng):
+    # pandas' bare "Cannot cast str dtype to float64" came through (a bool and a categorical column)
+    X = pd.DataFrame({"a": rng.normal(size=40), "b": rng.random(40) < 0.5,
+                      "c": pd.Categorical(rng.choice(["x", "y"], 40))})
+    with pytest.raises(ValueError, match=r"column\(s\) \['c'\] of X hold values that are not numbers .*Categorical"):
+        FiniteMixture(Gaussian(), 2).fit(X)

@@ -60,6 +60,7 @@ from discrim.utils.validation import (
     check_sample_weight,
     partial_labels,
     label_codes,
+    non_numeric_columns,
     observed_mask,
     refuse_text_array,
     rescale_weights,
@@ -420,11 +421,14 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             try:
                 X = validate_data(self, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan")
             except ValueError as exc:
-                if "could not convert" not in str(exc):
+                # numpy's "could not convert string to float", pandas' "Cannot cast str dtype to float64"
+                if not any(text in str(exc) for text in ("could not convert", "Cannot cast", "cannot convert")):
                     raise
+                text = non_numeric_columns(X)
+                where = f"column(s) {text} of X hold" if text else "X holds"
                 # string categories (a DataFrame's text column): the family encodes them
                 raise ValueError(
-                    f"X holds values that are not numbers ({exc}). Encode categorical columns first: "
+                    f"{where} values that are not numbers ({exc}). Encode categorical columns first: "
                     "Product([...(Categorical(categories=[[...]]), [column])...]).encode(X) gives the codes "
                     "(and decode turns drawn rows back), or Categorical(categories=...).encode for one family."
                 ) from None

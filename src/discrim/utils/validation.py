@@ -176,6 +176,28 @@ def numeric_object_columns(X):
     return X
 
 
+def non_numeric_columns(X):
+    """The names of a table's columns that are neither numeric nor boolean ([] for anything else).
+
+    Parameters
+    ----------
+    X : object
+        A table has ``dtypes`` (a pandas or dask DataFrame).
+
+    Returns
+    -------
+    names : list of str
+    """
+    dtypes = getattr(X, "dtypes", None)
+    return _non_numeric(dtypes) if dtypes is not None and hasattr(dtypes, "items") else []
+
+
+def _non_numeric(dtypes):
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+
+
 def check_numeric_columns(dtypes):
     """Refuse a table with non-numeric columns, before any of its rows is read.
 
@@ -184,9 +206,7 @@ def check_numeric_columns(dtypes):
     dtypes : pandas.Series
         Column name -> dtype (a DataFrame's ``dtypes``).
     """
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-    bad = [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
+    bad = _non_numeric(dtypes)
     if bad:
         raise ValueError(
             f"X has non-numeric column(s) {bad}: encode them as numbers first (for example "
