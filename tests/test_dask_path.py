@@ -456,3 +456,41 @@ def test_nullable_integer_columns_with_nulls_read_as_missing_on_dask(client):
     np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-12)
     np.testing.assert_allclose(on_dask.predict_proba(lazy[["a", "b"]]).compute(),
                                in_memory.predict_proba(frame[["a", "b"]]), rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda: MixtureDiscriminant(Gaussian(), n_components=1),
+                                  lambda: PrototypeClassifier(n_batches=2, random_state=0)])
+def test_scores_on_dask_read_x_once_and_bring_nothing_of_size_n_to_the_client(make, monkeypatch):
+    # scikit-learn's accuracy_score pulled the predictions and y to the client, computing them 3 times
+    # (18 chunk reads of a 6-chunk X); PrototypeClassifier.log_likelihood the whole (N, 2) log-probabilities
+    import dask
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    w = rng.random(3000)
+    model = make().fit(X, y)
+    reads, pulled = [0], []
+
+    def counted(block):
+        reads[0] += 1
+        return block
+
+    to_numpy = da.Array.__array__
+    monkeypatch.setattr(da.Array, "__array__", lambda a, *args, **kw: pulled.append(a.shape) or to_numpy(a, *args, **kw))
+    X_lazy = da.from_array(X, chunks=(500, -1)).map_blocks(counted)  # 6 chunks
+    y_lazy = da.from_array(y, chunks=700)
+    scores = [("score", lambda *a, **kw: model.score(*a, **kw))]
+    if isinstance(model, PrototypeClassifier):
+        scores += [("log_likelihood", model.log_likelihood),
+                   ("score of a list of batch counts", lambda *a, **kw: model.score(*a, n_batches=[0, 2], **kw)),
+                   ("log_likelihood of a list", lambda *a, **kw: model.log_likelihood(*a, n_batches=[0, 2], **kw))]
+    with dask.config.set(scheduler="synchronous"):
+        for name, score in scores:
+            for weights in (None, w):
+                reads[0] = 0
+                value = score(X_lazy, y_lazy, sample_weight=weights)
+                assert reads[0] == 6, (name, reads[0])
+                assert not any(shape and shape[0] == 3000 for shape in pulled), (name, pulled)
+                np.testing.assert_allclose(value, score(X, y, sample_weight=weights), rtol=1e-12)

@@ -18,6 +18,8 @@ __all__ = [
     "align_rows",
     "blockwise",
     "is_dask",
+    "lazy_accuracy",
+    "lazy_weighted_means",
     "map_row_chunks",
     "on_worker",
     "persist_if_it_fits",
@@ -618,18 +620,69 @@ def weighted_total(values, sample_weight=None):
         values = host_input(values)  # per-row values of a tensor input: summed on the host
         w = check_sample_weight(sample_weight, values.shape[0])
         return float(w @ values), float(w.sum())
+    totals, size = _lazy_weighted_totals([values], sample_weight)
+    return totals[0], size
+
+
+def _lazy_weighted_totals(columns, sample_weight):
+    """``sum_i w_i v_i`` of every dask array of per-row values in ``columns``, and ``sum_i w_i``, in one
+    ``dask.compute`` (one pass over the chunks they share)."""
     import dask
 
     if sample_weight is None:
-        total, size = dask.compute(values.sum(dtype=np.float64), values.shape[0])
+        *totals, size = dask.compute(*(values.sum(dtype=np.float64) for values in columns), columns[0].shape[0])
     else:
-        w = align_rows(sample_weight, values[:, None], name="sample_weight", dtype=np.float64)
+        w = align_rows(sample_weight, columns[0][:, None], name="sample_weight", dtype=np.float64)
         entries = w.map_blocks(_checked_weights, dtype=np.float64)
-        total, size = dask.compute((entries * values).sum(), entries.sum())
+        *totals, size = dask.compute(*((entries * values).sum() for values in columns), entries.sum())
     from discrim.utils.validation import check_weight_total
 
     check_weight_total(size)
-    return float(total), float(size)
+    return [float(total) for total in totals], float(size)
+
+
+def lazy_accuracy(y_pred, y, sample_weight=None):
+    """scikit-learn's ``accuracy_score`` of dask predictions, in one pass over their chunks.
+
+    Only two totals per prediction come to the client: ``sum_i w_i [pred_i == y_i]`` and ``sum_i w_i``.
+
+    Parameters
+    ----------
+    y_pred : dask.array.Array of shape (n_samples,), or a list of them
+        Predictions computed chunk by chunk from one X (e.g. one per batch count); computed together,
+        so X's chunks are read once.
+    y : array-like or dask collection of shape (n_samples,)
+        The true labels, aligned with the predictions' row chunks.
+    sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
+        Validated as :func:`weighted_total` validates it; None gives unit weights.
+
+    Returns
+    -------
+    accuracy : float, or ndarray of shape (len(y_pred),) for a list
+        The (weighted) share of rows whose prediction is their label.
+    """
+    predictions = y_pred if isinstance(y_pred, list) else [y_pred]
+    y = align_rows(y, predictions[0], name="y")
+    accuracy = lazy_weighted_means([pred == y for pred in predictions], sample_weight)
+    return accuracy if isinstance(y_pred, list) else float(accuracy[0])
+
+
+def lazy_weighted_means(columns, sample_weight=None):
+    """``sum_i w_i v_i / sum_i w_i`` of dask arrays of per-row values, computed together in one pass.
+
+    Parameters
+    ----------
+    columns : list of dask.array.Array of shape (n_samples,)
+        Per-row values with the same row chunks (e.g. computed from one X).
+    sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
+        Validated as :func:`weighted_total` validates it; None gives unit weights.
+
+    Returns
+    -------
+    means : ndarray of shape (len(columns),)
+    """
+    totals, size = _lazy_weighted_totals(columns, sample_weight)
+    return np.array(totals) / size
 
 
 def _checked_weights(w):
