@@ -494,3 +494,25 @@ def test_scores_on_dask_read_x_once_and_bring_nothing_of_size_n_to_the_client(ma
                 assert reads[0] == 6, (name, reads[0])
                 assert not any(shape and shape[0] == 3000 for shape in pulled), (name, pulled)
                 np.testing.assert_allclose(value, score(X, y, sample_weight=weights), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda: MixtureDiscriminant(Gaussian(), n_components=1),
+                                  lambda: PrototypeClassifier(n_batches=1)])
+@pytest.mark.parametrize("with_missing_values", [False, True])
+def test_nan_labels_without_unlabeled_on_dask_give_the_numpy_message(client, make, with_missing_values, recwarn):
+    # the Dask path had no check of missing labels: scikit-learn's bare "Input y contains NaN." and a
+    # RuntimeWarning about the cast came instead of the in-memory message and its fix
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    if with_missing_values:
+        X[3, 1] = np.nan
+    y = np.r_[np.zeros(20), np.ones(20)]
+    y[::5] = np.nan
+    with pytest.raises(ValueError) as in_memory:
+        make().fit(X, y)
+    with pytest.raises(ValueError) as on_dask:
+        make().fit(da.from_array(X, chunks=(20, -1)), da.from_array(y, chunks=20))
+    assert "missing labels (NaN or None)" in str(in_memory.value)
+    assert str(on_dask.value) == str(in_memory.value)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

@@ -55,6 +55,7 @@ from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
+    check_no_missing_labels,
     check_no_unlabelled_marker,
     check_observed_columns,
     check_observed_weight,
@@ -452,6 +453,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             check_observed_weight(checked.observed_weight)
         y = align_rows(y, X, name="y")
         classes, stats, counts = labelled_statistics(X, y, w, weight_totals)
+        check_no_missing_labels(classes, self)
         check_labels(classes)
         y_idx = y.map_blocks(lambda block: np.searchsorted(classes, np.asarray(block)).astype(np.int64),
                              dtype=np.int64)

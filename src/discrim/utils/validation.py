@@ -411,6 +411,9 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
         y = _nullable_integer_labels(y)
     finite = "allow-nan" if allow_nan else True
 
+    if y is not None and not nan_labels:  # before X's checks, which a tensor X takes where it lives
+        check_no_missing_labels(y, estimator)
+
     def validate(X):
         if nan_labels:
             X = validate_data(estimator, X, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
@@ -418,13 +421,6 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
             targets["y"] = column_or_1d(host_input(y), warn=True)
             check_consistent_length(X, targets["y"])
         else:
-            if y is not None and missing_labels(y).any():
-                name = type(estimator).__name__
-                raise ValueError(
-                    f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to "
-                    f"fit {name} by EM over those rows, or drop them." if hasattr(estimator, "unlabeled") else
-                    f"y has missing labels (NaN or None): {name} learns from labelled rows only; drop those rows."
-                )
             X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
                                             ensure_all_finite=finite)
         # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
@@ -619,6 +615,27 @@ def missing_labels(y):
     if y.dtype.kind == "f":
         return np.isnan(y)
     return np.zeros(y.shape, dtype=bool)
+
+
+def check_no_missing_labels(y, estimator):
+    """Refuse missing labels (NaN, and None or pandas' NA in an object array) unless ``estimator`` takes
+    them for unlabelled rows (its ``unlabeled`` parameter is set).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        The labels, or the distinct labels a pass over a dask y found.
+    estimator : BaseEstimator
+        Named in the message, which offers ``unlabeled=-1`` where the estimator has that parameter.
+    """
+    if getattr(estimator, "unlabeled", None) is not None or not missing_labels(y).any():
+        return
+    name = type(estimator).__name__
+    raise ValueError(
+        f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to "
+        f"fit {name} by EM over those rows, or drop them." if hasattr(estimator, "unlabeled") else
+        f"y has missing labels (NaN or None): {name} learns from labelled rows only; drop those rows."
+    )
 
 
 def unlabelled_rows(y, unlabeled):
