@@ -311,16 +311,37 @@ def test_prototypes_on_dask_without_a_complete_row_say_why(client):
         PrototypeClassifier(n_batches=1).fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
 
 
-def test_missing_string_labels_on_dask_are_named(client):
-    # NaN, None or pandas' NA among string labels cannot be sorted with them: a clear error, not numpy's
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled="?"),
+                                  lambda: QuadraticDiscriminant(reg_param=0.1, unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1, unlabeled=-1,
+                                                              random_state=0)])
+def test_missing_string_labels_on_dask_mark_unlabelled_rows_as_in_memory(client, make):
+    # None, NaN or pandas' NA among string labels mark unlabelled rows in memory; Dask refused them,
+    # asking for a marker label and unlabeled= (of PrototypeClassifier too, which has no such parameter)
     X, y = _incomplete_iris()
-    labels = pd.Series(np.array(["a", "b", "c"])[y], dtype="string").mask(np.arange(y.shape[0]) % 5 == 0)
-    with pytest.raises(ValueError, match=r"missing labels \(NaN, None or NA\).*unlabeled="):
-        LinearDiscriminant().fit(da.from_array(X, chunks=(40, -1)),
-                                 da.from_array(labels.to_numpy(dtype=object), chunks=40))
-    # in memory the same labels mark unlabelled rows, pandas' NA included
-    model = LinearDiscriminant(unlabeled="?").fit(X, labels.to_numpy(dtype=object))
-    assert list(model.classes_) == ["a", "b", "c"]
+    labels = np.array(["a", "b", "c"], dtype=object)[y]
+    hidden = np.flatnonzero(np.arange(y.shape[0]) % 5 == 0)
+    labels[hidden] = [(None, np.nan, pd.NA)[i % 3] for i in range(hidden.shape[0])]
+    labels[40:50] = None  # a chunk of chunks=10 without a label
+    in_memory = make().fit(X, labels)
+    assert list(in_memory.classes_) == ["a", "b", "c"]
+    for y_lazy in (da.from_array(labels, chunks=10), dd.from_pandas(pd.Series(labels, dtype=object), npartitions=4)):
+        on_dask = make().fit(da.from_array(X, chunks=(40, -1)), y_lazy)
+        assert list(on_dask.classes_) == ["a", "b", "c"]
+        np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, lambda: PrototypeClassifier(n_batches=1)])
+def test_missing_string_labels_on_dask_without_unlabeled_give_the_in_memory_message(client, make):
+    X, y = _incomplete_iris()
+    labels = pd.Series(np.array(["a", "b", "c"])[y], dtype=object).mask(np.arange(y.shape[0]) % 5 == 0)
+    with pytest.raises(ValueError) as in_memory:
+        make().fit(X, labels)
+    with pytest.raises(ValueError) as on_dask:
+        make().fit(da.from_array(X, chunks=(40, -1)), dd.from_pandas(labels, npartitions=3))
+    assert str(on_dask.value) == str(in_memory.value)
+    if isinstance(make(), PrototypeClassifier):
+        assert "unlabeled" not in str(on_dask.value) and "drop those rows" in str(on_dask.value)
 
 
 def test_a_feature_missing_everywhere_on_dask_is_named(client):

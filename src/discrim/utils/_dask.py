@@ -705,10 +705,53 @@ def _expand(stats, where, n_labels):
     return type(stats)(**fields)
 
 
+def _sorted_labels(yb):
+    """The sorted distinct labels of a chunk of y, and each row's index among them.
+
+    A missing label (NaN, and None or pandas' NA in an object array) sorts last, once, as numpy
+    sorts NaN: in an object array it cannot be compared with the labels, so it is set apart (the
+    first one found stands for all of them).
+    """
+    from discrim.utils.validation import missing_labels
+
+    missing = missing_labels(yb) if yb.dtype == object else None
+    if missing is None or not missing.any():
+        labels, index = np.unique(yb, return_inverse=True)
+        return labels, index.ravel()
+    present, present_index = np.unique(yb[~missing], return_inverse=True)
+    index = np.full(yb.shape[0], present.shape[0], dtype=np.intp)
+    index[~missing] = present_index.ravel()
+    return np.concatenate([present, yb[missing][:1]]), index
+
+
+def _union_labels(a, b):
+    """The sorted union of two chunks' labels (:func:`_sorted_labels`), a missing label last, once."""
+    if a.dtype != object and b.dtype != object:
+        return np.union1d(a, b)
+    from discrim.utils.validation import missing_labels
+
+    missing_a, missing_b = missing_labels(a), missing_labels(b)
+    present = np.union1d(a[~missing_a], b[~missing_b]).astype(object)
+    return np.concatenate([present, np.concatenate([a[missing_a], b[missing_b]]).astype(object)[:1]])
+
+
+def _label_positions(labels, chunk_labels):
+    """Where each of a chunk's labels sits among merged ``labels`` (:func:`_union_labels`)."""
+    if labels.dtype != object:
+        return np.searchsorted(labels, chunk_labels)
+    from discrim.utils.validation import missing_labels
+
+    n_present = labels.shape[0] - int(missing_labels(labels[-1:]).sum())
+    missing = missing_labels(chunk_labels)
+    where = np.full(chunk_labels.shape[0], n_present, dtype=np.intp)
+    where[~missing] = np.searchsorted(labels[:n_present], chunk_labels[~missing])
+    return where
+
+
 def _merge_labelled(a, b):
     """Merge the (labels, stats, rows) of two chunks over the union of their labels."""
-    labels = np.union1d(a[0], b[0])
-    where_a, where_b = np.searchsorted(labels, a[0]), np.searchsorted(labels, b[0])
+    labels = _union_labels(a[0], b[0])
+    where_a, where_b = _label_positions(labels, a[0]), _label_positions(labels, b[0])
     n = labels.shape[0]
     rows = np.zeros(n, dtype=np.int64)
     np.add.at(rows, where_a, a[2])
@@ -722,17 +765,7 @@ def _merge_labelled(a, b):
 def _labelled_chunk(stats_fn, Xb, yb, wb, first_row):
     if yb.shape[0] == 0:
         return None
-    from discrim.utils.validation import missing_labels
-
-    yb = np.asarray(yb)
-    if yb.dtype == object and missing_labels(yb).any():
-        # NaN, None or pd.NA among labels of other types cannot be sorted with them
-        raise ValueError(
-            "y has missing labels (NaN, None or NA) among its labels: on the Dask path mark the rows without a "
-            "label with a label value and pass it as unlabeled= (e.g. '?' and unlabeled='?'), or drop them."
-        )
-    labels, index = np.unique(yb, return_inverse=True)
-    index = index.ravel()
+    labels, index = _sorted_labels(np.asarray(yb))
     rows = np.bincount(index, weights=(np.asarray(wb) > 0), minlength=labels.shape[0]).astype(np.int64)
     stats = None if stats_fn is None else stats_fn(np.asarray(Xb), index, np.asarray(wb), labels.shape[0])
     return labels, stats, rows
@@ -756,7 +789,8 @@ def labelled_statistics(X, y, sample_weight, stats_fn=None):
     Returns
     -------
     classes : ndarray of shape (n_classes,)
-        Sorted labels.
+        Sorted labels; a missing label (NaN, and None or pandas' NA in an object y) last, once, as
+        in-memory labels give it (the caller takes it for unlabelled rows, or refuses it).
     stats : Stats or None
     rows : ndarray of shape (n_classes,) of int
         Rows of positive weight in each class.
@@ -791,7 +825,20 @@ def class_rows(X, y, label, rows_per_chunk):
 
 
 def _select_rows(block, labels, label):
-    return block[labels.reshape(-1) == label]
+    return block[_is_label(labels.reshape(-1), label)]
+
+
+def _is_label(yb, label):
+    """Which entries of a chunk of y equal ``label``; a missing one (None, pandas' NA) never does."""
+    yb = np.asarray(yb)
+    if yb.dtype != object:
+        return yb == label
+    from discrim.utils.validation import missing_labels
+
+    present = ~missing_labels(yb)
+    out = np.zeros(yb.shape, dtype=bool)
+    out[present] = yb[present] == label
+    return out
 
 
 def label_counts_per_chunk(y, classes):
@@ -801,7 +848,7 @@ def label_counts_per_chunk(y, classes):
 
 
 def _count_labels(classes, yb, first_row):
-    return np.array([(np.asarray(yb) == c).sum() for c in classes], dtype=np.int64)
+    return np.array([_is_label(yb, c).sum() for c in classes], dtype=np.int64)
 
 
 def weight_totals(X, index, sample_weight, n_labels):
