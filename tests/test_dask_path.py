@@ -537,3 +537,32 @@ def test_nan_labels_without_unlabeled_on_dask_give_the_numpy_message(client, mak
     assert "missing labels (NaN or None)" in str(in_memory.value)
     assert str(on_dask.value) == str(in_memory.value)
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("convert_string", [True, False])
+def test_object_columns_of_numbers_on_dask_are_read_as_numbers_as_in_memory(client, convert_string):
+    # pandas keeps numbers with a gap (None) in an object column, which dask turns into a string column
+    # (dataframe.convert-string): every estimator reads it as numbers in memory, but on Dask refused it,
+    # advising to one-hot encode it
+    import dask
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": pd.Series(list(rng.normal(size=60)), dtype=object)})
+    X.loc[3, "b"] = None
+    floats = X.astype(float)
+    y = np.r_[np.zeros(30, int), np.ones(30, int)]
+    makers = [LinearDiscriminant, QuadraticDiscriminant, lambda: MixtureDiscriminant(Gaussian(), n_components=1),
+              lambda: PrototypeClassifier(n_batches=1, random_state=0), lambda: FiniteMixture(Gaussian(), 2, random_state=0)]
+    with dask.config.set({"dataframe.convert-string": convert_string}):
+        lazy, lazy_floats = dd.from_pandas(X, npartitions=2), dd.from_pandas(floats, npartitions=2)
+        for make in makers:
+            labels = None if isinstance(make(), FiniteMixture) else y
+            on_dask, reference = make().fit(lazy, labels), make().fit(lazy_floats, labels)
+            assert list(on_dask.feature_names_in_) == ["a", "b"]
+            np.testing.assert_allclose(on_dask.predict_proba(lazy).compute(), reference.predict_proba(floats),
+                                       rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(LinearDiscriminant().fit(lazy, y).means_, LinearDiscriminant().fit(X, y).means_,
+                                   rtol=1e-12)
+        for text in (X.assign(c=list("uv") * 30), X.assign(c=pd.Categorical(list("uv") * 30))):
+            with pytest.raises(ValueError, match=r"X has non-numeric column\(s\) \['c'\]: .*OneHotEncoder"):
+                LinearDiscriminant().fit(dd.from_pandas(text, npartitions=2), y)

@@ -82,10 +82,17 @@ def check_feature_names(estimator, X, *, reset):
     _check_n_features(estimator, np.empty((0, X.shape[1])), reset=reset)
 
 
-def _nullable_as_float(frame):
-    """A dask DataFrame's nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet``
-    gives integer columns with nulls) as float64 with NaN where ``<NA>``, as in memory; a nullable
-    label Series is left to the labels' own reading (integers stay integers)."""
+def _columns_as_float(frame):
+    """A dask DataFrame's columns as floats where the in-memory path reads them so.
+
+    Nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet`` gives integer
+    columns with nulls) become float64 with NaN where ``<NA>``. Object and string columns are read
+    as numbers partition by partition, as in memory an object column of numbers with None is
+    (:func:`~discrim.utils.validation.numbers_of_column`); dask turns such an object column into a
+    string column (its ``dataframe.convert-string`` setting), so a string column is read the same
+    way. A partition with a value that is no number is refused, naming the column. A label Series
+    is left to the labels' own reading (integers stay integers, text stays text).
+    """
     import pandas as pd
 
     dtypes = getattr(frame, "dtypes", None)
@@ -93,7 +100,25 @@ def _nullable_as_float(frame):
         return frame
     nullable = [c for c, t in dtypes.items() if isinstance(t, pd.api.extensions.ExtensionDtype)
                 and pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
-    return frame.astype({c: "float64" for c in nullable}) if nullable else frame
+    if nullable:
+        frame = frame.astype({c: "float64" for c in nullable})
+    text = [c for c, t in dtypes.items() if t == object or pd.api.types.is_string_dtype(t)]
+    if text and frame.columns.is_unique:
+        meta = _meta(frame).astype({c: "float64" for c in text})
+        frame = frame.map_partitions(functools.partial(_numbers_of_text, text), meta=meta)
+    return frame
+
+
+def _numbers_of_text(columns, partition):
+    """A partition with its object or string ``columns`` read as numbers; ValueError naming the others."""
+    from discrim.utils.validation import numbers_of_column, refuse_columns
+
+    numbers = {c: numbers_of_column(partition[c]) for c in columns}
+    refuse_columns([c for c, values in numbers.items() if values is None])
+    partition = partition.copy()
+    for c, values in numbers.items():
+        partition[c] = values
+    return partition
 
 
 def row_chunked(X, *, name="X", ndim=2):
@@ -116,7 +141,7 @@ def row_chunked(X, *, name="X", ndim=2):
     import dask.array as da
 
     if hasattr(X, "to_dask_array"):
-        X = _nullable_as_float(X)
+        X = _columns_as_float(X)
         # Chunk sizes from the array itself: the partition lengths dask computes for
         # ``lengths=True`` come from an optimised graph, which may combine the partitions of a
         # column read alone (a label Series) differently from the array's.
@@ -415,9 +440,10 @@ def prepared_rows(estimator, X, *, dtype, reset=True):
     from discrim.utils.validation import check_numeric_columns
 
     if reset:
+        X = _columns_as_float(X)  # object and string columns read partition by partition
         meta = _meta(X)
         if meta is not None and hasattr(meta, "columns"):
-            check_numeric_columns(meta.dtypes)
+            check_numeric_columns(meta.dtypes)  # categorical columns refused before any row is read
     check_feature_names(estimator, X, reset=reset)
     return persist_if_it_fits(row_chunked(X).astype(dtype))
 

@@ -164,16 +164,35 @@ def numeric_object_columns(X):
         return X
     converted = {}
     for column in X.columns[X.dtypes.to_numpy() == object]:
-        try:
-            converted[column] = pd.to_numeric(X[column]).astype(np.float64)
-        except (ValueError, TypeError):  # text (or values pandas cannot read as numbers)
-            continue
+        values = numbers_of_column(X[column])
+        if values is not None:  # else text (or values pandas cannot read as numbers)
+            converted[column] = values
     if not converted:
         return X
     X = X.copy()
     for column, values in converted.items():
         X[column] = values
     return X
+
+
+def numbers_of_column(column):
+    """A column of a table read as numbers, as every estimator reads an object column: float64 with NaN
+    where a value is missing (None, NaN or pandas' NA), or None if some value is no number.
+
+    Parameters
+    ----------
+    column : pandas.Series
+
+    Returns
+    -------
+    values : pandas.Series of float64 or None
+    """
+    import pandas as pd
+
+    try:
+        return pd.to_numeric(column).astype(np.float64)
+    except (ValueError, TypeError):
+        return None
 
 
 def check_numeric_columns(dtypes):
@@ -186,10 +205,20 @@ def check_numeric_columns(dtypes):
     """
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
-    bad = [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
-    if bad:
+    refuse_columns([c for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))])
+
+
+def refuse_columns(columns):
+    """Raise ``ValueError`` naming non-numeric columns of X and the fix, if there are any.
+
+    Parameters
+    ----------
+    columns : list
+        Names of the columns that hold something other than numbers.
+    """
+    if columns:
         raise ValueError(
-            f"X has non-numeric column(s) {bad}: encode them as numbers first (for example "
+            f"X has non-numeric column(s) {[str(c) for c in columns]}: encode them as numbers first (for example "
             "with sklearn.preprocessing.OneHotEncoder) or drop them."
         )
 
