@@ -311,16 +311,37 @@ def test_prototypes_on_dask_without_a_complete_row_say_why(client):
         PrototypeClassifier(n_batches=1).fit(da.from_array(X, chunks=(40, -1)), da.from_array(y, chunks=40))
 
 
-def test_missing_string_labels_on_dask_are_named(client):
-    # NaN, None or pandas' NA among string labels cannot be sorted with them: a clear error, not numpy's
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled="?"),
+                                  lambda: QuadraticDiscriminant(reg_param=0.1, unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1, unlabeled=-1,
+                                                              random_state=0)])
+def test_missing_string_labels_on_dask_mark_unlabelled_rows_as_in_memory(client, make):
+    # None, NaN or pandas' NA among string labels mark unlabelled rows in memory; Dask refused them,
+    # asking for a marker label and unlabeled= (of PrototypeClassifier too, which has no such parameter)
     X, y = _incomplete_iris()
-    labels = pd.Series(np.array(["a", "b", "c"])[y], dtype="string").mask(np.arange(y.shape[0]) % 5 == 0)
-    with pytest.raises(ValueError, match=r"missing labels \(NaN, None or NA\).*unlabeled="):
-        LinearDiscriminant().fit(da.from_array(X, chunks=(40, -1)),
-                                 da.from_array(labels.to_numpy(dtype=object), chunks=40))
-    # in memory the same labels mark unlabelled rows, pandas' NA included
-    model = LinearDiscriminant(unlabeled="?").fit(X, labels.to_numpy(dtype=object))
-    assert list(model.classes_) == ["a", "b", "c"]
+    labels = np.array(["a", "b", "c"], dtype=object)[y]
+    hidden = np.flatnonzero(np.arange(y.shape[0]) % 5 == 0)
+    labels[hidden] = [(None, np.nan, pd.NA)[i % 3] for i in range(hidden.shape[0])]
+    labels[40:50] = None  # a chunk of chunks=10 without a label
+    in_memory = make().fit(X, labels)
+    assert list(in_memory.classes_) == ["a", "b", "c"]
+    for y_lazy in (da.from_array(labels, chunks=10), dd.from_pandas(pd.Series(labels, dtype=object), npartitions=4)):
+        on_dask = make().fit(da.from_array(X, chunks=(40, -1)), y_lazy)
+        assert list(on_dask.classes_) == ["a", "b", "c"]
+        np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, lambda: PrototypeClassifier(n_batches=1)])
+def test_missing_string_labels_on_dask_without_unlabeled_give_the_in_memory_message(client, make):
+    X, y = _incomplete_iris()
+    labels = pd.Series(np.array(["a", "b", "c"])[y], dtype=object).mask(np.arange(y.shape[0]) % 5 == 0)
+    with pytest.raises(ValueError) as in_memory:
+        make().fit(X, labels)
+    with pytest.raises(ValueError) as on_dask:
+        make().fit(da.from_array(X, chunks=(40, -1)), dd.from_pandas(labels, npartitions=3))
+    assert str(on_dask.value) == str(in_memory.value)
+    if isinstance(make(), PrototypeClassifier):
+        assert "unlabeled" not in str(on_dask.value) and "drop those rows" in str(on_dask.value)
 
 
 def test_a_feature_missing_everywhere_on_dask_is_named(client):
@@ -456,3 +477,92 @@ def test_nullable_integer_columns_with_nulls_read_as_missing_on_dask(client):
     np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-12)
     np.testing.assert_allclose(on_dask.predict_proba(lazy[["a", "b"]]).compute(),
                                in_memory.predict_proba(frame[["a", "b"]]), rtol=1e-10)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda: MixtureDiscriminant(Gaussian(), n_components=1),
+                                  lambda: PrototypeClassifier(n_batches=2, random_state=0)])
+def test_scores_on_dask_read_x_once_and_bring_nothing_of_size_n_to_the_client(make, monkeypatch):
+    # scikit-learn's accuracy_score pulled the predictions and y to the client, computing them 3 times
+    # (18 chunk reads of a 6-chunk X); PrototypeClassifier.log_likelihood the whole (N, 2) log-probabilities
+    import dask
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3))
+    y = (X[:, 0] > 0).astype(int)
+    w = rng.random(3000)
+    model = make().fit(X, y)
+    reads, pulled = [0], []
+
+    def counted(block):
+        reads[0] += 1
+        return block
+
+    to_numpy = da.Array.__array__
+    monkeypatch.setattr(da.Array, "__array__", lambda a, *args, **kw: pulled.append(a.shape) or to_numpy(a, *args, **kw))
+    X_lazy = da.from_array(X, chunks=(500, -1)).map_blocks(counted)  # 6 chunks
+    y_lazy = da.from_array(y, chunks=700)
+    scores = [("score", lambda *a, **kw: model.score(*a, **kw))]
+    if isinstance(model, PrototypeClassifier):
+        scores += [("log_likelihood", model.log_likelihood),
+                   ("score of a list of batch counts", lambda *a, **kw: model.score(*a, n_batches=[0, 2], **kw)),
+                   ("log_likelihood of a list", lambda *a, **kw: model.log_likelihood(*a, n_batches=[0, 2], **kw))]
+    with dask.config.set(scheduler="synchronous"):
+        for name, score in scores:
+            for weights in (None, w):
+                reads[0] = 0
+                value = score(X_lazy, y_lazy, sample_weight=weights)
+                assert reads[0] == 6, (name, reads[0])
+                assert not any(shape and shape[0] == 3000 for shape in pulled), (name, pulled)
+                np.testing.assert_allclose(value, score(X, y, sample_weight=weights), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
+                                  lambda: MixtureDiscriminant(Gaussian(), n_components=1),
+                                  lambda: PrototypeClassifier(n_batches=1)])
+@pytest.mark.parametrize("with_missing_values", [False, True])
+def test_nan_labels_without_unlabeled_on_dask_give_the_numpy_message(client, make, with_missing_values, recwarn):
+    # the Dask path had no check of missing labels: scikit-learn's bare "Input y contains NaN." and a
+    # RuntimeWarning about the cast came instead of the in-memory message and its fix
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    if with_missing_values:
+        X[3, 1] = np.nan
+    y = np.r_[np.zeros(20), np.ones(20)]
+    y[::5] = np.nan
+    with pytest.raises(ValueError) as in_memory:
+        make().fit(X, y)
+    with pytest.raises(ValueError) as on_dask:
+        make().fit(da.from_array(X, chunks=(20, -1)), da.from_array(y, chunks=20))
+    assert "missing labels (NaN or None)" in str(in_memory.value)
+    assert str(on_dask.value) == str(in_memory.value)
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+@pytest.mark.parametrize("convert_string", [True, False])
+def test_object_columns_of_numbers_on_dask_are_read_as_numbers_as_in_memory(client, convert_string):
+    # pandas keeps numbers with a gap (None) in an object column, which dask turns into a string column
+    # (dataframe.convert-string): every estimator reads it as numbers in memory, but on Dask refused it,
+    # advising to one-hot encode it
+    import dask
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=60), "b": pd.Series(list(rng.normal(size=60)), dtype=object)})
+    X.loc[3, "b"] = None
+    floats = X.astype(float)
+    y = np.r_[np.zeros(30, int), np.ones(30, int)]
+    makers = [LinearDiscriminant, QuadraticDiscriminant, lambda: MixtureDiscriminant(Gaussian(), n_components=1),
+              lambda: PrototypeClassifier(n_batches=1, random_state=0), lambda: FiniteMixture(Gaussian(), 2, random_state=0)]
+    with dask.config.set({"dataframe.convert-string": convert_string}):
+        lazy, lazy_floats = dd.from_pandas(X, npartitions=2), dd.from_pandas(floats, npartitions=2)
+        for make in makers:
+            labels = None if isinstance(make(), FiniteMixture) else y
+            on_dask, reference = make().fit(lazy, labels), make().fit(lazy_floats, labels)
+            assert list(on_dask.feature_names_in_) == ["a", "b"]
+            np.testing.assert_allclose(on_dask.predict_proba(lazy).compute(), reference.predict_proba(floats),
+                                       rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(LinearDiscriminant().fit(lazy, y).means_, LinearDiscriminant().fit(X, y).means_,
+                                   rtol=1e-12)
+        for text in (X.assign(c=list("uv") * 30), X.assign(c=pd.Categorical(list("uv") * 30))):
+            with pytest.raises(ValueError, match=r"X has non-numeric column\(s\) \['c'\]: .*OneHotEncoder"):
+                LinearDiscriminant().fit(dd.from_pandas(text, npartitions=2), y)

@@ -12,7 +12,7 @@ from discrim._typing import Array, ArrayLike
 from discrim._posterior import PosteriorMixin, check_joint, check_log_odds
 from discrim.backend._device import rows_on_device
 from discrim.utils import _fitted_state as state
-from discrim.utils._dask import blockwise
+from discrim.utils._dask import blockwise, is_dask, lazy_accuracy
 from discrim.backend import host_input
 from discrim.utils.validation import (
     check_class_totals,
@@ -106,6 +106,27 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         if getattr(self, "feature_names_in_", None) is not None:
             state.array(self.feature_names_in_, "feature_names_in_", (n_features,), kind=None, dims="(n_features_in_,)")
         return n_features, n_classes
+
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
+        """Mean (weighted) accuracy on ``X`` and ``y``: scikit-learn's ``score`` of a classifier.
+
+        A dask X is scored in one pass over its chunks, where they live: only the weighted count of
+        correct predictions and the total weight come to the client.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+            True labels (a dask array or Series with a dask X).
+        sample_weight : array-like of shape (n_samples,), default=None
+
+        Returns
+        -------
+        score : float
+        """
+        if is_dask(X):
+            return lazy_accuracy(self.predict(X), y, sample_weight)
+        return super().score(X, y, sample_weight=sample_weight)
 
     @blockwise
     def log_density(self, X: ArrayLike) -> Array:

@@ -34,6 +34,7 @@ from discrim.utils.validation import (
     check_class_totals,
     check_classes_observed,
     check_labels,
+    check_no_missing_labels,
     check_no_unlabelled_marker,
     check_observed_weight,
     class_index,
@@ -402,6 +403,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         first = np.asarray(X[:1].compute())[0]
         if checked.n_missing or self.unlabeled is not None:
             labels, _, counts = labelled_statistics(X, y, w)
+            check_no_missing_labels(labels, self)
             if self.unlabeled is None:
                 check_no_unlabelled_marker(labels)
             known = unlabelled_rows(labels, self.unlabeled)
@@ -418,6 +420,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             return _FULL_GAUSSIAN.labelled_stats(Xb - origin, index, wb, n_labels)
 
         classes, stats, rows = labelled_statistics(X, y, w, class_moments)
+        check_no_missing_labels(classes, self)
         if self.unlabeled is None:
             check_no_unlabelled_marker(classes)
         check_labels(classes)

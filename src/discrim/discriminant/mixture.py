@@ -36,6 +36,7 @@ from discrim.utils.validation import (
     check_class_totals,
     check_classes_observed,
     check_labels,
+    check_no_missing_labels,
     check_no_unlabelled_marker,
     class_index,
     plain_label,
@@ -621,6 +622,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         w = checked.sample_weight
         y = align_rows(y, X, name="y")
         labels, stats, _ = labelled_statistics(X, y, w, weight_totals)
+        check_no_missing_labels(labels, self)
         if self.unlabeled is None:
             check_no_unlabelled_marker(labels)
         known = unlabelled_rows(labels, self.unlabeled)

@@ -43,6 +43,8 @@ from discrim.utils._dask import (
     gather_sample,
     is_dask,
     labelled_statistics,
+    lazy_accuracy,
+    lazy_weighted_means,
     validated_rows,
     weight_totals,
 )
@@ -54,6 +56,7 @@ from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
     check_feature_magnitude,
     check_labels,
+    check_no_missing_labels,
     check_no_unlabelled_marker,
     check_observed_columns,
     check_observed_weight,
@@ -73,6 +76,26 @@ logger = logging.getLogger(__name__)
 # Largest n_batches (PrototypeClassifier) and max_batches (PrototypeClassifierCV): every batch is
 # at least one L-BFGS-B solve, and a random stream per batch is spawned up front.
 MAX_BATCHES = 10_000
+
+
+def _label_index(classes, y):
+    """Index of every label of y in the sorted ``classes``; ValueError naming the labels not among them.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    index : ndarray of shape (n_samples,) of int
+    """
+    y = np.asarray(y)
+    index = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
+    if not np.array_equal(np.asarray(classes)[index], y):
+        unknown = sorted(set(y.ravel().tolist()) - set(np.asarray(classes).tolist()))
+        raise ValueError(f"y must be one label per row among classes_ {classes.tolist()}; got {unknown!r}.")
+    return index
 
 
 def centre_of(X, sample_weight):
@@ -435,6 +458,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             check_observed_weight(checked.observed_weight)
         y = align_rows(y, X, name="y")
         classes, stats, counts = labelled_statistics(X, y, w, weight_totals)
+        check_no_missing_labels(classes, self)
         check_no_unlabelled_marker(classes, fix=_LABELLED_ONLY)  # y's distinct values, as in memory
         check_labels(classes)
         y_idx = y.map_blocks(lambda block: np.searchsorted(classes, np.asarray(block)).astype(np.int64),
@@ -1066,6 +1090,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         from sklearn.metrics import accuracy_score
 
         pred = self.predict(X, n_batches=n_batches)
+        if is_dask(X):  # one pass over X's chunks; two totals per batch count come to the client
+            return lazy_accuracy(pred, y, sample_weight)
         y = to_numpy(y) if is_tensor(y) else y
         if isinstance(pred, list):
             return np.array([accuracy_score(y, to_numpy(p), sample_weight=sample_weight) for p in pred])
@@ -1099,16 +1125,14 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         >>> clf.log_likelihood(X, y, n_batches=[0, 2]).shape
         (2,)
         """
-        y = np.asarray(to_numpy(y) if is_tensor(y) else y)
         check_is_fitted(self)
+        if is_dask(X):
+            return self._lazy_log_likelihood(X, y, sample_weight, n_batches)
+        y = np.asarray(to_numpy(y) if is_tensor(y) else y)
         if y.ndim != 1:
             raise ValueError(f"y must be a 1-D array of labels, one per row of X; got shape {y.shape}"
                              + (" (use y.ravel() for a column)." if y.ndim == 2 and y.shape[1] == 1 else "."))
-        index = np.searchsorted(self.classes_, y)
-        index = np.clip(index, 0, len(self.classes_) - 1)
-        if not np.array_equal(np.asarray(self.classes_)[index], y):
-            unknown = sorted(set(np.asarray(y).ravel().tolist()) - set(np.asarray(self.classes_).tolist()))
-            raise ValueError(f"y must be one label per row among classes_ {self.classes_.tolist()}; got {unknown!r}.")
+        index = _label_index(self.classes_, y)
         w = check_sample_weight(sample_weight, y.shape[0])
         log_proba = self.predict_log_proba(X, n_batches=n_batches)
 
@@ -1121,6 +1145,20 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         if isinstance(log_proba, list):
             return np.array([mean(lp) for lp in log_proba])
         return mean(log_proba)
+
+    def _lazy_log_likelihood(self, X, y, sample_weight, n_batches):
+        """:meth:`log_likelihood` of a dask X: each chunk's log-probabilities of its true classes summed
+        where the chunk lives, for every batch count in one pass over X's chunks."""
+        import dask.array as da
+
+        log_proba = self.predict_log_proba(X, n_batches=n_batches)
+        each = log_proba if isinstance(log_proba, list) else [log_proba]
+        index = align_rows(y, each[0], name="y").map_blocks(partial(_label_index, self.classes_), dtype=np.int64)
+        true_class = index[:, None] == np.arange(self.classes_.shape[0])
+        # the one entry of the true class, exactly (-inf where its probability is 0)
+        picked = [da.where(true_class, lp.astype(np.float64), 0.0).sum(axis=1) for lp in each]
+        means = lazy_weighted_means(picked, sample_weight)
+        return means if isinstance(log_proba, list) else float(means[0])
 
     def staged_predict_proba(self, X: ArrayLike, n_batches: int | None = None) -> Iterator[Array]:
         """Class probabilities using the first ``b`` batches, for ``b = 0, ..., n_batches``.

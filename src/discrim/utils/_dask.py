@@ -18,6 +18,8 @@ __all__ = [
     "align_rows",
     "blockwise",
     "is_dask",
+    "lazy_accuracy",
+    "lazy_weighted_means",
     "map_row_chunks",
     "on_worker",
     "persist_if_it_fits",
@@ -80,10 +82,17 @@ def check_feature_names(estimator, X, *, reset):
     _check_n_features(estimator, np.empty((0, X.shape[1])), reset=reset)
 
 
-def _nullable_as_float(frame):
-    """A dask DataFrame's nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet``
-    gives integer columns with nulls) as float64 with NaN where ``<NA>``, as in memory; a nullable
-    label Series is left to the labels' own reading (integers stay integers)."""
+def _columns_as_float(frame):
+    """A dask DataFrame's columns as floats where the in-memory path reads them so.
+
+    Nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet`` gives integer
+    columns with nulls) become float64 with NaN where ``<NA>``. Object and string columns are read
+    as numbers partition by partition, as in memory an object column of numbers with None is
+    (:func:`~discrim.utils.validation.numbers_of_column`); dask turns such an object column into a
+    string column (its ``dataframe.convert-string`` setting), so a string column is read the same
+    way. A partition with a value that is no number is refused, naming the column. A label Series
+    is left to the labels' own reading (integers stay integers, text stays text).
+    """
     import pandas as pd
 
     dtypes = getattr(frame, "dtypes", None)
@@ -91,7 +100,25 @@ def _nullable_as_float(frame):
         return frame
     nullable = [c for c, t in dtypes.items() if isinstance(t, pd.api.extensions.ExtensionDtype)
                 and pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
-    return frame.astype({c: "float64" for c in nullable}) if nullable else frame
+    if nullable:
+        frame = frame.astype({c: "float64" for c in nullable})
+    text = [c for c, t in dtypes.items() if t == object or pd.api.types.is_string_dtype(t)]
+    if text and frame.columns.is_unique:
+        meta = _meta(frame).astype({c: "float64" for c in text})
+        frame = frame.map_partitions(functools.partial(_numbers_of_text, text), meta=meta)
+    return frame
+
+
+def _numbers_of_text(columns, partition):
+    """A partition with its object or string ``columns`` read as numbers; ValueError naming the others."""
+    from discrim.utils.validation import numbers_of_column, refuse_columns
+
+    numbers = {c: numbers_of_column(partition[c]) for c in columns}
+    refuse_columns([c for c, values in numbers.items() if values is None])
+    partition = partition.copy()
+    for c, values in numbers.items():
+        partition[c] = values
+    return partition
 
 
 def row_chunked(X, *, name="X", ndim=2):
@@ -114,7 +141,7 @@ def row_chunked(X, *, name="X", ndim=2):
     import dask.array as da
 
     if hasattr(X, "to_dask_array"):
-        X = _nullable_as_float(X)
+        X = _columns_as_float(X)
         # Chunk sizes from the array itself: the partition lengths dask computes for
         # ``lengths=True`` come from an optimised graph, which may combine the partitions of a
         # column read alone (a label Series) differently from the array's.
@@ -413,9 +440,10 @@ def prepared_rows(estimator, X, *, dtype, reset=True):
     from discrim.utils.validation import check_numeric_columns
 
     if reset:
+        X = _columns_as_float(X)  # object and string columns read partition by partition
         meta = _meta(X)
         if meta is not None and hasattr(meta, "columns"):
-            check_numeric_columns(meta.dtypes)
+            check_numeric_columns(meta.dtypes)  # categorical columns refused before any row is read
     check_feature_names(estimator, X, reset=reset)
     return persist_if_it_fits(row_chunked(X).astype(dtype))
 
@@ -618,18 +646,69 @@ def weighted_total(values, sample_weight=None):
         values = host_input(values)  # per-row values of a tensor input: summed on the host
         w = check_sample_weight(sample_weight, values.shape[0])
         return float(w @ values), float(w.sum())
+    totals, size = _lazy_weighted_totals([values], sample_weight)
+    return totals[0], size
+
+
+def _lazy_weighted_totals(columns, sample_weight):
+    """``sum_i w_i v_i`` of every dask array of per-row values in ``columns``, and ``sum_i w_i``, in one
+    ``dask.compute`` (one pass over the chunks they share)."""
     import dask
 
     if sample_weight is None:
-        total, size = dask.compute(values.sum(dtype=np.float64), values.shape[0])
+        *totals, size = dask.compute(*(values.sum(dtype=np.float64) for values in columns), columns[0].shape[0])
     else:
-        w = align_rows(sample_weight, values[:, None], name="sample_weight", dtype=np.float64)
+        w = align_rows(sample_weight, columns[0][:, None], name="sample_weight", dtype=np.float64)
         entries = w.map_blocks(_checked_weights, dtype=np.float64)
-        total, size = dask.compute((entries * values).sum(), entries.sum())
+        *totals, size = dask.compute(*((entries * values).sum() for values in columns), entries.sum())
     from discrim.utils.validation import check_weight_total
 
     check_weight_total(size)
-    return float(total), float(size)
+    return [float(total) for total in totals], float(size)
+
+
+def lazy_accuracy(y_pred, y, sample_weight=None):
+    """scikit-learn's ``accuracy_score`` of dask predictions, in one pass over their chunks.
+
+    Only two totals per prediction come to the client: ``sum_i w_i [pred_i == y_i]`` and ``sum_i w_i``.
+
+    Parameters
+    ----------
+    y_pred : dask.array.Array of shape (n_samples,), or a list of them
+        Predictions computed chunk by chunk from one X (e.g. one per batch count); computed together,
+        so X's chunks are read once.
+    y : array-like or dask collection of shape (n_samples,)
+        The true labels, aligned with the predictions' row chunks.
+    sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
+        Validated as :func:`weighted_total` validates it; None gives unit weights.
+
+    Returns
+    -------
+    accuracy : float, or ndarray of shape (len(y_pred),) for a list
+        The (weighted) share of rows whose prediction is their label.
+    """
+    predictions = y_pred if isinstance(y_pred, list) else [y_pred]
+    y = align_rows(y, predictions[0], name="y")
+    accuracy = lazy_weighted_means([pred == y for pred in predictions], sample_weight)
+    return accuracy if isinstance(y_pred, list) else float(accuracy[0])
+
+
+def lazy_weighted_means(columns, sample_weight=None):
+    """``sum_i w_i v_i / sum_i w_i`` of dask arrays of per-row values, computed together in one pass.
+
+    Parameters
+    ----------
+    columns : list of dask.array.Array of shape (n_samples,)
+        Per-row values with the same row chunks (e.g. computed from one X).
+    sample_weight : array-like or dask collection of shape (n_samples,) or None, default=None
+        Validated as :func:`weighted_total` validates it; None gives unit weights.
+
+    Returns
+    -------
+    means : ndarray of shape (len(columns),)
+    """
+    totals, size = _lazy_weighted_totals(columns, sample_weight)
+    return np.array(totals) / size
 
 
 def _checked_weights(w):
@@ -652,10 +731,53 @@ def _expand(stats, where, n_labels):
     return type(stats)(**fields)
 
 
+def _sorted_labels(yb):
+    """The sorted distinct labels of a chunk of y, and each row's index among them.
+
+    A missing label (NaN, and None or pandas' NA in an object array) sorts last, once, as numpy
+    sorts NaN: in an object array it cannot be compared with the labels, so it is set apart (the
+    first one found stands for all of them).
+    """
+    from discrim.utils.validation import missing_labels
+
+    missing = missing_labels(yb) if yb.dtype == object else None
+    if missing is None or not missing.any():
+        labels, index = np.unique(yb, return_inverse=True)
+        return labels, index.ravel()
+    present, present_index = np.unique(yb[~missing], return_inverse=True)
+    index = np.full(yb.shape[0], present.shape[0], dtype=np.intp)
+    index[~missing] = present_index.ravel()
+    return np.concatenate([present, yb[missing][:1]]), index
+
+
+def _union_labels(a, b):
+    """The sorted union of two chunks' labels (:func:`_sorted_labels`), a missing label last, once."""
+    if a.dtype != object and b.dtype != object:
+        return np.union1d(a, b)
+    from discrim.utils.validation import missing_labels
+
+    missing_a, missing_b = missing_labels(a), missing_labels(b)
+    present = np.union1d(a[~missing_a], b[~missing_b]).astype(object)
+    return np.concatenate([present, np.concatenate([a[missing_a], b[missing_b]]).astype(object)[:1]])
+
+
+def _label_positions(labels, chunk_labels):
+    """Where each of a chunk's labels sits among merged ``labels`` (:func:`_union_labels`)."""
+    if labels.dtype != object:
+        return np.searchsorted(labels, chunk_labels)
+    from discrim.utils.validation import missing_labels
+
+    n_present = labels.shape[0] - int(missing_labels(labels[-1:]).sum())
+    missing = missing_labels(chunk_labels)
+    where = np.full(chunk_labels.shape[0], n_present, dtype=np.intp)
+    where[~missing] = np.searchsorted(labels[:n_present], chunk_labels[~missing])
+    return where
+
+
 def _merge_labelled(a, b):
     """Merge the (labels, stats, rows) of two chunks over the union of their labels."""
-    labels = np.union1d(a[0], b[0])
-    where_a, where_b = np.searchsorted(labels, a[0]), np.searchsorted(labels, b[0])
+    labels = _union_labels(a[0], b[0])
+    where_a, where_b = _label_positions(labels, a[0]), _label_positions(labels, b[0])
     n = labels.shape[0]
     rows = np.zeros(n, dtype=np.int64)
     np.add.at(rows, where_a, a[2])
@@ -669,17 +791,7 @@ def _merge_labelled(a, b):
 def _labelled_chunk(stats_fn, Xb, yb, wb, first_row):
     if yb.shape[0] == 0:
         return None
-    from discrim.utils.validation import missing_labels
-
-    yb = np.asarray(yb)
-    if yb.dtype == object and missing_labels(yb).any():
-        # NaN, None or pd.NA among labels of other types cannot be sorted with them
-        raise ValueError(
-            "y has missing labels (NaN, None or NA) among its labels: on the Dask path mark the rows without a "
-            "label with a label value and pass it as unlabeled= (e.g. '?' and unlabeled='?'), or drop them."
-        )
-    labels, index = np.unique(yb, return_inverse=True)
-    index = index.ravel()
+    labels, index = _sorted_labels(np.asarray(yb))
     rows = np.bincount(index, weights=(np.asarray(wb) > 0), minlength=labels.shape[0]).astype(np.int64)
     stats = None if stats_fn is None else stats_fn(np.asarray(Xb), index, np.asarray(wb), labels.shape[0])
     return labels, stats, rows
@@ -703,7 +815,8 @@ def labelled_statistics(X, y, sample_weight, stats_fn=None):
     Returns
     -------
     classes : ndarray of shape (n_classes,)
-        Sorted labels.
+        Sorted labels; a missing label (NaN, and None or pandas' NA in an object y) last, once, as
+        in-memory labels give it (the caller takes it for unlabelled rows, or refuses it).
     stats : Stats or None
     rows : ndarray of shape (n_classes,) of int
         Rows of positive weight in each class.
@@ -738,7 +851,20 @@ def class_rows(X, y, label, rows_per_chunk):
 
 
 def _select_rows(block, labels, label):
-    return block[labels.reshape(-1) == label]
+    return block[_is_label(labels.reshape(-1), label)]
+
+
+def _is_label(yb, label):
+    """Which entries of a chunk of y equal ``label``; a missing one (None, pandas' NA) never does."""
+    yb = np.asarray(yb)
+    if yb.dtype != object:
+        return yb == label
+    from discrim.utils.validation import missing_labels
+
+    present = ~missing_labels(yb)
+    out = np.zeros(yb.shape, dtype=bool)
+    out[present] = yb[present] == label
+    return out
 
 
 def label_counts_per_chunk(y, classes):
@@ -748,7 +874,7 @@ def label_counts_per_chunk(y, classes):
 
 
 def _count_labels(classes, yb, first_row):
-    return np.array([(np.asarray(yb) == c).sum() for c in classes], dtype=np.int64)
+    return np.array([_is_label(yb, c).sum() for c in classes], dtype=np.int64)
 
 
 def weight_totals(X, index, sample_weight, n_labels):

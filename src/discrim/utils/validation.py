@@ -164,10 +164,9 @@ def numeric_object_columns(X):
         return X
     converted = {}
     for column in X.columns[X.dtypes.to_numpy() == object]:
-        try:
-            converted[column] = pd.to_numeric(X[column]).astype(np.float64)
-        except (ValueError, TypeError):  # text (or values pandas cannot read as numbers)
-            continue
+        values = numbers_of_column(X[column])
+        if values is not None:  # else text (or values pandas cannot read as numbers)
+            converted[column] = values
     if not converted:
         return X
     X = X.copy()
@@ -198,6 +197,26 @@ def _non_numeric(dtypes):
     return [str(c) for c, dt in dtypes.items() if not (is_numeric_dtype(dt) or is_bool_dtype(dt))]
 
 
+def numbers_of_column(column):
+    """A column of a table read as numbers, as every estimator reads an object column: float64 with NaN
+    where a value is missing (None, NaN or pandas' NA), or None if some value is no number.
+
+    Parameters
+    ----------
+    column : pandas.Series
+
+    Returns
+    -------
+    values : pandas.Series of float64 or None
+    """
+    import pandas as pd
+
+    try:
+        return pd.to_numeric(column).astype(np.float64)
+    except (ValueError, TypeError):
+        return None
+
+
 def check_numeric_columns(dtypes):
     """Refuse a table with non-numeric columns, before any of its rows is read.
 
@@ -206,10 +225,20 @@ def check_numeric_columns(dtypes):
     dtypes : pandas.Series
         Column name -> dtype (a DataFrame's ``dtypes``).
     """
-    bad = _non_numeric(dtypes)
-    if bad:
+    refuse_columns(_non_numeric(dtypes))
+
+
+def refuse_columns(columns):
+    """Raise ``ValueError`` naming non-numeric columns of X and the fix, if there are any.
+
+    Parameters
+    ----------
+    columns : list
+        Names of the columns that hold something other than numbers.
+    """
+    if columns:
         raise ValueError(
-            f"X has non-numeric column(s) {bad}: encode them as numbers first (for example "
+            f"X has non-numeric column(s) {[str(c) for c in columns]}: encode them as numbers first (for example "
             "with sklearn.preprocessing.OneHotEncoder) or drop them."
         )
 
@@ -432,6 +461,9 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
         y = _nullable_integer_labels(y)
     finite = "allow-nan" if allow_nan else True
 
+    if y is not None and not nan_labels:  # before X's checks, which a tensor X takes where it lives
+        check_no_missing_labels(y, estimator)
+
     def validate(X):
         if nan_labels:
             X = validate_data(estimator, X, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
@@ -439,13 +471,6 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
             targets["y"] = column_or_1d(host_input(y), warn=True)
             check_consistent_length(X, targets["y"])
         else:
-            if y is not None and missing_labels(y).any():
-                name = type(estimator).__name__
-                raise ValueError(
-                    f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to "
-                    f"fit {name} by EM over those rows, or drop them." if hasattr(estimator, "unlabeled") else
-                    f"y has missing labels (NaN or None): {name} learns from labelled rows only; drop those rows."
-                )
             X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
                                             ensure_all_finite=finite)
         # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
@@ -640,6 +665,27 @@ def missing_labels(y):
     if y.dtype.kind == "f":
         return np.isnan(y)
     return np.zeros(y.shape, dtype=bool)
+
+
+def check_no_missing_labels(y, estimator):
+    """Refuse missing labels (NaN, and None or pandas' NA in an object array) unless ``estimator`` takes
+    them for unlabelled rows (its ``unlabeled`` parameter is set).
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        The labels, or the distinct labels a pass over a dask y found.
+    estimator : BaseEstimator
+        Named in the message, which offers ``unlabeled=-1`` where the estimator has that parameter.
+    """
+    if getattr(estimator, "unlabeled", None) is not None or not missing_labels(y).any():
+        return
+    name = type(estimator).__name__
+    raise ValueError(
+        f"y has missing labels (NaN or None): pass unlabeled=-1 (they then mark unlabelled rows too) to "
+        f"fit {name} by EM over those rows, or drop them." if hasattr(estimator, "unlabeled") else
+        f"y has missing labels (NaN or None): {name} learns from labelled rows only; drop those rows."
+    )
 
 
 def unlabelled_rows(y, unlabeled):
