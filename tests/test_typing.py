@@ -1,8 +1,18 @@
 """The public API is annotated (PEP 561: discrim ships py.typed): every parameter and return."""
 
+import importlib.util
 import inspect
+import os
+import re
+import site
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import pytest
+
+import discrim
 
 from _public_api import PUBLIC_MODULES, public_objects
 
@@ -44,3 +54,123 @@ for qualname, obj, kind in public_objects(TYPED_MODULES):
 def test_public_signature_annotated(qualname):
     missing = _missing_annotations(TARGETS[qualname])
     assert not missing, f"{qualname}: no annotation for {missing}"
+
+
+# ---------------------------------------------------------------- what a type checker makes of it
+#
+# The annotations above exist at runtime; these cases check that mypy reads them as a user's code
+# meets them. Each case becomes the body of a function of one script, checked by one mypy run.
+# A line may end with "# reveal: TYPE" (reveal_type on that line gives TYPE, where "*" matches any
+# text: mypy's versions spell builtins differently) or "# error: CODE" (mypy reports that error
+# code there); every other line of a case must pass. pandas ships no annotations (without
+# pandas-stubs it is Any), so its types are checked by use: an attribute or assignment that an
+# `object` field would fail.
+
+MYPY_HEADER = """\
+import numpy as np
+import pandas as pd
+from discrim.discriminant import MixtureDiscriminant, summarize_discriminant
+from discrim.distributions import Gaussian
+from discrim.mixture import FiniteMixture, select_mixture, summarize_mixture
+
+X = np.zeros((10, 2))
+y = np.r_[np.zeros(5), np.ones(5)]
+"""
+
+MYPY_CASES = {
+    # the result dataclasses' fields have their documented types, not object
+    "result_dataclasses": """
+        sel = select_mixture(X, {"VVV": Gaussian()}, range(1, 3), random_state=0)
+        reveal_type(sel.best_estimator)  # reveal: discrim.mixture.finite_mixture.FiniteMixture
+        reveal_type(sel.estimators)  # reveal: *list[discrim.mixture.finite_mixture.FiniteMixture | None]
+        reveal_type(sel.families)  # reveal: *dict[*str, discrim.distributions._base.ComponentFamily]
+        sel.best_estimator.predict(X)
+        sel.table.sort_values("bic").shape
+        table: pd.DataFrame = sel.table
+        summary = summarize_mixture(sel.best_estimator, X)
+        summary.components.round(2).shape
+        reveal_type(summary.model_name)  # reveal: *str | None
+        reveal_type(summary.covariances)  # reveal: numpy.ndarray*| None
+        summary.covariances.shape  # error: union-attr
+        fitted = summarize_discriminant(MixtureDiscriminant(Gaussian()), X, y)
+        classes: pd.DataFrame = fitted.classes
+        fitted.confusion.to_numpy()
+    """,
+}
+
+
+def _mypy_search_path():
+    """MYPYPATH that makes mypy read the discrim these tests import: its source tree, unless it is installed."""
+    root = Path(discrim.__file__).resolve().parents[1]
+    installed = {Path(p).resolve() for p in [*site.getsitepackages(), site.getusersitepackages()]}
+    return None if root in installed else str(root)
+
+
+@pytest.fixture(scope="module")
+def mypy_report(tmp_path_factory, request):
+    """``(lines, cases, messages)`` of one mypy run on the script of all MYPY_CASES: its lines, each
+    case's first and last line number and mypy's messages ``{line number: [(severity, text)]}``."""
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed")
+    lines = MYPY_HEADER.splitlines()
+    cases = {}
+    for name, body in MYPY_CASES.items():
+        lines += ["", "", f"def case_{name}() -> None:"]
+        first = len(lines) + 1
+        lines += ["    " + line for line in textwrap.dedent(body).strip("\n").splitlines()]
+        cases[name] = (first, len(lines))
+    folder = tmp_path_factory.mktemp("mypy")
+    script = folder / "user_script.py"
+    script.write_text("\n".join(lines) + "\n")
+    # mypy's cache (checked against each file's content) makes the runs after the first quick
+    pytest_cache = getattr(request.config, "cache", None)  # None without pytest's cacheprovider
+    cache = pytest_cache.mkdir("mypy") if pytest_cache is not None else folder / "cache"
+    env = {key: value for key, value in os.environ.items() if key != "MYPYPATH"}
+    if _mypy_search_path() is not None:
+        env["MYPYPATH"] = _mypy_search_path()
+    # --follow-imports=silent: the errors inside discrim and its dependencies are not the user's;
+    # --config-file= (none): no project or user configuration changes what is checked
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file=", "--follow-imports=silent", "--cache-dir", str(cache),
+         "--show-error-codes", "--no-pretty", "--no-error-summary", script.name],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )
+    if result.returncode not in {0, 1}:
+        pytest.fail(f"mypy did not run:\n{result.stdout}{result.stderr}")
+    messages = {}
+    for out in result.stdout.splitlines():
+        match = re.match(rf"{re.escape(script.name)}:(\d+): (error|note): (.*)$", out)
+        if match:
+            messages.setdefault(int(match.group(1)), []).append((match.group(2), match.group(3)))
+    return lines, cases, messages
+
+
+def _line_problem(line, found):
+    """What is wrong with mypy's messages ``found`` on ``line`` given the line's "# reveal:" or
+    "# error:" comment, or None."""
+    errors = [text for severity, text in found if severity == "error"]
+    codes = sorted({match.group(1) for text in errors if (match := re.search(r"\[([a-z-]+)\]$", text))})
+    revealed = [text.removeprefix("Revealed type is ").strip('"') for severity, text in found
+                if severity == "note" and text.startswith("Revealed type is ")]
+    kind, want = (None, None)
+    if match := re.search(r"#\s*(reveal|error):\s*(.+?)\s*$", line):
+        kind, want = match.groups()
+    if codes != ([want] if kind == "error" else []):
+        return f"errors {errors}, expected {[want] if kind == 'error' else []}"
+    if kind == "reveal":
+        pattern = ".*".join(re.escape(part) for part in want.split("*"))
+        if len(revealed) != 1 or not re.fullmatch(pattern, revealed[0]):
+            return f"revealed {revealed}, expected {want!r}"
+    return None
+
+
+@pytest.mark.parametrize("case", sorted(MYPY_CASES))
+def test_mypy_reads_the_annotations(mypy_report, case):
+    lines, cases, messages = mypy_report
+    first, last = cases[case]
+    problems = []
+    for number in range(first, last + 1):
+        problem = _line_problem(lines[number - 1], messages.get(number, []))
+        if problem is not None:
+            problems.append(f"{lines[number - 1].strip()!r}: {problem}")
+    assert not problems, "\n".join(problems)
