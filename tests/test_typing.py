@@ -72,6 +72,8 @@ import pandas as pd
 from discrim.discriminant import MixtureDiscriminant, summarize_discriminant
 from discrim.distributions import Gaussian
 from discrim.mixture import FiniteMixture, select_mixture, summarize_mixture
+from discrim.model_selection import PrototypeClassifierCV
+from discrim.prototype import PrototypeClassifier
 
 X = np.zeros((10, 2))
 y = np.r_[np.zeros(5), np.ones(5)]
@@ -95,6 +97,26 @@ MYPY_CASES = {
         fitted = summarize_discriminant(MixtureDiscriminant(Gaussian()), X, y)
         classes: pd.DataFrame = fitted.classes
         fitted.confusion.to_numpy()
+    """,
+    # n_batches as one count (or None) gives one result, as several counts a list (or array) of them
+    "prototype_n_batches": """
+        model = PrototypeClassifier(random_state=0)
+        proba = model.predict_proba(X)
+        proba[:, 1].mean() + proba.shape[0]
+        accuracy: float = model.score(X, y)
+        mean_log_likelihood: float = model.log_likelihood(X, y, n_batches=2)
+        reveal_type(model.predict(X, n_batches=None))  # reveal: numpy.ndarray*
+        reveal_type(model.predict_proba(X, n_batches=[1, 2]))  # reveal: *list[numpy.ndarray*]
+        reveal_type(model.predict_log_proba(X, None, (1, 2)))  # reveal: *list[numpy.ndarray*]
+        reveal_type(model.score(X, y, n_batches=[1, 2]))  # reveal: numpy.ndarray*
+        reveal_type(model.log_likelihood(X, y, None, [1, 2]))  # reveal: numpy.ndarray*
+        model.predict_proba(X, n_batches=[1, 2])[:, 1]  # error: call-overload
+        model.predict(X, n_batches="2")  # error: call-overload
+        search = PrototypeClassifierCV()
+        search.predict_proba(X, priors="equal")[:, 1].mean()
+        search_accuracy: float = search.score(X, y)
+        reveal_type(search.predict(X, n_batches=[0, 1]))  # reveal: *list[numpy.ndarray*]
+        reveal_type(search.log_likelihood(X, y, n_batches=(0, 1)))  # reveal: numpy.ndarray*
     """,
 }
 
