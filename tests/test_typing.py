@@ -1,5 +1,6 @@
 """The public API is annotated (PEP 561: discrim ships py.typed): every parameter and return."""
 
+import ast
 import importlib.util
 import inspect
 import os
@@ -56,6 +57,27 @@ def test_public_signature_annotated(qualname):
     assert not missing, f"{qualname}: no annotation for {missing}"
 
 
+def test_top_level_names_typed_as_they_resolve():
+    """The top level's imports for type checkers name each exported name from the module that
+    resolves it at runtime, and cost ``import discrim`` nothing: no subpackage, not even typing."""
+    tree = ast.parse(Path(discrim.__file__).read_text())
+    typed = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                assert isinstance(statement, ast.ImportFrom), ast.dump(statement)
+                for alias in statement.names:
+                    assert alias.asname == alias.name, "an explicit re-export reads `import X as X`"
+                    typed[alias.name] = statement.module
+    assert typed == discrim._EXPORTS
+    code = ("import sys; before = set(sys.modules); import discrim; "
+            "print(sorted(m for m in set(sys.modules) - before if m == 'typing' or m.startswith('discrim.')))")
+    source = str(Path(discrim.__file__).parents[1])  # the discrim under test, not another installed copy
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([source, os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
+
+
 # ---------------------------------------------------------------- what a type checker makes of it
 #
 # The annotations above exist at runtime; these cases check that mypy reads them as a user's code
@@ -69,7 +91,11 @@ def test_public_signature_annotated(qualname):
 MYPY_HEADER = """\
 import numpy as np
 import pandas as pd
-from discrim.discriminant import MixtureDiscriminant, summarize_discriminant
+import discrim
+from discrim import LinearDiscriminant as TopLevelLDA
+from discrim.discriminant import (
+    LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant, summarize_discriminant,
+)
 from discrim.distributions import Gaussian
 from discrim.mixture import FiniteMixture, select_mixture, summarize_mixture
 from discrim.model_selection import PrototypeClassifierCV
@@ -77,9 +103,34 @@ from discrim.prototype import PrototypeClassifier
 
 X = np.zeros((10, 2))
 y = np.r_[np.zeros(5), np.ones(5)]
+
+
+class MyLDA(LinearDiscriminant):
+    pass
 """
 
 MYPY_CASES = {
+    # the names of discrim's top level are the subpackages' (not Any, as a module __getattr__ made
+    # them); fit and the prediction methods keep their signatures through their decorators, and
+    # fit returns the estimator's own class
+    "signatures_seen": """
+        reveal_type(TopLevelLDA)  # reveal: def (*) -> discrim.discriminant.gaussian.LinearDiscriminant
+        reveal_type(discrim.select_mixture)  # reveal: def (*) -> discrim.mixture._selection.MixtureSelection
+        TopLevelLDA(prioors="equal")  # error: call-arg
+        from discrim import NoSuchEstimator  # error: attr-defined
+        lda = LinearDiscriminant().fit(X, y)
+        reveal_type(lda)  # reveal: discrim.discriminant.gaussian.LinearDiscriminant
+        lda.transform(X)[:, 0]
+        reveal_type(lda.predict_proba(X))  # reveal: numpy.ndarray*
+        lda.fit(X, y, groups=None)  # error: call-arg
+        reveal_type(MyLDA().fit(X, y))  # reveal: user_script.MyLDA
+        reveal_type(QuadraticDiscriminant().fit(X, y))  # reveal: discrim.discriminant.gaussian.QuadraticDiscriminant
+        reveal_type(MixtureDiscriminant(Gaussian()).fit(X, y))  # reveal: discrim.discriminant.mixture.MixtureDiscriminant
+        reveal_type(discrim.FiniteMixture(Gaussian()).fit(X))  # reveal: discrim.mixture.finite_mixture.FiniteMixture
+        FiniteMixture(Gaussian()).fit(X).score_samples(X).nor_this()  # error: union-attr
+        reveal_type(PrototypeClassifier().fit(X, y))  # reveal: discrim.prototype.classifier.PrototypeClassifier
+        reveal_type(PrototypeClassifierCV().fit(X, y))  # reveal: discrim.model_selection.prototype_cv.PrototypeClassifierCV
+    """,
     # the result dataclasses' fields have their documented types, not object
     "result_dataclasses": """
         sel = select_mixture(X, {"VVV": Gaussian()}, range(1, 3), random_state=0)

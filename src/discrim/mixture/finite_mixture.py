@@ -7,7 +7,7 @@ import contextvars
 import warnings
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin, clone
@@ -712,7 +712,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return family.fill_data_defaults(stats_from_assignment(family, rows, _one_component), self.n_components)
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> "FiniteMixture":
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> Self:
         """Estimate the mixture by EM.
 
         Parameters

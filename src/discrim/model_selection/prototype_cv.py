@@ -6,7 +6,7 @@ import logging
 import time
 from numbers import Integral, Real
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, overload
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Self, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -497,7 +497,7 @@ empty_check_iter, max_samples, dtype, backend, device
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
-            groups: ArrayLike | None = None) -> PrototypeClassifierCV:
+            groups: ArrayLike | None = None) -> Self:
         """Run the cross-validated search and refit the selected model on all the data.
 
         Parameters

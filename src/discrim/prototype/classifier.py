@@ -7,7 +7,7 @@ import warnings
 from functools import partial
 from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Literal, overload
+from typing import TYPE_CHECKING, Literal, Self, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -376,7 +376,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> PrototypeClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the batches of prototypes.
 
         Parameters
