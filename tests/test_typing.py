@@ -15,7 +15,7 @@ import pytest
 
 import discrim
 
-from _public_api import PUBLIC_MODULES, public_objects
+from _public_api import PUBLIC_MODULES, public_names, public_objects
 
 # The command line's Python entry point (``discrim.cli.main.main``) is typed like the library's.
 TYPED_MODULES = [*PUBLIC_MODULES, "discrim.cli.main"]
@@ -55,6 +55,43 @@ for qualname, obj, kind in public_objects(TYPED_MODULES):
 def test_public_signature_annotated(qualname):
     missing = _missing_annotations(TARGETS[qualname])
     assert not missing, f"{qualname}: no annotation for {missing}"
+
+
+@pytest.mark.parametrize("module_name", PUBLIC_MODULES)
+def test_public_module_declares_all(module_name):
+    """``__all__`` names a public module's API for ``import *`` and type checkers (without it,
+    ``from discrim.persistence import *`` brought in os, json, sio and the module's helpers)."""
+    module = importlib.import_module(module_name)
+    assert hasattr(module, "__all__"), f"{module_name} has no __all__"
+    assert [name for name in module.__all__ if not hasattr(module, name)] == []
+
+
+def _discrim_classes():
+    """``{name: classes}`` of every class that the loaded discrim modules define."""
+    classes = {}
+    for name, module in list(sys.modules.items()):
+        if name == "discrim" or name.startswith("discrim."):
+            for attr, obj in list(vars(module).items()):
+                if inspect.isclass(obj) and obj.__module__.startswith("discrim"):
+                    classes.setdefault(attr, set()).add(obj)
+    return classes
+
+
+def test_returned_classes_exported():
+    """A discrim class that a public function or method is annotated to return can be imported
+    from a public module, for a user's own annotations and isinstance checks."""
+    exported = set()
+    for module_name in PUBLIC_MODULES:
+        module = importlib.import_module(module_name)
+        exported |= {id(getattr(module, name)) for name in public_names(module)}
+    classes = _discrim_classes()
+    unexported = []
+    for qualname, func in TARGETS.items():
+        returns = inspect.signature(func).return_annotation
+        returns = returns if isinstance(returns, str) else getattr(returns, "__name__", "")
+        for name in re.findall(r"\w+", returns):
+            unexported += [(qualname, cls.__qualname__) for cls in classes.get(name, ()) if id(cls) not in exported]
+    assert not unexported, f"returned but not exported: {unexported}"
 
 
 def test_top_level_names_typed_as_they_resolve():
@@ -148,6 +185,13 @@ MYPY_CASES = {
         fitted = summarize_discriminant(MixtureDiscriminant(Gaussian()), X, y)
         classes: pd.DataFrame = fitted.classes
         fitted.confusion.to_numpy()
+    """,
+    # the class of normal_boundaries' result is exported, with its fields' types
+    "normal_boundaries_result": """
+        from discrim.discriminant import NormalBoundaries, normal_boundaries
+        result: NormalBoundaries = normal_boundaries(0, 1, 2, 1)
+        reveal_type(result.region)  # reveal: *list[*tuple[*float, *float]]
+        reveal_type(result.coefficients[2])  # reveal: *float
     """,
     # n_batches as one count (or None) gives one result, as several counts a list (or array) of them
     "prototype_n_batches": """
