@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import discrim
@@ -92,6 +93,19 @@ def test_returned_classes_exported():
         for name in re.findall(r"\w+", returns):
             unexported += [(qualname, cls.__qualname__) for cls in classes.get(name, ()) if id(cls) not in exported]
     assert not unexported, f"returned but not exported: {unexported}"
+
+
+def test_mixture_criteria_are_floats():
+    """FiniteMixture's criteria and score return the float they are annotated with (bic and icl
+    returned np.float64), also for weighted rows."""
+    from discrim.distributions import Gaussian
+    from discrim.mixture import FiniteMixture
+
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    mixture = FiniteMixture(Gaussian(), n_components=2, random_state=0).fit(X)
+    for weights in (None, np.full(40, 0.5)):
+        values = {name: getattr(mixture, name)(X, sample_weight=weights) for name in ("aic", "bic", "icl", "score")}
+        assert {name: type(value) for name, value in values.items()} == dict.fromkeys(values, float)
 
 
 def test_top_level_names_typed_as_they_resolve():

@@ -1074,7 +1074,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         bic : float
         """
         log_lik, n = self._log_likelihood_and_size(X, sample_weight)
-        return -2.0 * log_lik + self._n_parameters() * np.log(n)
+        return float(-2.0 * log_lik + self._n_parameters() * np.log(n))
 
     def aic(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Akaike information criterion ``-2 log L + 2 p`` on X (lower is better).
@@ -1110,7 +1110,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         icl : float
         """
         log_map, _ = weighted_total(map_log_probability(self.predict_proba(X)), sample_weight)
-        return self.bic(X, sample_weight) - 2.0 * log_map
+        return float(self.bic(X, sample_weight) - 2.0 * log_map)
 
     def summary(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> MixtureSummary:
         """The fitted model's summary on X, as mclust's ``summary(Mclust)``.
