@@ -26,11 +26,27 @@ _EXPORTS = {
 
 __all__ = ["__version__", *_EXPORTS]
 
+# Type checkers read the names from these imports (a module __getattr__ would make each one Any);
+# they take any TYPE_CHECKING as true, and this one spares `import discrim` the import of typing.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from discrim.discriminant import KnownDensityClassifier as KnownDensityClassifier
+    from discrim.discriminant import LinearDiscriminant as LinearDiscriminant
+    from discrim.discriminant import MixtureDiscriminant as MixtureDiscriminant
+    from discrim.discriminant import QuadraticDiscriminant as QuadraticDiscriminant
+    from discrim.discriminant import normal_boundaries as normal_boundaries
+    from discrim.mixture import FiniteMixture as FiniteMixture
+    from discrim.mixture import select_mixture as select_mixture
+    from discrim.model_selection import PrototypeClassifierCV as PrototypeClassifierCV
+    from discrim.persistence import load_model as load_model
+    from discrim.persistence import save_model as save_model
+    from discrim.prototype import PrototypeClassifier as PrototypeClassifier
+else:  # hidden from type checkers, so that a name not exported is an error rather than Any
 
-def __getattr__(name):
-    if name in _EXPORTS:
-        return getattr(importlib.import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'discrim' has no attribute {name!r}")
+    def __getattr__(name):
+        if name in _EXPORTS:
+            return getattr(importlib.import_module(_EXPORTS[name]), name)
+        raise AttributeError(f"module 'discrim' has no attribute {name!r}")
 
 
 def __dir__():

@@ -22,6 +22,9 @@ ArrayLike = Union[npt.ArrayLike, "pandas.DataFrame", "pandas.Series", "torch.Ten
 #: What prediction methods return: a NumPy array, or a tensor / dask array for such an input.
 Array = Union[np.ndarray, "torch.Tensor", "dask.array.Array"]
 
+#: ``n_batches`` as several counts (a list or tuple of ints): one result per count.
+BatchCounts = Union[list[int], tuple[int, ...]]
+
 #: ``random_state``: a seed, a legacy RandomState, a Generator, or None (fresh entropy).
 RandomStateLike = Union[int, np.random.RandomState, np.random.Generator, None]
 
@@ -34,4 +37,4 @@ PathLike = Union[str, "os.PathLike[str]"]
 #: A fitted prototype set model as the explanation functions and plots take it.
 PrototypeModel = Union["PrototypeClassifier", "PrototypeClassifierCV", "sklearn.pipeline.Pipeline"]
 
-__all__ = ["Array", "ArrayLike", "Device", "PathLike", "PrototypeModel", "RandomStateLike"]
+__all__ = ["Array", "ArrayLike", "BatchCounts", "Device", "PathLike", "PrototypeModel", "RandomStateLike"]

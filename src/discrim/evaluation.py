@@ -7,6 +7,8 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, log_loss, r
 
 from discrim._typing import ArrayLike
 
+__all__ = ["score_probabilities", "score_probabilities_lazy"]
+
 
 def score_probabilities(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike) -> dict:
     """Log-loss, accuracy, balanced accuracy and ROC-AUC of predicted class probabilities.

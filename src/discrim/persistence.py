@@ -20,6 +20,8 @@ from discrim import __version__
 from discrim.utils import _fitted_state as state
 from discrim.utils._files import atomic_output
 
+__all__ = ["ModelFileError", "load_model", "save_model"]
+
 
 def _import_skops_io():
     """``skops.io``, imported without importing torch or dask on the way.

@@ -10,6 +10,8 @@ import numpy as np
 from discrim._typing import ArrayLike
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from discrim.discriminant import MixtureDiscriminant
 
 __all__ = ["DiscriminantSummary", "summarize_discriminant"]
@@ -52,12 +54,12 @@ class DiscriminantSummary:
     """
 
     kind: str
-    classes: object = field(repr=False)
+    classes: pd.DataFrame = field(repr=False)
     log_likelihood: float
     n: float
     df: int
     bic: float
-    confusion: object = field(repr=False)
+    confusion: pd.DataFrame = field(repr=False)
     error: float
     brier: float
 

@@ -10,9 +10,9 @@ import numpy as np
 
 
 class NormalBoundaries(NamedTuple):
-    """Result of :func:`normal_boundaries`.
+    """Result of :func:`normal_boundaries`: where the two densities cross and the region of population 1.
 
-    Attributes
+    Parameters
     ----------
     points : ndarray of shape (n_points,)
         Sorted points where ``f_1(x) = f_2(x)`` (0, 1 or 2 of them); empty when the
@@ -28,11 +28,19 @@ class NormalBoundaries(NamedTuple):
         are computed in standard units of the sharper population instead (see Notes).
     identical : bool
         True when the two populations are the same distribution.
+
+    Examples
+    --------
+    >>> from discrim.discriminant import NormalBoundaries, normal_boundaries
+    >>> res = normal_boundaries(0, 1, 2, 1)
+    >>> isinstance(res, NormalBoundaries), res.region, res.identical
+    (True, [(-inf, 1.0)], False)
+    >>> points, region, coefficients, identical = res
     """
 
     points: np.ndarray
-    region: list
-    coefficients: tuple
+    region: list[tuple[float, float]]
+    coefficients: tuple[float, float, float]
     identical: bool
 
 

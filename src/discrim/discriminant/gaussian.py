@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 from abc import abstractmethod
 from numbers import Integral, Real
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 import numpy as np
 from sklearn.base import TransformerMixin, clone
@@ -163,7 +163,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         return tags
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "_GaussianDiscriminant":
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Estimate the class means and covariance(s) from labelled training data.
 
         Parameters

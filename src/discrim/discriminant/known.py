@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 import numpy as np
 
@@ -102,7 +102,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         self.priors = priors
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "KnownDensityClassifier":
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Record the class labels and check the densities against them.
 
         Parameters

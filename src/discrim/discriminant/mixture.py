@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import warnings
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 import numpy as np
 
@@ -381,7 +381,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self.common_family = common_family
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> "MixtureDiscriminant":
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit one mixture per class by EM.
 
         Parameters

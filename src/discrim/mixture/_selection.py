@@ -25,6 +25,9 @@ from discrim.utils.validation import check_feature_magnitude, check_sample_weigh
 if TYPE_CHECKING:
     import pandas as pd
 
+    from discrim.distributions._base import ComponentFamily
+    from discrim.mixture.finite_mixture import FiniteMixture
+
 _COLUMNS = [
     "family", "n_components", "n_parameters", "log_likelihood", "bic", "aic", "icl", "converged", "n_iter",
     "min_rows", "min_rel_variance", "degenerate", "degenerate_reason",
@@ -88,13 +91,13 @@ class MixtureSelection:
     ['family', 'n_components', 'n_parameters', 'log_likelihood']
     """
 
-    table: object
+    table: pd.DataFrame
     criterion: str
     best_index: int
-    best_params: dict
-    best_estimator: object
-    families: dict = field(repr=False)
-    estimators: list = field(repr=False)
+    best_params: dict[str, Any]
+    best_estimator: FiniteMixture
+    families: dict[str, ComponentFamily] = field(repr=False)
+    estimators: list[FiniteMixture | None] = field(repr=False)
 
     def to_markdown(self, floatfmt: str = ".2f") -> str:
         """Render the table as Markdown, the chosen row marked with ``*``.

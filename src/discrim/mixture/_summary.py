@@ -198,8 +198,8 @@ class MixtureSummary:
     """
 
     family: str
-    model_name: object
-    description: object
+    model_name: str | None
+    description: str | None
     n_components: int
     n_samples: int
     n: float
@@ -210,10 +210,10 @@ class MixtureSummary:
     aic: float
     converged: bool
     n_iter: int
-    feature_names: list
-    components: object = field(repr=False)
-    covariances: object = field(default=None, repr=False)
-    orientations: object = field(default=None, repr=False)
+    feature_names: list[str]
+    components: pd.DataFrame = field(repr=False)
+    covariances: np.ndarray | None = field(default=None, repr=False)
+    orientations: np.ndarray | None = field(default=None, repr=False)
 
     def _title(self):
         # the family's class name: its options (a Product's every family) follow on the model line

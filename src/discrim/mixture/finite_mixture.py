@@ -7,7 +7,7 @@ import contextvars
 import warnings
 from dataclasses import dataclass, replace
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Self
 
 import numpy as np
 from sklearn.base import BaseEstimator, DensityMixin, clone
@@ -715,7 +715,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         return family.fill_data_defaults(stats_from_assignment(family, rows, _one_component), self.n_components)
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> "FiniteMixture":
+    def fit(self, X: ArrayLike, y: ArrayLike | None = None, sample_weight: ArrayLike | None = None) -> Self:
         """Estimate the mixture by EM.
 
         Parameters
@@ -1077,7 +1077,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         bic : float
         """
         log_lik, n = self._log_likelihood_and_size(X, sample_weight)
-        return -2.0 * log_lik + self._n_parameters() * np.log(n)
+        return float(-2.0 * log_lik + self._n_parameters() * np.log(n))
 
     def aic(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> float:
         """Akaike information criterion ``-2 log L + 2 p`` on X (lower is better).
@@ -1113,7 +1113,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         icl : float
         """
         log_map, _ = weighted_total(map_log_probability(self.predict_proba(X)), sample_weight)
-        return self.bic(X, sample_weight) - 2.0 * log_map
+        return float(self.bic(X, sample_weight) - 2.0 * log_map)
 
     def summary(self, X: ArrayLike, sample_weight: ArrayLike | None = None) -> MixtureSummary:
         """The fitted model's summary on X, as mclust's ``summary(Mclust)``.

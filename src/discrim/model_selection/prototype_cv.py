@@ -6,7 +6,7 @@ import logging
 import time
 from numbers import Integral, Real
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Self, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -14,7 +14,7 @@ from sklearn.model_selection import StratifiedGroupKFold, StratifiedKFold, check
 from sklearn.utils import _safe_indexing
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
-from discrim._typing import Array, ArrayLike, Device, PathLike, RandomStateLike
+from discrim._typing import Array, ArrayLike, BatchCounts, Device, PathLike, RandomStateLike
 from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_tasks, refit_path, select_one_se
 from discrim.utils import _fitted_state as state
 from discrim.utils._parallel import run_unordered
@@ -497,7 +497,7 @@ empty_check_iter, max_samples, dtype, backend, device
 
     @fit_context(prefer_skip_nested_validation=True)
     def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
-            groups: ArrayLike | None = None) -> PrototypeClassifierCV:
+            groups: ArrayLike | None = None) -> Self:
         """Run the cross-validated search and refit the selected model on all the data.
 
         Parameters
@@ -678,8 +678,15 @@ empty_check_iter, max_samples, dtype, backend, device
         transform = getattr(self, "transformer_", None)
         return X if transform is None else _transformed(transform, X)
 
+    @overload
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None, n_batches: int | None = None) -> Array: ...
+    @overload
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None, n_batches: BatchCounts) -> list[Array]: ...
+    @overload
     def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None,
-                n_batches: int | list[int] | None = None) -> Array | list[Array]:
+                *, n_batches: BatchCounts) -> list[Array]: ...
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                n_batches: int | BatchCounts | None = None) -> Array | list[Array]:
         """Predict classes with the refitted model.
 
         Parameters
@@ -698,8 +705,16 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict(self._rows(X), priors=priors, n_batches=n_batches)
 
+    @overload
     def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
-                      n_batches: int | list[int] | None = None) -> Array | list[Array]:
+                      n_batches: int | None = None) -> Array: ...
+    @overload
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None, n_batches: BatchCounts) -> list[Array]: ...
+    @overload
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                      *, n_batches: BatchCounts) -> list[Array]: ...
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                      n_batches: int | BatchCounts | None = None) -> Array | list[Array]:
         """Class probabilities of the refitted model.
 
         Parameters
@@ -714,8 +729,17 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict_proba(self._rows(X), priors=priors, n_batches=n_batches)
 
+    @overload
     def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
-                          n_batches: int | list[int] | None = None) -> Array | list[Array]:
+                          n_batches: int | None = None) -> Array: ...
+    @overload
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None,
+                          n_batches: BatchCounts) -> list[Array]: ...
+    @overload
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                          *, n_batches: BatchCounts) -> list[Array]: ...
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                          n_batches: int | BatchCounts | None = None) -> Array | list[Array]:
         """Log class probabilities of the refitted model.
 
         Parameters
@@ -729,8 +753,17 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().predict_log_proba(self._rows(X), priors=priors, n_batches=n_batches)
 
+    @overload
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
-              n_batches: int | list[int] | None = None) -> float | np.ndarray:
+              n_batches: int | None = None) -> float: ...
+    @overload
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None,
+              n_batches: BatchCounts) -> np.ndarray: ...
+    @overload
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              *, n_batches: BatchCounts) -> np.ndarray: ...
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              n_batches: int | BatchCounts | None = None) -> float | np.ndarray:
         """Accuracy of the refitted model (scikit-learn's ``score`` of a classifier).
 
         Parameters
@@ -747,8 +780,17 @@ empty_check_iter, max_samples, dtype, backend, device
         """
         return self._fitted_model().score(self._rows(X), y, sample_weight=sample_weight, n_batches=n_batches)
 
+    @overload
     def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
-                       n_batches: int | list[int] | None = None) -> float | np.ndarray:
+                       n_batches: int | None = None) -> float: ...
+    @overload
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None,
+                       n_batches: BatchCounts) -> np.ndarray: ...
+    @overload
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+                       *, n_batches: BatchCounts) -> np.ndarray: ...
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+                       n_batches: int | BatchCounts | None = None) -> float | np.ndarray:
         """Mean log-probability of the true classes under the refitted model, proset's score.
 
         See :meth:`discrim.prototype.PrototypeClassifier.log_likelihood`.

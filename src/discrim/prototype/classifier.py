@@ -7,14 +7,14 @@ import warnings
 from functools import partial
 from collections.abc import Iterator, Sequence
 from numbers import Integral, Real
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Self, overload
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim._posterior import PosteriorMixin, rule_from_joint
-from discrim._typing import Array, ArrayLike, Device, PathLike, RandomStateLike
+from discrim._typing import Array, ArrayLike, BatchCounts, Device, PathLike, RandomStateLike
 from discrim.backend import array_namespace, ops, to_numpy
 from discrim.backend._device import check_device, compute_device, is_tensor, rows_on_device
 from discrim.exceptions import DataScaleWarning
@@ -400,7 +400,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         return tags
 
     @fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> PrototypeClassifier:
+    def fit(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the batches of prototypes.
 
         Parameters
@@ -1012,8 +1012,16 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             done = n
             yield n, q.copy()
 
+    @overload
     def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
-                      n_batches: int | list[int] | None = None) -> Array | list[Array]:
+                      n_batches: int | None = None) -> Array: ...
+    @overload
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None, n_batches: BatchCounts) -> list[Array]: ...
+    @overload
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                      *, n_batches: BatchCounts) -> list[Array]: ...
+    def predict_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                      n_batches: int | BatchCounts | None = None) -> Array | list[Array]:
         """Class probabilities ``p_k(x)``, from all batches or the first ``n_batches``.
 
         Parameters
@@ -1035,8 +1043,17 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._predict_rule(X, priors, n_batches, "proba")
 
+    @overload
     def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
-                          n_batches: int | list[int] | None = None) -> Array | list[Array]:
+                          n_batches: int | None = None) -> Array: ...
+    @overload
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None,
+                          n_batches: BatchCounts) -> list[Array]: ...
+    @overload
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                          *, n_batches: BatchCounts) -> list[Array]: ...
+    def predict_log_proba(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                          n_batches: int | BatchCounts | None = None) -> Array | list[Array]:
         """Log of the class probabilities, computed in log space (see :meth:`predict_proba`).
 
         Parameters
@@ -1053,8 +1070,15 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._predict_rule(X, priors, n_batches, "log_proba")
 
+    @overload
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None, n_batches: int | None = None) -> Array: ...
+    @overload
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None, n_batches: BatchCounts) -> list[Array]: ...
+    @overload
     def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None,
-                n_batches: int | list[int] | None = None) -> Array | list[Array]:
+                *, n_batches: BatchCounts) -> list[Array]: ...
+    def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None,
+                n_batches: int | BatchCounts | None = None) -> Array | list[Array]:
         """The class of largest probability (see :meth:`predict_proba`).
 
         Parameters
@@ -1071,8 +1095,17 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         """
         return self._predict_rule(X, priors, n_batches, "predict")
 
+    @overload
     def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
-              n_batches: int | list[int] | None = None) -> float | np.ndarray:
+              n_batches: int | None = None) -> float: ...
+    @overload
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None,
+              n_batches: BatchCounts) -> np.ndarray: ...
+    @overload
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              *, n_batches: BatchCounts) -> np.ndarray: ...
+    def score(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+              n_batches: int | BatchCounts | None = None) -> float | np.ndarray:
         """Mean (weighted) accuracy, scikit-learn's classifier score; see :meth:`log_likelihood` for proset's.
 
         Parameters
@@ -1097,8 +1130,17 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             return np.array([accuracy_score(y, to_numpy(p), sample_weight=sample_weight) for p in pred])
         return float(accuracy_score(y, to_numpy(pred), sample_weight=sample_weight))
 
+    @overload
     def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
-                       n_batches: int | list[int] | None = None) -> float | np.ndarray:
+                       n_batches: int | None = None) -> float: ...
+    @overload
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None,
+                       n_batches: BatchCounts) -> np.ndarray: ...
+    @overload
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+                       *, n_batches: BatchCounts) -> np.ndarray: ...
+    def log_likelihood(self, X: ArrayLike, y: ArrayLike, sample_weight: ArrayLike | None = None,
+                       n_batches: int | BatchCounts | None = None) -> float | np.ndarray:
         """Mean (weighted) log-probability of the true classes, proset's score: ``-log_loss``.
 
         Parameters

@@ -10,7 +10,8 @@ chunk. dask is an optional dependency: nothing here imports it until a dask coll
 
 import dataclasses
 import functools
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, ParamSpec, TypeVar, cast
 
 import numpy as np
 
@@ -286,7 +287,11 @@ def _probe(method, estimator, n_features, dtype, names, args=(), kwargs=None):
     return out.shape[1:], out.dtype
 
 
-def blockwise(method):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
     """Decorate a method ``method(self, X)`` of rows in, rows out so that a dask X gives a dask array.
 
     For a dask array or DataFrame, the method runs on every row chunk (as a numpy array, or as a
@@ -294,7 +299,9 @@ def blockwise(method):
     array with X's row chunks, computed lazily. An error in a chunk names the chunk's first row,
     since the method's own row indices count from it. Any other X goes to ``method`` unchanged,
     and its result returns in X's namespace: a torch tensor on X's device for tensor input,
-    numpy otherwise (:func:`discrim.backend._device.like_input`).
+    numpy otherwise (:func:`discrim.backend._device.like_input`). To type checkers the method
+    keeps its signature, whose return type (``discrim._typing.Array``) covers the dask and torch
+    results.
     """
 
     @functools.wraps(method)
@@ -327,7 +334,7 @@ def blockwise(method):
             return X.map_blocks(run, dtype=dtype, chunks=chunks, meta=np.empty((0,) + shape, dtype))
         return X.map_blocks(run, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
 
-    return wrapper
+    return cast("Callable[_P, _R]", wrapper)
 
 
 def map_row_chunks_seeded(method, estimator, X, random_state, **kwargs):
