@@ -48,3 +48,18 @@ def test_an_unfitted_classifier_is_named_not_fitted():
     X = np.random.default_rng(0).normal(size=(20, 2))
     with pytest.raises(NotFittedError):
         plot_decision_surface(LinearDiscriminant(), X, np.repeat([0, 1], 10))
+
+
+def test_rows_with_a_missing_value_are_left_out_and_frames_name_the_axes():
+    # "Axis limits cannot be NaN or Inf" for a NaN row the model accepted at fit; an array-fitted
+    # model drawn with a DataFrame labelled its axes "feature 0" and "feature 1"
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 2)), np.repeat([0, 1], 30)
+    X[y == 1] += 2
+    X[3, 0] = np.nan
+    model = QuadraticDiscriminant().fit(X, y)
+    ax = plot_decision_surface(model, pd.DataFrame(X, columns=["length", "width"]), y)
+    assert np.isfinite(ax.get_xlim()).all() and (ax.get_xlabel(), ax.get_ylabel()) == ("length", "width")
+    assert sum(c.get_offsets().shape[0] for c in ax.collections if type(c).__name__ == "PathCollection") == 59

@@ -23,7 +23,8 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
         Must take two features and have ``predict`` (and ``predict_proba`` when
         ``show_proba``).
     X : array-like of shape (n_samples, 2)
-        Points to show (usually the training data); they also set the plotted range.
+        Points to show (usually the training data); they also set the plotted range. Rows with
+        a missing value (NaN) are not drawn.
     y : array-like of shape (n_samples,)
         Their labels, coloured like the regions.
     ax : matplotlib Axes, default=None
@@ -69,6 +70,14 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
             f"decision surfaces need exactly two features; X has shape {X_arr.shape}."
         )
     y = np.asarray(y)
+    # rows with a missing value (which a model fitted on such rows accepts) have no place on the plane
+    drawn = ~np.isnan(X_arr).any(axis=1)
+    if not drawn.any():
+        raise ValueError("plot_decision_surface draws rows with both features observed; every row of X has a "
+                         "missing value (NaN).")
+    if y.shape[0] != X_arr.shape[0]:
+        raise ValueError(f"y has {y.shape[0]} labels for the {X_arr.shape[0]} rows of X: give one per row.")
+    X_arr, y = X_arr[drawn], y[drawn]
     ax = new_axes(ax)
     lo, hi = X_arr.min(axis=0), X_arr.max(axis=0)
     span = hi - lo
@@ -101,7 +110,8 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
     for i, label in enumerate(classes):
         mask = y == label
         ax.scatter(X_arr[mask, 0], X_arr[mask, 1], s=12, c=colours[i], edgecolors="k", linewidths=0.3, label=str(label))
-    names = list(getattr(estimator, "feature_names_in_", ["feature 0", "feature 1"]))
+    # the model's names, else X's columns (a model fitted on an array, drawn with a DataFrame)
+    names = list(getattr(estimator, "feature_names_in_", getattr(X, "columns", ["feature 0", "feature 1"])))
     ax.set_xlabel(str(names[0]))
     ax.set_ylabel(str(names[1]))
     ax.set_xlim(lo[0], hi[0])
