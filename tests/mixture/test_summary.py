@@ -213,3 +213,20 @@ def test_category_probabilities_are_listed_by_feature_and_category():
     np.testing.assert_array_equal(table["c__probs[x1=b]"].to_numpy(dtype=float), fitted.params_["c__probs"][:, 0, 1])
     np.testing.assert_array_equal(table["g__covariance[x0]"].to_numpy(dtype=float),
                                   fitted.params_["g__covariance"][:, 0, 0])
+
+
+@pytest.mark.parametrize("covariance_type, name, description", [
+    ("EII", "E", "univariate, equal variance"), ("VVV", "V", "univariate, unequal variance"),
+    ("full", "V", "univariate, unequal variance")])
+def test_one_feature_models_are_named_as_mclust_names_them(covariance_type, name, description):
+    # mclust prints "Mclust E (univariate, equal variance) model with 2 components" on faithful's waiting;
+    # the summary said "EII (spherical, equal volume)", against select_mixture's "E", with a volume and a shape of 1
+    from pathlib import Path
+
+    import pandas as pd
+
+    X = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv")[["waiting"]]
+    summary = FiniteMixture(Gaussian(covariance_type), 2, random_state=0).fit(X).summary(X)
+    assert (summary.model_name, summary.description) == (name, description)
+    assert f"{name} ({description}) model with 2 components:" in str(summary)
+    assert list(summary.components.columns) == ["weight", "size", "mean[waiting]", "variance[waiting]"]

@@ -33,6 +33,8 @@ MODEL_DESCRIPTIONS = {
     "EVV": "ellipsoidal, equal volume",
     "VVV": "ellipsoidal, varying volume, shape, and orientation",
 }
+#: mclust's description of its two models of one feature (``mclustModelNames("E")$type``).
+UNIVARIATE_DESCRIPTIONS = {"E": "univariate, equal variance", "V": "univariate, unequal variance"}
 
 
 def gaussian_covariances(mixture: FiniteMixture):
@@ -87,6 +89,9 @@ def _family_description(mixture):
 
     name = getattr(mixture.family_, "model_name", None)
     if isinstance(name, str) and name in MODEL_DESCRIPTIONS:
+        if mixture.n_features_in_ == 1:
+            # one feature: shape and orientation mean nothing, and mclust names the model by its volume
+            return _family_label(mixture.family_), name[0], UNIVARIATE_DESCRIPTIONS[name[0]]
         return _family_label(mixture.family_), name, MODEL_DESCRIPTIONS[name]
     return _family_label(mixture.family_), None, None
 
@@ -174,7 +179,7 @@ class MixtureSummary:
         rows whose most probable component it is, summing to ``n``), ``mean[f]`` per feature;
         for a Gaussian family also ``variance[f]`` per feature, ``volume`` (``|Sigma_k|^(1/d)``)
         and ``shape[1]``, ..., ``shape[d]`` (the eigenvalues of ``Sigma_k / volume``, largest
-        first, product 1); for other families the columns of the per-component parameters
+        first, product 1; not on one feature, where mclust's models are "E" and "V"); for other families the columns of the per-component parameters
         (e.g. ``rate[f]``). A mixture with a noise component (``FiniteMixture(noise=True)``)
         has a last row ``"noise"`` with its weight and size (NaN elsewhere).
     covariances : ndarray of shape (n_components, n_features, n_features) or None
@@ -406,8 +411,9 @@ def summarize_mixture(mixture: FiniteMixture, X: ArrayLike, sample_weight: Array
         volumes, shapes, orientations = _decomposition(covariances)
         columns.update({f"mean[{f}]": means[:, j] for j, f in enumerate(names)})
         columns.update({f"variance[{f}]": covariances[:, j, j] for j, f in enumerate(names)})
-        columns["volume"] = volumes
-        columns.update({f"shape[{j + 1}]": shapes[:, j] for j in range(shapes.shape[1])})
+        if len(names) > 1:  # on one feature the volume is the variance and the shape 1
+            columns["volume"] = volumes
+            columns.update({f"shape[{j + 1}]": shapes[:, j] for j in range(shapes.shape[1])})
     else:
         columns.update(_parameter_columns(mixture, names))
     # With noise its row comes last: its weight and size, NaN for the parameters it does not have.
