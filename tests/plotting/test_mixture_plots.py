@@ -149,3 +149,15 @@ def test_a_mixture_fitted_on_a_dataframe_is_drawn_without_feature_name_warnings(
         warnings.simplefilter("error", UserWarning)
         ax = plot_mixture_density(fm, X)
     assert ax.get_legend() is not None
+
+
+def test_the_density_plot_names_its_axes_after_the_columns():
+    # both axes were left blank (one column: only "density"); the command line set them itself
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(100, 2)) + np.repeat([[0, 0], [4, 4]], 50, axis=0), columns=["eruptions", "waiting"])
+    ax = plot_mixture_density(FiniteMixture(Gaussian(), 2, random_state=0).fit(X), X)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("eruptions", "waiting")
+    ax = plot_mixture_density(FiniteMixture(Gaussian(), 2, random_state=0).fit(X[["waiting"]].to_numpy()), X[["waiting"]])
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("waiting", "density")

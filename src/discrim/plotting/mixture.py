@@ -116,6 +116,7 @@ def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None =
     from sklearn.utils.validation import check_array
 
     _check_fitted_mixture(mixture, "plot_mixture_density")
+    columns = getattr(X, "columns", None)
     X = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
     if X.shape[1] not in (1, 2):
         raise ValueError(
@@ -133,6 +134,10 @@ def plot_mixture_density(mixture: FiniteMixture, X: ArrayLike, ax: Axes | None =
         (2, False): _pmf_2d,
     }[(X.shape[1], not mixture.family_.is_discrete)]
     draw(mixture, X, ax, bins=bins, grid_size=grid_size)
+    names = _column_names(mixture, columns, X.shape[1])
+    ax.set_xlabel(names[0])
+    if X.shape[1] == 2:
+        ax.set_ylabel(names[1])
     return ax
 
 
@@ -305,6 +310,15 @@ def _component_colours(n_components):
     return [colormaps["turbo"](k / (n_components - 1)) for k in range(n_components)]
 
 
+def _column_names(mixture, columns, d):
+    """The names of X's ``d`` columns: the mixture's, else a DataFrame's (``columns``), else x0, x1, ..."""
+    if hasattr(mixture, "feature_names_in_"):
+        return [str(f) for f in mixture.feature_names_in_]
+    if columns is not None:  # a DataFrame names the columns of a mixture fitted on an array
+        return [str(f) for f in columns]
+    return [f"x{j}" for j in range(d)]
+
+
 def _check_pairs_input(mixture, X, dimensions, plot):
     """Validated (X as float ndarray, dimension indices, feature names); one-line ValueErrors."""
     from numbers import Integral
@@ -321,12 +335,7 @@ def _check_pairs_input(mixture, X, dimensions, plot):
     d = mixture.n_features_in_
     if X.shape[1] != d:
         raise ValueError(f"X has {X.shape[1]} columns but the mixture was fitted on {d}.")
-    if hasattr(mixture, "feature_names_in_"):
-        names = [str(f) for f in mixture.feature_names_in_]
-    elif columns is not None:  # a DataFrame names the columns of a mixture fitted on an array
-        names = [str(f) for f in columns]
-    else:
-        names = [f"x{j}" for j in range(d)]
+    names = _column_names(mixture, columns, d)
     if dimensions is None:
         dims = list(range(d))
     else:
