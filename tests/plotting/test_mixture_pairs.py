@@ -299,3 +299,14 @@ def test_the_density_title_fits_on_two_lines_and_speaks_of_contours_only_where_d
     assert title.split("\n") == ["marginal mixture densities", "(contours enclose 25/50/75/95% of the rows): 2 components"]
     one = FiniteMixture(Gaussian(), 2, random_state=0).fit(X[:, :1])
     assert "contours" not in plot_density(one, X[:, :1])[0][0].figure._suptitle.get_text()
+
+
+@pytest.mark.parametrize("d", [2, 6, 8])
+def test_the_grid_title_sits_above_the_panels(d):
+    # from 6 dimensions on the title overlapped the first row (tight_layout leaves the suptitle out)
+    X = np.random.default_rng(0).normal(size=(100, d))
+    axes = plot_classification(FiniteMixture(Gaussian("VVI"), 2, random_state=0).fit(X), X)
+    fig = axes[0, 0].figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    assert fig._suptitle.get_window_extent(renderer).y0 > max(ax.get_tightbbox(renderer).y1 for ax in axes[0])

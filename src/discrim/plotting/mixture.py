@@ -590,8 +590,12 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
     if ax is not None:
         ax.set_title(title, fontsize="small")
     else:
-        fig.suptitle(f"{title}: {k} component{'s' if k != 1 else ''}", fontsize="medium")
-        fig.tight_layout()
+        heading = fig.suptitle(f"{title}: {k} component{'s' if k != 1 else ''}", fontsize="medium")
+        # the panels below the title (tight_layout leaves it out: it overlapped the first row from 6
+        # dimensions on): its lines' height, with a line's leading, as a share of the figure's
+        lines = heading.get_text().count("\n") + 1
+        top = 1.0 - (lines + 0.8) * heading.get_fontsize() * 1.25 / 72 / fig.get_figheight()
+        fig.tight_layout(rect=(0, 0, 1, top))
     if what != "density":
         from matplotlib.lines import Line2D
 
