@@ -299,3 +299,45 @@ def test_the_density_title_fits_on_two_lines_and_speaks_of_contours_only_where_d
     assert title.split("\n") == ["marginal mixture densities", "(contours enclose 25/50/75/95% of the rows): 2 components"]
     one = FiniteMixture(Gaussian(), 2, random_state=0).fit(X[:, :1])
     assert "contours" not in plot_density(one, X[:, :1])[0][0].figure._suptitle.get_text()
+
+
+def test_discrete_parts_of_a_product_get_whole_numbers_and_their_pmf(rng):
+    # Product.is_discrete holds only when every part is discrete: a Gaussian x Poisson x Categorical
+    # mixture drew its count and code columns as continuous (a histogram without the fitted pmf, and
+    # plot_density evaluated the Poisson off the whole numbers and failed)
+    from matplotlib.ticker import MaxNLocator
+
+    from discrim.distributions import Categorical, Product
+
+    z = rng.integers(0, 2, 200)
+    X = np.column_stack([rng.normal(160 + 15 * z, 5), rng.poisson(1 + 3 * z),
+                         np.minimum(rng.poisson(0.5 + 1.5 * z), 2)]).astype(float)
+    family = Product([("h", Gaussian("diag"), [0]), ("k", Poisson(), [1]), ("c", Categorical(n_categories=3), [2])])
+    mixture = FiniteMixture(family, 2, random_state=0).fit(X)
+    axes = plot_classification(mixture, X)
+    (line,) = [ln for ln in axes[1, 1].get_lines() if ln.get_label() == "mixture"]
+    x = line.get_xdata()
+    np.testing.assert_array_equal(x, np.arange(X[:, 1].min(), X[:, 1].max() + 1))
+    rate = np.asarray(mixture.params_["k__rate"])[:, 0]
+    expected = sum(w * stats.poisson(rate[k]).pmf(x) for k, w in enumerate(mixture.weights_))
+    np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-10)
+    (codes,) = [ln for ln in axes[2, 2].get_lines() if ln.get_label() == "mixture"]
+    np.testing.assert_array_equal(codes.get_xdata(), [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(codes.get_ydata().sum(), 1.0, rtol=1e-10)  # a pmf over the three codes
+    assert [ln for ln in axes[0, 0].get_lines() if ln.get_label() == "mixture"][0].get_xdata().size == 100
+    for r, c in ((1, 1), (2, 2), (1, 0), (0, 2)):  # whole-number ticks along the discrete columns
+        axis = axes[r, c].xaxis if c in (1, 2) else axes[r, c].yaxis
+        assert isinstance(axis.get_major_locator(), MaxNLocator)
+        assert np.all(np.mod(axis.get_ticklocs(), 1) == 0)
+    dens = plot_density(mixture, X)
+    # Gaussian against Poisson: no contour across whole numbers, one slice per whole number
+    assert not [cs for cs in dens[1, 0].collections if isinstance(cs, ContourSet)]
+    slices = [ln for ln in dens[1, 0].get_lines() if ln.get_label().startswith("density level")]
+    assert slices
+    for ln in slices:
+        y = np.asarray(ln.get_ydata(), dtype=float)
+        y = y[np.isfinite(y)]
+        assert y.size and np.all(np.mod(y, 1) == 0) and np.all(y == y[0])
+    transposed = [ln for ln in dens[0, 1].get_lines() if ln.get_label().startswith("density level")]
+    assert len(transposed) == len(slices)
+    assert np.all(np.mod(np.unique(np.concatenate([ln.get_xdata() for ln in transposed]))[:-1], 1) == 0)

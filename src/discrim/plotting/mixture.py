@@ -402,6 +402,19 @@ def _weighted_component_marginals(mixture, column, values):
     return np.exp(log_prob) * np.asarray(mixture.weights_)[: mixture.n_components]
 
 
+def _column_is_discrete(family, column):
+    """Whether ``column`` takes whole numbers: for a Product, as the part that owns the column says
+    (``Product.is_discrete`` holds only when every part is discrete); else as the family says."""
+    from discrim.distributions import Product
+
+    if isinstance(family, Product):
+        for _, part, cols in family._parts():
+            (hit,) = np.nonzero(cols == column)
+            if hit.size:
+                return _column_is_discrete(part, int(hit[0]))
+    return bool(getattr(family, "is_discrete", False))
+
+
 def _axis_values(x, discrete, size):
     """Evaluation points along one column: a grid over the data's range padded by 10%, or integers."""
     x = x[np.isfinite(x)]
@@ -460,11 +473,11 @@ def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
 
 
 def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
-    discrete = bool(getattr(mixture.family_, "is_discrete", False))
     key = (min(i, j), max(i, j))
+    discrete = {c: _column_is_discrete(mixture.family_, c) for c in key}
     if key not in cache:
         a, b = key
-        va, vb = _axis_values(X[:, a], discrete, grid_size), _axis_values(X[:, b], discrete, grid_size)
+        va, vb = _axis_values(X[:, a], discrete[a], grid_size), _axis_values(X[:, b], discrete[b], grid_size)
         ga, gb = np.meshgrid(va, vb, indexing="ij")
         dens = np.exp(_marginal_log_density(mixture, [a, b], np.column_stack([ga.ravel(), gb.ravel()])))
         complete = np.isfinite(X[:, [a, b]]).all(axis=1)
@@ -479,15 +492,39 @@ def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache
     # of the rows (a highest-density region); levels increasing, duplicates dropped.
     heights = np.unique(np.quantile(at_data, 1.0 - np.sort(levels)[::-1])) if at_data.size else []
     heights = [h for h in heights if dens.min() < h < dens.max()]
-    if heights:
+    if not heights:
+        return
+    if discrete[i] == discrete[j]:
         ax.contour(va, vb, dens.T, levels=heights, cmap="viridis", linewidths=1)
+        return
+    # One discrete and one continuous column: the density has no value between two whole numbers,
+    # so a contour across them would be made up. Each whole number gets its slice instead: the
+    # segments of the continuous axis where the density reaches each height (the same
+    # highest-density regions, drawn per whole number; higher levels thicker, on top).
+    from matplotlib import colormaps
+
+    colours = colormaps["viridis"](np.linspace(0.0, 1.0, len(heights)))
+    for level, (height, colour) in enumerate(zip(heights, colours)):
+        if discrete[j]:  # whole numbers along y: horizontal segments
+            inside = dens >= height  # (x grid, y integers)
+            keep = inside.any(axis=0)
+            ax.plot(va, np.where(inside, vb[None, :], np.nan)[:, keep], color=colour, linewidth=1.0 + 1.5 * level,
+                    solid_capstyle="butt", label=f"density level {level}")
+        else:
+            inside = dens.T >= height  # (y grid, x integers)
+            keep = inside.any(axis=0)
+            ax.plot(np.where(inside, va[None, :], np.nan)[:, keep], vb, color=colour, linewidth=1.0 + 1.5 * level,
+                    solid_capstyle="butt", label=f"density level {level}")
 
 
 def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
     x = X[:, i]
     x = x[np.isfinite(x)]
-    discrete = bool(getattr(mixture.family_, "is_discrete", False))
+    discrete = _column_is_discrete(mixture.family_, i)
     if discrete:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         edges = np.arange(np.floor(x.min()) - 0.5, np.ceil(x.max()) + 1.0) if x.size else 10
         ax.hist(x, bins=edges, density=True, color="0.8", edgecolor="0.6", label="data")
     else:
@@ -553,6 +590,8 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
             fig = pyplot().figure(figsize=(max(side * m, 4.0), max(side * m, 3.5)))
         axes = fig.subplots(m, m, squeeze=False)
         panels = [(r, c, dims[c], dims[r]) for r in range(m) for c in range(m)]
+    from matplotlib.ticker import MaxNLocator
+
     cache = {}
     for r, c, i, j in panels:
         panel = axes[r, c]
@@ -568,6 +607,9 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
                 _draw_ellipses(panel, gaussian, i, j, colours, ellipse_sd)
         panel.set_xlim(*_limits(X[:, i]))
         panel.set_ylim(*_limits(X[:, j]))
+        for axis, column in ((panel.xaxis, i), (panel.yaxis, j)):
+            if _column_is_discrete(mixture.family_, column):  # whole numbers: no ticks between them
+                axis.set_major_locator(MaxNLocator(integer=True))
         if ax is not None or r == m - 1:
             panel.set_xlabel(names[i])
         if ax is not None or c == 0 or (c == 1 and r == 0):
@@ -606,7 +648,9 @@ def plot_classification(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Seq
     their means (``+``) and the ellipses of their 2-D marginal covariances, at ``ellipse_sd``
     standard deviations (the first solid, the others dashed). The diagonal panels show each
     column's histogram with the mixture's marginal density (black) and the weighted components
-    ``pi_k f_k(x)`` (colours); for discrete families these are probabilities at integers.
+    ``pi_k f_k(x)`` (colours); for discrete columns (of a discrete family, or of a discrete
+    part of a :class:`~discrim.distributions.Product`) these are probabilities at whole
+    numbers, over a histogram with one bar per whole number and whole-number ticks.
 
     Parameters
     ----------
@@ -710,9 +754,14 @@ def plot_density(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequence[i
     columns' densities); a family that cannot (e.g. a full-scale StudentT) raises a
     ValueError unless the mixture has only the drawn columns. Contours are drawn at
     highest-density levels: the one for ``p`` is the ``1 - p`` quantile of the density at the
-    rows, so it encloses about a share ``p`` of them. For discrete families the densities are
-    evaluated at integers. The diagonal panels show each column's histogram and marginal
-    density.
+    rows, so it encloses about a share ``p`` of them. Discreteness is decided per column (for a
+    :class:`~discrim.distributions.Product`, by the part that owns the column): discrete columns
+    are evaluated at whole numbers. A panel of two discrete or two continuous columns draws
+    contours; a panel of one discrete and one continuous column, whose density has no value
+    between whole numbers, draws one slice per whole number instead: the segments of the
+    continuous axis inside each highest-density region (the innermost thickest). The
+    diagonal panels show each column's histogram and marginal density (probabilities at
+    whole numbers for a discrete column).
 
     Parameters
     ----------
