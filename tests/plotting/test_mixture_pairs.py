@@ -341,3 +341,20 @@ def test_discrete_parts_of_a_product_get_whole_numbers_and_their_pmf(rng):
     transposed = [ln for ln in dens[0, 1].get_lines() if ln.get_label().startswith("density level")]
     assert len(transposed) == len(slices)
     assert np.all(np.mod(np.unique(np.concatenate([ln.get_xdata() for ln in transposed]))[:-1], 1) == 0)
+
+
+def test_with_noise_and_three_columns_the_density_panels_draw_the_components_marginals(data, rng):
+    # a mixture with noise scores no missing values, so plot_density failed on three columns with an
+    # error about NaN values that X did not have; the components' weighted 2-D marginals are drawn
+    noisy = np.vstack([data, rng.uniform(data.min(axis=0), data.max(axis=0), size=(30, 3))])
+    mixture = FiniteMixture(Gaussian("VVV"), 3, noise=True, random_state=0).fit(noisy)
+    axes = plot_density(mixture, noisy, levels=(0.5, 0.9))
+    ax = axes[2, 0]  # x: column 0, y: column 2
+    (contours,) = [cs for cs in ax.collections if isinstance(cs, ContourSet)]
+    mean, cov = np.asarray(mixture.params_["mean"]), np.asarray(mixture.params_["covariance"])
+    at_data = sum(mixture.weights_[k] * stats.multivariate_normal(mean[k, [0, 2]], cov[k][np.ix_([0, 2], [0, 2])])
+                  .pdf(noisy[:, [0, 2]]) for k in range(3))
+    np.testing.assert_allclose(contours.levels, np.quantile(at_data, [0.1, 0.5]), rtol=1e-8)
+    assert all("noise not drawn" in [t.get_text() for t in axes[r, c].texts] for r, c in _off_diagonal(axes))
+    two = FiniteMixture(Gaussian("VVV"), 3, noise=True, random_state=0).fit(noisy[:, :2])
+    assert not plot_density(two, noisy[:, :2])[1, 0].texts  # all the columns: the noise is in the density

@@ -392,12 +392,13 @@ def _marginal_log_density(mixture, columns, values):
         ) from None
 
 
-def _weighted_component_marginals(mixture, column, values):
-    """``w_k f_k(x_column)`` of every component (not the noise) at ``values`` (n,): (n, n_components)."""
+def _weighted_component_marginals(mixture, columns, values):
+    """``w_k f_k(x_columns)`` of every component (not the noise) at ``values`` (n, len(columns)):
+    (n, n_components)."""
     rows = np.zeros((values.shape[0], mixture.n_features_in_))
-    rows[:, column] = values
+    rows[:, columns] = values
     observed = np.zeros(rows.shape, dtype=bool)
-    observed[:, column] = True
+    observed[:, columns] = True
     log_prob = np.asarray(mixture.family_.log_prob(rows, mixture._params, mask=observed), dtype=np.float64)
     return np.exp(log_prob) * np.asarray(mixture.weights_)[: mixture.n_components]
 
@@ -475,14 +476,27 @@ def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
 def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
     key = (min(i, j), max(i, j))
     discrete = {c: _column_is_discrete(mixture.family_, c) for c in key}
+    # The uniform noise has no marginal density over two of more columns (its region need not be a
+    # box along them), and a mixture with noise scores no missing values: with other columns, the
+    # sum of the components' weighted marginals is drawn (as on the diagonal), the noise left out.
+    without_noise = mixture._fitted_noise() is not None and mixture.n_features_in_ > 2
     if key not in cache:
         a, b = key
+
+        def density(values):
+            if without_noise:
+                return _weighted_component_marginals(mixture, [a, b], values).sum(axis=1)
+            return np.exp(_marginal_log_density(mixture, [a, b], values))
+
         va, vb = _axis_values(X[:, a], discrete[a], grid_size), _axis_values(X[:, b], discrete[b], grid_size)
         ga, gb = np.meshgrid(va, vb, indexing="ij")
-        dens = np.exp(_marginal_log_density(mixture, [a, b], np.column_stack([ga.ravel(), gb.ravel()])))
+        dens = density(np.column_stack([ga.ravel(), gb.ravel()]))
         complete = np.isfinite(X[:, [a, b]]).all(axis=1)
-        at_data = np.exp(_marginal_log_density(mixture, [a, b], X[complete][:, [a, b]]))
+        at_data = density(X[complete][:, [a, b]])
         cache[key] = va, vb, dens.reshape(ga.shape), at_data
+    if without_noise:
+        ax.text(0.97, 0.03, "noise not drawn", transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small",
+                color="0.4")
     va, vb, dens, at_data = cache[key]
     if (i, j) != key:
         va, vb, dens = vb, va, dens.T
@@ -535,7 +549,7 @@ def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
         if mixture._fitted_noise() is not None:
             # the uniform noise has no marginal density along a column (its region need not be a box
             # along the columns): the components' weighted marginals, and their sum
-            parts, mixture_label = _weighted_component_marginals(mixture, i, grid), "components (noise not drawn)"
+            parts, mixture_label = _weighted_component_marginals(mixture, [i], grid[:, None]), "components (noise not drawn)"
             dens = parts.sum(axis=1)
         else:
             dens = np.exp(_marginal_log_density(mixture, [i], grid[:, None]))
@@ -752,7 +766,10 @@ def plot_density(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequence[i
     every family that scores missing values (for Gaussians the marginals are Gaussian with the
     2x2 block of each covariance; for families of independent columns the product of the two
     columns' densities); a family that cannot (e.g. a full-scale StudentT) raises a
-    ValueError unless the mixture has only the drawn columns. Contours are drawn at
+    ValueError unless the mixture has only the drawn columns. A mixture with a noise component
+    and more than two columns draws the sum of its components' weighted marginals, without the
+    noise (its uniform density over the rows' region has no marginal along the columns), and
+    says "noise not drawn" in each panel. Contours are drawn at
     highest-density levels: the one for ``p`` is the ``1 - p`` quantile of the density at the
     rows, so it encloses about a share ``p`` of them. Discreteness is decided per column (for a
     :class:`~discrim.distributions.Product`, by the part that owns the column): discrete columns
