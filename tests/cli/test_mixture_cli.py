@@ -464,3 +464,9 @@ def test_noise_on_three_columns_draws_the_density_plot(tmp_path, rng):
     result = _run(["--csv", path, "--components", "2", "--noise", "--quiet", "--plot", out, "--plot-kind", "density"])
     assert result.exit_code == 0, result.output
     assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_noise_help_names_the_box_the_noise_uses():
+    # the help said "the rows' bounding box"; the volume is the smaller of it and the principal-axes box
+    text = " ".join(CliRunner().invoke(mixture, ["--help"], terminal_width=200).output.split())
+    assert "smaller of the rows' bounding box and their box along the principal axes" in text

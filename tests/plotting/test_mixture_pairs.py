@@ -358,3 +358,24 @@ def test_with_noise_and_three_columns_the_density_panels_draw_the_components_mar
     assert all("noise not drawn" in [t.get_text() for t in axes[r, c].texts] for r, c in _off_diagonal(axes))
     two = FiniteMixture(Gaussian("VVV"), 3, noise=True, random_state=0).fit(noisy[:, :2])
     assert not plot_density(two, noisy[:, :2])[1, 0].texts  # all the columns: the noise is in the density
+
+
+@pytest.mark.parametrize("plot", [plot_classification, plot_uncertainty])
+def test_one_dimension_draws_the_rows_in_a_strip_by_component(rng, plot):
+    # on one feature the panel was the histogram and densities alone: no row, no classification, no
+    # uncertainty, and a legend of markers drawn nowhere
+    X = np.concatenate([rng.normal(-1, 1, (150, 1)), rng.normal(1, 1, (150, 1))])
+    mixture = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    labels, proba = mixture.predict(X), mixture.predict_proba(X)
+    ax = plot(mixture, X)[0, 0]
+    scatters = {c.get_label(): c for c in _component_scatters(ax)}
+    assert sorted(scatters) == ["component 0", "component 1"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == sorted(scatters)
+    sizes = 2 + 38 * (1 - proba.max(axis=1)) / 0.5 if plot is plot_uncertainty else np.full(X.shape[0], 12.0)
+    for k in range(2):
+        points = scatters[f"component {k}"]
+        np.testing.assert_array_equal(points.get_offsets()[:, 0], X[labels == k, 0])
+        assert np.all(points.get_offsets()[:, 1] < 0) and ax.get_ylim()[0] < points.get_offsets()[:, 1].min()
+        np.testing.assert_allclose(points.get_sizes(), sizes[labels == k], rtol=1e-12)
+        np.testing.assert_allclose(points.get_facecolor()[0, :3], to_rgba(f"C{k}")[:3])

@@ -473,6 +473,17 @@ def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
                    label="noise")
 
 
+def _draw_strip(ax, x, labels, colours, sizes, alpha):
+    """The rows along the x axis, in a band under the diagonal panel's histogram and curves, coloured
+    and shaped by component (sized as given); a fixed vertical jitter keeps close rows apart."""
+    top = ax.get_ylim()[1]
+    jitter = np.random.default_rng(0).uniform(-1.0, 1.0, x.shape[0])
+    y = -top * (0.08 + 0.04 * jitter)  # within [-0.12, -0.04] of the panel's height
+    _draw_points(ax, np.column_stack([x, y]), 0, 1, labels, colours, sizes, alpha)
+    ax.axhline(0.0, color="0.6", linewidth=0.8)
+    ax.set_ylim(-0.15 * top, top)
+
+
 def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
     key = (min(i, j), max(i, j))
     discrete = {c: _column_is_discrete(mixture.family_, c) for c in key}
@@ -612,6 +623,8 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
         if i == j:
             _draw_diagonal(panel, mixture, X, i, colours, what != "density", grid_size, names[i])
             panel.set_xlim(*_limits(X[:, i]))
+            if m == 1 and what != "density":  # one dimension: the rows themselves, as a strip
+                _draw_strip(panel, X[:, i], labels, colours, sizes, 0.7 if what == "classification" else 0.6)
             continue
         if what == "density":
             _draw_density_2d(panel, mixture, X, i, j, grid_size, levels, show_points, cache)
@@ -664,7 +677,9 @@ def plot_classification(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Seq
     column's histogram with the mixture's marginal density (black) and the weighted components
     ``pi_k f_k(x)`` (colours); for discrete columns (of a discrete family, or of a discrete
     part of a :class:`~discrim.distributions.Product`) these are probabilities at whole
-    numbers, over a histogram with one bar per whole number and whole-number ticks.
+    numbers, over a histogram with one bar per whole number and whole-number ticks. With one
+    dimension the plot is that diagonal panel, with the rows drawn in a strip under it (a fixed
+    vertical jitter), each in its component's colour and marker.
 
     Parameters
     ----------
@@ -713,7 +728,9 @@ def plot_uncertainty(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequen
     mclust's ``plot(fit, what="uncertainty")`` in any dimension: as
     :func:`plot_classification`, but each row's marker area grows with its uncertainty, from 2
     (certain) to ``max_marker_size`` (the largest possible uncertainty, ``1 - 1/K``), so the
-    rows between components stand out.
+    rows between components stand out. With one dimension the plot is the diagonal panel
+    (histogram and densities) with the rows in a strip under it, in their component's colour and
+    marker, their marker areas growing with the uncertainty in the same way.
 
     Parameters
     ----------
