@@ -452,3 +452,21 @@ def test_an_empty_column_list_is_refused(data_csv):
     for option in ("--columns", "--categorical"):
         result = _run(["--csv", data_csv, option, ""])
         assert result.exit_code == 2 and f"{option} is empty: name the columns, or leave {option} out." in result.output
+
+
+def test_noise_on_three_columns_draws_the_density_plot(tmp_path, rng):
+    # plot_density of a noise fit on more than two columns failed, so the whole fit ended in
+    # "cannot write the plot" (blaming NaN values the CSV did not have)
+    X = np.vstack([rng.normal(0, 1, (100, 3)), rng.normal(5, 1, (100, 3)), rng.uniform(-5, 10, (20, 3))])
+    path = tmp_path / "noise3.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).to_csv(path, index=False)
+    out = tmp_path / "density.png"
+    result = _run(["--csv", path, "--components", "2", "--noise", "--quiet", "--plot", out, "--plot-kind", "density"])
+    assert result.exit_code == 0, result.output
+    assert out.read_bytes()[:8] == PNG_MAGIC
+
+
+def test_noise_help_names_the_box_the_noise_uses():
+    # the help said "the rows' bounding box"; the volume is the smaller of it and the principal-axes box
+    text = " ".join(CliRunner().invoke(mixture, ["--help"], terminal_width=200).output.split())
+    assert "smaller of the rows' bounding box and their box along the principal axes" in text

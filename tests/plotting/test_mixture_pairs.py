@@ -310,3 +310,83 @@ def test_the_grid_title_sits_above_the_panels(d):
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     assert fig._suptitle.get_window_extent(renderer).y0 > max(ax.get_tightbbox(renderer).y1 for ax in axes[0])
+
+
+def test_discrete_parts_of_a_product_get_whole_numbers_and_their_pmf(rng):
+    # Product.is_discrete holds only when every part is discrete: a Gaussian x Poisson x Categorical
+    # mixture drew its count and code columns as continuous (a histogram without the fitted pmf, and
+    # plot_density evaluated the Poisson off the whole numbers and failed)
+    from matplotlib.ticker import MaxNLocator
+
+    from discrim.distributions import Categorical, Product
+
+    z = rng.integers(0, 2, 200)
+    X = np.column_stack([rng.normal(160 + 15 * z, 5), rng.poisson(1 + 3 * z),
+                         np.minimum(rng.poisson(0.5 + 1.5 * z), 2)]).astype(float)
+    family = Product([("h", Gaussian("diag"), [0]), ("k", Poisson(), [1]), ("c", Categorical(n_categories=3), [2])])
+    mixture = FiniteMixture(family, 2, random_state=0).fit(X)
+    axes = plot_classification(mixture, X)
+    (line,) = [ln for ln in axes[1, 1].get_lines() if ln.get_label() == "mixture"]
+    x = line.get_xdata()
+    np.testing.assert_array_equal(x, np.arange(X[:, 1].min(), X[:, 1].max() + 1))
+    rate = np.asarray(mixture.params_["k__rate"])[:, 0]
+    expected = sum(w * stats.poisson(rate[k]).pmf(x) for k, w in enumerate(mixture.weights_))
+    np.testing.assert_allclose(line.get_ydata(), expected, rtol=1e-10)
+    (codes,) = [ln for ln in axes[2, 2].get_lines() if ln.get_label() == "mixture"]
+    np.testing.assert_array_equal(codes.get_xdata(), [0.0, 1.0, 2.0])
+    np.testing.assert_allclose(codes.get_ydata().sum(), 1.0, rtol=1e-10)  # a pmf over the three codes
+    assert [ln for ln in axes[0, 0].get_lines() if ln.get_label() == "mixture"][0].get_xdata().size == 100
+    for r, c in ((1, 1), (2, 2), (1, 0), (0, 2)):  # whole-number ticks along the discrete columns
+        axis = axes[r, c].xaxis if c in (1, 2) else axes[r, c].yaxis
+        assert isinstance(axis.get_major_locator(), MaxNLocator)
+        assert np.all(np.mod(axis.get_ticklocs(), 1) == 0)
+    dens = plot_density(mixture, X)
+    # Gaussian against Poisson: no contour across whole numbers, one slice per whole number
+    assert not [cs for cs in dens[1, 0].collections if isinstance(cs, ContourSet)]
+    slices = [ln for ln in dens[1, 0].get_lines() if ln.get_label().startswith("density level")]
+    assert slices
+    for ln in slices:
+        y = np.asarray(ln.get_ydata(), dtype=float)
+        y = y[np.isfinite(y)]
+        assert y.size and np.all(np.mod(y, 1) == 0) and np.all(y == y[0])
+    transposed = [ln for ln in dens[0, 1].get_lines() if ln.get_label().startswith("density level")]
+    assert len(transposed) == len(slices)
+    assert np.all(np.mod(np.unique(np.concatenate([ln.get_xdata() for ln in transposed]))[:-1], 1) == 0)
+
+
+def test_with_noise_and_three_columns_the_density_panels_draw_the_components_marginals(data, rng):
+    # a mixture with noise scores no missing values, so plot_density failed on three columns with an
+    # error about NaN values that X did not have; the components' weighted 2-D marginals are drawn
+    noisy = np.vstack([data, rng.uniform(data.min(axis=0), data.max(axis=0), size=(30, 3))])
+    mixture = FiniteMixture(Gaussian("VVV"), 3, noise=True, random_state=0).fit(noisy)
+    axes = plot_density(mixture, noisy, levels=(0.5, 0.9))
+    ax = axes[2, 0]  # x: column 0, y: column 2
+    (contours,) = [cs for cs in ax.collections if isinstance(cs, ContourSet)]
+    mean, cov = np.asarray(mixture.params_["mean"]), np.asarray(mixture.params_["covariance"])
+    at_data = sum(mixture.weights_[k] * stats.multivariate_normal(mean[k, [0, 2]], cov[k][np.ix_([0, 2], [0, 2])])
+                  .pdf(noisy[:, [0, 2]]) for k in range(3))
+    np.testing.assert_allclose(contours.levels, np.quantile(at_data, [0.1, 0.5]), rtol=1e-8)
+    assert all("noise not drawn" in [t.get_text() for t in axes[r, c].texts] for r, c in _off_diagonal(axes))
+    two = FiniteMixture(Gaussian("VVV"), 3, noise=True, random_state=0).fit(noisy[:, :2])
+    assert not plot_density(two, noisy[:, :2])[1, 0].texts  # all the columns: the noise is in the density
+
+
+@pytest.mark.parametrize("plot", [plot_classification, plot_uncertainty])
+def test_one_dimension_draws_the_rows_in_a_strip_by_component(rng, plot):
+    # on one feature the panel was the histogram and densities alone: no row, no classification, no
+    # uncertainty, and a legend of markers drawn nowhere
+    X = np.concatenate([rng.normal(-1, 1, (150, 1)), rng.normal(1, 1, (150, 1))])
+    mixture = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    labels, proba = mixture.predict(X), mixture.predict_proba(X)
+    ax = plot(mixture, X)[0, 0]
+    scatters = {c.get_label(): c for c in _component_scatters(ax)}
+    assert sorted(scatters) == ["component 0", "component 1"]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert legend == sorted(scatters)
+    sizes = 2 + 38 * (1 - proba.max(axis=1)) / 0.5 if plot is plot_uncertainty else np.full(X.shape[0], 12.0)
+    for k in range(2):
+        points = scatters[f"component {k}"]
+        np.testing.assert_array_equal(points.get_offsets()[:, 0], X[labels == k, 0])
+        assert np.all(points.get_offsets()[:, 1] < 0) and ax.get_ylim()[0] < points.get_offsets()[:, 1].min()
+        np.testing.assert_allclose(points.get_sizes(), sizes[labels == k], rtol=1e-12)
+        np.testing.assert_allclose(points.get_facecolor()[0, :3], to_rgba(f"C{k}")[:3])

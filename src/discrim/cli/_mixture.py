@@ -541,7 +541,8 @@ def _selection_table(result):
                    "(priorControl()); EM then finds the posterior mode, which keeps small components from "
                    "collapsing. mclust's models without a prior (VEE, EVE, VVE, EVV) are left out.")
 @click.option("--noise", is_flag=True,
-              help="Add a uniform noise component over the rows' bounding box (mclust's noise): rows that no "
+              help="Add a uniform noise component (mclust's noise) whose volume is the smaller of the rows' "
+                   "bounding box and their box along the principal axes (mclust's hypvol): rows that no "
                    "component explains go to it, reported as component 'noise'.")
 @click.option("--max-iter", type=click.IntRange(min=1), default=100, show_default=True,
               help="EM iterations at most per start.")

@@ -401,14 +401,28 @@ def _marginal_log_density(mixture, columns, values):
         ) from None
 
 
-def _weighted_component_marginals(mixture, column, values):
-    """``w_k f_k(x_column)`` of every component (not the noise) at ``values`` (n,): (n, n_components)."""
+def _weighted_component_marginals(mixture, columns, values):
+    """``w_k f_k(x_columns)`` of every component (not the noise) at ``values`` (n, len(columns)):
+    (n, n_components)."""
     rows = np.zeros((values.shape[0], mixture.n_features_in_))
-    rows[:, column] = values
+    rows[:, columns] = values
     observed = np.zeros(rows.shape, dtype=bool)
-    observed[:, column] = True
+    observed[:, columns] = True
     log_prob = np.asarray(mixture.family_.log_prob(rows, mixture._params, mask=observed), dtype=np.float64)
     return np.exp(log_prob) * np.asarray(mixture.weights_)[: mixture.n_components]
+
+
+def _column_is_discrete(family, column):
+    """Whether ``column`` takes whole numbers: for a Product, as the part that owns the column says
+    (``Product.is_discrete`` holds only when every part is discrete); else as the family says."""
+    from discrim.distributions import Product
+
+    if isinstance(family, Product):
+        for _, part, cols in family._parts():
+            (hit,) = np.nonzero(cols == column)
+            if hit.size:
+                return _column_is_discrete(part, int(hit[0]))
+    return bool(getattr(family, "is_discrete", False))
 
 
 def _axis_values(x, discrete, size):
@@ -468,17 +482,41 @@ def _draw_points(ax, X, i, j, labels, colours, sizes, alpha):
                    label="noise")
 
 
+def _draw_strip(ax, x, labels, colours, sizes, alpha):
+    """The rows along the x axis, in a band under the diagonal panel's histogram and curves, coloured
+    and shaped by component (sized as given); a fixed vertical jitter keeps close rows apart."""
+    top = ax.get_ylim()[1]
+    jitter = np.random.default_rng(0).uniform(-1.0, 1.0, x.shape[0])
+    y = -top * (0.08 + 0.04 * jitter)  # within [-0.12, -0.04] of the panel's height
+    _draw_points(ax, np.column_stack([x, y]), 0, 1, labels, colours, sizes, alpha)
+    ax.axhline(0.0, color="0.6", linewidth=0.8)
+    ax.set_ylim(-0.15 * top, top)
+
+
 def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache):
-    discrete = bool(getattr(mixture.family_, "is_discrete", False))
     key = (min(i, j), max(i, j))
+    discrete = {c: _column_is_discrete(mixture.family_, c) for c in key}
+    # The uniform noise has no marginal density over two of more columns (its region need not be a
+    # box along them), and a mixture with noise scores no missing values: with other columns, the
+    # sum of the components' weighted marginals is drawn (as on the diagonal), the noise left out.
+    without_noise = mixture._fitted_noise() is not None and mixture.n_features_in_ > 2
     if key not in cache:
         a, b = key
-        va, vb = _axis_values(X[:, a], discrete, grid_size), _axis_values(X[:, b], discrete, grid_size)
+
+        def density(values):
+            if without_noise:
+                return _weighted_component_marginals(mixture, [a, b], values).sum(axis=1)
+            return np.exp(_marginal_log_density(mixture, [a, b], values))
+
+        va, vb = _axis_values(X[:, a], discrete[a], grid_size), _axis_values(X[:, b], discrete[b], grid_size)
         ga, gb = np.meshgrid(va, vb, indexing="ij")
-        dens = np.exp(_marginal_log_density(mixture, [a, b], np.column_stack([ga.ravel(), gb.ravel()])))
+        dens = density(np.column_stack([ga.ravel(), gb.ravel()]))
         complete = np.isfinite(X[:, [a, b]]).all(axis=1)
-        at_data = np.exp(_marginal_log_density(mixture, [a, b], X[complete][:, [a, b]]))
+        at_data = density(X[complete][:, [a, b]])
         cache[key] = va, vb, dens.reshape(ga.shape), at_data
+    if without_noise:
+        ax.text(0.97, 0.03, "noise not drawn", transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small",
+                color="0.4")
     va, vb, dens, at_data = cache[key]
     if (i, j) != key:
         va, vb, dens = vb, va, dens.T
@@ -488,15 +526,39 @@ def _draw_density_2d(ax, mixture, X, i, j, grid_size, levels, show_points, cache
     # of the rows (a highest-density region); levels increasing, duplicates dropped.
     heights = np.unique(np.quantile(at_data, 1.0 - np.sort(levels)[::-1])) if at_data.size else []
     heights = [h for h in heights if dens.min() < h < dens.max()]
-    if heights:
+    if not heights:
+        return
+    if discrete[i] == discrete[j]:
         ax.contour(va, vb, dens.T, levels=heights, cmap="viridis", linewidths=1)
+        return
+    # One discrete and one continuous column: the density has no value between two whole numbers,
+    # so a contour across them would be made up. Each whole number gets its slice instead: the
+    # segments of the continuous axis where the density reaches each height (the same
+    # highest-density regions, drawn per whole number; higher levels thicker, on top).
+    from matplotlib import colormaps
+
+    colours = colormaps["viridis"](np.linspace(0.0, 1.0, len(heights)))
+    for level, (height, colour) in enumerate(zip(heights, colours)):
+        if discrete[j]:  # whole numbers along y: horizontal segments
+            inside = dens >= height  # (x grid, y integers)
+            keep = inside.any(axis=0)
+            ax.plot(va, np.where(inside, vb[None, :], np.nan)[:, keep], color=colour, linewidth=1.0 + 1.5 * level,
+                    solid_capstyle="butt", label=f"density level {level}")
+        else:
+            inside = dens.T >= height  # (y grid, x integers)
+            keep = inside.any(axis=0)
+            ax.plot(np.where(inside, va[None, :], np.nan)[:, keep], vb, color=colour, linewidth=1.0 + 1.5 * level,
+                    solid_capstyle="butt", label=f"density level {level}")
 
 
 def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
     x = X[:, i]
     x = x[np.isfinite(x)]
-    discrete = bool(getattr(mixture.family_, "is_discrete", False))
+    discrete = _column_is_discrete(mixture.family_, i)
     if discrete:
+        from matplotlib.ticker import MaxNLocator
+
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
         edges = np.arange(np.floor(x.min()) - 0.5, np.ceil(x.max()) + 1.0) if x.size else 10
         ax.hist(x, bins=edges, density=True, color="0.8", edgecolor="0.6", label="data")
     else:
@@ -507,7 +569,7 @@ def _draw_diagonal(ax, mixture, X, i, colours, components, grid_size, name):
         if mixture._fitted_noise() is not None:
             # the uniform noise has no marginal density along a column (its region need not be a box
             # along the columns): the components' weighted marginals, and their sum
-            parts, mixture_label = _weighted_component_marginals(mixture, i, grid), "components (noise not drawn)"
+            parts, mixture_label = _weighted_component_marginals(mixture, [i], grid[:, None]), "components (noise not drawn)"
             dens = parts.sum(axis=1)
         else:
             dens = np.exp(_marginal_log_density(mixture, [i], grid[:, None]))
@@ -562,12 +624,16 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
             fig = pyplot().figure(figsize=(max(side * m, 4.0), max(side * m, 3.5)))
         axes = fig.subplots(m, m, squeeze=False)
         panels = [(r, c, dims[c], dims[r]) for r in range(m) for c in range(m)]
+    from matplotlib.ticker import MaxNLocator
+
     cache = {}
     for r, c, i, j in panels:
         panel = axes[r, c]
         if i == j:
             _draw_diagonal(panel, mixture, X, i, colours, what != "density", grid_size, names[i])
             panel.set_xlim(*_limits(X[:, i]))
+            if m == 1 and what != "density":  # one dimension: the rows themselves, as a strip
+                _draw_strip(panel, X[:, i], labels, colours, sizes, 0.7 if what == "classification" else 0.6)
             continue
         if what == "density":
             _draw_density_2d(panel, mixture, X, i, j, grid_size, levels, show_points, cache)
@@ -577,6 +643,9 @@ def _pairs(mixture, X, what, *, dimensions, fig, ax, ellipse_sd=(), max_marker_s
                 _draw_ellipses(panel, gaussian, i, j, colours, ellipse_sd)
         panel.set_xlim(*_limits(X[:, i]))
         panel.set_ylim(*_limits(X[:, j]))
+        for axis, column in ((panel.xaxis, i), (panel.yaxis, j)):
+            if _column_is_discrete(mixture.family_, column):  # whole numbers: no ticks between them
+                axis.set_major_locator(MaxNLocator(integer=True))
         if ax is not None or r == m - 1:
             panel.set_xlabel(names[i])
         if ax is not None or c == 0 or (c == 1 and r == 0):
@@ -619,7 +688,11 @@ def plot_classification(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Seq
     their means (``+``) and the ellipses of their 2-D marginal covariances, at ``ellipse_sd``
     standard deviations (the first solid, the others dashed). The diagonal panels show each
     column's histogram with the mixture's marginal density (black) and the weighted components
-    ``pi_k f_k(x)`` (colours); for discrete families these are probabilities at integers.
+    ``pi_k f_k(x)`` (colours); for discrete columns (of a discrete family, or of a discrete
+    part of a :class:`~discrim.distributions.Product`) these are probabilities at whole
+    numbers, over a histogram with one bar per whole number and whole-number ticks. With one
+    dimension the plot is that diagonal panel, with the rows drawn in a strip under it (a fixed
+    vertical jitter), each in its component's colour and marker.
 
     Parameters
     ----------
@@ -668,7 +741,9 @@ def plot_uncertainty(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequen
     mclust's ``plot(fit, what="uncertainty")`` in any dimension: as
     :func:`plot_classification`, but each row's marker area grows with its uncertainty, from 2
     (certain) to ``max_marker_size`` (the largest possible uncertainty, ``1 - 1/K``), so the
-    rows between components stand out.
+    rows between components stand out. With one dimension the plot is the diagonal panel
+    (histogram and densities) with the rows in a strip under it, in their component's colour and
+    marker, their marker areas growing with the uncertainty in the same way.
 
     Parameters
     ----------
@@ -721,11 +796,19 @@ def plot_density(mixture: FiniteMixture, X: ArrayLike, *, dimensions: Sequence[i
     every family that scores missing values (for Gaussians the marginals are Gaussian with the
     2x2 block of each covariance; for families of independent columns the product of the two
     columns' densities); a family that cannot (e.g. a full-scale StudentT) raises a
-    ValueError unless the mixture has only the drawn columns. Contours are drawn at
+    ValueError unless the mixture has only the drawn columns. A mixture with a noise component
+    and more than two columns draws the sum of its components' weighted marginals, without the
+    noise (its uniform density over the rows' region has no marginal along the columns), and
+    says "noise not drawn" in each panel. Contours are drawn at
     highest-density levels: the one for ``p`` is the ``1 - p`` quantile of the density at the
-    rows, so it encloses about a share ``p`` of them. For discrete families the densities are
-    evaluated at integers. The diagonal panels show each column's histogram and marginal
-    density.
+    rows, so it encloses about a share ``p`` of them. Discreteness is decided per column (for a
+    :class:`~discrim.distributions.Product`, by the part that owns the column): discrete columns
+    are evaluated at whole numbers. A panel of two discrete or two continuous columns draws
+    contours; a panel of one discrete and one continuous column, whose density has no value
+    between whole numbers, draws one slice per whole number instead: the segments of the
+    continuous axis inside each highest-density region (the innermost thickest). The
+    diagonal panels show each column's histogram and marginal density (probabilities at
+    whole numbers for a discrete column).
 
     Parameters
     ----------
