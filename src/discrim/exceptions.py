@@ -4,6 +4,8 @@ Each subclasses the standard category a caller would otherwise filter (``UserWar
 ``RuntimeWarning``), so existing filters keep working.
 """
 
+from sklearn.exceptions import FitFailedWarning as _SklearnFitFailedWarning
+
 __all__ = ["CollapsingComponentWarning", "DataScaleWarning", "FitFailedWarning", "UnfamiliarDataWarning"]
 
 
@@ -43,8 +45,12 @@ class DataScaleWarning(UserWarning):
     """
 
 
-class FitFailedWarning(RuntimeWarning):
-    """A grid cell of :func:`~discrim.mixture.select_mixture` could not be fitted; its row holds NaN."""
+class FitFailedWarning(_SklearnFitFailedWarning):
+    """A grid cell of :func:`~discrim.mixture.select_mixture` could not be fitted; its row holds NaN.
+
+    A subclass of scikit-learn's ``FitFailedWarning`` (a ``RuntimeWarning``), so that a filter on
+    scikit-learn's, as for a failed fit in a ``GridSearchCV``, catches it too.
+    """
 
 
 class UnfamiliarDataWarning(UserWarning):

@@ -390,3 +390,18 @@ def test_scale_warnings_have_a_category_of_their_own(rng):
         select_mixture(X, Gaussian(), [1], random_state=0)
     constant = [w.category for w in caught if "constant over" in str(w.message)]
     assert constant == [DataScaleWarning]
+
+
+def test_a_filter_on_scikit_learns_fit_failed_warning_catches_discrims(rng):
+    # discrim's FitFailedWarning shared the name, not the class: sklearn's filter let it through
+    import sklearn.exceptions
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = np.repeat([[0.0, 0.0], [5.0, 5.0]], 3, axis=0)  # two distinct rows: three components fail
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        warnings.simplefilter("ignore", sklearn.exceptions.FitFailedWarning)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", UserWarning)
+        result = select_mixture(X, Gaussian(), [1, 3], random_state=0)
+    assert result.table["error"].iloc[1] != ""
