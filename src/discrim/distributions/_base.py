@@ -224,17 +224,17 @@ def weighted_moments(X, wr_t, full, origin=None):
         second = host(ops.stack([_gram(rows_t[j] * root[j]) for j in range(k)]))
         scatter = second - weight[:, None, None] * mean_c[:, :, None] * mean_c[:, None, :]
         second_diag, scatter_diag = np.diagonal(second, axis1=1, axis2=2), np.diagonal(scatter, axis1=1, axis2=2)
-    else:
-        second = host(ops.matmul(wr_t, (xc_t * xc_t).T))
+    else:  # the centred copy is ours: squared in place (the rare second pass centres X again)
+        second = host(ops.matmul(wr_t, ops.square_inplace(xc_t).T))
         scatter = second - weight[:, None] * mean_c**2
         second_diag, scatter_diag = second, scatter
     for j in np.flatnonzero((scatter_diag < _CANCELLATION * second_diag).any(axis=1)):
         # the second pass, about the component's own mean
-        z = rows_t[j] - ops.like(mean_c[j], rows_t[j])[:, None]
         if full:
-            scatter[j] = host(_gram(z * root[j]))
+            scatter[j] = host(_gram((rows_t[j] - ops.like(mean_c[j], rows_t[j])[:, None]) * root[j]))
         else:
-            scatter[j] = host(ops.matmul(wr_t[j], (z * z).T))
+            z = ops.centred_transpose(X, center + ops.like(mean_c[j], X))
+            scatter[j] = host(ops.matmul(wr_t[j], ops.square_inplace(z).T))
     if full:
         scatter = 0.5 * (scatter + scatter.transpose(0, 2, 1))
     else:

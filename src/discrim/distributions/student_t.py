@@ -329,14 +329,14 @@ class StudentT(ComponentFamily):
             dof_term = host(((log_u - u) * wr_t).sum(1))
         ru = wr_t * u  # (K, n)
         weight = component_totals(wr_t)
-        u_weight = component_totals(ru)
-        safe = np.where(u_weight > 0, u_weight, 1.0)
         full = self.covariance_type == "full"
         if mask is None:
             # the Gaussian's moments under the weights E[u] r: a gross outlier (the data this family
             # is for) lies far from the block's centre, and its component's moments take a second pass
-            _, mean, scatter = weighted_moments(X, ru, full)
+            u_weight, mean, scatter = weighted_moments(X, ru, full)
         else:
+            u_weight = component_totals(ru)
+            safe = np.where(u_weight > 0, u_weight, 1.0)
             # diag: a missing entry of component k is completed by mean_k and adds its
             # conditional variance E[u (x - mean)^2] = covariance_k to the scatter
             M = ops.like(mask, X)

@@ -468,7 +468,7 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
         if nan_labels:
             X = validate_data(estimator, X, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
                               ensure_all_finite=finite)
-            targets["y"] = column_or_1d(host_input(y), warn=True)
+            targets["y"] = column_or_1d(y, warn=True)
             check_consistent_length(X, targets["y"])
         else:
             X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
@@ -479,7 +479,7 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
     tensor_dtype = None if isinstance(dtype, (list, tuple)) else dtype
     X = rows_on_device(estimator, X, validate, reset=reset, dtype=tensor_dtype, min_samples=min_samples)
     if "y" not in targets:  # a tensor X, validated where it lives
-        targets["y"] = column_or_1d(host_input(y), warn=True)
+        targets["y"] = column_or_1d(y, warn=True)
         check_consistent_length(X, targets["y"])
     return (to_numpy(X) if on_host else X), targets["y"]
 
