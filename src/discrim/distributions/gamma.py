@@ -19,6 +19,7 @@ from discrim.distributions._base import (
     weighted_resp_t,
 )
 from discrim.distributions._positive import check_nonnegative_data, check_observed_positive, log_observed
+from discrim.distributions._special import stirling_remainder as _stirling_remainder
 
 __all__ = ["Gamma", "GammaParams", "GammaStats"]
 
@@ -275,17 +276,6 @@ def _log1p_above_minus_one(u):
     gives a finite log-density, as the expanded form's ``log x`` of ``LOG_TINY`` does, not ``-inf``."""
     xp = array_namespace(u)
     return xp.log1p(xp.clip(u, min=-1.0 + float(np.finfo(np.float64).eps)))
-
-
-def _stirling_remainder(a):
-    """``lgamma(a) - (a - 1/2) log a + a - log(2 pi) / 2`` (element-wise, a > 0): its series from a = 10."""
-    a = np.asarray(a, dtype=np.float64)
-    small = np.minimum(a, 10.0)  # the direct difference where it cancels little
-    direct = scipy.special.gammaln(small) - (small - 0.5) * np.log(small) + small - 0.5 * np.log(2 * np.pi)
-    big = np.maximum(a, 10.0)
-    inv2 = 1.0 / (big * big)
-    series = (1.0 / 12 - inv2 * (1.0 / 360 - inv2 * (1.0 / 1260 - inv2 * (1.0 / 1680 - inv2 / 1188)))) / big
-    return np.where(a < 10.0, direct, series)
 
 
 def _inverse_digamma(y, n_iter=50):
