@@ -81,3 +81,25 @@ def test_comparing_discrete_and_continuous_families_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)
         select_mixture(counts, {"pois": Poisson()}, [1, 2])
+
+
+@pytest.mark.parametrize("family, draw", [(Gamma(), lambda rng, n, m: rng.gamma(4.0, m, n)),
+                                          (LogNormal(), lambda rng, n, m: rng.lognormal(np.log(m), 0.5, n)),
+                                          (Exponential(), lambda rng, n, m: rng.exponential(m, n))])
+def test_healthy_components_of_different_magnitudes_are_not_collapsing(family, draw):
+    """A positive family's variance grows with its location: components at 1 and 1e5 are healthy.
+
+    Their variances differ by 1e-10, which called the small one collapsing and made select_mixture
+    mark the right 2-component fit degenerate and choose 1 component (lognormal: BIC 7142 against 5782).
+    """
+    rng = np.random.default_rng(8)
+    X = np.r_[draw(rng, 200, 1.0), draw(rng, 200, 1e5)][:, None]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CollapsingComponentWarning)
+        model = FiniteMixture(family, 2, random_state=0).fit(X)
+    means = np.sort(model.family_.component_means(model._params)[:, 0])
+    assert means[1] / means[0] > 1e4  # the two components, each on its own magnitude
+    assert model.family_.collapsing_components(model._params, scale=float(X.var())).size == 0
+    selection = select_mixture(X, family, 3, random_state=0)
+    assert not selection.table["degenerate"].any()
+    assert selection.best_params["n_components"] == 2

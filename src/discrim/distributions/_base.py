@@ -901,6 +901,9 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         return the smallest eigenvalue of a component covariance less their regularisation,
         in the standardised units of the data; those with :meth:`component_variances` the
         smallest of them over the features' variances; the others NaN (nothing to collapse).
+        Gamma, LogNormal and Exponential, whose variance grows with their location, compare a
+        spread free of the units instead (their coefficient of variation, or an Exponential's
+        mean), over the largest of the occupied components'.
 
         Parameters
         ----------

@@ -18,7 +18,14 @@ from discrim.distributions._base import (
     per_feature_weight,
     weighted_resp_t,
 )
-from discrim.distributions._positive import check_nonnegative_data, check_observed_positive, log_observed
+from discrim.distributions._positive import (
+    check_nonnegative_data,
+    check_observed_positive,
+    collapse_ratios,
+    collapsing,
+    log_observed,
+    min_collapse_ratio,
+)
 from discrim.distributions._special import stirling_remainder as _stirling_remainder
 
 __all__ = ["Gamma", "GammaParams", "GammaStats"]
@@ -210,6 +217,18 @@ class Gamma(ComponentFamily):
     def component_variances(self, params):
         with np.errstate(divide="ignore", invalid="ignore"):  # shape / rate^2
             return np.asarray(params.shape, dtype=np.float64) / np.asarray(params.rate, dtype=np.float64) ** 2
+
+    def _collapse_ratios(self, params, occupied=None):
+        # the squared coefficient of variation 1 / shape, free of the units (see collapse_ratios)
+        shape, rate = np.asarray(params.shape, dtype=np.float64), np.asarray(params.rate, dtype=np.float64)
+        return collapse_ratios(1.0 / shape, np.log(shape) - np.log(rate), occupied)
+
+    def collapsing_components(self, params, scale=None):
+        # ``scale`` (a variance of the data) is not in the units of the ratios: the components judge each other
+        return collapsing(self._collapse_ratios(params))
+
+    def min_relative_variance(self, params, occupied, feature_var):
+        return min_collapse_ratio(self._collapse_ratios(params, occupied), occupied, feature_var)
 
     def n_parameters(self, n_features, n_components=1):
         return 2 * n_components * n_features

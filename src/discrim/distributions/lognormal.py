@@ -19,7 +19,14 @@ from discrim.distributions._base import (
     per_feature_weight,
     weighted_resp_t,
 )
-from discrim.distributions._positive import check_nonnegative_data, check_observed_positive, log_observed
+from discrim.distributions._positive import (
+    check_nonnegative_data,
+    check_observed_positive,
+    collapse_ratios,
+    collapsing,
+    log_observed,
+    min_collapse_ratio,
+)
 
 __all__ = ["LogNormal", "LogNormalParams", "LogNormalStats"]
 
@@ -199,6 +206,19 @@ class LogNormal(ComponentFamily):
         sigma2 = np.asarray(params.sigma, dtype=np.float64) ** 2
         with np.errstate(over="ignore"):
             return np.expm1(sigma2) * np.exp(2.0 * np.asarray(params.mu, dtype=np.float64) + sigma2)
+
+    def _collapse_ratios(self, params, occupied=None):
+        # the squared coefficient of variation expm1(sigma^2), free of the units (see collapse_ratios);
+        # log E[x] = mu + sigma^2 / 2
+        mu, sigma = np.asarray(params.mu, dtype=np.float64), np.asarray(params.sigma, dtype=np.float64)
+        return collapse_ratios(np.expm1(sigma**2), mu + 0.5 * sigma**2, occupied)
+
+    def collapsing_components(self, params, scale=None):
+        # ``scale`` (a variance of the data) is not in the units of the ratios: the components judge each other
+        return collapsing(self._collapse_ratios(params))
+
+    def min_relative_variance(self, params, occupied, feature_var):
+        return min_collapse_ratio(self._collapse_ratios(params, occupied), occupied, feature_var)
 
     def n_parameters(self, n_features, n_components=1):
         return 2 * n_components * n_features

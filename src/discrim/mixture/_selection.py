@@ -58,7 +58,9 @@ class MixtureSelection:
         ``bic``, ``aic``, ``icl`` (all lower is better), ``converged``, ``n_iter``, ``min_rows`` (the
         weighted row count of the smallest component), ``min_rel_variance`` (Gaussian families:
         the smallest eigenvalue of a component covariance less ``reg_covar``, in units of the
-        features' variances; NaN for other families), ``degenerate`` (True: never chosen),
+        features' variances; Gamma, LogNormal and Exponential: a component's spread free of the
+        units, over the largest of the components', see ``ComponentFamily.min_relative_variance``;
+        NaN for other families), ``degenerate`` (True: never chosen),
         ``degenerate_reason`` ("too few rows", "singular covariance", "variance at reg_covar" (a
         candidate for the choice whose variance stayed at the floor ``reg_covar`` when its EM was
         continued to a tight tolerance: mclust's fit there is singular), or empty) and ``error``
