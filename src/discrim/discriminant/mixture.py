@@ -142,6 +142,53 @@ def _best_in_each_family(selections, options):
             for label in common}
 
 
+def joint_family(family, sizes, n_features):
+    """The family of all classes' components as one mixture: what a :class:`Fixed` fixes in each class, in every class.
+
+    A Fixed family's ``components`` number the components of one class (each class's mixture fixes
+    its own component 0); in the joint mixture the classes' components follow one another, so the
+    joint family fixes those components of every class, with the same values. It fixed them of the
+    first class only: the joint fit estimated the others freely, and the class mixtures cut out of it
+    then held their fixed entries beside parameters fitted without them.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    sizes : list of int
+        The component count of every class, in class order.
+    n_features : int
+
+    Returns
+    -------
+    family : ComponentFamily
+        ``family`` itself where nothing is fixed by component.
+    """
+    from discrim.distributions import Fixed, Product
+
+    if isinstance(family, Product):
+        parts = family._parts()
+        inner = [joint_family(part, sizes, cols.shape[0]) for _, part, cols in parts]
+        if all(a is b for a, b in zip(inner, (p[1] for p in parts))):
+            return family
+        return Product([(name, part, cols.tolist()) for (name, _, cols), part in zip(parts, inner)])
+    if not isinstance(family, Fixed):
+        return family
+    inner = joint_family(family.family, sizes, n_features)
+    if family.components is None:
+        return family if inner is family.family else Fixed(inner, family.params)
+    comps = [int(c) for c in family.components]
+    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    shared = set(family.family.shared_params())
+    shapes = family.family.param_shapes(1, n_features)
+    params = {}
+    for name, value in family.params.items():
+        array = np.asarray(value, dtype=np.float64)
+        if name in shapes and name not in shared and array.ndim == len(shapes[name]) and array.shape[0] == len(comps) > 1:
+            value = np.concatenate([array] * len(sizes))  # a value per fixed component: the same in every class
+        params[name] = value
+    return Fixed(inner, params, [int(o) + c for o in offsets for c in comps])
+
+
 def joint_fit_numbers(mixtures, class_data, proportions):
     """The log-likelihood and parameter count of class densities as one mixture (mclust's EDDA).
 
@@ -172,9 +219,10 @@ def joint_fit_numbers(mixtures, class_data, proportions):
         joint = np.column_stack([to_numpy(m.score_samples(X_k)) for m in mixtures]) + log_prop
         value, weight = weighted_total(logsumexp(joint, axis=1), w_k)
         log_lik, total = log_lik + value, total + weight
-    family = mixtures[0].family_
     sizes = [m.n_components for m in mixtures]
-    n_params = family.n_parameters(mixtures[0].n_features_in_, sum(sizes)) + sum(r - 1 for r in sizes)
+    d = mixtures[0].n_features_in_
+    family = joint_family(mixtures[0].family_, sizes, d)
+    n_params = family.n_parameters(d, sum(sizes)) + sum(r - 1 for r in sizes)
     return float(log_lik), int(n_params), float(total)
 
 
@@ -563,7 +611,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         shared = set(family.shared_params()) if hasattr(family, "shared_params") else set()
         params = {name: (mixtures[0].params_[name] if name in shared else
                          np.concatenate([m.params_[name] for m in mixtures])) for name in names}
-        joint = FiniteMixture(family, sum(sizes), weights_init=weights / weights.sum(), params_init=params,
+        joint = FiniteMixture(joint_family(family, sizes, mixtures[0].n_features_in_), sum(sizes),
+                              weights_init=weights / weights.sum(), params_init=params,
                               component_labels=np.repeat(np.arange(len(mixtures)), sizes), unlabeled=-1,
                               max_iter=self.max_iter, tol=self.tol, reg_covar=self.reg_covar, device=self.device)
         joint._warn_collapsing = False  # fit() names the classes instead
