@@ -8,7 +8,7 @@ import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from discrim.distributions import Binomial, Categorical, Gamma, Gaussian, Poisson, Product, StudentT
+from discrim.distributions import Binomial, Categorical, Fixed, Gamma, Gaussian, Poisson, Product, StudentT, constraints
 from discrim.mixture import FiniteMixture
 from discrim.persistence import load_model, save_model
 
@@ -203,6 +203,25 @@ def test_categorical_per_feature_counts(rng):
         fam.check_data(np.zeros((1, 3)))
     empty = fam.params_from_stats(fam.suff_stats(X, np.c_[np.ones(200), np.zeros(200)]))
     np.testing.assert_allclose(empty.probs[1], [[0.5, 0.5, 0, 0], [0.25] * 4])
+
+
+def test_categorical_probabilities_beyond_a_features_count_are_refused():
+    """Codes beyond a feature's categories: their probability left the feature's own summing below one.
+
+    Categorical([2, 3]) took probs [0.3, 0.3, 0.4] for its 2-category feature (from params_init, make_params
+    or Fixed): the density summed to 0.6 over that feature's categories, the mean log-likelihood fell by
+    0.51 nats a row (-2.289 against -1.778) and draws put code 2 there, which check_data refuses.
+    """
+    fam = Categorical(n_categories=[2, 3])
+    probs = [[0.3, 0.3, 0.4], [0.2, 0.3, 0.5]]
+    match = r"'probs'\] must be simplex .*0 beyond the count of categories of each feature, \[2, 3\]"
+    with pytest.raises(ValueError, match=match.replace(r"'probs'\]", "parameter 'probs'")):
+        fam.make_params({"probs": [probs]}, 1, 2)
+    with pytest.raises(ValueError, match=match.replace(r"'probs'\]", r"params\['probs'\]")):
+        FiniteMixture(Fixed(fam, {"probs": probs}), 1).fit(np.array([[0.0, 2.0], [1.0, 0.0]]))
+    proper = fam.make_params({"probs": [[[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]]]}, 1, 2)  # the feature's own simplex
+    np.testing.assert_allclose(np.exp(fam.log_prob(np.array([[0.0, 2.0]]), proper)), [[0.25]])
+    assert Categorical(n_categories=[3, 3]).arg_constraints["probs"] is constraints.simplex
 
 
 @pytest.mark.parametrize("kwargs, match", [

@@ -84,7 +84,6 @@ class Categorical(ComponentFamily):
            [0., 1.]])
     """
 
-    arg_constraints = {"probs": constraints.simplex}
     params_class = CategoricalParams
     cli_names = {"categorical": {}}
 
@@ -111,6 +110,19 @@ class Categorical(ComponentFamily):
                 "give n_categories (or categories) one entry per column of X."
             )
         return counts
+
+    @property
+    def arg_constraints(self):
+        counts = self._declared_counts()
+        if counts is None or np.all(counts == counts.max()):
+            return {"probs": constraints.simplex}
+        # codes beyond a feature's count are no categories of it: a probability there left the feature's
+        # own probabilities summing below one (a density short of 1, and draws that check_data refuses)
+        beyond = np.arange(int(counts.max())) >= counts[:, None]  # (d, C)
+        return {"probs": constraints.Constraint(
+            "simplex", "non-negative entries summing to one along the last axis, and 0 beyond the count of "
+            f"categories of each feature, {counts.tolist()}",
+            lambda v: constraints.simplex.check(v) and v.shape[-2:] == beyond.shape and bool(np.all(v[..., beyond] == 0)))}
 
     @property
     def _n_codes(self):
