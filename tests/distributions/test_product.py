@@ -224,6 +224,24 @@ def test_categorical_probabilities_beyond_a_features_count_are_refused():
     assert Categorical(n_categories=[3, 3]).arg_constraints["probs"] is constraints.simplex
 
 
+class _HighUniforms:
+    """A generator whose uniforms all lie above 1 - 1e-7: draws at the top of every feature's cumulative sum."""
+
+    def random(self, size):
+        return np.full(size, 1.0 - 1e-8)
+
+
+def test_categorical_draws_stay_within_each_features_categories():
+    """Probabilities that sum to 1 less a rounding (the simplex check allows 1e-6) left a uniform above a
+    feature's total, which drew the widest feature's last code: code 2 on a 2-category feature (check_data
+    refuses it), or a category of probability 0."""
+    fam = Categorical(n_categories=[2, 3])
+    params = fam.make_params({"probs": [[[0.5, 0.5 - 1e-7, 0.0], [0.6, 0.4 - 1e-7, 0.0]]]}, 1, 2)
+    draws = fam.sample(params, [4], _HighUniforms())
+    np.testing.assert_array_equal(draws, [[1.0, 1.0]] * 4)  # each feature's last category of positive probability
+    fam.check_data(draws, None)
+
+
 @pytest.mark.parametrize("kwargs, match", [
     ({"n_categories": [2, 1]}, "n_categories"),
     ({"categories": [["a"]]}, "at least 2 distinct"),

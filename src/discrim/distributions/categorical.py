@@ -300,7 +300,11 @@ class Categorical(ComponentFamily):
         for probs, m in zip(params.probs, n_per_component):
             cum = np.cumsum(probs, axis=1)  # (d, C)
             u = rng.random((int(m), probs.shape[0], 1))
-            blocks.append(np.minimum((u > cum[None]).sum(axis=2), probs.shape[1] - 1))
+            # probabilities may sum to 1 less a rounding: a u above a feature's total takes its last
+            # category of positive probability (not the widest feature's last code, which a
+            # feature with fewer categories does not have)
+            last = probs.shape[1] - 1 - np.argmax(probs[:, ::-1] > 0, axis=1)  # (d,)
+            blocks.append(np.minimum((u > cum[None]).sum(axis=2), last))
         return np.concatenate(blocks, axis=0).astype(np.float64)
 
     def n_parameters(self, n_features, n_components=1):
