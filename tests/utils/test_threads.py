@@ -85,3 +85,41 @@ def test_single_threaded_blas_holds_torch_at_one_thread_and_restores_it():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(previous)
+
+
+def test_block_mapper_runs_items_concurrently_in_order_with_the_calling_thread():
+    """Two items meet at a barrier only if two threads run them at once; the caller is one of the threads."""
+    import threading
+
+    from discrim.utils._threads import BlockMapper
+
+    barrier = threading.Barrier(2, timeout=60)
+    threads = []
+
+    def fn(item):
+        threads.append(threading.get_ident())
+        barrier.wait()  # BrokenBarrierError if the items ran one after another
+        return item * 10
+
+    with BlockMapper(2) as mapper:
+        assert mapper(fn, [1, 2]) == [10, 20]
+        assert threading.get_ident() in threads and len(set(threads)) == 2
+        # more items than threads: every item once, results in item order
+        assert mapper(lambda item: item ** 2, range(7)) == [0, 1, 4, 9, 16, 25, 36]
+        assert mapper(lambda item: item, []) == []
+
+
+@pytest.mark.parametrize("bad", [0, 5])
+def test_block_mapper_raises_an_items_error(bad):
+    """An error in any item, the caller's or a pool thread's, reaches the caller."""
+    from discrim.utils._threads import BlockMapper
+
+    def fn(item):
+        if item == bad:
+            raise ValueError(f"item {item}")
+        return item
+
+    with BlockMapper(2) as mapper:
+        with pytest.raises(ValueError, match=f"item {bad}"):
+            mapper(fn, range(6))
+        assert mapper(lambda item: item, range(3)) == [0, 1, 2]  # usable after a failure
