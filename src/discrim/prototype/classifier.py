@@ -190,8 +190,10 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         checkerboard's second and later batches) are mostly ended earlier by the emptiness test
         of the solver (see Notes); those it does not decide run this many iterations; a smaller
         value ends them sooner but can also empty a batch that would have got below the empty
-        batch later (on the benchmark cases a few did, after 116 and 188 iterations). The cost is
-        the only thing this changes where a batch would end empty anyway.
+        batch later (on the benchmark cases a few did, after 116 and 188 iterations on cancer, and
+        after 401 and 482 on xor-6f at ``alpha_feature=3.16e-4``, which 200 left empty: test
+        log-loss 0.521 against 0.531 after 6 batches). The cost is the only thing this changes
+        where a batch would end empty anyway.
     max_samples : int, float or None, default=None
         Bound on the rows used per batch: a class-stratified subsample of this many rows (an
         int) or of this share of the rows (a float in (0, 1]) is drawn for every batch and split
