@@ -8,6 +8,7 @@ would show up as ``result.exception`` not being a ``SystemExit``.
 import json
 import re
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -638,8 +639,35 @@ def test_predict_on_text_in_a_models_feature_says_the_model_learnt_numbers(tmp_p
 def test_an_export_named_like_another_format_is_refused(tmp_path):
     # it wrote CSV text into x.parquet, which --parquet then failed to read
     result = run("datasets", "--export", "iris", "--output", tmp_path / "x.parquet")
-    assert result.exit_code == 2 and "--export writes CSV text; end the file name in .csv" in result.output
+    assert result.exit_code == 2 and "writes CSV text there, not '.parquet'; end the file name in .csv" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command, option, name, written", [
+    ("predict", "--output", "p.parquet", "CSV text"),
+    ("predict-lazy", "--output", "p.csv", "a folder of Parquet files"),
+    ("mixture", "--impute", "completed.parquet", "CSV text"),
+])
+def test_an_output_named_like_another_format_is_refused(tmp_path, rng, command, option, name, written):
+    # predict wrote CSV text into p.parquet (and a Parquet folder named p.csv), mixture --impute
+    # CSV text into completed.parquet: a reader going by the name then failed on them
+    X, y = _rows(rng)
+    train, model = tmp_path / "train.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(train, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
+    if command == "predict":
+        args = ["predict", "--model", model, "--csv", train]
+    elif command == "predict-lazy":
+        pytest.importorskip("dask.dataframe")
+        pd.read_csv(train).to_parquet(tmp_path / "rows.parquet")
+        args = ["predict", "--model", model, "--parquet", tmp_path / "rows.parquet"]
+    else:
+        args = ["mixture", "--csv", train, "--columns", "a,b", "--quiet"]
+    before = sorted(tmp_path.iterdir())
+    result = run(*args, option, tmp_path / name)
+    assert result.exit_code == 2, result.output
+    assert f"{option}: this command writes {written} there, not '{Path(name).suffix}'" in result.output
+    assert sorted(tmp_path.iterdir()) == before
 
 
 def test_predict_notes_a_feature_that_no_row_gives(tmp_path, rng):

@@ -663,6 +663,36 @@ def check_plot_format(path, option="--plot"):
                                        "write .pdf or .svg instead.")
 
 
+# Suffixes that name a format other than the one an output is written in: a CSV file named
+# .parquet (or a Parquet folder named .csv) is what its reader would fail on.
+_OTHER_FORMAT_SUFFIXES = {
+    "csv": (".parquet", ".pq", ".zarr", ".xlsx", ".xls", ".json", ".skops", ".feather", ".html"),
+    "parquet": (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".skops", ".zarr", ".feather", ".html"),
+}
+
+
+def check_output_suffix(path, option, written, fix):
+    """Refuse, before any work, an output name whose suffix names another format than the one written.
+
+    Parameters
+    ----------
+    path : str or None
+        The output path given for ``option``; nothing is checked when None.
+    option : str
+        Name of the command-line option, for the message.
+    written : {"csv", "parquet"}
+        What the command writes there: CSV text, or a folder of Parquet files.
+    fix : str
+        The end of the message: how to name the output instead.
+    """
+    if path is None:
+        return
+    suffix = Path(path).suffix.lower()
+    if suffix in _OTHER_FORMAT_SUFFIXES[written]:
+        what = "CSV text" if written == "csv" else "a folder of Parquet files"
+        raise click.UsageError(f"{option}: this command writes {what} there, not {suffix!r}; {fix}")
+
+
 def check_output(path, option, *, overwrite=False, inputs=()):
     """Fail early, before any work, if ``path`` cannot or must not be written.
 

@@ -13,6 +13,7 @@ from discrim.cli._io import (
     check_device_data,
     check_distinct_outputs,
     check_output,
+    check_output_suffix,
     check_plot_format,
     checked_device,
     column_list,
@@ -592,6 +593,7 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     check_plot_format(plot_path)
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
+    check_output_suffix(impute_path, "--impute", "csv", "end the file name in .csv.")
     check_distinct_outputs(**{"--plot": plot_path, "--impute": impute_path})
     for option, specs in (("--columns", columns), ("--categorical", categorical)):
         if specs and not any(spec.strip(" ,") for spec in specs):  # an empty value read as "every column"

@@ -22,6 +22,7 @@ from discrim.cli._io import (
     check_finite_probabilities,
     check_output,
     check_output_folder,
+    check_output_suffix,
     check_plot_format,
     checked_device,
     column_list,
@@ -137,9 +138,7 @@ def datasets(export_name, output, random_state, overwrite):
                 f"unknown data set {export_name!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
         check_output(output, "--output", overwrite=overwrite)
-        if Path(output).suffix.lower() in (".parquet", ".pq", ".zarr", ".xlsx", ".json", ".skops"):
-            raise click.UsageError(f"--output: --export writes CSV text; end the file name in .csv, not "
-                                   f"{Path(output).suffix!r}.")
+        check_output_suffix(output, "--output", "csv", "end the file name in .csv.")
         X, y = load_dataset(export_name, random_state=random_state, as_frame=True)
         if "target" in X.columns:
             raise click.ClickException(f"data set {export_name!r} has a feature named 'target'.")
@@ -390,10 +389,14 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         if output is None:
             raise click.UsageError("--parquet and --zarr need --output FOLDER (the predictions, as Parquet).")
         check_output_folder(output, "--output", overwrite=overwrite, inputs=[model_path, parquet, zarr])
+        check_output_suffix(output, "--output", "parquet", "give a folder name such as predictions.parquet (a "
+                            "--csv input gives a CSV file).")
         model = load_model(model_path)
         check_classifier(model, model_path)
         return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite, keep)
     check_output(output, "--output", overwrite=overwrite, inputs=[model_path, csv])
+    check_output_suffix(output, "--output", "csv", "end the file name in .csv (a --parquet or --zarr input gives "
+                        "a Parquet folder).")
     model = load_model(model_path)
     check_classifier(model, model_path)
     df = read_csv(csv)
