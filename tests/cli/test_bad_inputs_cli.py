@@ -693,3 +693,19 @@ def test_a_column_whose_name_holds_a_comma_can_be_named(tmp_path, rng):
     assert list(load_model(model).feature_names_in_) == ["a", "b"]
     kept = run("predict", "--model", model, "--csv", path, "--keep", "naive, col", "--keep", "label")
     assert kept.exit_code == 0 and kept.output.startswith('"naive, col",label,predicted,')
+
+
+@pytest.mark.parametrize("model, cells, extra", [
+    ("lda", "", []),            # empty cells: lda learns from unlabelled rows, but needs some labelled
+    ("proset", "", []),         # it said "drop those rows first", which leaves none
+    ("lda", "-1", ["--param", "unlabeled=-1"]),
+])
+def test_fit_refuses_a_target_without_any_label(tmp_path, rng, model, cells, extra):
+    # lda failed inside scikit-learn's split: "With n_samples=0, test_size=0.3 ... Adjust any of
+    # the aforementioned parameters", which names no option of the command
+    X, _ = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=cells).to_csv(csv, index=False)
+    one_line_error(run("fit", "--csv", csv, "--target", "label", "--model", model, *extra),
+                   "target column 'label' has no label in any of its 60 rows", "--target")
+

@@ -487,6 +487,13 @@ def sequence_columns(X):
     return ids
 
 
+def no_label_message(target, n_rows):
+    """The message for a target column that labels none of its rows (empty cells, or the model's
+    ``unlabeled`` marker in every row)."""
+    return (f"target column {target!r} has no label in any of its {n_rows} rows: give the column of classes as "
+            "--target, or fill in the classes of some rows.")
+
+
 def split_target(df, labels, target, unlabelled=None):
     """Split a table into numeric features and the target column.
 
@@ -498,6 +505,8 @@ def split_target(df, labels, target, unlabelled=None):
         raise click.ClickException(
             f"target column {target!r} not in the CSV; it has: {column_list(df.columns)}."
         )
+    if labels.isna().all():
+        raise click.ClickException(no_label_message(target, len(labels)))
     if labels.isna().any() and unlabelled is None:
         raise click.ClickException(
             f"target column {target!r} has {int(labels.isna().sum())} missing value(s): drop those rows first, or fit "

@@ -35,6 +35,7 @@ from discrim.cli._io import (
     first_names,
     model_features,
     model_from_params,
+    no_label_message,
     on_host,
     parse_params,
     read_csv,
@@ -204,6 +205,8 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
         y[np.array([label == marker or (isinstance(label, str) and label == str(marker)) for label in y],
                    dtype=bool)] = np.nan
     missing = pd.isna(y)
+    if missing.all():  # every cell the marker (the empty ones split_target refused)
+        raise click.ClickException(no_label_message(target, len(y)))
     labelled = np.asarray(y[~missing].tolist())  # one dtype (an object y holds ints beside empty cells' NaN)
     _refuse_few_rows_per_class(labelled, target)
     try:
