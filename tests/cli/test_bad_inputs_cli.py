@@ -709,3 +709,15 @@ def test_fit_refuses_a_target_without_any_label(tmp_path, rng, model, cells, ext
     one_line_error(run("fit", "--csv", csv, "--target", "label", "--model", model, *extra),
                    "target column 'label' has no label in any of its 60 rows", "--target")
 
+
+@pytest.mark.parametrize("source", [["--dataset", "wine"], ["--csv", "wine.csv", "--target", "target"]])
+@pytest.mark.parametrize("command, test_size", [("fit", "0.99"), ("fit", "0.001"), ("tune", "0.001")])
+def test_a_test_size_that_leaves_a_part_without_every_class_names_the_option(tmp_path, source, command, test_size):
+    # scikit-learn's "The train_size = 1 should be greater or equal to the number of classes = 3"
+    # came alone, naming neither --test-size nor what to give
+    if "--csv" in source:
+        source = ["--csv", _export("wine", tmp_path), "--target", "target"]
+    extra = ["--model", "lda"] if command == "fit" else ["--quiet"]
+    one_line_error(run(command, *source, *extra, "--test-size", test_size),
+                   f"--test-size {test_size}: cannot split", "number of classes = 3",
+                   "leaves each part at least one row of every class")

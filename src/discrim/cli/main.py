@@ -186,8 +186,11 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
                 f"unknown data set {dataset!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
         # Unscaled: the scaling is fitted inside the model, so a saved model takes raw rows.
-        X_train, X_test, y_train, y_test = load_benchmark(dataset, random_state=random_state, test_size=test_size,
-                                                          as_frame=True, scale=False)
+        try:
+            X_train, X_test, y_train, y_test = load_benchmark(dataset, random_state=random_state,
+                                                              test_size=test_size, as_frame=True, scale=False)
+        except ValueError as exc:  # the name is known and the data fixed: the split failed
+            raise click.ClickException(_split_failure(exc, test_size)) from None
         names = dropped_columns(drop, list(X_train.columns))
         return X_train.drop(columns=names), X_test.drop(columns=names), y_train, y_test
     if target is None:
@@ -213,10 +216,18 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
         X_train, X_test, y_train, y_test = train_test_split(X[~missing], labelled, test_size=test_size,
                                                             stratify=labelled, random_state=random_state)
     except ValueError as exc:
-        raise click.ClickException(f"cannot split the data into training and test parts: {exc}") from None
+        raise click.ClickException(_split_failure(exc, test_size)) from None
     if missing.any():
         X_train, y_train = pd.concat([X_train, X[missing]]), np.concatenate([y_train, y[missing]])
     return X_train, X_test, y_train, y_test
+
+
+def _split_failure(exc, test_size):
+    """The one-line message of a stratified split that failed (a --test-size too small or too large
+    for the number of classes), naming the option and its fix."""
+    return (f"--test-size {test_size:g}: cannot split the labelled rows into a training and a test part "
+            f"({_one_line(exc).rstrip('.')}); give a --test-size that leaves each part at least one row of every "
+            "class (the default is 0.3).")
 
 
 def _show_progress_logs():
