@@ -37,6 +37,15 @@ def _fmt(value):
     return f"{value:.4g}"
 
 
+def _reference_features(model, reference):
+    """The model's feature columns of the ``--reference`` CSV; an error names the option and the file
+    (it said "not in the CSV", beside the --csv file whose columns were right)."""
+    try:
+        return model_features(model, read_csv(reference))
+    except click.ClickException as exc:
+        raise click.ClickException(f"--reference {reference!r}: {exc.message}") from None
+
+
 @click.command()
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False),
               help="Model file from `discrim fit --model proset --output FILE`.")
@@ -97,7 +106,7 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
         df = df.drop(columns=[target])
     with damaged_model_errors(model_path):
         X = model_features(model, df)
-        X_reference = model_features(model, read_csv(reference)) if reference is not None else None
+        X_reference = _reference_features(model, reference) if reference is not None else None
     X_row = X.iloc[[row]] if hasattr(X, "iloc") else X[[row]]
     input_names = list(X.columns) if hasattr(X, "columns") else None
     try:
