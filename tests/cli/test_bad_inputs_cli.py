@@ -7,6 +7,7 @@ would show up as ``result.exception`` not being a ``SystemExit``.
 
 import json
 import re
+import warnings
 import zipfile
 from pathlib import Path
 
@@ -471,9 +472,41 @@ def test_feature_positions_in_messages_become_column_names():
             == "2 feature(s) of X (['visits', 'const']) are constant")
     assert (name_feature_positions("class a: feature(s) [0]; class b: feature(s) [2, 3].", names)
             == "class a: feature(s) ['age']; class b: feature(s) ['amount', 'const'].")
+    # the library's index lister: "(index 1, 3)", per class "(index 3 in class 'a'; ...)"
+    assert (name_feature_positions("2 feature(s) of X (index 1, 3) are constant", names)
+            == "2 feature(s) of X (['visits', 'const']) are constant")
+    assert (name_feature_positions("1 feature(s) (index 3) are constant within every class", names)
+            == "1 feature(s) (['const']) are constant within every class")
+    assert (name_feature_positions("feature(s) constant within a class (index 3 in class 'a'; index 0, 2 in class "
+                                   "'b')", names)
+            == "feature(s) constant within a class (['const'] in class 'a'; ['age', 'amount'] in class 'b')")
     for unchanged in ("1 feature(s) of X (['const']) are constant", "1 feature(s) of X ([7]) are constant",
-                      "class 2 has [3] rows"):
+                      "class 2 has [3] rows", "2 row(s) of X (index 1, 3) have zero density",
+                      "1 feature(s) of X (index 7) are constant"):
         assert name_feature_positions(unchanged, names) == unchanged
+
+
+@pytest.mark.parametrize("args, named", [
+    # LDA's refusal listed the constant feature as "(index 2)"
+    (["fit", "--model", "lda"], "1 feature(s) (['const']) are constant within every class"),
+    # the warnings were shown with positions: MDA's per class, a mixture's of X
+    (["fit", "--model", "mda", "--param", "n_components=1"],
+     "feature(s) constant within a class (['const'] in class 'p'; ['const'] in class 'q')"),
+    (["mixture", "--columns", "a,b,const", "--components", "1"],
+     "1 feature(s) of X (['const']) are constant over their observed values"),
+])
+def test_a_constant_column_is_named_in_errors_and_warnings(tmp_path, args, named):
+    from discrim.cli._warnings import show_warning
+
+    csv = _two_features_with_a_gap(tmp_path)
+    pd.read_csv(csv).dropna().assign(const=5.0).to_csv(csv, index=False)
+    source = ["--csv", csv, "--quiet"] + (["--target", "y"] if args[0] == "fit" else [])
+    with warnings.catch_warnings():  # shown as the discrim command shows them
+        warnings.simplefilter("always")
+        warnings.showwarning = show_warning
+        result = run(*args, *source)
+    assert named in result.output, result.output
+    assert "index 2" not in result.output
 
 
 # --- a command-line user's files (tour of 2026-11-27) ---------------------------------------

@@ -1,6 +1,7 @@
 """Reading tables and writing outputs for the command-line tool, with one-line errors."""
 
 import ast
+import contextvars
 import os
 import re
 import tempfile
@@ -285,6 +286,14 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
 # A feature list by position in a library message ("feature(s) [0, 3]", "feature(s) of X ([5])"),
 # as an estimator writes it when it was given an array without column names
 _FEATURE_POSITIONS = re.compile(r"(feature\(s\)(?: of X)? \(?)\[(\d+(?:, \d+)*)\]")
+# and as the library's index lister writes them: "feature(s) of X (index 1, 4 ...)", "feature(s)
+# (index 13)", and per class "(index 13 in class 'a'; index 2, 5 in class 'b')" (rows are listed
+# as "row(s) of X (index ...)", which neither matches)
+_FEATURE_INDEXES = re.compile(r"(feature\(s\)(?: of X)? \()index (\d+(?:, \d+)*)|\bindex (\d+(?:, \d+)*)(?= in class )")
+
+#: The feature columns of the fit in progress (set by :func:`features_named`), by which a shown
+#: warning names the features its message lists by position.
+FEATURE_NAMES = contextvars.ContextVar("discrim_cli_feature_names", default=None)
 
 
 def name_feature_positions(message, names):
@@ -301,18 +310,25 @@ def name_feature_positions(message, names):
     message : str
         Unchanged where it names no feature by position (or by a position beyond ``names``).
     """
-    def named(match):
-        positions = [int(j) for j in match.group(2).split(", ")]
-        if max(positions) >= len(names):
-            return match.group(0)
-        return match.group(1) + str([str(names[j]) for j in positions])
+    def listed(text):
+        positions = [int(j) for j in text.split(", ")]
+        return None if max(positions) >= len(names) else str([str(names[j]) for j in positions])
 
-    return _FEATURE_POSITIONS.sub(named, message)
+    def named(match):
+        shown = listed(match.group(2))
+        return match.group(0) if shown is None else match.group(1) + shown
+
+    def indexed(match):
+        shown = listed(match.group(2) or match.group(3))
+        return match.group(0) if shown is None else (match.group(1) or "") + shown
+
+    return _FEATURE_INDEXES.sub(indexed, _FEATURE_POSITIONS.sub(named, message))
 
 
 @contextmanager
 def features_named(names):
-    """Report the features of an estimator's ValueError by the input's column names.
+    """Report the features of an estimator's ValueError, and of the warnings shown meanwhile, by the
+    input's column names.
 
     The scaler of the saved pipeline hands the estimator an array (the saved models keep their
     column names on the scaler), so a refusal such as "1 feature(s) of X ([5]) are constant"
@@ -323,13 +339,17 @@ def features_named(names):
     names : sequence of str
         The feature columns, in the order the estimator sees them.
     """
+    names = [str(n) for n in names]
+    token = FEATURE_NAMES.set(names)  # the warnings shown meanwhile name them too
     try:
         yield
     except ValueError as exc:
-        message = name_feature_positions(str(exc), [str(n) for n in names])
+        message = name_feature_positions(str(exc), names)
         if message == str(exc):
             raise
         raise ValueError(message) from exc
+    finally:
+        FEATURE_NAMES.reset(token)
 
 
 def read_labels(path, target):

@@ -13,6 +13,7 @@ from discrim.cli._io import (
     check_device_data,
     check_distinct_outputs,
     check_output,
+    features_named,
     check_output_suffix,
     check_plot_format,
     checked_device,
@@ -697,7 +698,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
 
     selection = None
     try:
-        with warnings.catch_warnings(), em_progress(progress):  # warnings: reported below in one line
+        with warnings.catch_warnings(), em_progress(progress), features_named(names):  # warnings: reported below
             warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.simplefilter("ignore", FitFailedWarning)
             if len(options) * len(ks) == 1:

@@ -27,8 +27,13 @@ def show_warning(message, category, filename, lineno, file=None, line=None):
     filename, lineno, file, line
         As :func:`warnings.showwarning` takes them (not shown).
     """
+    from discrim.cli._io import FEATURE_NAMES, name_feature_positions
+
     context = click.get_current_context(silent=True)
-    text = command_line_advice(str(message), None if context is None else context.command)
+    text = str(message)
+    if FEATURE_NAMES.get() is not None:  # a fit's features, listed by position in its warnings
+        text = name_feature_positions(text, FEATURE_NAMES.get())
+    text = command_line_advice(text, None if context is None else context.command)
     name = "Warning" if category is UserWarning else category.__name__
     click.echo(f"{name}: {text}", err=True)
 
