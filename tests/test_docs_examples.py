@@ -6,11 +6,19 @@ component collapsed). Pages whose examples need a Dask cluster or take long (mod
 mclust's 14 models, the bootstrap test) are left to the documentation build and the gallery.
 """
 
+import inspect
 import re
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from discrim.discriminant import (
+    KnownDensityClassifier, LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant,
+)
+from discrim.distributions import Gaussian
+from discrim.mixture import FiniteMixture
+from discrim.model_selection import PrototypeClassifierCV
 
 _GUIDE = Path(__file__).resolve().parents[1] / "docs" / "user_guide"
 
@@ -32,3 +40,28 @@ def test_the_page_examples_run_without_warnings(page, tmp_path, monkeypatch):
     namespace = {"__name__": f"docs_{page}"}
     for code in blocks:
         exec(compile(code, f"docs/user_guide/{page}.rst", "exec"), namespace)  # noqa: S102 (our own pages)
+
+
+# (page, what the page says, the estimator, its parameter, the default that says)
+_STATED_DEFAULTS = [
+    ("discriminant", '``priors="equal"`` (the default of every discriminant', KnownDensityClassifier, "priors", "equal"),
+    ("discriminant", '``priors="equal"`` (the default of every discriminant', LinearDiscriminant, "priors", "equal"),
+    ("discriminant", '``priors="equal"`` (the default of every discriminant', QuadraticDiscriminant, "priors", "equal"),
+    ("discriminant", '``priors="equal"`` (the default of every discriminant', MixtureDiscriminant, "priors", "equal"),
+    ("incomplete", "``em_max_iter`` iterations (1000 by default)", LinearDiscriminant, "em_max_iter", 1000),
+    ("incomplete", "``em_max_iter`` iterations (1000 by default)", QuadraticDiscriminant, "em_max_iter", 1000),
+    ("mixture", '``"kmeans++"`` (the default)', FiniteMixture, "init_params", "kmeans++"),
+    ("mixture", '(``m_step="exact"``)', Gaussian, "m_step", "exact"),
+    ("model_choice", "``tol=1e-3``", FiniteMixture, "tol", 1e-3),
+    ("model_choice", "at the default 100", FiniteMixture, "max_iter", 100),
+    ("prototype", "with the default of 30", PrototypeClassifierCV, "search_max_iter", 30),
+]
+
+
+@pytest.mark.parametrize("page, phrase, estimator, name, value", _STATED_DEFAULTS)
+def test_the_defaults_the_guide_states_are_the_code_s(page, phrase, estimator, name, value):
+    # the discriminant page said KnownDensityClassifier's priors default to None, as before the
+    # second round of tours made it "equal" like the other discriminants'
+    text = " ".join((_GUIDE / f"{page}.rst").read_text(encoding="utf-8").split())
+    assert phrase in text, (page, phrase)
+    assert inspect.signature(estimator).parameters[name].default == value
