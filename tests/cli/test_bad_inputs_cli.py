@@ -754,3 +754,17 @@ def test_a_test_size_that_leaves_a_part_without_every_class_names_the_option(tmp
     one_line_error(run(command, *source, *extra, "--test-size", test_size),
                    f"--test-size {test_size}: cannot split", "number of classes = 3",
                    "leaves each part at least one row of every class")
+
+
+@pytest.mark.parametrize("seed", ["-5", str(2**32)])
+@pytest.mark.parametrize("command", [["datasets", "--export", "checker", "--output", "checker.csv"],
+                                     ["fit", "--dataset", "iris-2f", "--model", "lda"],
+                                     ["tune", "--dataset", "iris-2f", "--quiet"]])
+def test_a_seed_out_of_range_is_refused_as_the_option(tmp_path, monkeypatch, command, seed):
+    # fit and tune blamed --test-size for scikit-learn's refusal of the split's random_state, and
+    # datasets named random_state, a Python parameter: the seed is checked as the option now
+    monkeypatch.chdir(tmp_path)
+    result = run(*command, "--random-state", seed)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '--random-state': {seed} is not in the range 0<=x<=4294967295" in result.output
+    assert "--test-size" not in result.output and list(tmp_path.iterdir()) == []

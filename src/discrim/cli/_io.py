@@ -388,6 +388,11 @@ def read_labels(path, target):
     return labels
 
 
+#: The type of every --random-state: a seed as numpy and scikit-learn take one (a negative seed, or
+#: one of 2**32 or more, failed inside the library, blamed on its parameter or on the split).
+SEED = click.IntRange(0, 2**32 - 1)
+
+
 def drop_option(command):
     """The ``--drop`` option of the commands that take every other column as a feature."""
     return click.option("--drop", "drop", multiple=True, metavar="COLUMNS",

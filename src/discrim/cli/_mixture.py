@@ -10,6 +10,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.cli._io import (
+    SEED,
     check_device_data,
     check_distinct_outputs,
     check_output,
@@ -550,7 +551,7 @@ def _selection_table(result):
               help="EM iterations at most per start.")
 @click.option("--tol", type=click.FloatRange(min=0), default=1e-3, show_default=True,
               help="Stop when the mean log-likelihood improves by less than this.")
-@click.option("--random-state", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--random-state", type=SEED, default=0, show_default=True,
               help="Seed of the starts (k-means++, random).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the convergence curve (and, for one or two columns, the fitted density; "

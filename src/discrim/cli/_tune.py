@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from discrim.cli._io import (
+    SEED,
     check_finite_probabilities,
     check_writable_folder,
     drop_option,
@@ -147,7 +148,7 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
 @click.option("--n-jobs", default=None, type=int,
               help="Parallel search tasks (-1: all cores; default: one task at a time).")
-@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
+@click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the split and the search.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
               help="Standardise the features inside the model: fitted on each fold's training part during the "
                    "search and on the whole training part for the final model.")

@@ -4,6 +4,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 
 from discrim.cli._io import (
+    SEED,
     check_classifier,
     check_device_data,
     check_distinct_outputs,
@@ -120,7 +122,7 @@ _OVERWRITE = click.option("--overwrite", is_flag=True, help="Replace output file
 @cli.command()
 @click.option("--export", "export_name", metavar="NAME", help="Write all rows of this data set, in its own units, as CSV.")
 @click.option("--output", type=click.Path(dir_okay=False), help="CSV file for --export (features and a 'target' column).")
-@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the synthetic data sets.")
+@click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the synthetic data sets.")
 @_OVERWRITE
 def datasets(export_name, output, random_state, overwrite):
     """List the built-in data sets, or export one as CSV.
@@ -225,6 +227,8 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
 def _split_failure(exc, test_size):
     """The one-line message of a stratified split that failed (a --test-size too small or too large
     for the number of classes), naming the option and its fix."""
+    if not re.search(r"\b(train|test)_size\b|n_samples=", str(exc)):
+        return f"cannot split the labelled rows into a training and a test part: {_one_line(exc)}"
     return (f"--test-size {test_size:g}: cannot split the labelled rows into a training and a test part "
             f"({_one_line(exc).rstrip('.')}); give a --test-size that leaves each part at least one row of every "
             "class (the default is 0.3).")
@@ -253,7 +257,7 @@ def _show_progress_logs():
                    "alpha_feature_grid=[0.001, 0.01]); repeatable.")
 @click.option("--test-size", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
               help="Share of the rows held out (stratified) for the scores printed.")
-@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the model.")
+@click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the split and the model.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
               help="Standardise the features inside the model, with the training part's mean and spread.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the fitted model here (skops format).")
