@@ -212,6 +212,13 @@ def test_param_bare_words_are_strings_and_true_false_booleans():
     assert parse_params(["a=auto", "b=true", "c=False", "d=None"]) == {"a": "auto", "b": True, "c": False, "d": None}
 
 
+def test_param_given_twice_is_refused():
+    # "--param shrinkage=auto --param shrinkage=oas" fitted with 'oas' alone, silently
+    result = run("fit", "--dataset", "iris-2f", "--model", "lda", "--param", "shrinkage=auto", "--param",
+                 " shrinkage = oas")
+    assert one_line_error(result) == "Error: --param shrinkage is given twice; give each parameter once."
+
+
 # ----- one-line errors for models the command cannot use --------------------------------------------
 
 def test_predict_and_explain_on_a_finite_mixture_say_it_is_not_a_classifier(tmp_path):

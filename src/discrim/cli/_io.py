@@ -640,13 +640,15 @@ def parse_params(items):
 
     Values are Python literals: numbers, ``True``/``False`` (or ``true``/``false``), ``None``,
     quoted strings, and flat lists or tuples of those; any other word is taken as a string. Long or
-    nested values are refused with a one-line error naming the key.
+    nested values, and a key given twice, are refused with a one-line error naming the key.
     """
     params = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise click.ClickException(f"--param expects KEY=VALUE, got {item[:60]!r}.")
+        if key.strip() in params:  # the last one silently won: a typo for another parameter, or a slip
+            raise click.ClickException(f"--param {key.strip()} is given twice; give each parameter once.")
         params[key.strip()] = _literal(key.strip(), value.strip())
     return params
 
