@@ -383,3 +383,11 @@ def test_advice_leaves_out_the_settings_a_message_reports():
     em = "did not converge in em_max_iter=20 iterations: not yet the maximum. Raise em_max_iter; reg_param helps."
     assert command_line_advice(em, cli.commands["fit"]).endswith(
         "(On the command line a model parameter is set with --param NAME=VALUE.)")
+
+
+def test_fit_help_describes_target_and_test_size_for_lazy_tables_too():
+    # --help said "--target: Target column of the CSV file" and a stratified hold-out, where
+    # --parquet and --zarr need --target as well and hold out a random split
+    text = " ".join(CliRunner().invoke(cli, ["fit", "--help"]).output.split())
+    assert "--target TEXT Target column (the classes) of the --csv, --parquet or --zarr table." in text
+    assert "(stratified; a random split of --parquet and --zarr tables)" in text

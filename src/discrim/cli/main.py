@@ -250,13 +250,14 @@ def _show_progress_logs():
 @cli.command()
 @click.option("--dataset", help="Built-in data set (see `discrim datasets`); or give --csv, --parquet or --zarr.")
 @click.option("--csv", type=click.Path(dir_okay=False), help="CSV file with features and a target column.")
-@click.option("--target", help="Target column of the CSV file.")
+@click.option("--target", help="Target column (the classes) of the --csv, --parquet or --zarr table.")
 @click.option("--model", "model_name", required=True, help="Model name (see `discrim models`).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Model parameter, the value a Python literal (reg_param=0.1, priors='empirical', "
                    "alpha_feature_grid=[0.001, 0.01]); repeatable.")
 @click.option("--test-size", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              help="Share of the rows held out (stratified) for the scores printed.")
+              help="Share of the rows held out for the scores printed (stratified; a random split of "
+                   "--parquet and --zarr tables).")
 @click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the split and the model.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
               help="Standardise the features inside the model, with the training part's mean and spread.")
