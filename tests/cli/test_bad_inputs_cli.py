@@ -775,3 +775,16 @@ def test_a_seed_out_of_range_is_refused_as_the_option(tmp_path, monkeypatch, com
     assert result.exit_code == 2, result.output
     assert f"Invalid value for '--random-state': {seed} is not in the range 0<=x<=4294967295" in result.output
     assert "--test-size" not in result.output and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["fit", "--target", "label", "--model", "lda"],
+                                     ["mixture", "--columns", "a,b", "--quiet"]])
+def test_a_column_of_vanishing_values_is_refused_not_called_constant(tmp_path, rng, command):
+    # wine's alcohol in units of 1e-200 varies, but its squares are 0 in float64: LDA refused it as
+    # "constant within every class" and a mixture warned it "constant ... Leave them out of X"
+    X, y = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    pd.DataFrame(X * [1e-200, 1.0, 1.0], columns=["a", "b", "c"]).assign(label=y).to_csv(csv, index=False)
+    line = one_line_error(run(command[0], "--csv", csv, *command[1:]), "column(s) 'a' hold only values within "
+                          "+-1e-102", "change their units (e.g. multiply by a power of ten) first.")
+    assert "constant" not in line

@@ -280,6 +280,16 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
             f"{what} column(s) {', '.join(map(repr, too_large))} hold values beyond +-{limit:.0e}: change their "
             "units (e.g. divide by a power of ten) first."
         )
+    # and the other end: a column whose every value lies within +-1e-102 (but not all 0) squares to
+    # 0 in the variances, so the models called it constant
+    largest = {c: np.nanmax(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) for c in columns}
+    too_small = [c for c in columns if 0.0 < largest[c] < 1.0 / limit]
+    if too_small:
+        raise click.ClickException(
+            f"{what} column(s) {', '.join(map(repr, too_small))} hold only values within +-{1.0 / limit:.0e} (at "
+            f"most {max(largest[c] for c in too_small):.1e}), whose squares vanish in float64: change their units "
+            "(e.g. multiply by a power of ten) first."
+        )
     return X.astype(float)
 
 
