@@ -487,6 +487,8 @@ def test_feature_positions_in_messages_become_column_names():
     assert (name_feature_positions("feature(s) constant within a class (index 3 in class 'a'; index 0, 2 in class "
                                    "'b')", names)
             == "feature(s) constant within a class (['const'] in class 'a'; ['age', 'amount'] in class 'b')")
+    assert (name_feature_positions("observe none of the model's active features (0, 3, ...): a missing", names)
+            == "observe none of the model's active features (['age', 'const'], ...): a missing")
     for unchanged in ("1 feature(s) of X (['const']) are constant", "1 feature(s) of X ([7]) are constant",
                       "class 2 has [3] rows", "2 row(s) of X (index 1, 3) have zero density",
                       "1 feature(s) of X (index 7) are constant"):
@@ -788,3 +790,25 @@ def test_a_column_of_vanishing_values_is_refused_not_called_constant(tmp_path, r
     line = one_line_error(run(command[0], "--csv", csv, *command[1:]), "column(s) 'a' hold only values within "
                           "+-1e-102", "change their units (e.g. multiply by a power of ten) first.")
     assert "constant" not in line
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_a_row_without_active_features_is_named_by_column(tmp_path, rng, command):
+    # a prototype set's warning listed "the model's active features (0, 1, 2)", positions in the
+    # scaled array the pipeline hands it, where the user has column names
+    from discrim.cli._warnings import show_warning
+
+    X, y = _rows(rng)
+    train, rows, model = tmp_path / "train.csv", tmp_path / "rows.csv", tmp_path / "m.skops"
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    frame.to_csv(train, index=False)
+    frame.assign(a=np.nan, b=np.nan, c=np.nan).head(3).to_csv(rows, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "proset", "--output", model,
+               "--quiet").exit_code == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show_warning
+        result = run(command, "--model", model, "--csv", rows, *(["--row", "0"] if command == "explain" else []))
+    assert result.exit_code == 0, result.output
+    assert re.search(r"observe none of the model's active features \(\['[abc]'(, '[abc]')*\]\)", result.output), \
+        result.output

@@ -13,6 +13,7 @@ from discrim.cli._io import (
     check_finite_probabilities,
     check_output,
     damaged_model_errors,
+    features_named,
     model_features,
     read_csv,
     read_labels,
@@ -116,8 +117,9 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
                 names = input_names
             # the CSV rows the model was fitted on (`discrim fit` and `discrim tune` record them)
             training_rows = getattr(model, "training_rows_", None)
-            ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
-                             n_batches=n_batches, feature_names=names, sample_names=training_rows)
+            with features_named(input_names or []):  # the warnings name the features, not positions
+                ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
+                                 n_batches=n_batches, feature_names=names, sample_names=training_rows)
     except ValueError as exc:
         raise click.ClickException(f"cannot explain row {row}: {str(exc).splitlines()[0]}") from None
     check_finite_probabilities(np.asarray(ex.proba, dtype=float)[None, :], f"the model at row {row}")

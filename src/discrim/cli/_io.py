@@ -300,6 +300,8 @@ _FEATURE_POSITIONS = re.compile(r"(feature\(s\)(?: of X)? \(?)\[(\d+(?:, \d+)*)\
 # (index 13)", and per class "(index 13 in class 'a'; index 2, 5 in class 'b')" (rows are listed
 # as "row(s) of X (index ...)", which neither matches)
 _FEATURE_INDEXES = re.compile(r"(feature\(s\)(?: of X)? \()index (\d+(?:, \d+)*)|\bindex (\d+(?:, \d+)*)(?= in class )")
+# and a prototype set's "none of the model's active features (3, 6, 9, 12)" (", ..." past eight)
+_ACTIVE_FEATURES = re.compile(r"(active features \()(\d+(?:, \d+)*)(?=(?:, \.\.\.)?\))")
 
 #: The feature columns of the fit in progress (set by :func:`features_named`), by which a shown
 #: warning names the features its message lists by position.
@@ -332,7 +334,8 @@ def name_feature_positions(message, names):
         shown = listed(match.group(2) or match.group(3))
         return match.group(0) if shown is None else (match.group(1) or "") + shown
 
-    return _FEATURE_INDEXES.sub(indexed, _FEATURE_POSITIONS.sub(named, message))
+    message = _FEATURE_INDEXES.sub(indexed, _FEATURE_POSITIONS.sub(named, message))
+    return _ACTIVE_FEATURES.sub(named, message)
 
 
 @contextmanager

@@ -425,7 +425,8 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         named = getattr(model, "feature_names_in_", None) is not None
         X = model_features(model, df if named else df.drop(columns=kept))
         _note_empty_features(X)
-        result = _prediction_frame(X, model, np.asarray(model.classes_))
+        with features_named(X.columns if hasattr(X, "columns") else []):  # its warnings name them
+            result = _prediction_frame(X, model, np.asarray(model.classes_))
     if kept:  # copied as written in the file (read as numbers, ids would lose digits and 3 become 3.0)
         written = read_csv_as_written(csv, usecols=lambda column: str(column).strip() in kept)
         written.columns = [str(c).strip() for c in written.columns]
