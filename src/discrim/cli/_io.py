@@ -695,7 +695,7 @@ def check_plot_format(path, option="--plot"):
     try:
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
-        raise click.ClickException(f'{option} needs matplotlib: pip install "discrim[plot]".') from None
+        raise click.ClickException(f"{option} needs matplotlib: pip install matplotlib (discrim's plot extra).") from None
     formats = FigureCanvasBase.get_supported_filetypes()
     suffix = Path(path).suffix.lstrip(".").lower()
     if suffix not in formats:
