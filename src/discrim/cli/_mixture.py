@@ -38,6 +38,7 @@ from discrim.cli._lazy import (
 )
 from discrim.cli._warnings import OPTION_OF, command_line_advice
 from discrim.distributions import FAMILY_CLASSES
+from discrim.distributions._gaussian_prior import PRIOR_MODELS
 from discrim.utils._files import atomic_output
 
 #: ``--family`` name -> (family class, the options the name stands for), from the classes.
@@ -586,7 +587,16 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     if init_params is None:  # mclust's models from mclust's start
         init_params = "hierarchical" if "mclust" in families else "kmeans++"
     # repeated names once, in order; "mclust" stands for its 14 models
+    named = list(families)
     families = list(dict.fromkeys(m for f in families for m in (MCLUST_FAMILIES.values() if f == "mclust" else [f])))
+    if prior:  # mclust has no prior for VEE, EVE, VVE and EVV: left out of "mclust", refused when named
+        without = [name for model, name in MCLUST_FAMILIES.items() if model not in PRIOR_MODELS]
+        refused = [name for name in named if name in without]
+        if refused:
+            raise click.UsageError(f"--prior: mclust has no conjugate prior for --family {', '.join(refused)}; leave "
+                                   f"--prior out, or fit another model (those with one: "
+                                   f"{', '.join(sorted(PRIOR_MODELS))}).")
+        families = [name for name in families if name not in without]
     for option, value in (("n_trials", n_trials), ("n_categories", n_categories), ("prior", prior or None)):
         takers = [name for name in FAMILIES if family_takes(name, option)]
         if value is not None and not any(name in takers for name in families):
