@@ -65,3 +65,20 @@ def test_the_defaults_the_guide_states_are_the_code_s(page, phrase, estimator, n
     text = " ".join((_GUIDE / f"{page}.rst").read_text(encoding="utf-8").split())
     assert phrase in text, (page, phrase)
     assert inspect.signature(estimator).parameters[name].default == value
+
+
+_FAMILY_WORDS = {"Gaussian": "Gaussian", "StudentT": "Student-t", "Gamma": "gamma", "Exponential": "exponential",
+                 "LogNormal": "log-normal", "Poisson": "Poisson", "Binomial": "binomial", "Bernoulli": "Bernoulli",
+                 "Categorical": "categorical"}
+
+
+@pytest.mark.parametrize("page", ["docs/index.rst", "README.md"])
+def test_the_summaries_name_every_family(page):
+    # the site's front page listed eight of the nine families (no Bernoulli), the README's first
+    # paragraph five
+    from discrim.distributions import FAMILY_CLASSES
+
+    text = " ".join((_GUIDE.parents[1] / page).read_text(encoding="utf-8").split()[:400])
+    assert sorted(_FAMILY_WORDS) == sorted(cls.__name__ for cls in FAMILY_CLASSES)
+    missing = [word for word in _FAMILY_WORDS.values() if word not in text]
+    assert missing == []
