@@ -766,6 +766,9 @@ def check_output(path, option, *, overwrite=False, inputs=()):
             )
     if target.is_dir():
         raise click.ClickException(f"{option}: {str(target)!r} is a folder; give a file name.")
+    if target.exists() and not target.is_file():  # --overwrite put a regular file in place of /dev/null
+        raise click.ClickException(f"{option}: {str(target)!r} is not a regular file (a device, pipe or socket), "
+                                   "which the output would replace; give a file name.")
     if target.exists() and not overwrite:
         raise click.ClickException(
             f"{option}: {str(target)!r} exists; give --overwrite to replace it, or another file name."
