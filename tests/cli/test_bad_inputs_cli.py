@@ -812,3 +812,12 @@ def test_a_row_without_active_features_is_named_by_column(tmp_path, rng, command
     assert result.exit_code == 0, result.output
     assert re.search(r"observe none of the model's active features \(\['[abc]'(, '[abc]')*\]\)", result.output), \
         result.output
+
+
+@pytest.mark.parametrize("command", [["datasets", "--export", "iris", "--output"],
+                                     ["fit", "--dataset", "iris", "--model", "lda", "--output"]])
+def test_an_output_ending_in_a_slash_is_a_folder_not_a_file(tmp_path, monkeypatch, command):
+    # "--output models/" wrote a file named models: the slash said a folder was meant
+    monkeypatch.chdir(tmp_path)
+    one_line_error(run(*command, "models/"), "--output: 'models/' names a folder (it ends in a slash); give a file name.")
+    assert list(tmp_path.iterdir()) == []

@@ -758,6 +758,8 @@ def check_output(path, option, *, overwrite=False, inputs=()):
     """
     if path is None:
         return
+    if str(path).endswith(("/", os.sep)):  # Path() drops the slash: "out/" became a file named out
+        raise click.ClickException(f"{option}: {str(path)!r} names a folder (it ends in a slash); give a file name.")
     target = Path(path)
     for source in inputs:
         if source is not None and _same_file(target, Path(source)):
