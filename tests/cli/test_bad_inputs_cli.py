@@ -821,3 +821,15 @@ def test_an_output_ending_in_a_slash_is_a_folder_not_a_file(tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     one_line_error(run(*command, "models/"), "--output: 'models/' names a folder (it ends in a slash); give a file name.")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_comment_line_above_the_header_is_named(tmp_path, rng):
+    # "# exported 2026-11-27" above the header was answered with thousands separators, decimal
+    # commas and row names, none of which the file had
+    X, y = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    csv.write_text("# exported 2026-11-27\n" + pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(index=False))
+    line = one_line_error(run("fit", "--csv", csv, "--target", "label", "--model", "lda"),
+                          "starts with '# exported 2026-11-27', a line of one field above rows of several",
+                          "title or comment above the header (remove it")
+    assert "row names" not in line

@@ -37,6 +37,11 @@ def read_csv(path):
             header = file.readline().strip()
         if "," not in header:  # "1;2,5" rows beside a "a;b" header: decimal commas split the rows
             _refuse_other_separator(path, header)
+            # else a title or comment line above the header: one field, then rows of several
+            raise click.ClickException(
+                f"CSV file {str(path)!r} starts with {header[:40]!r}, a line of one field above rows of several: a "
+                "title or comment above the header (remove it: the first line must hold the column names), or, in a "
+                "one-column file, values written with a thousands separator or a decimal comma (remove those).")
         raise click.ClickException(
             f"CSV file {str(path)!r} has rows with more fields than its header: a value written with a thousands "
             "separator (1,000) or a decimal comma, or row names without a header cell? Remove the separators, "
