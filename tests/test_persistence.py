@@ -337,6 +337,10 @@ def test_a_model_file_of_a_newer_release_is_refused_and_older_ones_load(tmp_path
     result = CliRunner().invoke(cli, ["predict", "--model", str(newer), "--csv", str(csv)])
     assert result.exit_code == 1 and "upgrade discrim" in result.output
     assert len(result.output.strip().splitlines()) == 1
+    # discrim is installed from a checkout: "pip install --upgrade discrim" sent the user to PyPI,
+    # where a package of that name is not this one
+    assert "pip install . in a checkout of that release: discrim is not on PyPI" in result.output
+    assert "pip install --upgrade discrim" not in result.output
 
 
 def test_trusted_types_are_classes_rebuilt_from_attributes_only():

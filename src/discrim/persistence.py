@@ -452,7 +452,7 @@ def _check_written_by(data, members, where):
         raise ModelFileError(
             f"{where} was written by discrim {shown}, newer than this discrim {__version__}, "
             f"and may hold what this version would load wrongly: upgrade discrim to {written[0]}.{written[1]} or "
-            "later (pip install --upgrade discrim) to load it."
+            "later (pip install . in a checkout of that release: discrim is not on PyPI) to load it."
         )
 
 

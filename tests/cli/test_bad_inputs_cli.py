@@ -7,7 +7,9 @@ would show up as ``result.exception`` not being a ``SystemExit``.
 
 import json
 import re
+import warnings
 import zipfile
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -208,6 +210,13 @@ def test_param_literals_round_trip(value):
 
 def test_param_bare_words_are_strings_and_true_false_booleans():
     assert parse_params(["a=auto", "b=true", "c=False", "d=None"]) == {"a": "auto", "b": True, "c": False, "d": None}
+
+
+def test_param_given_twice_is_refused():
+    # "--param shrinkage=auto --param shrinkage=oas" fitted with 'oas' alone, silently
+    result = run("fit", "--dataset", "iris-2f", "--model", "lda", "--param", "shrinkage=auto", "--param",
+                 " shrinkage = oas")
+    assert one_line_error(result) == "Error: --param shrinkage is given twice; give each parameter once."
 
 
 # ----- one-line errors for models the command cannot use --------------------------------------------
@@ -470,9 +479,43 @@ def test_feature_positions_in_messages_become_column_names():
             == "2 feature(s) of X (['visits', 'const']) are constant")
     assert (name_feature_positions("class a: feature(s) [0]; class b: feature(s) [2, 3].", names)
             == "class a: feature(s) ['age']; class b: feature(s) ['amount', 'const'].")
+    # the library's index lister: "(index 1, 3)", per class "(index 3 in class 'a'; ...)"
+    assert (name_feature_positions("2 feature(s) of X (index 1, 3) are constant", names)
+            == "2 feature(s) of X (['visits', 'const']) are constant")
+    assert (name_feature_positions("1 feature(s) (index 3) are constant within every class", names)
+            == "1 feature(s) (['const']) are constant within every class")
+    assert (name_feature_positions("feature(s) constant within a class (index 3 in class 'a'; index 0, 2 in class "
+                                   "'b')", names)
+            == "feature(s) constant within a class (['const'] in class 'a'; ['age', 'amount'] in class 'b')")
+    assert (name_feature_positions("observe none of the model's active features (0, 3, ...): a missing", names)
+            == "observe none of the model's active features (['age', 'const'], ...): a missing")
     for unchanged in ("1 feature(s) of X (['const']) are constant", "1 feature(s) of X ([7]) are constant",
-                      "class 2 has [3] rows"):
+                      "class 2 has [3] rows", "2 row(s) of X (index 1, 3) have zero density",
+                      "1 feature(s) of X (index 7) are constant"):
         assert name_feature_positions(unchanged, names) == unchanged
+
+
+@pytest.mark.parametrize("args, named", [
+    # LDA's refusal listed the constant feature as "(index 2)"
+    (["fit", "--model", "lda"], "1 feature(s) (['const']) are constant within every class"),
+    # the warnings were shown with positions: MDA's per class, a mixture's of X
+    (["fit", "--model", "mda", "--param", "n_components=1"],
+     "feature(s) constant within a class (['const'] in class 'p'; ['const'] in class 'q')"),
+    (["mixture", "--columns", "a,b,const", "--components", "1"],
+     "1 feature(s) of X (['const']) are constant over their observed values"),
+])
+def test_a_constant_column_is_named_in_errors_and_warnings(tmp_path, args, named):
+    from discrim.cli._warnings import show_warning
+
+    csv = _two_features_with_a_gap(tmp_path)
+    pd.read_csv(csv).dropna().assign(const=5.0).to_csv(csv, index=False)
+    source = ["--csv", csv, "--quiet"] + (["--target", "y"] if args[0] == "fit" else [])
+    with warnings.catch_warnings():  # shown as the discrim command shows them
+        warnings.simplefilter("always")
+        warnings.showwarning = show_warning
+        result = run(*args, *source)
+    assert named in result.output, result.output
+    assert "index 2" not in result.output
 
 
 # --- a command-line user's files (tour of 2026-11-27) ---------------------------------------
@@ -638,8 +681,35 @@ def test_predict_on_text_in_a_models_feature_says_the_model_learnt_numbers(tmp_p
 def test_an_export_named_like_another_format_is_refused(tmp_path):
     # it wrote CSV text into x.parquet, which --parquet then failed to read
     result = run("datasets", "--export", "iris", "--output", tmp_path / "x.parquet")
-    assert result.exit_code == 2 and "--export writes CSV text; end the file name in .csv" in result.output
+    assert result.exit_code == 2 and "writes CSV text there, not '.parquet'; end the file name in .csv" in result.output
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command, option, name, written", [
+    ("predict", "--output", "p.parquet", "CSV text"),
+    ("predict-lazy", "--output", "p.csv", "a folder of Parquet files"),
+    ("mixture", "--impute", "completed.parquet", "CSV text"),
+])
+def test_an_output_named_like_another_format_is_refused(tmp_path, rng, command, option, name, written):
+    # predict wrote CSV text into p.parquet (and a Parquet folder named p.csv), mixture --impute
+    # CSV text into completed.parquet: a reader going by the name then failed on them
+    X, y = _rows(rng)
+    train, model = tmp_path / "train.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(train, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
+    if command == "predict":
+        args = ["predict", "--model", model, "--csv", train]
+    elif command == "predict-lazy":
+        pytest.importorskip("dask.dataframe")
+        pd.read_csv(train).to_parquet(tmp_path / "rows.parquet")
+        args = ["predict", "--model", model, "--parquet", tmp_path / "rows.parquet"]
+    else:
+        args = ["mixture", "--csv", train, "--columns", "a,b", "--quiet"]
+    before = sorted(tmp_path.iterdir())
+    result = run(*args, option, tmp_path / name)
+    assert result.exit_code == 2, result.output
+    assert f"{option}: this command writes {written} there, not '{Path(name).suffix}'" in result.output
+    assert sorted(tmp_path.iterdir()) == before
 
 
 def test_predict_notes_a_feature_that_no_row_gives(tmp_path, rng):
@@ -665,3 +735,101 @@ def test_a_column_whose_name_holds_a_comma_can_be_named(tmp_path, rng):
     assert list(load_model(model).feature_names_in_) == ["a", "b"]
     kept = run("predict", "--model", model, "--csv", path, "--keep", "naive, col", "--keep", "label")
     assert kept.exit_code == 0 and kept.output.startswith('"naive, col",label,predicted,')
+
+
+@pytest.mark.parametrize("model, cells, extra", [
+    ("lda", "", []),            # empty cells: lda learns from unlabelled rows, but needs some labelled
+    ("proset", "", []),         # it said "drop those rows first", which leaves none
+    ("lda", "-1", ["--param", "unlabeled=-1"]),
+])
+def test_fit_refuses_a_target_without_any_label(tmp_path, rng, model, cells, extra):
+    # lda failed inside scikit-learn's split: "With n_samples=0, test_size=0.3 ... Adjust any of
+    # the aforementioned parameters", which names no option of the command
+    X, _ = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=cells).to_csv(csv, index=False)
+    one_line_error(run("fit", "--csv", csv, "--target", "label", "--model", model, *extra),
+                   "target column 'label' has no label in any of its 60 rows", "--target")
+
+
+@pytest.mark.parametrize("source", [["--dataset", "wine"], ["--csv", "wine.csv", "--target", "target"]])
+@pytest.mark.parametrize("command, test_size", [("fit", "0.99"), ("fit", "0.001"), ("tune", "0.001")])
+def test_a_test_size_that_leaves_a_part_without_every_class_names_the_option(tmp_path, source, command, test_size):
+    # scikit-learn's "The train_size = 1 should be greater or equal to the number of classes = 3"
+    # came alone, naming neither --test-size nor what to give
+    if "--csv" in source:
+        source = ["--csv", _export("wine", tmp_path), "--target", "target"]
+    extra = ["--model", "lda"] if command == "fit" else ["--quiet"]
+    one_line_error(run(command, *source, *extra, "--test-size", test_size),
+                   f"--test-size {test_size}: cannot split", "number of classes = 3",
+                   "leaves each part at least one row of every class")
+
+
+@pytest.mark.parametrize("seed", ["-5", str(2**32)])
+@pytest.mark.parametrize("command", [["datasets", "--export", "checker", "--output", "checker.csv"],
+                                     ["fit", "--dataset", "iris-2f", "--model", "lda"],
+                                     ["tune", "--dataset", "iris-2f", "--quiet"]])
+def test_a_seed_out_of_range_is_refused_as_the_option(tmp_path, monkeypatch, command, seed):
+    # fit and tune blamed --test-size for scikit-learn's refusal of the split's random_state, and
+    # datasets named random_state, a Python parameter: the seed is checked as the option now
+    monkeypatch.chdir(tmp_path)
+    result = run(*command, "--random-state", seed)
+    assert result.exit_code == 2, result.output
+    assert f"Invalid value for '--random-state': {seed} is not in the range 0<=x<=4294967295" in result.output
+    assert "--test-size" not in result.output and list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["fit", "--target", "label", "--model", "lda"],
+                                     ["mixture", "--columns", "a,b", "--quiet"]])
+def test_a_column_of_vanishing_values_is_refused_not_called_constant(tmp_path, rng, command):
+    # wine's alcohol in units of 1e-200 varies, but its squares are 0 in float64: LDA refused it as
+    # "constant within every class" and a mixture warned it "constant ... Leave them out of X"
+    X, y = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    pd.DataFrame(X * [1e-200, 1.0, 1.0], columns=["a", "b", "c"]).assign(label=y).to_csv(csv, index=False)
+    line = one_line_error(run(command[0], "--csv", csv, *command[1:]), "column(s) 'a' hold only values within "
+                          "+-1e-102", "change their units (e.g. multiply by a power of ten) first.")
+    assert "constant" not in line
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_a_row_without_active_features_is_named_by_column(tmp_path, rng, command):
+    # a prototype set's warning listed "the model's active features (0, 1, 2)", positions in the
+    # scaled array the pipeline hands it, where the user has column names
+    from discrim.cli._warnings import show_warning
+
+    X, y = _rows(rng)
+    train, rows, model = tmp_path / "train.csv", tmp_path / "rows.csv", tmp_path / "m.skops"
+    frame = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
+    frame.to_csv(train, index=False)
+    frame.assign(a=np.nan, b=np.nan, c=np.nan).head(3).to_csv(rows, index=False)
+    assert run("fit", "--csv", train, "--target", "label", "--model", "proset", "--output", model,
+               "--quiet").exit_code == 0
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = show_warning
+        result = run(command, "--model", model, "--csv", rows, *(["--row", "0"] if command == "explain" else []))
+    assert result.exit_code == 0, result.output
+    assert re.search(r"observe none of the model's active features \(\['[abc]'(, '[abc]')*\]\)", result.output), \
+        result.output
+
+
+@pytest.mark.parametrize("command", [["datasets", "--export", "iris", "--output"],
+                                     ["fit", "--dataset", "iris", "--model", "lda", "--output"]])
+def test_an_output_ending_in_a_slash_is_a_folder_not_a_file(tmp_path, monkeypatch, command):
+    # "--output models/" wrote a file named models: the slash said a folder was meant
+    monkeypatch.chdir(tmp_path)
+    one_line_error(run(*command, "models/"), "--output: 'models/' names a folder (it ends in a slash); give a file name.")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_comment_line_above_the_header_is_named(tmp_path, rng):
+    # "# exported 2026-11-27" above the header was answered with thousands separators, decimal
+    # commas and row names, none of which the file had
+    X, y = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    csv.write_text("# exported 2026-11-27\n" + pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(index=False))
+    line = one_line_error(run("fit", "--csv", csv, "--target", "label", "--model", "lda"),
+                          "starts with '# exported 2026-11-27', a line of one field above rows of several",
+                          "title or comment above the header (remove it")
+    assert "row names" not in line

@@ -126,3 +126,15 @@ def test_target_is_read_as_fit_reads_it(tmp_path):
     result = run("explain", "--model", str(model), "--csv", str(blank), "--row", "3", "--target", "label")
     assert result.exit_code == 0, result.output
     assert "row 3 has no label in 'label'" in result.output and "true class '" not in result.output
+
+
+def test_a_reference_without_the_model_columns_is_named(files):
+    # "column(s) 'w' not in the CSV" named neither --reference nor its file, beside a --csv whose
+    # columns were right
+    reference = files["tmp"] / "reference_without_w.csv"
+    pd.read_csv(files["csv"]).drop(columns="w").to_csv(reference, index=False)
+    result = run("explain", "--model", str(files["piped"]), "--csv", str(files["csv"]), "--row", "0",
+                 "--reference", str(reference))
+    assert result.exit_code == 1
+    lines = result.output.strip().splitlines()
+    assert lines == [f"Error: --reference {str(reference)!r}: column(s) 'w' not in the CSV; it has: u, v, label."]

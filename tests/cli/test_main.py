@@ -360,3 +360,34 @@ def test_advice_names_a_commands_own_options_for_the_parameters_it_names():
         "(This command has no option for that parameter: set it in Python, on the estimator.)")
     assert command_line_advice("set reg_param=0.1", cli.commands["fit"]).endswith(
         "(On the command line a model parameter is set with --param NAME=VALUE.)")
+
+
+def test_advice_leaves_out_the_settings_a_message_reports():
+    # a mixture's collapse said "EM stopped at tol=0.001 ... Raise reg_covar, set a prior, or use
+    # fewer components. (On the command line: --tol.)", and its constant feature "... is
+    # reg_covar=1e-06 alone. Leave them out of X. (This command has no option for that
+    # parameter ...)": the value in force was taken for the advice
+    from discrim.cli._mixture import mixture
+    from discrim.cli._warnings import command_line_advice
+
+    collapse = ("EM stopped at tol=0.001, but its fit is degenerate. Component(s) [0] are collapsing. Raise reg_covar, "
+                "set a prior, or use fewer components.")
+    assert command_line_advice(collapse, mixture) == collapse + " (On the command line: --prior.)"
+    constant = ("1 feature(s) of X (index 1) are constant: their variance is reg_covar=1e-06 alone. Leave them out "
+                "of X.")
+    assert command_line_advice(constant, mixture) == constant
+    # advice that names the parameters bare keeps pointing at the options
+    unconverged = ("EM did not converge in max_iter=100 iterations (|change| >= tol=0.001). Increase max_iter or tol, "
+                   "or check the initialisation.")
+    assert command_line_advice(unconverged, mixture).endswith("(On the command line: --max-iter, --tol.)")
+    em = "did not converge in em_max_iter=20 iterations: not yet the maximum. Raise em_max_iter; reg_param helps."
+    assert command_line_advice(em, cli.commands["fit"]).endswith(
+        "(On the command line a model parameter is set with --param NAME=VALUE.)")
+
+
+def test_fit_help_describes_target_and_test_size_for_lazy_tables_too():
+    # --help said "--target: Target column of the CSV file" and a stratified hold-out, where
+    # --parquet and --zarr need --target as well and hold out a random split
+    text = " ".join(CliRunner().invoke(cli, ["fit", "--help"]).output.split())
+    assert "--target TEXT Target column (the classes) of the --csv, --parquet or --zarr table." in text
+    assert "(stratified; a random split of --parquet and --zarr tables)" in text

@@ -425,6 +425,23 @@ def test_prior_fits_mclusts_map_em_and_applies_to_gaussian_families_only(tmp_pat
     assert refused.exit_code != 0 and "--prior applies to the Gaussian families only" in refused.output
 
 
+def test_prior_leaves_mclusts_models_without_one_out(tmp_path, rng):
+    # --help promised that --family mclust --prior leaves VEE, EVE, VVE and EVV out; they were fitted
+    # and reported as rows "failed: ValueError: prior is not available for covariance_type='VEE'"
+    path = tmp_path / "rows.csv"
+    pd.DataFrame(np.concatenate([rng.normal(0, 1, (60, 2)), rng.normal(4, 1, (60, 2))]),
+                 columns=["a", "b"]).to_csv(path, index=False)
+    result = CliRunner().invoke(mixture, ["--csv", str(path), "--family", "mclust", "--prior", "--components", "1-2",
+                                          "--quiet"])
+    assert result.exit_code == 0, result.output
+    models = {line.split("│")[1].strip() for line in result.output.splitlines() if line.startswith("│ ")}
+    assert {"EII", "VVV", "VEV", "EEE"} <= models and not models & {"VEE", "EVE", "VVE", "EVV"}
+    assert "failed" not in result.output
+    refused = CliRunner().invoke(mixture, ["--csv", str(path), "--family", "gaussian-EVV", "--prior"])
+    assert refused.exit_code == 2 and "--prior: mclust has no conjugate prior for --family gaussian-EVV" in (
+        refused.output)
+
+
 def test_noise_adds_a_uniform_component_reported_by_name(tmp_path, rng):
     X = np.concatenate([rng.normal(0, 1, (150, 2)), rng.normal(6, 1, (150, 2)), rng.uniform(-10, 16, (40, 2))])
     path = tmp_path / "noisy.csv"

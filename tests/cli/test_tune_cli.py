@@ -157,3 +157,21 @@ def test_a_search_that_chooses_no_prototype_says_so(tmp_path):
                                       "--n-alphas", "1", "--quiet"])
     assert result.exit_code == 0, result.output
     assert "│ prototypes" in result.output and "note: the search chose a model without prototypes" in result.output
+
+
+def test_tune_names_its_options_for_folds_and_jobs_it_cannot_run():
+    # --cv 40 on iris-2f (35 training rows of setosa) failed as "the search failed: n_splits=40
+    # cannot be greater than the number of members in each class", and --n-jobs 0 named
+    # PrototypeClassifierCV's n_jobs: neither named the option
+    from click.testing import CliRunner
+
+    from discrim.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["tune", "--dataset", "iris-2f", "--quiet", "--cv", "40"])
+    assert result.exit_code == 1
+    assert result.output.strip() == ("Error: --cv 40: class 'setosa' has 35 training rows, and every fold of the "
+                                     "stratified cross-validation needs one of each class: give --cv 35 or fewer "
+                                     "(or more rows of that class).")
+    result = CliRunner().invoke(cli, ["tune", "--dataset", "iris-2f", "--quiet", "--n-jobs", "0"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--n-jobs': 0 runs nothing: give a positive count of tasks, or -1" in result.output

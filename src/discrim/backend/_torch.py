@@ -13,7 +13,6 @@ def torch_namespace(what="backend='torch'"):
         import array_api_compat.torch as xp  # noqa: F401  (imports torch)
     except ImportError:
         raise ImportError(
-            f"{what} needs PyTorch: install it with `pip install torch` "
-            "(or `pip install discrim[torch]`)."
+            f"{what} needs PyTorch: install it with `pip install torch` (discrim's torch extra)."
         ) from None
     return xp

@@ -13,6 +13,7 @@ from discrim.cli._io import (
     check_finite_probabilities,
     check_output,
     damaged_model_errors,
+    features_named,
     model_features,
     read_csv,
     read_labels,
@@ -35,6 +36,15 @@ def _prototype_step(model, model_path):
 
 def _fmt(value):
     return f"{value:.4g}"
+
+
+def _reference_features(model, reference):
+    """The model's feature columns of the ``--reference`` CSV; an error names the option and the file
+    (it said "not in the CSV", beside the --csv file whose columns were right)."""
+    try:
+        return model_features(model, read_csv(reference))
+    except click.ClickException as exc:
+        raise click.ClickException(f"--reference {reference!r}: {exc.message}") from None
 
 
 @click.command()
@@ -97,7 +107,7 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
         df = df.drop(columns=[target])
     with damaged_model_errors(model_path):
         X = model_features(model, df)
-        X_reference = model_features(model, read_csv(reference)) if reference is not None else None
+        X_reference = _reference_features(model, reference) if reference is not None else None
     X_row = X.iloc[[row]] if hasattr(X, "iloc") else X[[row]]
     input_names = list(X.columns) if hasattr(X, "columns") else None
     try:
@@ -107,8 +117,9 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
                 names = input_names
             # the CSV rows the model was fitted on (`discrim fit` and `discrim tune` record them)
             training_rows = getattr(model, "training_rows_", None)
-            ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
-                             n_batches=n_batches, feature_names=names, sample_names=training_rows)
+            with features_named(input_names or []):  # the warnings name the features, not positions
+                ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
+                                 n_batches=n_batches, feature_names=names, sample_names=training_rows)
     except ValueError as exc:
         raise click.ClickException(f"cannot explain row {row}: {str(exc).splitlines()[0]}") from None
     check_finite_probabilities(np.asarray(ex.proba, dtype=float)[None, :], f"the model at row {row}")

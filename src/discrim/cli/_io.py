@@ -1,6 +1,7 @@
 """Reading tables and writing outputs for the command-line tool, with one-line errors."""
 
 import ast
+import contextvars
 import os
 import re
 import tempfile
@@ -36,6 +37,11 @@ def read_csv(path):
             header = file.readline().strip()
         if "," not in header:  # "1;2,5" rows beside a "a;b" header: decimal commas split the rows
             _refuse_other_separator(path, header)
+            # else a title or comment line above the header: one field, then rows of several
+            raise click.ClickException(
+                f"CSV file {str(path)!r} starts with {header[:40]!r}, a line of one field above rows of several: a "
+                "title or comment above the header (remove it: the first line must hold the column names), or, in a "
+                "one-column file, values written with a thousands separator or a decimal comma (remove those).")
         raise click.ClickException(
             f"CSV file {str(path)!r} has rows with more fields than its header: a value written with a thousands "
             "separator (1,000) or a decimal comma, or row names without a header cell? Remove the separators, "
@@ -279,12 +285,32 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
             f"{what} column(s) {', '.join(map(repr, too_large))} hold values beyond +-{limit:.0e}: change their "
             "units (e.g. divide by a power of ten) first."
         )
+    # and the other end: a column whose every value lies within +-1e-102 (but not all 0) squares to
+    # 0 in the variances, so the models called it constant
+    largest = {c: np.nanmax(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) for c in columns}
+    too_small = [c for c in columns if 0.0 < largest[c] < 1.0 / limit]
+    if too_small:
+        raise click.ClickException(
+            f"{what} column(s) {', '.join(map(repr, too_small))} hold only values within +-{1.0 / limit:.0e} (at "
+            f"most {max(largest[c] for c in too_small):.1e}), whose squares vanish in float64: change their units "
+            "(e.g. multiply by a power of ten) first."
+        )
     return X.astype(float)
 
 
 # A feature list by position in a library message ("feature(s) [0, 3]", "feature(s) of X ([5])"),
 # as an estimator writes it when it was given an array without column names
 _FEATURE_POSITIONS = re.compile(r"(feature\(s\)(?: of X)? \(?)\[(\d+(?:, \d+)*)\]")
+# and as the library's index lister writes them: "feature(s) of X (index 1, 4 ...)", "feature(s)
+# (index 13)", and per class "(index 13 in class 'a'; index 2, 5 in class 'b')" (rows are listed
+# as "row(s) of X (index ...)", which neither matches)
+_FEATURE_INDEXES = re.compile(r"(feature\(s\)(?: of X)? \()index (\d+(?:, \d+)*)|\bindex (\d+(?:, \d+)*)(?= in class )")
+# and a prototype set's "none of the model's active features (3, 6, 9, 12)" (", ..." past eight)
+_ACTIVE_FEATURES = re.compile(r"(active features \()(\d+(?:, \d+)*)(?=(?:, \.\.\.)?\))")
+
+#: The feature columns of the fit in progress (set by :func:`features_named`), by which a shown
+#: warning names the features its message lists by position.
+FEATURE_NAMES = contextvars.ContextVar("discrim_cli_feature_names", default=None)
 
 
 def name_feature_positions(message, names):
@@ -301,18 +327,26 @@ def name_feature_positions(message, names):
     message : str
         Unchanged where it names no feature by position (or by a position beyond ``names``).
     """
-    def named(match):
-        positions = [int(j) for j in match.group(2).split(", ")]
-        if max(positions) >= len(names):
-            return match.group(0)
-        return match.group(1) + str([str(names[j]) for j in positions])
+    def listed(text):
+        positions = [int(j) for j in text.split(", ")]
+        return None if max(positions) >= len(names) else str([str(names[j]) for j in positions])
 
-    return _FEATURE_POSITIONS.sub(named, message)
+    def named(match):
+        shown = listed(match.group(2))
+        return match.group(0) if shown is None else match.group(1) + shown
+
+    def indexed(match):
+        shown = listed(match.group(2) or match.group(3))
+        return match.group(0) if shown is None else (match.group(1) or "") + shown
+
+    message = _FEATURE_INDEXES.sub(indexed, _FEATURE_POSITIONS.sub(named, message))
+    return _ACTIVE_FEATURES.sub(named, message)
 
 
 @contextmanager
 def features_named(names):
-    """Report the features of an estimator's ValueError by the input's column names.
+    """Report the features of an estimator's ValueError, and of the warnings shown meanwhile, by the
+    input's column names.
 
     The scaler of the saved pipeline hands the estimator an array (the saved models keep their
     column names on the scaler), so a refusal such as "1 feature(s) of X ([5]) are constant"
@@ -323,13 +357,17 @@ def features_named(names):
     names : sequence of str
         The feature columns, in the order the estimator sees them.
     """
+    names = [str(n) for n in names]
+    token = FEATURE_NAMES.set(names)  # the warnings shown meanwhile name them too
     try:
         yield
     except ValueError as exc:
-        message = name_feature_positions(str(exc), [str(n) for n in names])
+        message = name_feature_positions(str(exc), names)
         if message == str(exc):
             raise
         raise ValueError(message) from exc
+    finally:
+        FEATURE_NAMES.reset(token)
 
 
 def read_labels(path, target):
@@ -366,6 +404,11 @@ def read_labels(path, target):
         out[labels.notna()] = [int(v) for v in written]
         return out
     return labels
+
+
+#: The type of every --random-state: a seed as numpy and scikit-learn take one (a negative seed, or
+#: one of 2**32 or more, failed inside the library, blamed on its parameter or on the split).
+SEED = click.IntRange(0, 2**32 - 1)
 
 
 def drop_option(command):
@@ -487,6 +530,13 @@ def sequence_columns(X):
     return ids
 
 
+def no_label_message(target, n_rows):
+    """The message for a target column that labels none of its rows (empty cells, or the model's
+    ``unlabeled`` marker in every row)."""
+    return (f"target column {target!r} has no label in any of its {n_rows} rows: give the column of classes as "
+            "--target, or fill in the classes of some rows.")
+
+
 def split_target(df, labels, target, unlabelled=None):
     """Split a table into numeric features and the target column.
 
@@ -498,6 +548,8 @@ def split_target(df, labels, target, unlabelled=None):
         raise click.ClickException(
             f"target column {target!r} not in the CSV; it has: {column_list(df.columns)}."
         )
+    if labels.isna().all():
+        raise click.ClickException(no_label_message(target, len(labels)))
     if labels.isna().any() and unlabelled is None:
         raise click.ClickException(
             f"target column {target!r} has {int(labels.isna().sum())} missing value(s): drop those rows first, or fit "
@@ -606,13 +658,15 @@ def parse_params(items):
 
     Values are Python literals: numbers, ``True``/``False`` (or ``true``/``false``), ``None``,
     quoted strings, and flat lists or tuples of those; any other word is taken as a string. Long or
-    nested values are refused with a one-line error naming the key.
+    nested values, and a key given twice, are refused with a one-line error naming the key.
     """
     params = {}
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise click.ClickException(f"--param expects KEY=VALUE, got {item[:60]!r}.")
+        if key.strip() in params:  # the last one silently won: a typo for another parameter, or a slip
+            raise click.ClickException(f"--param {key.strip()} is given twice; give each parameter once.")
         params[key.strip()] = _literal(key.strip(), value.strip())
     return params
 
@@ -646,7 +700,7 @@ def check_plot_format(path, option="--plot"):
     try:
         from matplotlib.backend_bases import FigureCanvasBase
     except ImportError:
-        raise click.ClickException(f'{option} needs matplotlib: pip install "discrim[plot]".') from None
+        raise click.ClickException(f"{option} needs matplotlib: pip install matplotlib (discrim's plot extra).") from None
     formats = FigureCanvasBase.get_supported_filetypes()
     suffix = Path(path).suffix.lstrip(".").lower()
     if suffix not in formats:
@@ -661,6 +715,36 @@ def check_plot_format(path, option="--plot"):
         if shutil.which(tex) is None:
             raise click.ClickException(f"{option}: a .pgf figure needs LaTeX ({tex}), which is not installed here; "
                                        "write .pdf or .svg instead.")
+
+
+# Suffixes that name a format other than the one an output is written in: a CSV file named
+# .parquet (or a Parquet folder named .csv) is what its reader would fail on.
+_OTHER_FORMAT_SUFFIXES = {
+    "csv": (".parquet", ".pq", ".zarr", ".xlsx", ".xls", ".json", ".skops", ".feather", ".html"),
+    "parquet": (".csv", ".tsv", ".txt", ".xlsx", ".xls", ".json", ".skops", ".zarr", ".feather", ".html"),
+}
+
+
+def check_output_suffix(path, option, written, fix):
+    """Refuse, before any work, an output name whose suffix names another format than the one written.
+
+    Parameters
+    ----------
+    path : str or None
+        The output path given for ``option``; nothing is checked when None.
+    option : str
+        Name of the command-line option, for the message.
+    written : {"csv", "parquet"}
+        What the command writes there: CSV text, or a folder of Parquet files.
+    fix : str
+        The end of the message: how to name the output instead.
+    """
+    if path is None:
+        return
+    suffix = Path(path).suffix.lower()
+    if suffix in _OTHER_FORMAT_SUFFIXES[written]:
+        what = "CSV text" if written == "csv" else "a folder of Parquet files"
+        raise click.UsageError(f"{option}: this command writes {what} there, not {suffix!r}; {fix}")
 
 
 def check_output(path, option, *, overwrite=False, inputs=()):
@@ -679,6 +763,8 @@ def check_output(path, option, *, overwrite=False, inputs=()):
     """
     if path is None:
         return
+    if str(path).endswith(("/", os.sep)):  # Path() drops the slash: "out/" became a file named out
+        raise click.ClickException(f"{option}: {str(path)!r} names a folder (it ends in a slash); give a file name.")
     target = Path(path)
     for source in inputs:
         if source is not None and _same_file(target, Path(source)):
@@ -687,6 +773,9 @@ def check_output(path, option, *, overwrite=False, inputs=()):
             )
     if target.is_dir():
         raise click.ClickException(f"{option}: {str(target)!r} is a folder; give a file name.")
+    if target.exists() and not target.is_file():  # --overwrite put a regular file in place of /dev/null
+        raise click.ClickException(f"{option}: {str(target)!r} is not a regular file (a device, pipe or socket), "
+                                   "which the output would replace; give a file name.")
     if target.exists() and not overwrite:
         raise click.ClickException(
             f"{option}: {str(target)!r} exists; give --overwrite to replace it, or another file name."

@@ -30,7 +30,8 @@ def _need_dask():
         import dask.dataframe  # noqa: F401
     except ImportError:
         raise click.ClickException(
-            "--parquet and --zarr need Dask: pip install 'discrim[dask]' (dask, distributed, pyarrow)."
+            "--parquet and --zarr need Dask: pip install 'dask[array,dataframe,distributed]' pyarrow zarr "
+            "(discrim's dask extra)."
         ) from None
 
 

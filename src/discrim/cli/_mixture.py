@@ -10,9 +10,12 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 
 from discrim.cli._io import (
+    SEED,
     check_device_data,
     check_distinct_outputs,
     check_output,
+    features_named,
+    check_output_suffix,
     check_plot_format,
     checked_device,
     column_list,
@@ -35,6 +38,7 @@ from discrim.cli._lazy import (
 )
 from discrim.cli._warnings import OPTION_OF, command_line_advice
 from discrim.distributions import FAMILY_CLASSES
+from discrim.distributions._gaussian_prior import PRIOR_MODELS
 from discrim.utils._files import atomic_output
 
 #: ``--family`` name -> (family class, the options the name stands for), from the classes.
@@ -548,7 +552,7 @@ def _selection_table(result):
               help="EM iterations at most per start.")
 @click.option("--tol", type=click.FloatRange(min=0), default=1e-3, show_default=True,
               help="Stop when the mean log-likelihood improves by less than this.")
-@click.option("--random-state", type=click.IntRange(min=0), default=0, show_default=True,
+@click.option("--random-state", type=SEED, default=0, show_default=True,
               help="Seed of the starts (k-means++, random).")
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), default=None,
               help="Write the convergence curve (and, for one or two columns, the fitted density; "
@@ -583,7 +587,16 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     if init_params is None:  # mclust's models from mclust's start
         init_params = "hierarchical" if "mclust" in families else "kmeans++"
     # repeated names once, in order; "mclust" stands for its 14 models
+    named = list(families)
     families = list(dict.fromkeys(m for f in families for m in (MCLUST_FAMILIES.values() if f == "mclust" else [f])))
+    if prior:  # mclust has no prior for VEE, EVE, VVE and EVV: left out of "mclust", refused when named
+        without = [name for model, name in MCLUST_FAMILIES.items() if model not in PRIOR_MODELS]
+        refused = [name for name in named if name in without]
+        if refused:
+            raise click.UsageError(f"--prior: mclust has no conjugate prior for --family {', '.join(refused)}; leave "
+                                   f"--prior out, or fit another model (those with one: "
+                                   f"{', '.join(sorted(PRIOR_MODELS))}).")
+        families = [name for name in families if name not in without]
     for option, value in (("n_trials", n_trials), ("n_categories", n_categories), ("prior", prior or None)):
         takers = [name for name in FAMILIES if family_takes(name, option)]
         if value is not None and not any(name in takers for name in families):
@@ -592,6 +605,7 @@ def mixture(csv, columns, categorical, families, components, criterion, n_trials
     check_output(plot_path, "--plot", overwrite=overwrite, inputs=[csv])
     check_plot_format(plot_path)
     check_output(impute_path, "--impute", overwrite=overwrite, inputs=[csv])
+    check_output_suffix(impute_path, "--impute", "csv", "end the file name in .csv.")
     check_distinct_outputs(**{"--plot": plot_path, "--impute": impute_path})
     for option, specs in (("--columns", columns), ("--categorical", categorical)):
         if specs and not any(spec.strip(" ,") for spec in specs):  # an empty value read as "every column"
@@ -695,7 +709,7 @@ def _fit_and_report(X, names, families, ks, criterion, n_trials, n_categories, n
 
     selection = None
     try:
-        with warnings.catch_warnings(), em_progress(progress):  # warnings: reported below in one line
+        with warnings.catch_warnings(), em_progress(progress), features_named(names):  # warnings: reported below
             warnings.simplefilter("ignore", ConvergenceWarning)
             warnings.simplefilter("ignore", FitFailedWarning)
             if len(options) * len(ks) == 1:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from discrim.cli._io import (
+    SEED,
     check_finite_probabilities,
     check_writable_folder,
     drop_option,
@@ -61,6 +62,26 @@ def _prepare_output(output, overwrite, csv):
         )
     check_writable_folder(path if path.exists() else path.resolve().parent, "--output")
     return path
+
+
+def _checked_n_jobs(n_jobs):
+    """``--n-jobs``, refused where it is 0 (joblib's counts are positive, or -1 for every core)."""
+    if n_jobs == 0:
+        raise click.BadParameter("0 runs nothing: give a positive count of tasks, or -1 for every core.",
+                                 param_hint="'--n-jobs'")
+    return n_jobs
+
+
+def _check_folds(n_folds, y_train):
+    """Refuse more ``--cv`` folds than the smallest class of the training part has rows (each fold of
+    the stratified split needs one of each), naming the option and the most it can be."""
+    classes, counts = np.unique(np.asarray(y_train).astype(str), return_counts=True)
+    smallest = int(counts.min())
+    if n_folds > smallest:
+        raise click.ClickException(
+            f"--cv {n_folds}: class {str(classes[counts.argmin()])!r} has {smallest} training rows, and every fold of the "
+            f"stratified cross-validation needs one of each class: give --cv {max(smallest, 2)} or fewer"
+            + (" (or more rows of that class)." if smallest >= 2 else ", with more rows of that class."))
 
 
 def _search_with_progress(model, X_train, y_train, quiet):
@@ -145,9 +166,9 @@ def _write_outputs(folder, model, search, X_train, y_train, report_text_fn, fmt)
 @click.option("--n-candidates", default=1000, show_default=True, type=click.IntRange(1),
               help="Candidates drawn per batch (at most half of each class).")
 @click.option("--cv", "n_folds", default=5, show_default=True, type=click.IntRange(2), help="Cross-validation folds.")
-@click.option("--n-jobs", default=None, type=int,
+@click.option("--n-jobs", default=None, type=int, callback=lambda ctx, param, value: _checked_n_jobs(value),
               help="Parallel search tasks (-1: all cores; default: one task at a time).")
-@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the search.")
+@click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the split and the search.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
               help="Standardise the features inside the model: fitted on each fold's training part during the "
                    "search and on the whole training part for the final model.")
@@ -182,6 +203,7 @@ def tune(dataset, csv, target, test_size, max_batches, n_alphas, n_batches_no_ch
     prototype_grid = _number_list(alpha_prototypes, "--alpha-prototype")
     out_dir = _prepare_output(output, overwrite, csv)
     X_train, X_test, y_train, y_test = _load_training_data(dataset, csv, target, test_size, random_state, drop=drop)
+    _check_folds(n_folds, y_train)
     grid = np.logspace(-6, -1, n_alphas) if n_alphas > 1 else np.array([1e-3])
     # the scaler is fitted inside every fold on its training part, and with the final model on all rows
     search = PrototypeClassifierCV(alpha_feature_grid=grid, max_batches=max_batches, cv=n_folds, n_jobs=n_jobs,

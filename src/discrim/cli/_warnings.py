@@ -15,6 +15,15 @@ __all__ = ["OPTION_OF", "command_line_advice", "command_line_warnings", "show_wa
 
 # "name=value" in a message: a parameter setting as Python spells it (value a number, word or quoted)
 _SETTING = re.compile(r"\b([a-z][a-z0-9_]*)=('[^']*'|\"[^\"]*\"|[\w.+-]+)")
+# what comes just before a setting that states the value in force rather than advising one: "EM
+# stopped at tol=0.001", "in max_iter=100 iterations", "its variance is reg_covar=1e-06 alone",
+# "|change| >= tol=0.001"
+_REPORTED = re.compile(r"(?:\b(?:at|in|is)|[<>]=?)\s*$")
+# a clause of advice ("Increase max_iter or tol", "Raise reg_covar, set a prior"): the parameters
+# it names bare are the ones to set
+_ADVICE = re.compile(r"(?:^|(?<=[.;:)] ))(?:Increase|Raise|Lower|Reduce|Set|Use|Pass|Try)\b[^.;]*")
+# a parameter named bare in advice: a snake_case name, or a one-word one a command has an option for
+_BARE_NAME = re.compile(r"\b([a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]|[a-z]+)\b")
 
 
 def show_warning(message, category, filename, lineno, file=None, line=None):
@@ -27,8 +36,13 @@ def show_warning(message, category, filename, lineno, file=None, line=None):
     filename, lineno, file, line
         As :func:`warnings.showwarning` takes them (not shown).
     """
+    from discrim.cli._io import FEATURE_NAMES, name_feature_positions
+
     context = click.get_current_context(silent=True)
-    text = command_line_advice(str(message), None if context is None else context.command)
+    text = str(message)
+    if FEATURE_NAMES.get() is not None:  # a fit's features, listed by position in its warnings
+        text = name_feature_positions(text, FEATURE_NAMES.get())
+    text = command_line_advice(text, None if context is None else context.command)
     name = "Warning" if category is UserWarning else category.__name__
     click.echo(f"{name}: {text}", err=True)
 
@@ -48,8 +62,8 @@ def command_line_advice(text, command=None):
     -------
     text : str
     """
-    settings = [match.group(1) for match in _SETTING.finditer(text)]
-    if not settings:  # e.g. "reg_param=0.1" (or a current value: "em_max_iter=1000")
+    settings = _advised_parameters(text)
+    if not settings:
         return text
     opts = {opt for option in getattr(command, "params", ()) for opt in getattr(option, "opts", ())}
     options = list(dict.fromkeys(OPTION_OF[name] for name in settings if OPTION_OF.get(name) in opts))
@@ -58,6 +72,27 @@ def command_line_advice(text, command=None):
     if command is None or "--param" in opts:
         return text + " (On the command line a model parameter is set with --param NAME=VALUE.)"
     return text + " (This command has no option for that parameter: set it in Python, on the estimator.)"
+
+
+def _advised_parameters(text):
+    """The parameters ``text`` advises setting: its settings ("for example reg_param=0.1") but those that
+    state the value in force ("EM stopped at tol=0.001"), and the names its advice gives bare
+    ("Increase max_iter or tol", "set a prior"), in order of appearance.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    names : list of str
+    """
+    found = [(match.start(), match.group(1)) for match in _SETTING.finditer(text)
+             if not _REPORTED.search(text[:match.start()])]
+    for advice in _ADVICE.finditer(text):
+        found += [(advice.start() + name.start(), name.group(1)) for name in _BARE_NAME.finditer(advice.group(0))
+                  if "_" in name.group(1) or name.group(1) in OPTION_OF]
+    return list(dict.fromkeys(name for _, name in sorted(found)))
 
 
 #: Parameters that commands take as options of their own (discrim mixture), by Python's name.

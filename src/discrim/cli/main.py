@@ -4,6 +4,7 @@ import importlib
 import importlib.util
 import logging
 import os
+import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,12 +17,14 @@ from rich.console import Console
 from rich.table import Table
 
 from discrim.cli._io import (
+    SEED,
     check_classifier,
     check_device_data,
     check_distinct_outputs,
     check_finite_probabilities,
     check_output,
     check_output_folder,
+    check_output_suffix,
     check_plot_format,
     checked_device,
     column_list,
@@ -34,6 +37,7 @@ from discrim.cli._io import (
     first_names,
     model_features,
     model_from_params,
+    no_label_message,
     on_host,
     parse_params,
     read_csv,
@@ -118,7 +122,7 @@ _OVERWRITE = click.option("--overwrite", is_flag=True, help="Replace output file
 @cli.command()
 @click.option("--export", "export_name", metavar="NAME", help="Write all rows of this data set, in its own units, as CSV.")
 @click.option("--output", type=click.Path(dir_okay=False), help="CSV file for --export (features and a 'target' column).")
-@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the synthetic data sets.")
+@click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the synthetic data sets.")
 @_OVERWRITE
 def datasets(export_name, output, random_state, overwrite):
     """List the built-in data sets, or export one as CSV.
@@ -137,9 +141,7 @@ def datasets(export_name, output, random_state, overwrite):
                 f"unknown data set {export_name!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
         check_output(output, "--output", overwrite=overwrite)
-        if Path(output).suffix.lower() in (".parquet", ".pq", ".zarr", ".xlsx", ".json", ".skops"):
-            raise click.UsageError(f"--output: --export writes CSV text; end the file name in .csv, not "
-                                   f"{Path(output).suffix!r}.")
+        check_output_suffix(output, "--output", "csv", "end the file name in .csv.")
         X, y = load_dataset(export_name, random_state=random_state, as_frame=True)
         if "target" in X.columns:
             raise click.ClickException(f"data set {export_name!r} has a feature named 'target'.")
@@ -186,8 +188,11 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
                 f"unknown data set {dataset!r}; `discrim datasets` lists them: {', '.join(list_datasets())}."
             )
         # Unscaled: the scaling is fitted inside the model, so a saved model takes raw rows.
-        X_train, X_test, y_train, y_test = load_benchmark(dataset, random_state=random_state, test_size=test_size,
-                                                          as_frame=True, scale=False)
+        try:
+            X_train, X_test, y_train, y_test = load_benchmark(dataset, random_state=random_state,
+                                                              test_size=test_size, as_frame=True, scale=False)
+        except ValueError as exc:  # the name is known and the data fixed: the split failed
+            raise click.ClickException(_split_failure(exc, test_size)) from None
         names = dropped_columns(drop, list(X_train.columns))
         return X_train.drop(columns=names), X_test.drop(columns=names), y_train, y_test
     if target is None:
@@ -205,16 +210,28 @@ def _load_training_data(dataset, csv, target, test_size, random_state, unlabelle
         y[np.array([label == marker or (isinstance(label, str) and label == str(marker)) for label in y],
                    dtype=bool)] = np.nan
     missing = pd.isna(y)
+    if missing.all():  # every cell the marker (the empty ones split_target refused)
+        raise click.ClickException(no_label_message(target, len(y)))
     labelled = np.asarray(y[~missing].tolist())  # one dtype (an object y holds ints beside empty cells' NaN)
     _refuse_few_rows_per_class(labelled, target)
     try:
         X_train, X_test, y_train, y_test = train_test_split(X[~missing], labelled, test_size=test_size,
                                                             stratify=labelled, random_state=random_state)
     except ValueError as exc:
-        raise click.ClickException(f"cannot split the data into training and test parts: {exc}") from None
+        raise click.ClickException(_split_failure(exc, test_size)) from None
     if missing.any():
         X_train, y_train = pd.concat([X_train, X[missing]]), np.concatenate([y_train, y[missing]])
     return X_train, X_test, y_train, y_test
+
+
+def _split_failure(exc, test_size):
+    """The one-line message of a stratified split that failed (a --test-size too small or too large
+    for the number of classes), naming the option and its fix."""
+    if not re.search(r"\b(train|test)_size\b|n_samples=", str(exc)):
+        return f"cannot split the labelled rows into a training and a test part: {_one_line(exc)}"
+    return (f"--test-size {test_size:g}: cannot split the labelled rows into a training and a test part "
+            f"({_one_line(exc).rstrip('.')}); give a --test-size that leaves each part at least one row of every "
+            "class (the default is 0.3).")
 
 
 def _show_progress_logs():
@@ -233,14 +250,15 @@ def _show_progress_logs():
 @cli.command()
 @click.option("--dataset", help="Built-in data set (see `discrim datasets`); or give --csv, --parquet or --zarr.")
 @click.option("--csv", type=click.Path(dir_okay=False), help="CSV file with features and a target column.")
-@click.option("--target", help="Target column of the CSV file.")
+@click.option("--target", help="Target column (the classes) of the --csv, --parquet or --zarr table.")
 @click.option("--model", "model_name", required=True, help="Model name (see `discrim models`).")
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE",
               help="Model parameter, the value a Python literal (reg_param=0.1, priors='empirical', "
                    "alpha_feature_grid=[0.001, 0.01]); repeatable.")
 @click.option("--test-size", default=0.3, show_default=True, type=click.FloatRange(0, 1, min_open=True, max_open=True),
-              help="Share of the rows held out (stratified) for the scores printed.")
-@click.option("--random-state", default=0, show_default=True, type=int, help="Seed of the split and the model.")
+              help="Share of the rows held out for the scores printed (stratified; a random split of "
+                   "--parquet and --zarr tables).")
+@click.option("--random-state", default=0, show_default=True, type=SEED, help="Seed of the split and the model.")
 @click.option("--scale/--no-scale", default=True, show_default=True,
               help="Standardise the features inside the model, with the training part's mean and spread.")
 @click.option("--output", type=click.Path(dir_okay=False), help="Save the fitted model here (skops format).")
@@ -390,10 +408,14 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         if output is None:
             raise click.UsageError("--parquet and --zarr need --output FOLDER (the predictions, as Parquet).")
         check_output_folder(output, "--output", overwrite=overwrite, inputs=[model_path, parquet, zarr])
+        check_output_suffix(output, "--output", "parquet", "give a folder name such as predictions.parquet (a "
+                            "--csv input gives a CSV file).")
         model = load_model(model_path)
         check_classifier(model, model_path)
         return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite, keep)
     check_output(output, "--output", overwrite=overwrite, inputs=[model_path, csv])
+    check_output_suffix(output, "--output", "csv", "end the file name in .csv (a --parquet or --zarr input gives "
+                        "a Parquet folder).")
     model = load_model(model_path)
     check_classifier(model, model_path)
     df = read_csv(csv)
@@ -403,7 +425,8 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         named = getattr(model, "feature_names_in_", None) is not None
         X = model_features(model, df if named else df.drop(columns=kept))
         _note_empty_features(X)
-        result = _prediction_frame(X, model, np.asarray(model.classes_))
+        with features_named(X.columns if hasattr(X, "columns") else []):  # its warnings name them
+            result = _prediction_frame(X, model, np.asarray(model.classes_))
     if kept:  # copied as written in the file (read as numbers, ids would lose digits and 3 become 3.0)
         written = read_csv_as_written(csv, usecols=lambda column: str(column).strip() in kept)
         written.columns = [str(c).strip() for c in written.columns]

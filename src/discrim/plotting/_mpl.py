@@ -14,7 +14,7 @@ def pyplot():
         import matplotlib.pyplot as plt
     except ImportError:
         raise ImportError(
-            "plotting needs matplotlib: install it with `pip install \"discrim[plot]\"`."
+            "plotting needs matplotlib: install it with `pip install matplotlib` (discrim's plot extra)."
         ) from None
     return plt
 

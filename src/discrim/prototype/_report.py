@@ -415,7 +415,7 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
     IsADirectoryError
         If ``path`` is a folder.
     ImportError
-        For ``.xlsx`` without openpyxl (``pip install "discrim[report]"``).
+        For ``.xlsx`` without openpyxl (``pip install openpyxl``, the ``report`` extra).
 
     Examples
     --------
@@ -439,8 +439,8 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
         import importlib.util
 
         if importlib.util.find_spec("openpyxl") is None:
-            raise ImportError("xlsx reports need openpyxl: install it with `pip install \"discrim[report]\"`, "
-                              "or write an .html report.") from None
+            raise ImportError("xlsx reports need openpyxl: install it with `pip install openpyxl` (discrim's "
+                              "report extra), or write an .html report.") from None
         with atomic_output(path) as tmp:
             with pd.ExcelWriter(tmp, engine="openpyxl") as writer:
                 for sheet, frame in frames.items():

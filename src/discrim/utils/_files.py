@@ -34,6 +34,9 @@ def atomic_output(path):
     # a symbolic link is followed: the file it points to is replaced (in its own folder, so that
     # the rename stays on one file system), and the link stays
     path = Path(path).resolve()
+    if path.exists() and not path.is_file():  # the rename would put a file in place of /dev/null, a pipe...
+        raise ValueError(f"{str(path)!r} is not a regular file (a folder, device, pipe or socket): an output replaces "
+                         "files only; give a file name.")
     # an existing file keeps its permissions (a private 0600 model stays private); a new one gets
     # the usual 0666 less the umask, not mkstemp's 0600
     mode = (path.stat().st_mode & 0o777) if path.is_file() else 0o666 & ~current_umask()
