@@ -833,3 +833,15 @@ def test_a_comment_line_above_the_header_is_named(tmp_path, rng):
                           "starts with '# exported 2026-11-27', a line of one field above rows of several",
                           "title or comment above the header (remove it")
     assert "row names" not in line
+
+
+def test_predict_output_dash_is_standard_output(tmp_path, monkeypatch):
+    """'--output -' wrote a file named '-' where the convention (and the help) is standard output."""
+    monkeypatch.chdir(tmp_path)
+    model, data = tmp_path / "m.skops", tmp_path / "rows.csv"
+    assert run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", model, "--quiet").exit_code == 0
+    load_benchmark("iris-2f", as_frame=True, scale=False)[1].to_csv(data, index=False)
+    dashed = run("predict", "--model", model, "--csv", data, "--output", "-")
+    assert dashed.exit_code == 0, dashed.output
+    assert dashed.output == run("predict", "--model", model, "--csv", data).output
+    assert dashed.output.startswith("predicted,proba_") and sorted(p.name for p in tmp_path.iterdir()) == ["m.skops", "rows.csv"]

@@ -392,7 +392,7 @@ def _write_fit_outputs(model, output, plot, X_train, y_train):
 @click.option("--model", "model_path", required=True, type=click.Path(dir_okay=False), help="Model file from `discrim fit --output`.")
 @click.option("--csv", type=click.Path(dir_okay=False), help="CSV file with the model's feature columns.")
 @click.option("--output", type=click.Path(), help="Write predictions here (CSV; a Parquet folder for --parquet "
-              "or --zarr); standard output otherwise (CSV input only).")
+              "or --zarr); standard output otherwise, or with '-' (CSV input only).")
 @click.option("--keep", multiple=True, metavar="COLUMNS",
               help="Copy these input columns (comma-separated, e.g. a row identifier) into the output, before the "
                    "predictions; they are not features.")
@@ -413,6 +413,8 @@ def predict(model_path, csv, output, keep, overwrite, parquet, zarr, scheduler):
         model = load_model(model_path)
         check_classifier(model, model_path)
         return _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite, keep)
+    if output == "-":  # the usual name of standard output, where predictions go without --output
+        output = None
     check_output(output, "--output", overwrite=overwrite, inputs=[model_path, csv])
     check_output_suffix(output, "--output", "csv", "end the file name in .csv (a --parquet or --zarr input gives "
                         "a Parquet folder).")
