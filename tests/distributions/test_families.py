@@ -269,8 +269,8 @@ def test_make_params_errors_name_the_parameter():
         (Binomial(n_trials=10), [[11.0]], "between 0 and n_trials"),
         (Binomial(n_trials=10), [[2.5]], "whole numbers"),
         (Bernoulli(), [[2.0]], "between 0 and n_trials"),
-        (Poisson(), [[-1.0]], "nonnegative_integer"),
-        (Poisson(), [[0.5]], "nonnegative_integer"),
+        (Poisson(), [[-1.0]], "whole numbers >= 0"),
+        (Poisson(), [[0.5]], "whole numbers >= 0"),
         (Categorical(3), [[3.0]], "between 0 and 2"),
         (Binomial(n_trials=[3, 4]), [[1.0]], "one count per row"),
     ],
@@ -279,6 +279,17 @@ def test_make_params_errors_name_the_parameter():
 def test_data_outside_the_support_is_rejected(family, X, match):
     with pytest.raises(ValueError, match=match):
         family.check_data(np.asarray(X))
+
+
+def test_data_outside_the_support_names_the_features_and_a_row():
+    """The refusal named the support by its internal name alone ('nonnegative_integer'), not where X leaves it:
+    the user of a wide table had no feature or row to look at."""
+    X = np.ones((40, 4))
+    X[[7, 30], 2] = X[12, 3] = -1.5
+    with pytest.raises(ValueError, match=r"2 feature\(s\) of X \(index 2, 3\) hold entries outside it, e\.g\. -1\.5 "
+                                         r"in row 7; its entries must be") as info:
+        Poisson().check_data(X)
+    assert "nonnegative_integer" not in str(info.value)
 
 
 @pytest.mark.parametrize("bad", [0, -2, 2.5, [[1, 2]], [1.5, 2]])

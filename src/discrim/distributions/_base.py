@@ -351,6 +351,22 @@ class LabelWeights(Stats):
     weight: np.ndarray
 
 
+def _outside_support(support, X):
+    """Where X leaves ``support``, for a message: the features that do, and a value with its row (error path only)."""
+    from discrim._posterior import listed_indices
+
+    bad = np.array([not support.check(X[:, j:j + 1]) for j in range(X.shape[1])])
+    if not bad.any():  # the support is not a property of single features
+        return "some of its entries are not"
+    column = X[:, int(np.flatnonzero(bad)[0]):][:, :1]
+    lo, hi = 0, column.shape[0]  # bisect for the first row outside: [lo, hi) holds one
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if not support.check(column[lo:mid]) else (mid, hi)
+    count, shown = listed_indices(bad)
+    return f"{count} feature(s) of X (index {shown}) hold entries outside it, e.g. {float(column[lo, 0])!r} in row {lo}"
+
+
 class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
     """A parametric family of component densities, evaluated for all K components at once.
 
@@ -1014,8 +1030,8 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         if self.support is not None and not self.support.check(X):
             raise ValueError(
-                f"X is outside the support of {self!r}: its entries must be {self.support.name} "
-                f"({self.support.description})."
+                f"X is outside the support of {self!r}: {_outside_support(self.support, X)}; its entries must be "
+                f"{self.support.description}."
             )
         return X
 
