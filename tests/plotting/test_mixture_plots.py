@@ -32,6 +32,9 @@ def test_convergence_curve_is_the_lower_bound_trace(gaussian_1d):
     np.testing.assert_array_equal(line.get_ydata(), mixture.lower_bounds_)
     np.testing.assert_array_equal(line.get_xdata(), np.arange(mixture.n_iter_ + 1))
     assert ax.get_xlabel().startswith("iteration")
+    assert ax.get_title() == f"EM convergence (converged after {mixture.n_iter_} iterations)"
+    one = FiniteMixture(Gaussian(), 1, max_iter=1).fit(np.arange(6.0)[:, None])  # the MLE at once
+    assert plot_convergence(one).get_title().endswith("after 1 iteration)")
 
 
 def test_one_gaussian_column_histogram_and_density(gaussian_1d):

@@ -69,7 +69,8 @@ def plot_convergence(mixture: FiniteMixture, ax: Axes | None = None) -> Axes:
     ax.set_xlabel("iteration (0: initial parameters)")
     ax.set_ylabel("mean log-likelihood per row")
     status = "converged" if mixture.converged_ else "not converged"
-    ax.set_title(f"EM convergence ({status} after {int(mixture.n_iter_)} iterations)")
+    n_iter = int(mixture.n_iter_)
+    ax.set_title(f"EM convergence ({status} after {n_iter} iteration{'' if n_iter == 1 else 's'})")
     return ax
 
 
