@@ -457,6 +457,24 @@ def test_values_beyond_the_magnitude_limit_are_refused(Est, dtype, big, rng):
             getattr(est, method)(bad)
 
 
+def test_a_feature_of_vanishing_values_is_refused_at_fit_not_called_constant(rng):
+    """A feature in units of 1e-200 varies, but its squares vanish in float64: LDA refused it as 'constant within
+    every class', a mixture warned it constant (advice: leave it out of X) and a Gamma mixture left a component
+    empty. Fits name the feature and the fix; prediction takes such values (a row near 0 is fine)."""
+    from discrim import FiniteMixture, PrototypeClassifier
+    from discrim.distributions import Gamma
+
+    X, y = _gaussian_classes(rng, d=2)
+    tiny = X * [1.0, 1e-200]
+    match = r"1 feature\(s\) of X \(index 1\) hold only values within \+-1e-102 .*rescale them"
+    for est in (LinearDiscriminant(), QuadraticDiscriminant(), PrototypeClassifier(),
+                FiniteMixture(Gamma(), 2)):
+        with pytest.raises(ValueError, match=match):
+            est.fit(np.abs(tiny) if isinstance(est, FiniteMixture) else tiny, y)
+    fitted = LinearDiscriminant().fit(X, y)
+    np.testing.assert_allclose(fitted.predict_proba(X[:3] * [1.0, 1e-200]), fitted.predict_proba(X[:3] * [1.0, 0.0]))
+
+
 @pytest.mark.parametrize("Est", ESTIMATORS)
 def test_largest_accepted_values_give_finite_output(Est, rng):
     X, y = _gaussian_classes(rng)

@@ -59,7 +59,7 @@ def hierarchical_clusters(X: ArrayLike, n_clusters: int | list[int], *,
     from sklearn.utils import check_array
 
     X = check_array(numeric_object_columns(X), dtype=np.float64, ensure_min_samples=1)
-    X = check_feature_magnitude(X)
+    X = check_feature_magnitude(X, training=True)
     counts = np.atleast_1d(n_clusters)
     if counts.ndim != 1 or counts.size == 0 or not all(isinstance(c, Integral) for c in counts.tolist()):
         raise ValueError(f"n_clusters must be a whole number or a list of them; got {n_clusters!r}.")

@@ -432,7 +432,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
                     "Product([...(Categorical(categories=[[...]]), [column])...]).encode(X) gives the codes "
                     "(and decode turns drawn rows back), or Categorical(categories=...).encode for one family."
                 ) from None
-            return check_feature_magnitude(X)
+            return check_feature_magnitude(X, training=reset)
 
         # the masked E- and M-steps are host code: fit refuses such rows on a device; a fitted
         # model (its parameters on the host) scores them there, as numpy

@@ -97,8 +97,8 @@ def max_feature_magnitude(dtype=np.float64):
     return 10.0 ** (np.finfo(dtype).maxexp * np.log10(2.0) // 3)
 
 
-def check_feature_magnitude(X, name="X"):
-    """Refuse data too large in magnitude to be represented in squared distances.
+def check_feature_magnitude(X, name="X", training=False):
+    """Refuse data too large in magnitude to be represented in squared distances (or, to fit, too small).
 
     Parameters
     ----------
@@ -106,6 +106,9 @@ def check_feature_magnitude(X, name="X"):
         Floating-point values; NaN (where a caller allows missing values) is ignored.
     name : str, default="X"
         The parameter's name in the error message.
+    training : bool, default=False
+        Rows to fit to: a feature whose every nonzero value is tiny is refused too (to predict,
+        a row's value near 0 is fine).
 
     Returns
     -------
@@ -115,19 +118,30 @@ def check_feature_magnitude(X, name="X"):
     Raises
     ------
     ValueError
-        If any ``|x|`` exceeds :func:`max_feature_magnitude` of X's dtype; the message names the
-        parameter and the fix.
+        If any ``|x|`` exceeds :func:`max_feature_magnitude` of X's dtype, or (``training``) a
+        feature's every nonzero ``|x|`` lies below its reciprocal (squares, variances and their products underflow
+        there: such a feature looked constant); the message names the parameter and the fix.
     """
     X = np.asarray(X)
     if X.size and X.dtype.kind == "f":
+        from discrim._posterior import listed_indices
+
         limit = max_feature_magnitude(X.dtype)
-        # the largest observed magnitude (0 where every entry is missing, without numpy's warning)
-        largest = np.max(np.abs(X), where=~np.isnan(X), initial=0.0)
-        if largest > limit:
+        # the largest observed magnitude per feature (0 where every entry is missing, without numpy's warning)
+        largest = np.max(np.abs(X), axis=0, where=~np.isnan(X), initial=0.0) if X.ndim == 2 else \
+            np.max(np.abs(X), where=~np.isnan(X), initial=0.0, keepdims=True)
+        if largest.max() > limit:
             raise ValueError(
-                f"{name} has values of magnitude up to {largest:.3g}; discrim supports |value| <= "
+                f"{name} has values of magnitude up to {largest.max():.3g}; discrim supports |value| <= "
                 f"{limit:.0e} for {X.dtype} data: rescale the features (e.g. with StandardScaler "
                 "or a change of units)."
+            )
+        count, shown = listed_indices((largest > 0) & (largest < 1.0 / limit))
+        if training and count:
+            raise ValueError(
+                f"{count} feature(s) of {name} (index {shown}) hold only values within +-{1.0 / limit:.0e} for "
+                f"{X.dtype} data (at most {largest[(largest > 0) & (largest < 1.0 / limit)].max():.3g}), whose "
+                "squares vanish: rescale them (e.g. multiply by a power of ten, a change of units)."
             )
     return X
 
@@ -474,7 +488,7 @@ def validated_training_data(estimator, X, y, *, dtype, min_samples=2, reset=True
             X, targets["y"] = validate_data(estimator, X, y, dtype=dtype, ensure_min_samples=min_samples, reset=reset,
                                             ensure_all_finite=finite)
         # Squared distances of larger values overflow to inf and the posteriors to inf - inf = NaN.
-        return check_feature_magnitude(X, "X")
+        return check_feature_magnitude(X, "X", training=True)
 
     tensor_dtype = None if isinstance(dtype, (list, tuple)) else dtype
     X = rows_on_device(estimator, X, validate, reset=reset, dtype=tensor_dtype, min_samples=min_samples)
