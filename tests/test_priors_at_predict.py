@@ -95,3 +95,26 @@ def test_bad_priors_at_a_mixtures_predict_speak_of_its_components(rng):
         fm.predict(X, priors=[0.2, 0.3, 0.5])
     with pytest.raises(ValueError, match=r"for label in range\(len\(weights_\)\)"):
         fm.predict_proba(X, priors={0: 0.5, 1: 0.5})
+
+
+def test_priors_as_a_series_indexed_by_label_are_refused_not_read_by_position(rng):
+    # y.value_counts(normalize=True) lists the classes by frequency: numpy read its values in that
+    # order and gave class "a" the prior of "c" (probability 0.989 where the priors by label give 0.997)
+    import pandas as pd
+
+    X, y = _data(rng, 3)
+    labels = np.array(["a", "b", "c"])[y]
+    model = LinearDiscriminant().fit(X, labels)
+    by_label = pd.Series({"c": 0.2, "a": 0.5, "b": 0.3})
+    with pytest.raises(ValueError, match=r"Series indexed by \['c', 'a', 'b'\].*priors\.reindex\(classes_\)"):
+        model.predict_proba(X, priors=by_label)
+    with pytest.raises(ValueError, match=r"priors\.reindex\(classes_\)\.to_numpy\(\)"):
+        LinearDiscriminant(priors=by_label).fit(X, labels)
+    # the fix the message gives, and a Series indexed by position, are the priors by label
+    expected = model.predict_proba(X, priors=[0.5, 0.3, 0.2])
+    np.testing.assert_array_equal(model.predict_proba(X, priors=by_label.reindex(model.classes_).to_numpy()), expected)
+    np.testing.assert_array_equal(model.predict_proba(X, priors=pd.Series([0.5, 0.3, 0.2])), expected)
+    fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=r"priors\.reindex\(range\(len\(weights_\)\)\)"):
+        fm.predict(X, priors=pd.Series([0.7, 0.3], index=[1, 0]))
+

@@ -307,15 +307,40 @@ def _prior_array(priors, n_classes, kind="class", order="classes_"):
     fail inside numpy with a TypeError that names no parameter.
     """
     expected = f"an array of {n_classes} probabilities, one per {kind} in the order of {order}"
+    labels = order if order == "classes_" else f"range(len({order}))"
     if isinstance(priors, Mapping):
-        labels = order if order == "classes_" else f"range(len({order}))"
         raise ValueError(f"priors must be {expected}; got a {type(priors).__name__} ({priors!r}). "
                          f"From a mapping of label to prior, pass [priors[label] for label in {labels}].")
+    if _is_labelled_series(priors):
+        # numpy reads a Series by position and drops its index: y.value_counts(normalize=True),
+        # sorted by frequency, gave its priors to the wrong classes, silently
+        raise ValueError(f"priors must be {expected}; got a Series indexed by {list(priors.index)[:10]!r}, whose "
+                         "values numpy would read in the Series' order, not by label. Pass "
+                         f"priors.reindex({labels}).to_numpy().")
     try:
         given = np.asarray(priors)
         return given.astype(np.float64), given.dtype
     except (TypeError, ValueError) as exc:
         raise ValueError(f"priors must be {expected}; got {priors!r}.") from exc
+
+
+def _is_labelled_series(priors):
+    """Whether ``priors`` is a pandas Series whose index is not the positions 0, 1, ..., n - 1.
+
+    Parameters
+    ----------
+    priors : object
+
+    Returns
+    -------
+    labelled : bool
+        True for a Series indexed by labels (or positions in another order); False for anything
+        else, and for a Series whose index is its positions (numpy reads it as intended).
+    """
+    if type(priors).__module__.split(".")[0] != "pandas" or getattr(priors, "ndim", None) != 1:
+        return False
+    index = getattr(priors, "index", None)
+    return index is None or not np.array_equal(np.asarray(index, dtype=object), np.arange(len(priors), dtype=object))
 
 
 def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
