@@ -118,3 +118,18 @@ def test_priors_as_a_series_indexed_by_label_are_refused_not_read_by_position(rn
     with pytest.raises(ValueError, match=r"priors\.reindex\(range\(len\(weights_\)\)\)"):
         fm.predict(X, priors=pd.Series([0.7, 0.3], index=[1, 0]))
 
+
+@pytest.mark.parametrize("model", [
+    LinearDiscriminant(), QuadraticDiscriminant(), MixtureDiscriminant(Gaussian("full"), 1),
+    KnownDensityClassifier([stats.multivariate_normal(np.zeros(2)), stats.multivariate_normal(np.ones(2))]),
+    FiniteMixture(Gaussian(), 2),
+])
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "predict_log_proba", "decision_function"])
+def test_priors_at_predict_on_an_unfitted_model_raise_not_fitted(model, method):
+    # the priors were checked against classes_ first: AttributeError 'no attribute classes_'
+    from sklearn.exceptions import NotFittedError
+
+    if not hasattr(model, method):
+        pytest.skip(f"{type(model).__name__} has no {method}")
+    with pytest.raises(NotFittedError):
+        getattr(model, method)(np.zeros((2, 2)), priors=[0.5, 0.5])
