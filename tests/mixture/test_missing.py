@@ -190,3 +190,30 @@ def test_binomial_rows_of_their_own_trial_counts_start_from_their_share_of_succe
     start = model.history_[0]["prob"]
     assert np.all(start < 0.95) and np.all(start > 0.05)
     assert np.all(np.diff(model.lower_bounds_) >= -1e-10)
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "VEV", "diag"])
+def test_features_never_observed_together_warn_that_their_covariance_is_not_estimated(ctype, rng):
+    # features 0 and 1 of correlation 0.8, each row observing one of them: the fitted correlation
+    # was 0 (EM's start), silently, and the conditional expectation of one given the other the mean
+    X = _gaussian_rows(rng, 200)[:200]
+    one = X.copy()
+    one[np.arange(200), rng.integers(0, 2, 200)] = np.nan
+    if ctype == "diag":  # no covariance to estimate: nothing to say
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            FiniteMixture(Gaussian(ctype), 1).fit(one)
+        return
+    with pytest.warns(UserWarning, match=r"1 pair\(s\) of features of X \(index \(0, 1\)\) are never observed "
+                                         r"together.*covariance_type='diag'"):
+        model = FiniteMixture(Gaussian(ctype), 1).fit(one)
+    assert np.all(np.abs(np.asarray(model.params_["covariance"])[..., 0, 1]) < 0.1)  # far from 0.8: not estimated
+    # one row observing both is enough for the likelihood to inform the covariance
+    one[0] = X[0]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        FiniteMixture(Gaussian(ctype), 1).fit(one)

@@ -542,6 +542,31 @@ def check_observed_columns(mask, sample_weight):
     check_observed_weight((sample_weight > 0) @ mask)
 
 
+def pairs_never_observed(mask, sample_weight, chunk=65536):
+    """The pairs of features that no row of positive weight observes together.
+
+    Parameters
+    ----------
+    mask : ndarray of shape (n_samples, n_features) of bool
+        True where observed.
+    sample_weight : ndarray of shape (n_samples,)
+    chunk : int, default=65536
+        Rows per product (bounds the float copy of the mask).
+
+    Returns
+    -------
+    pairs : ndarray of shape (n_pairs, 2) of int
+        ``(j, k)`` with ``j < k``, in row-major order.
+    """
+    seen = np.asarray(mask)[np.asarray(sample_weight) > 0]
+    d = seen.shape[1]
+    together = np.zeros((d, d))
+    for start in range(0, seen.shape[0], chunk):
+        part = seen[start:start + chunk].astype(np.float64)
+        together += part.T @ part
+    return np.argwhere(np.triu(together == 0, k=1))
+
+
 def check_classes_observed(X, y_idx, w, class_names, feature_names=None):
     """Raise ``ValueError`` if a class has a feature that none of the rows that can belong to it observes.
 
