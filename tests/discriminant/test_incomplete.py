@@ -643,3 +643,23 @@ def test_a_row_with_no_observed_value_counts_in_no_class_total(cls):
     np.testing.assert_allclose(padded.priors_, np.full(3, 1 / 3), rtol=1e-12)
     np.testing.assert_allclose(padded.covariance_, plain.covariance_, rtol=1e-9)
     np.testing.assert_allclose(padded.predict_proba(X), plain.predict_proba(X), atol=1e-9)
+
+
+@pytest.mark.parametrize("unlabelled", [False, True])
+@pytest.mark.parametrize("rule", [LinearDiscriminant, QuadraticDiscriminant])
+def test_rows_of_weight_zero_are_no_part_of_the_fit_with_missing_values(rule, unlabelled, rng):
+    # the EM's scale, and with it its variance floor, came from every row's spread: rows of weight 0
+    # with values of spread 50 moved LDA's probabilities by 7e-4 (covariance by 1.3e-3)
+    X, y = _classes(rng)
+    X = _knock_out(X, 0.3, rng)
+    if unlabelled:
+        y = np.where(rng.random(y.shape[0]) < 0.6, -1, y)
+    zero = rng.random(y.shape[0]) < 0.2
+    w = np.where(zero, 0.0, 1.0)
+    X_zero = X.copy()
+    X_zero[zero] = 50.0 * rng.normal(size=(zero.sum(), X.shape[1]))
+    make = (lambda: rule(unlabeled=-1)) if unlabelled else rule
+    weighted = make().fit(X_zero, y, sample_weight=w)
+    dropped = make().fit(X[~zero], y[~zero])
+    np.testing.assert_allclose(weighted.predict_proba(X), dropped.predict_proba(X), rtol=0, atol=1e-10)
+    np.testing.assert_allclose(weighted.covariance_, dropped.covariance_, rtol=1e-9, atol=1e-12)
