@@ -21,6 +21,7 @@ from discrim.utils.validation import (
     check_no_unlabelled_marker,
     check_priors,
     check_sample_weight,
+    check_true_labels,
     unlabelled_rows,
 )
 
@@ -126,6 +127,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         """
         if is_dask(X):
             return lazy_accuracy(self.predict(X), y, sample_weight)
+        check_true_labels(y, getattr(self, "unlabeled", None))
         return super().score(X, y, sample_weight=sample_weight)
 
     @blockwise

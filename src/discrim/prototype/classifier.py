@@ -62,6 +62,7 @@ from discrim.utils.validation import (
     check_observed_weight,
     check_numeric_table,
     check_sample_weight,
+    check_true_labels,
     plain_label,
     validated_training_data,
 )
@@ -1126,6 +1127,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         if is_dask(X):  # one pass over X's chunks; two totals per batch count come to the client
             return lazy_accuracy(pred, y, sample_weight)
         y = to_numpy(y) if is_tensor(y) else y
+        check_true_labels(y)
         if isinstance(pred, list):
             return np.array([accuracy_score(y, to_numpy(p), sample_weight=sample_weight) for p in pred])
         return float(accuracy_score(y, to_numpy(pred), sample_weight=sample_weight))

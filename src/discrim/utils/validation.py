@@ -738,6 +738,32 @@ def check_no_missing_labels(y, estimator):
     )
 
 
+def check_true_labels(y, unlabeled=None):
+    """Refuse true labels (of ``score``) among which some rows are unlabelled.
+
+    Accuracy against a missing label or against the mark of an unlabelled row counts every such
+    row as an error: LDA fitted with ``unlabeled=-1`` scored 0.387 on its own partly labelled y,
+    0.953 on the true classes; a NaN label failed inside scikit-learn ("Input y_true contains NaN.").
+
+    Parameters
+    ----------
+    y : array-like of shape (n_samples,)
+        In memory (a dask y is not read here).
+    unlabeled : scalar or None, default=None
+        The classifier's mark of an unlabelled row; NaN, and None or pandas' NA in an object
+        array, mark one always.
+    """
+    known = unlabelled_rows(y, unlabeled) if unlabeled is not None else ~missing_labels(y)
+    if known is None or known.all():
+        return
+    marks = "NaN or None" + ("" if unlabeled is None else f", or unlabeled={unlabeled!r}")
+    first = int(np.flatnonzero(~known)[0])
+    raise ValueError(
+        f"y has {int((~known).sum())} unlabelled row(s) ({marks}; first index {first}): accuracy would count each as "
+        "a wrong prediction. Score the labelled rows only: X[labelled], y[labelled]."
+    )
+
+
 def unlabelled_rows(y, unlabeled):
     """Which rows of y carry a label, for a classifier's ``unlabeled`` parameter.
 
