@@ -687,3 +687,22 @@ def test_score_of_a_supervised_rule_refuses_missing_true_labels(rng):
     model = LinearDiscriminant().fit(X, y)
     with pytest.raises(ValueError, match=r"y has 1 unlabelled row\(s\) \(NaN or None; first index 3\)"):
         model.score(X, np.where(np.arange(y.shape[0]) == 3, np.nan, y))
+
+
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled=-1), lambda: QuadraticDiscriminant(unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("full"), 1, unlabeled=-1, random_state=0)])
+def test_features_observed_together_in_unlabelled_rows_only_do_not_warn(make, rng):
+    # the starts fitted to the labelled rows alone, each observing one feature, said that no row
+    # observes the two together; the unlabelled rows, complete, do
+    X, y = _classes(rng, 300)
+    X = X[:, :2]
+    partial = np.where(np.arange(300) % 2 == 0, -1, y)
+    labelled = np.flatnonzero(partial >= 0)
+    X[labelled, rng.integers(0, 2, labelled.size)] = np.nan
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        make().fit(X, partial)
+    # every row labelled: no row observes both, and the fit says so
+    X[np.flatnonzero(partial < 0), rng.integers(0, 2, 150)] = np.nan
+    with pytest.warns(UserWarning, match=r"never observed together"):
+        make().set_params(unlabeled=None).fit(X, y)

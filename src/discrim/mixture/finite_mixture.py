@@ -306,6 +306,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     # a discriminant) set it False on their instance; not a parameter, so clone does not carry it.
     _warn_collapsing = True
     _warn_reg_covar = True  # select_mixture warns once for its grid instead (warn_reg_covar_once)
+    _warn_unobserved_pairs = True  # a start fitted to some rows only (weight 0 elsewhere) does not
 
     _parameter_constraints = {
         "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats", "check_options"])],
@@ -501,7 +502,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             blocks = replace(blocks, sample_weight=ops.like(w, blocks.X))
             if blocks.mask is not None:
                 check_observed_columns(blocks.mask, w)
-                _warn_if_pairs_never_observed(family, blocks.mask, w)
+                if self._warn_unobserved_pairs:
+                    _warn_if_pairs_never_observed(family, blocks.mask, w)
                 blocks = replace(blocks, fill=family.start_completion(blocks.X, blocks.mask, w, blocks.rows))
                 return blocks, (blocks.completed().X, w)
             return blocks, self._host_sample(blocks.X, w)
