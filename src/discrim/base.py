@@ -118,7 +118,8 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            True labels (a dask array or Series with a dask X).
+            True labels (a dask array or Series with a dask X). An unlabelled row (NaN, None, or
+            the ``unlabeled`` mark) is refused in memory: accuracy would count it as an error.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns

@@ -1113,6 +1113,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            True labels; a missing one (NaN, None) is refused in memory.
         sample_weight : array-like of shape (n_samples,), default=None
         n_batches : int, list of int or None, default=None
             See :meth:`predict_proba`.
