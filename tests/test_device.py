@@ -349,7 +349,7 @@ def test_a_tensor_with_missing_values_is_scored_on_the_host_and_returned_as_a_te
     tensor = torch.tensor(X, device=device)
     models = [LinearDiscriminant(), QuadraticDiscriminant(), MixtureDiscriminant(Gaussian("full"), 1, random_state=0),
               KnownDensityClassifier([multivariate_normal(np.full(3, c), np.eye(3)) for c in (-1.0, 0.0, 1.0)]),
-              FiniteMixture(Gaussian("full"), 3, random_state=0)]
+              FiniteMixture(Gaussian("full"), 3, random_state=0), PrototypeClassifier(n_batches=1, random_state=0)]
     for model in models:
         model.fit(X, y)
         for method in ("predict_proba", "predict_log_proba", "predict"):

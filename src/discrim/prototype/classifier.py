@@ -939,7 +939,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype), ensure_all_finite="allow-nan")
             return check_feature_magnitude(X, "X")
 
-        X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype))
+        # a tensor holding NaN is validated on the host as numpy rows are (then sent to the model's device)
+        X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype), nan_on_host=True)
         return X if is_tensor(X) else self._on_device(X)
 
     def _joint_log_likelihood(self, X, log_prior=None, n_batches=None):
