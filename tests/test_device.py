@@ -333,3 +333,26 @@ def test_a_model_fitted_on_a_device_saves_and_loads(tmp_path, rng):
     loaded = load_model(tmp_path / "qda.skops")
     assert loaded.device == "cpu"
     np.testing.assert_array_equal(loaded.predict_proba(X), model.predict_proba(X))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_tensor_with_missing_values_is_scored_on_the_host_and_returned_as_a_tensor(device, rng):
+    # predictions refused a tensor holding NaN ("give numpy rows with device=None"), even from a
+    # model fitted on the host, or KnownDensityClassifier, which has no device and scores on the host
+    from scipy.stats import multivariate_normal
+
+    from discrim.discriminant import KnownDensityClassifier
+
+    X = rng.normal(size=(120, 3))
+    y = rng.integers(0, 3, 120)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    tensor = torch.tensor(X, device=device)
+    models = [LinearDiscriminant(), QuadraticDiscriminant(), MixtureDiscriminant(Gaussian("full"), 1, random_state=0),
+              KnownDensityClassifier([multivariate_normal(np.full(3, c), np.eye(3)) for c in (-1.0, 0.0, 1.0)]),
+              FiniteMixture(Gaussian("full"), 3, random_state=0), PrototypeClassifier(n_batches=1, random_state=0)]
+    for model in models:
+        model.fit(X, y)
+        for method in ("predict_proba", "predict_log_proba", "predict"):
+            out = getattr(model, method)(tensor)
+            assert isinstance(out, torch.Tensor) and out.device.type == device, (model, method)
+            _close(out, getattr(model, method)(X), 1e-12, f"{type(model).__name__}.{method}")

@@ -95,3 +95,41 @@ def test_bad_priors_at_a_mixtures_predict_speak_of_its_components(rng):
         fm.predict(X, priors=[0.2, 0.3, 0.5])
     with pytest.raises(ValueError, match=r"for label in range\(len\(weights_\)\)"):
         fm.predict_proba(X, priors={0: 0.5, 1: 0.5})
+
+
+def test_priors_as_a_series_indexed_by_label_are_refused_not_read_by_position(rng):
+    # y.value_counts(normalize=True) lists the classes by frequency: numpy read its values in that
+    # order and gave class "a" the prior of "c" (probability 0.989 where the priors by label give 0.997)
+    import pandas as pd
+
+    X, y = _data(rng, 3)
+    labels = np.array(["a", "b", "c"])[y]
+    model = LinearDiscriminant().fit(X, labels)
+    by_label = pd.Series({"c": 0.2, "a": 0.5, "b": 0.3})
+    with pytest.raises(ValueError, match=r"Series indexed by \['c', 'a', 'b'\].*priors\.reindex\(classes_\)"):
+        model.predict_proba(X, priors=by_label)
+    with pytest.raises(ValueError, match=r"priors\.reindex\(classes_\)\.to_numpy\(\)"):
+        LinearDiscriminant(priors=by_label).fit(X, labels)
+    # the fix the message gives, and a Series indexed by position, are the priors by label
+    expected = model.predict_proba(X, priors=[0.5, 0.3, 0.2])
+    np.testing.assert_array_equal(model.predict_proba(X, priors=by_label.reindex(model.classes_).to_numpy()), expected)
+    np.testing.assert_array_equal(model.predict_proba(X, priors=pd.Series([0.5, 0.3, 0.2])), expected)
+    fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
+    with pytest.raises(ValueError, match=r"priors\.reindex\(range\(len\(weights_\)\)\)"):
+        fm.predict(X, priors=pd.Series([0.7, 0.3], index=[1, 0]))
+
+
+@pytest.mark.parametrize("model", [
+    LinearDiscriminant(), QuadraticDiscriminant(), MixtureDiscriminant(Gaussian("full"), 1),
+    KnownDensityClassifier([stats.multivariate_normal(np.zeros(2)), stats.multivariate_normal(np.ones(2))]),
+    FiniteMixture(Gaussian(), 2),
+])
+@pytest.mark.parametrize("method", ["predict", "predict_proba", "predict_log_proba", "decision_function"])
+def test_priors_at_predict_on_an_unfitted_model_raise_not_fitted(model, method):
+    # the priors were checked against classes_ first: AttributeError 'no attribute classes_'
+    from sklearn.exceptions import NotFittedError
+
+    if not hasattr(model, method):
+        pytest.skip(f"{type(model).__name__} has no {method}")
+    with pytest.raises(NotFittedError):
+        getattr(model, method)(np.zeros((2, 2)), priors=[0.5, 0.5])

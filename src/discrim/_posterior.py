@@ -282,6 +282,7 @@ class PosteriorMixin:
             return None
         from discrim.utils.validation import check_priors
 
+        check_is_fitted(self)  # before reading the labels, so an unfitted model says so
         n_labels = len(self._rule_labels())
         order = "classes_" if self._rule_label_kind == "class" else "weights_"
         if isinstance(priors, str) and priors != "equal":

@@ -21,6 +21,7 @@ from discrim.utils.validation import (
     check_no_unlabelled_marker,
     check_priors,
     check_sample_weight,
+    check_true_labels,
     unlabelled_rows,
 )
 
@@ -117,7 +118,8 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
-            True labels (a dask array or Series with a dask X).
+            True labels (a dask array or Series with a dask X). An unlabelled row (NaN, None, or
+            the ``unlabeled`` mark) is refused in memory: accuracy would count it as an error.
         sample_weight : array-like of shape (n_samples,), default=None
 
         Returns
@@ -126,6 +128,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         """
         if is_dask(X):
             return lazy_accuracy(self.predict(X), y, sample_weight)
+        check_true_labels(y, getattr(self, "unlabeled", None))
         return super().score(X, y, sample_weight=sample_weight)
 
     @blockwise

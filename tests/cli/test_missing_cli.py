@@ -262,3 +262,20 @@ def test_student_t_with_empty_cells_is_pointed_to_its_diagonal_option(wine_with_
     assert "covariance_type" not in result.output
     assert run("mixture", "--csv", wine_with_gaps, "--columns", "alcohol,malic_acid", "--family", "student-t-diag",
                "--components", "2", "--quiet").exit_code == 0
+
+
+@pytest.mark.parametrize("columns", [[], ["--columns", "a,b"]])
+def test_mixture_names_a_mark_for_a_missing_cell_in_a_column_of_numbers(columns, tmp_path):
+    # 'b' is numbers with '?' for a missing cell: the default choice left it out as a text column
+    # (the mixture fitted 'a' alone) and advised --categorical b, as --columns a,b did
+    path = tmp_path / "marked.csv"
+    rng = np.random.default_rng(0)
+    b = rng.normal(size=20).round(3).astype(object)
+    b[1] = "?"
+    pd.DataFrame({"a": rng.normal(size=20), "b": b, "label": ["x", "y"] * 10}).to_csv(path, index=False)
+    result = run("mixture", "--csv", path, *columns, "--quiet")
+    assert result.exit_code != 0
+    assert "column 'b' of the data holds numbers but also '?' (data row 1, counted from 0)" in result.output
+    assert "--categorical b" not in result.output
+    # as a category, on purpose, it is fitted
+    assert run("mixture", "--csv", path, "--columns", "a,b", "--categorical", "b", "--quiet").exit_code == 0

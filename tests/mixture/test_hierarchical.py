@@ -219,3 +219,17 @@ def test_the_public_function_agglomerates_a_sample_of_many_rows_and_checks_its_i
             hierarchical_clusters(X, bad)
     with pytest.raises(ValueError, match="NaN"):
         hierarchical_clusters(np.where(X > 5, np.nan, X), 2)
+
+
+def test_hierarchical_clusters_names_missing_values_and_the_fix():
+    # scikit-learn's check said only "Input contains NaN."
+    from discrim.mixture import hierarchical_clusters
+
+    X = np.random.default_rng(0).normal(size=(20, 2))
+    X[3, 1] = np.nan
+    with pytest.raises(ValueError, match=r"X has missing values \(NaN\) in 1 row\(s\) \(first index 3\).*"
+                                         r"init_params='hierarchical'"):
+        hierarchical_clusters(X, 2)
+    X[3, 1] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        hierarchical_clusters(X, 2)

@@ -190,3 +190,53 @@ def test_binomial_rows_of_their_own_trial_counts_start_from_their_share_of_succe
     start = model.history_[0]["prob"]
     assert np.all(start < 0.95) and np.all(start > 0.05)
     assert np.all(np.diff(model.lower_bounds_) >= -1e-10)
+
+
+@pytest.mark.parametrize("ctype", ["full", "tied", "VEV", "diag"])
+def test_features_never_observed_together_warn_that_their_covariance_is_not_estimated(ctype, rng):
+    # features 0 and 1 of correlation 0.8, each row observing one of them: the fitted correlation
+    # was 0 (EM's start), silently, and the conditional expectation of one given the other the mean
+    X = _gaussian_rows(rng, 200)[:200]
+    one = X.copy()
+    one[np.arange(200), rng.integers(0, 2, 200)] = np.nan
+    if ctype == "diag":  # no covariance to estimate: nothing to say
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            FiniteMixture(Gaussian(ctype), 1).fit(one)
+        return
+    with pytest.warns(UserWarning, match=r"1 pair\(s\) of features of X \(index \(0, 1\)\) are never observed "
+                                         r"together.*covariance_type='diag'"):
+        model = FiniteMixture(Gaussian(ctype), 1).fit(one)
+    assert np.all(np.abs(np.asarray(model.params_["covariance"])[..., 0, 1]) < 0.1)  # far from 0.8: not estimated
+    # one row observing both is enough for the likelihood to inform the covariance
+    one[0] = X[0]
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        FiniteMixture(Gaussian(ctype), 1).fit(one)
+
+
+def test_conditional_draws_of_binomial_rows_with_their_own_trial_counts(rng):
+    # impute(draw=True) raised "sampling needs an integer n_trials" for per-row trial counts
+    from scipy.stats import binom
+
+    n = rng.integers(1, 30, 300)
+    X = rng.binomial(n[:, None], np.where(np.arange(300) < 150, 0.2, 0.7)[:, None], size=(300, 2)).astype(float)
+    X[rng.random(X.shape) < 0.3] = np.nan
+    model = FiniteMixture(Binomial(n_trials=n), 2, random_state=0).fit(X)
+    drawn = model.impute(X, draw=True, random_state=0)
+    missing = np.isnan(X)
+    np.testing.assert_array_equal(drawn[~missing], X[~missing])
+    assert np.all((drawn >= 0) & (drawn <= n[:, None]) & (drawn == np.round(drawn)))
+    # one row repeated: its draws follow sum_k P(k | x_o) Binomial(n_row, prob_k)
+    row = np.flatnonzero(missing[:, 1] & ~missing[:, 0] & (n > 10))[0]
+    resp = model.predict_proba(X)[row]
+    model.set_params(family__n_trials=np.full(20000, n[row]))
+    draws = model.impute(np.repeat(X[row:row + 1], 20000, axis=0), draw=True, random_state=1)[:, 1]
+    values = np.arange(n[row] + 1)
+    pmf = resp @ binom.pmf(values[None, :], n[row], model.params_["prob"][:, 1:2])
+    frequencies = np.bincount(draws.astype(int), minlength=n[row] + 1) / draws.shape[0]
+    np.testing.assert_allclose(frequencies, pmf, atol=5 * np.sqrt(pmf.max() / draws.shape[0]))

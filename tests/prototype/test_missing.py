@@ -191,3 +191,13 @@ def test_torch_path_with_missing_values_equals_numpy():
     # the torch model's probabilities are those of its batches computed by numpy
     on_torch = b.predict_proba(X)
     np.testing.assert_allclose(b.set_params(device=None).predict_proba(X), on_torch, rtol=1e-12, atol=1e-15)
+
+
+def test_score_refuses_missing_true_labels():
+    # a NaN label failed inside scikit-learn's accuracy ("Input y_true contains NaN.")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(120, 2))
+    y = (X[:, 0] > 0).astype(int)
+    model = PrototypeClassifier(n_batches=1, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match=r"y has 1 unlabelled row\(s\) \(NaN or None; first index 5\).*y\[labelled\]"):
+        model.score(X, np.where(np.arange(120) == 5, np.nan, y))

@@ -199,7 +199,11 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_o
     """
     device = compute_device(getattr(estimator, "device", None), X)
     if is_tensor(X):
-        return validated_tensor(estimator, X, reset=reset, dtype=dtype, min_samples=min_samples).to(device)
+        if nan_on_host and bool(X.isnan().any()):
+            # missing values: the host path, as for host rows (the caller returns in X's namespace)
+            X = X.detach().cpu().numpy()
+        else:
+            return validated_tensor(estimator, X, reset=reset, dtype=dtype, min_samples=min_samples).to(device)
     from discrim.utils.validation import numeric_object_columns  # lazy: validation imports the backend
 
     X = validate(numeric_object_columns(X))

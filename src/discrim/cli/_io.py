@@ -224,6 +224,38 @@ def non_numeric_message(what, columns, written=()):
                    "mixture).")
 
 
+def refuse_numbers_with_text(df, columns, what, fix=""):
+    """Refuse a column of numbers with a few cells of text ("?", "-", "n/a", a typo), naming the first.
+
+    Such a cell is usually a missing value written as a mark: the column is numbers, and advice to
+    encode it as categories (or to leave it out as text) would be wrong.
+
+    Parameters
+    ----------
+    df : DataFrame
+        As read from the CSV (its index the data rows, from 0).
+    columns : list of str
+        The columns to look at; those of a numeric dtype, or with fewer than half their cells
+        numbers, pass.
+    what : str
+        Word used in the message ("features", "data").
+    fix : str, default=""
+        More advice, appended to the message.
+    """
+    for c in columns:
+        if pd.api.types.is_numeric_dtype(df[c]):
+            continue
+        cells = df[c].dropna()
+        numbers = pd.to_numeric(cells, errors="coerce")
+        if len(cells) and numbers.notna().mean() >= 0.5 and numbers.isna().any():
+            first = numbers.index[numbers.isna()][0]
+            raise click.ClickException(
+                f"column {str(c)!r} of the {what} holds numbers but also {str(cells[first])!r} (data row "
+                f"{df.index.get_loc(first)}, counted from 0), which is not a number: leave a missing value's "
+                f"cell empty, or correct the value{fix}."
+            )
+
+
 def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     """Select the numeric columns of ``df`` as the feature table; empty cells are missing (NaN).
 
@@ -253,18 +285,7 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
     X = truth_values_as_numbers(df[columns])
     non_numeric = [c for c in columns if not pd.api.types.is_numeric_dtype(X[c])]
     if non_numeric:
-        for c in non_numeric:
-            # a column of numbers with a few cells of text ("-", " ", "n/a", a typo): name the first
-            # such cell, where one-hot encoding would be the wrong advice
-            cells = X[c].dropna()
-            numbers = pd.to_numeric(cells, errors="coerce")
-            if numbers.notna().mean() >= 0.5:
-                first = numbers.index[numbers.isna()][0]
-                raise click.ClickException(
-                    f"column {str(c)!r} of the {what} holds numbers but also {str(cells[first])!r} (data row "
-                    f"{df.index.get_loc(first)}, counted from 0), which is not a number: leave a missing value's "
-                    "cell empty, or correct the value."
-                )
+        refuse_numbers_with_text(X, non_numeric, what)
         written = [str(v) for c in non_numeric for v in X[c].dropna().head(20)]
         raise click.ClickException(non_numeric_message(what, non_numeric, written))
     # An empty cell is a missing value (NaN), which the models handle by likelihood; infinity is an error.

@@ -23,6 +23,7 @@ from discrim.cli._io import (
     numeric_features,
     read_csv,
     read_csv_as_written,
+    refuse_numbers_with_text,
     sequence_columns,
     split_names,
     truth_values_as_numbers,
@@ -157,6 +158,10 @@ def read_columns(csv, columns, categorical=()):
             raise click.UsageError(f"{option} names {', '.join(map(repr, repeated))} more than once; name each column once.")
     # True/False columns are numbers 0/1, as Parquet's booleans are (a --categorical one keeps its values)
     df = truth_values_as_numbers(df, [c for c in df.columns if c not in categorical])
+    # a column of numbers with a mark for missing cells ("?") is numbers: neither left out as text
+    # by the default choice nor sent to --categorical
+    refuse_numbers_with_text(df, [c for c in (columns or df.columns) if c not in categorical], "data",
+                             "" if columns else " (or leave the column out with --columns)")
     chosen_by_default = not columns
     if chosen_by_default:
         columns = [c for c in df.columns if c in categorical or pd.api.types.is_numeric_dtype(df[c])]

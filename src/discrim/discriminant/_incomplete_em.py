@@ -270,6 +270,7 @@ def _fit(estimator, em, X, y_idx, w, rows, unlabelled, regularised, scale=None):
     if unlabelled:  # EM starts from the classes of the labelled rows (the others weigh 0 there)
         start = clone(em)
         start._warn_collapsing = False  # the start's components are the classes' first guess
+        start._warn_unobserved_pairs = False  # the EM below, over all rows, says so where it applies
         start.fit(X, y=y_idx, sample_weight=w * (y_idx >= 0))
         em.set_params(params_init=start.params_, weights_init=start.weights_)
         # a start cut short by the cap leads the EM below to another fixed point, which it reaches

@@ -45,12 +45,31 @@ from discrim.utils.validation import (
 _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
 
-def _observed_spread(X):
-    """Each feature's variance and range over its observed (non-NaN) entries, in memory or by Dask.
+def _observed_spread(X, w):
+    """Each feature's variance and range over its observed (non-NaN) entries in the rows of positive
+    weight, in memory or by Dask.
 
-    Returns ``(variance, range)``, both (n_features,). A range of 0 marks a constant feature
-    exactly, where the variance of equal values can round to 1e-31 instead of 0.
+    A row of weight 0 is no part of the fit: its values must not set the EM's scale (and with it
+    the variance floor), nor make a feature constant over the weighted rows look varied.
+
+    Parameters
+    ----------
+    X : ndarray or dask.array.Array of shape (n_samples, n_features)
+        NaN where missing.
+    w : ndarray or dask.array.Array of shape (n_samples,)
+
+    Returns
+    -------
+    variance, range : ndarray of shape (n_features,)
+        A range of 0 marks a constant feature exactly, where the variance of equal values can
+        round to 1e-31 instead of 0; NaN a feature observed in no row of positive weight.
     """
+    if is_dask(X):
+        import dask.array as da
+
+        X = da.where((w > 0)[:, None], X, np.nan)
+    elif not np.all(w > 0):
+        X = np.where((np.asarray(w) > 0)[:, None], X, np.nan)
     with warnings.catch_warnings():
         # a feature missing in every row gives NaN (refused by the caller), not numpy's warnings
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -257,7 +276,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # keeps it factorable, as scikit-learn's reg_covar does. Per feature (the EM runs on the
         # features divided by their spread): one floor for all, from their mean variance, inflated a
         # 0/1 flag beside a feature in days and made the fit depend on the units.
-        variance, spread = _observed_spread(X)
+        variance, spread = _observed_spread(X, w)
         check_observed_weight(np.isfinite(spread).astype(np.float64))  # a feature missing in every row
         constant = np.flatnonzero(~(spread > 0))
         if constant.size and self.reg_param == 0 and self.shrinkage is None:

@@ -483,6 +483,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                     mixture = FiniteMixture(next(iter(options.values())), n_components=candidates[k][0],
                                             random_state=seeds[k], **em)
                     mixture._warn_collapsing = False  # said once for all classes, naming them (below)
+                    # with unlabelled rows (or joint) the class fits are the start: the joint EM, over
+                    # all rows, says which features no row observes together
+                    mixture._warn_unobserved_pairs = not (unlabelled or self.joint)
                     mixtures.append(mixture.fit(X_k, sample_weight=w_k))
                     selections.append(None)
                 else:  # mclust's MclustDA: each class's family and number of components chosen by BIC
@@ -490,6 +493,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                         # said once for all classes, naming them (below), not per class for "the selected
                         # model" (the cells' own fits do not warn of collapse inside select_mixture)
                         warnings.simplefilter("ignore", CollapsingComponentWarning)
+                        if unlabelled or self.joint:  # as above: the joint EM says it
+                            warnings.filterwarnings("ignore", message=r".* are never observed together")
                         selection = select_mixture(X_k, options, candidates[k],
                                                    sample_weight=w_k if sample_weight is not None else None,
                                                    random_state=seeds[k], **em)
@@ -623,10 +628,12 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         for k, m in enumerate(mixtures):
             part = slice(bounds[k], bounds[k + 1])
             with reg_covar_findings_collected():  # the class fits above said it of these rows
-                refined.append(FiniteMixture(
+                class_mixture = FiniteMixture(
                     family, sizes[k], weights_init=joint.weights_[part] / class_weights[k], max_iter=0,
                     params_init={n: (v if n in shared else v[part]) for n, v in joint.params_.items()},
-                    reg_covar=self.reg_covar, device=self.device).fit(class_data[k][0]))
+                    reg_covar=self.reg_covar, device=self.device)
+                class_mixture._warn_unobserved_pairs = False  # the joint EM's parameters: it said so
+                refined.append(class_mixture.fit(class_data[k][0]))
         empirical = isinstance(self.priors, str) and self.priors == "empirical"
         return refined, (class_weights if empirical else priors), joint
 

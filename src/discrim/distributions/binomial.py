@@ -203,6 +203,15 @@ class Binomial(ComponentFamily):
         n = (rows or self.check_options().row_data(n_rows))["n_trials"]
         return np.asarray(n, dtype=np.float64)[None, :, None] * params.prob[:, None, :]
 
+    def conditional_sample(self, X, params, observed, components, rng, rows=None):
+        if np.ndim(self.n_trials) == 0:
+            return super().conditional_sample(X, params, observed, components, rng, rows)
+        # per-row trial counts: each row's missing entries are drawn with its own count (sample()
+        # draws rows of one count only)
+        n = np.asarray(host(self._trials(X, rows)), dtype=np.int64)
+        draws = rng.binomial(n[:, None], params.prob[components])
+        return np.where(observed, X, draws.astype(np.float64))
+
     def sample(self, params, n_per_component, rng):
         if np.ndim(self.n_trials) != 0:
             raise ValueError("sampling needs an integer n_trials; per-row trial counts belong to observed rows.")

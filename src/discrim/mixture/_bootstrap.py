@@ -12,10 +12,13 @@ from sklearn.base import clone
 from typing import TYPE_CHECKING, Any
 
 from discrim._typing import ArrayLike, RandomStateLike
+from discrim.backend import to_numpy
+from discrim.backend._device import is_tensor
 from discrim.distributions import Gaussian, StudentT
 from discrim.mixture.finite_mixture import FiniteMixture
 from discrim.utils._parallel import check_n_jobs, run_unordered
 from discrim.utils._random import as_seed_sequence
+from discrim.utils.validation import numeric_object_columns
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -149,7 +152,11 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
     -----
     A replicate whose refit fails (a degenerate draw) is drawn again, as in mclust. The p-value
     counts the observed statistic among the replicates, so it is at least ``1 / (n_boot + 1)``.
-    A noise component is not supported (mclust has none in this test either).
+    A noise component is not supported (mclust has none in this test either). With missing
+    values (NaN) in X each replicate misses as many cells, the patterns of X's rows given to its
+    rows in random order (the statistic of incomplete rows has a null distribution of its own), and
+    its G + 1 refit also starts as the fits to X did (``init_params`` given by name), where EM from
+    the fits to X alone stopped short more often than with complete rows.
 
     References
     ----------
@@ -213,7 +220,8 @@ def bootstrap_lrt(X: ArrayLike, family: ComponentFamily, max_components: int, n_
         for start in range(0, n_boot, _REPLICATES_PER_TASK):
             stop = min(n_boot, start + _REPLICATES_PER_TASK)
             tasks.append((t, start, replicate_seeds[t * n_boot + start : t * n_boot + stop]))
-    shared = {"fits": fits, "n_samples": n, "mixture_params": mixture_params}
+    shared = {"fits": fits, "n_samples": n, "mixture_params": mixture_params, "missing": _missing_cells(X),
+              "init": init if isinstance(init, str) else None}
     for t, start, values in run_unordered(_replicates, tasks, n_jobs=n_jobs, shared=shared):
         boot[start : start + len(values), t] = values
     p_value = (1.0 + (boot >= statistic[None, :]).sum(axis=0)) / (n_boot + 1.0)
@@ -252,7 +260,27 @@ def _at_least_nested(fit, smaller, X, mixture_params):
     return other if other.score(X) > fit.score(X) else fit
 
 
-def _replicates(t, start, seeds, *, fits, n_samples, mixture_params):
+def _missing_cells(X):
+    """Where X is missing (NaN): ndarray of shape (n_samples, n_features) of bool, or None where no cell is.
+
+    Parameters
+    ----------
+    X : array-like of shape (n_samples, n_features)
+        As given to :func:`bootstrap_lrt` (a DataFrame's ``pandas.NA`` is missing too).
+
+    Returns
+    -------
+    missing : ndarray or None
+    """
+    from sklearn.utils import check_array
+
+    X = to_numpy(X) if is_tensor(X) else numeric_object_columns(X)
+    values = check_array(X, dtype=np.float64, ensure_all_finite="allow-nan")
+    missing = np.isnan(values)
+    return missing if missing.any() else None
+
+
+def _replicates(t, start, seeds, *, fits, n_samples, mixture_params, missing=None, init=None):
     """The bootstrap statistics of the test of ``t + 1`` against ``t + 2`` components, one per seed."""
     null, alternative = fits[t], fits[t + 1]
     params = {k: v for k, v in mixture_params.items() if k not in ("n_init", "random_state")}
@@ -260,19 +288,41 @@ def _replicates(t, start, seeds, *, fits, n_samples, mixture_params):
     for seed in seeds:
         rng = np.random.default_rng(seed)
         for _ in range(_MAX_REDRAWS):
-            value = _one_replicate(null, alternative, n_samples, rng, params)
+            value = _one_replicate(null, alternative, n_samples, rng, params, missing, init)
             if np.isfinite(value):
                 break
         values.append(value)
     return t, start, values
 
 
-def _one_replicate(null, alternative, n_samples, rng, params):
-    """``2 (l_{G+1} - l_G)`` on one sample drawn from the null fit; NaN when a refit fails."""
+def _better_from_own_start(fit, X, init, params, rng):
+    """``fit``, or the refit of its family and components to X from the start ``init`` where that is more likely."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            own = FiniteMixture(fit.family, fit.n_components, init_params=init,
+                                random_state=int(rng.integers(2**31)), **params).fit(X)
+        except (ValueError, np.linalg.LinAlgError):
+            return fit
+    return own if own.score(X) > fit.score(X) else fit
+
+
+def _one_replicate(null, alternative, n_samples, rng, params, missing=None, init=None):
+    """``2 (l_{G+1} - l_G)`` on one sample drawn from the null fit; NaN when a refit fails.
+
+    ``missing`` (n_samples, n_features) of bool, or None: the cells of X that are missing. The
+    sample then misses as many cells, with the rows' patterns of X in random order: the statistic
+    of incomplete rows has another null distribution than that of complete ones (3 features, half
+    the cells missing: median 24 against 17), and complete replicates rejected a true null far
+    more often than the test's level. Its G + 1 refit is then also started as the fits to X were
+    (``init``, a method's name; None: not).
+    """
     family = null.family_
     counts = rng.multinomial(n_samples, null.weights_)
     k, d = null.weights_.shape[0], null.n_features_in_
     X = family.sample(family.make_params(null.params_, k, d), counts, rng)
+    if missing is not None:  # rows come grouped by component: the patterns go to them at random
+        X[missing[rng.permutation(n_samples)]] = np.nan
     refits = []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # convergence and empty-component warnings of the refits
@@ -284,4 +334,9 @@ def _one_replicate(null, alternative, n_samples, rng, params):
                 return float("nan")
     # as for X: the G + 1 refit at least as likely as the G refit
     better = _at_least_nested(refits[1], refits[0], X, params)
+    if missing is not None and isinstance(init, str):
+        # incomplete rows have more local maxima than complete ones: started from the fits to X
+        # alone, the G + 1 refits fell short of the maximum that X's own start found in X, and
+        # a true null was rejected in 40 % of the tests at level 0.05 (3 % with this start too)
+        better = _better_from_own_start(better, X, init, params, rng)
     return max(0.0, 2.0 * n_samples * (better.score(X) - refits[0].score(X)))  # 0 within EM's tolerance

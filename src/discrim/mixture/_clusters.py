@@ -58,7 +58,14 @@ def hierarchical_clusters(X: ArrayLike, n_clusters: int | list[int], *,
     """
     from sklearn.utils import check_array
 
-    X = check_array(numeric_object_columns(X), dtype=np.float64, ensure_min_samples=1)
+    X = check_array(numeric_object_columns(X), dtype=np.float64, ensure_min_samples=1, ensure_all_finite="allow-nan")
+    if np.isnan(X).any():  # scikit-learn's check said only "Input contains NaN."
+        rows = np.flatnonzero(np.isnan(X).any(axis=1))
+        raise ValueError(
+            f"X has missing values (NaN) in {rows.size} row(s) (first index {rows[0]}): the agglomeration needs "
+            "complete rows. Complete them first (FiniteMixture(init_params='hierarchical') starts from its rows "
+            "completed by the columns' observed means), or leave those rows out."
+        )
     X = check_feature_magnitude(X, training=True)
     counts = np.atleast_1d(n_clusters)
     if counts.ndim != 1 or counts.size == 0 or not all(isinstance(c, Integral) for c in counts.tolist()):

@@ -62,6 +62,7 @@ from discrim.utils.validation import (
     label_codes,
     non_numeric_columns,
     observed_mask,
+    pairs_never_observed,
     refuse_text_array,
     rescale_weights,
     weighted_feature_variance,
@@ -305,6 +306,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     # a discriminant) set it False on their instance; not a parameter, so clone does not carry it.
     _warn_collapsing = True
     _warn_reg_covar = True  # select_mixture warns once for its grid instead (warn_reg_covar_once)
+    _warn_unobserved_pairs = True  # a start fitted to some rows only (weight 0 elsewhere) does not
 
     _parameter_constraints = {
         "family": [HasMethods(["log_prob", "suff_stats", "params_from_stats", "check_options"])],
@@ -500,6 +502,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             blocks = replace(blocks, sample_weight=ops.like(w, blocks.X))
             if blocks.mask is not None:
                 check_observed_columns(blocks.mask, w)
+                if self._warn_unobserved_pairs:
+                    _warn_if_pairs_never_observed(family, blocks.mask, w)
                 blocks = replace(blocks, fill=family.start_completion(blocks.X, blocks.mask, w, blocks.rows))
                 return blocks, (blocks.completed().X, w)
             return blocks, self._host_sample(blocks.X, w)
@@ -1212,6 +1216,39 @@ def reg_covar_findings_collected():
         yield found
     finally:
         _COLLECTED_FINDINGS.reset(token)
+
+
+def _warn_if_pairs_never_observed(family, mask, sample_weight):
+    """Warn where a Gaussian family's covariances have entries that no row informs.
+
+    A covariance between two features that no row observes together does not enter the
+    likelihood of the observed data: EM keeps it at its start (from the rows completed by the
+    columns' means: 0 for one component), and the density of a new row that observes both, or a conditional expectation of
+    one given the other, is invented (two features of correlation 0.9, each row observing one: the
+    fitted correlation 0, silently). Only models with off-diagonal covariances are concerned.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    mask : ndarray of shape (n_samples, n_features) of bool
+        True where observed.
+    sample_weight : ndarray of shape (n_samples,)
+    """
+    from discrim.distributions import Gaussian
+
+    name = family.model_name if isinstance(family, Gaussian) else ""
+    if len(name) != 3 or name[2] == "I":  # one feature, or diagonal covariances
+        return
+    pairs = pairs_never_observed(mask, sample_weight)
+    if pairs.shape[0]:
+        shown = ", ".join(f"({j}, {k})" for j, k in pairs[:5].tolist()) + (" ..." if pairs.shape[0] > 5 else "")
+        warnings.warn(
+            f"{pairs.shape[0]} pair(s) of features of X (index {shown}) are never observed together in a row of "
+            "positive weight: the data say nothing about their covariance, which EM leaves at its starting value (of "
+            "the rows completed by the columns' means), so densities and conditional expectations that involve both "
+            "are not estimated from the data. Give rows "
+            "that observe both, or fit a model with diagonal covariances (covariance_type='diag').",
+            UserWarning, stacklevel=user_stacklevel())
 
 
 def _warn_if_reg_covar_dominates(family, X, sample_weight):

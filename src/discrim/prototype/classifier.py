@@ -62,6 +62,7 @@ from discrim.utils.validation import (
     check_observed_weight,
     check_numeric_table,
     check_sample_weight,
+    check_true_labels,
     plain_label,
     validated_training_data,
 )
@@ -940,7 +941,8 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             X = validate_data(self, X, reset=False, dtype=np.dtype(self.dtype), ensure_all_finite="allow-nan")
             return check_feature_magnitude(X, "X")
 
-        X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype))
+        # a tensor holding NaN is validated on the host as numpy rows are (then sent to the model's device)
+        X = rows_on_device(self, X, validate, reset=False, dtype=np.dtype(self.dtype), nan_on_host=True)
         return X if is_tensor(X) else self._on_device(X)
 
     def _joint_log_likelihood(self, X, log_prior=None, n_batches=None):
@@ -1114,6 +1116,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         ----------
         X : array-like of shape (n_samples, n_features)
         y : array-like of shape (n_samples,)
+            True labels; a missing one (NaN, None) is refused in memory.
         sample_weight : array-like of shape (n_samples,), default=None
         n_batches : int, list of int or None, default=None
             See :meth:`predict_proba`.
@@ -1128,6 +1131,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         if is_dask(X):  # one pass over X's chunks; two totals per batch count come to the client
             return lazy_accuracy(pred, y, sample_weight)
         y = to_numpy(y) if is_tensor(y) else y
+        check_true_labels(y)
         if isinstance(pred, list):
             return np.array([accuracy_score(y, to_numpy(p), sample_weight=sample_weight) for p in pred])
         return float(accuracy_score(y, to_numpy(pred), sample_weight=sample_weight))
