@@ -146,7 +146,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         mclust's model-based hierarchical agglomeration (its default start, on mclust's scaled
         SVD coordinates; at most 2,000 rows agglomerated, the others assigned to the nearest
         cluster mean; each row of positive weight counts once there, as mclust's ``hc`` takes no
-        weights); random soft assignments; or distinct random rows as centers then
+        weights; on one feature, mclust's quantile classes ``qclass``, its start there); random
+        soft assignments; or distinct random rows as centers then
         nearest-center assignment. An array gives the start: a partition (n_samples,) of
         component indices, or responsibilities (n_samples, n_components) with rows summing to
         one (mclust's ``z``). The initial parameters are the weighted MLE under those
