@@ -261,3 +261,10 @@ def test_on_one_feature_the_start_is_mclusts_quantile_classes_and_so_is_the_sele
     assert result.best_params == {"family": "E", "n_components": 2}
     starts = hierarchical_partitions(x, np.ones(x.shape[0]), [2, 3], np.random.default_rng(0))
     assert [np.bincount(starts[k]).tolist() for k in (2, 3)] == [[65, 65], [43, 43, 44]]
+
+
+def test_on_one_feature_with_fewer_distinct_values_than_clusters_the_agglomeration_partitions():
+    # qclass leaves a class empty there (and searched a grid of ~18,000 quantiles, 40 s, first)
+    x = np.r_[np.zeros(1999), 1.0][:, None]
+    labels = hierarchical_partitions(x, np.ones(2000), [9], np.random.default_rng(0))[9]
+    assert np.bincount(labels).tolist().count(0) == 0 and labels.max() == 8

@@ -193,9 +193,11 @@ def hierarchical_partitions(X, sample_weight, counts, rng):
         rows = np.sort(rng.choice(rows, MAX_ROWS, replace=False))
     found = {}
     if X.shape[1] == 1:
+        distinct = np.unique(X[rows, 0]).size
         for count in counts:
-            labels = quantile_classes(X[rows, 0], count)
-            if np.unique(labels).size == count:
+            # fewer distinct values than classes leave a quantile class empty (and take qclass long)
+            labels = quantile_classes(X[rows, 0], count) if count <= distinct else None
+            if labels is not None and np.unique(labels).size == count:
                 found[count] = _first_appearance(labels)
     rest = [count for count in counts if count not in found]
     if rest:
@@ -214,7 +216,8 @@ def quantile_classes(x, n_classes):
     ----------
     x : ndarray of shape (n_samples,)
     n_classes : int
-        k.
+        k, at most the distinct values of x (with fewer, a class is empty, and finding the
+        quantiles can take long, as in mclust).
 
     Returns
     -------
@@ -232,14 +235,23 @@ def quantile_classes(x, n_classes):
     eps = (x.std(ddof=1) if x.size > 1 else 0.0) * np.sqrt(np.finfo(np.float64).eps)
     if n_classes < 2 or np.unique(x).size < 2:
         return np.zeros(x.shape[0], dtype=np.intp)
+    ordered = np.sort(x)
     q, m = np.array([]), n_classes
     while q.size < n_classes + 1:  # ends: between two values, finer grids interpolate more quantiles
         m += 1
-        q = np.unique(np.quantile(x, np.linspace(0.0, 1.0, m)))
+        q = np.unique(_type7_quantiles(ordered, np.linspace(0.0, 1.0, m)))
     if q.size > n_classes + 1:
         q = np.delete(q, np.argsort(np.diff(q), kind="stable")[:q.size - n_classes - 1])
     q[0], q[-1] = x.min() - eps, x.max() + eps
     return np.searchsorted(q, x, side="right") - 1
+
+
+def _type7_quantiles(ordered, probs):
+    """R's default quantiles (type 7, numpy's "linear") of sorted values: (m,) for probs (m,)."""
+    h = (ordered.shape[0] - 1) * probs
+    low = np.floor(h).astype(np.intp)
+    high = np.minimum(low + 1, ordered.shape[0] - 1)
+    return ordered[low] + (h - low) * (ordered[high] - ordered[low])
 
 
 def _hierarchical(X, sample_weight, n_components, rng, offset, all_rows):
