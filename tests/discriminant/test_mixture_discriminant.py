@@ -431,3 +431,21 @@ def test_max_iter_and_n_init_take_finite_mixtures_bounds():
     assert [m.n_iter_ for m in model.mixtures_] == [0, 0]
     with pytest.raises(InvalidParameterError, match="n_init"):
         MixtureDiscriminant(Gaussian(), 2, n_init=10**6).fit(X, y)
+
+
+def test_summary_on_one_feature_names_mclusts_univariate_models():
+    # mclust names the models of one feature "E" and "V" (as discrim's FiniteMixture summary does);
+    # the MclustDA summary printed "VII", and its title said "Finite mixture" for such labels.
+    # mclust 6.0.0: y <- as.integer(faithful$eruptions > 3);
+    # summary(MclustDA(faithful$waiting, y, G = 2, modelNames = "V")): V and V, log-likelihood -1031.939, df 10
+    from pathlib import Path
+
+    import pandas as pd
+
+    frame = pd.read_csv(Path(__file__).parents[1] / "mixture" / "data" / "faithful.csv")
+    X, y = frame[["waiting"]].to_numpy(dtype=float), (frame["eruptions"] > 3).to_numpy(dtype=int)
+    mda = MixtureDiscriminant(Gaussian("VII"), n_components=2, init_params="hierarchical").fit(X, y)
+    summary = mda.summary(X, y)
+    assert list(summary.classes["model"]) == ["V", "V"] and summary.df == 10
+    assert summary.log_likelihood == pytest.approx(-1031.939070054, rel=1e-3)  # EM stops at other tolerances
+    assert "Gaussian finite mixture model for classification" in str(summary)

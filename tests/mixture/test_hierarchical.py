@@ -8,6 +8,7 @@ written by ``data/mclust_hc_partitions.R``. The partitions must be mclust's with
 (clusters in the order of their first row), not only up to a permutation.
 """
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -233,3 +234,51 @@ def test_hierarchical_clusters_names_missing_values_and_the_fix():
     X[3, 1] = np.inf
     with pytest.raises(ValueError, match="infinity"):
         hierarchical_clusters(X, 2)
+
+
+# mclust 6.0.0's quantile classes of an integer feature with many ties (mclust:::qclass(x, k)):
+# class 0 is empty at k = 6 and the tied values share a class
+_TIED = [1, 1, 3, 3, 4, 1, 1, 1, 2, 3, 1, 3, 3, 1, 3, 0, 1, 2, 2, 2, 6, 3, 1, 2, 1, 2, 0, 1, 2, 2, 1, 1, 2, 4, 2,
+         1, 3, 0, 2, 2]
+_QCLASS = {
+    2: "1 1 2 2 2 1 1 1 2 2 1 2 2 1 2 1 1 2 2 2 2 2 1 2 1 2 1 1 2 2 1 1 2 2 2 1 2 1 2 2",
+    4: "2 2 4 4 4 2 2 2 3 4 2 4 4 2 4 1 2 3 3 3 4 4 2 3 2 3 1 2 3 3 2 2 3 4 3 2 4 1 3 3",
+    6: "3 3 5 5 6 3 3 3 5 5 3 5 5 3 5 1 3 5 5 5 6 5 3 5 3 5 1 3 5 5 3 3 5 6 5 3 5 1 5 5",
+}
+
+
+@pytest.mark.parametrize("k", sorted(_QCLASS))
+def test_quantile_classes_are_mclusts_qclass(k):
+    from discrim.mixture._init import quantile_classes
+
+    expected = np.array(_QCLASS[k].split(), dtype=int) - 1
+    np.testing.assert_array_equal(quantile_classes(np.array(_TIED, dtype=float), k), expected)
+
+
+def test_on_one_feature_the_start_is_mclusts_quantile_classes_and_so_is_the_selection():
+    # Mclust starts one feature from qclass, not hc: discrim's agglomeration there gave E,2 a start
+    # (45 and 85 rows for qclass's 65 and 65) whose EM ended 10 BIC units below mclust's, and selected
+    # E,3 (-617.88) where Mclust selects E,2 (-610.40).
+    # mclust 6.0.0: mclustBIC(x, G = 1:6, control = emControl(tol = c(1e-13, 1e-12))) (its sign; V,5 NA)
+    from discrim.mixture import gaussian_models, select_mixture
+
+    rng = np.random.default_rng(20261127)
+    x = np.concatenate([rng.normal(0, 1, 60), rng.normal(2.5, 0.5, 40), rng.normal(6, 1.5, 30)])[:, None]
+    e = [-619.192381493106, -610.398624278588, -617.416952467693, -627.152021368648, -636.887090270048,
+         -633.75805089243]
+    v = [-619.192381493106, -615.208364237339, -615.878225474921, -620.385587059087, np.nan, -647.256926490084]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = select_mixture(x, gaussian_models(["EII", "VII"], reg_covar=0.0), range(1, 7),
+                                init_params="hierarchical", tol=1e-13, max_iter=100_000, random_state=0)
+    np.testing.assert_allclose(-result.table.bic.to_numpy(), e + v, rtol=1e-9)
+    assert result.best_params == {"family": "E", "n_components": 2}
+    starts = hierarchical_partitions(x, np.ones(x.shape[0]), [2, 3], np.random.default_rng(0))
+    assert [np.bincount(starts[k]).tolist() for k in (2, 3)] == [[65, 65], [43, 43, 44]]
+
+
+def test_on_one_feature_with_fewer_distinct_values_than_clusters_the_agglomeration_partitions():
+    # qclass leaves a class empty there (and searched a grid of ~18,000 quantiles, 40 s, first)
+    x = np.r_[np.zeros(1999), 1.0][:, None]
+    labels = hierarchical_partitions(x, np.ones(2000), [9], np.random.default_rng(0))[9]
+    assert np.bincount(labels).tolist().count(0) == 0 and labels.max() == 8

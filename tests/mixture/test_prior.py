@@ -241,3 +241,43 @@ def test_the_models_without_a_prior_fail_their_cells_and_the_others_are_fitted()
         result = select_mixture(X, gaussian_models(prior="default"), [1, 2], random_state=0)
     failed = set(result.table.family[result.table.error != ""])
     assert failed == {"VEE", "EVE", "VVE", "EVV"}
+
+
+# mclust 6.0.0 on faithful's waiting (one feature), from the partition of the test:
+# me(modelName = m, data = waiting, z = unmap(cl), prior = priorControl(shrinkage = kappa),
+#    control = emControl(tol = c(1e-13, 1e-12))): (kappa, model, G, loglik, BIC in mclust's sign)
+_UNIVARIATE_MAP = [
+    (0.01, "E", 2, -1034.03364389, -2090.49049604),
+    (0.01, "E", 3, -1033.6285886, -2100.8919896),
+    (0.01, "V", 2, -1034.09392245, -2096.21685524),
+    (0.01, "V", 3, -1032.31784109, -2109.48209871),
+    (0.0, "E", 2, -1034.03483947, -2090.49288721),
+    (0.0, "E", 3, -1033.63398273, -2100.90277785),
+    (0.0, "V", 2, -1034.09653134, -2096.22207302),
+    (0.0, "V", 3, -1032.31596918, -2109.47835489),
+]
+
+
+@pytest.mark.parametrize("kappa, model, G, loglik, bic", _UNIVARIATE_MAP, ids=lambda v: str(v))
+def test_map_on_one_feature_is_mclusts_univariate_E_and_V(kappa, model, G, loglik, bic):
+    # On one feature mclust's EM is me1ep / me1vp: "E" adds the prior scale to the pooled scatter
+    # (EII's multivariate formula leaves it out: 8e-5 to 1.5e-4 of the BIC off with the default prior)
+    # and "V" counts nu + 3 also for kappa = 0 (VII's formula nu + 2: 5e-4 to 1.3e-3 off)
+    x = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv")[["waiting"]].to_numpy(dtype=float)
+    w = x[:, 0]
+    labels = (w > 67).astype(int) if G == 2 else (w > 60).astype(int) + (w > 75)
+    fm = _fit(x, model, G, labels, prior=GaussianPrior(shrinkage=kappa), tol=1e-13)
+    assert fm.score(x) * len(x) == pytest.approx(loglik, rel=1e-9)
+    assert -fm.bic(x) == pytest.approx(bic, rel=1e-9)
+
+
+def test_one_full_component_without_mean_shrinkage_is_mclusts_mvnXXX():
+    # mvnXXX divides by nu + n + d + 1 (+ 1 for kappa > 0): discrim took VVV's nu + n + d + 2 for
+    # every kappa, 3e-5 of the BIC off with shrinkage 0 (-2607.7982 for -2607.7518).
+    # mclust 6.0.0: mclustBIC(faithful, G = 1, modelNames = c("EEE", "VVV"), prior = priorControl(shrinkage = 0))
+    from discrim.mixture import gaussian_models, select_mixture
+
+    X = pd.read_csv(Path(__file__).parent / "data" / "faithful.csv").to_numpy(dtype=float)
+    result = select_mixture(X, gaussian_models(["EEE", "EEV", "VEV", "VVV"], prior=GaussianPrior(shrinkage=0.0),
+                                               reg_covar=0.0), [1], random_state=0)
+    np.testing.assert_allclose(-result.table.bic.to_numpy(), -2607.75183010914, rtol=1e-11)

@@ -31,8 +31,8 @@ class DiscriminantSummary:
         one mixture with the class proportions, ``sum_i w_i log sum_k (n_k / n) f_k(x_i)``, as
         mclust's ``logLik.MclustDA`` computes it.
     classes : pandas.DataFrame
-        One row per class: ``n`` (weight), ``%``, ``model`` (the family's mclust name, or its
-        class) and ``G`` (components).
+        One row per class: ``n`` (weight), ``%``, ``model`` (the family's mclust name, "E" or
+        "V" on one feature, or its class) and ``G`` (components).
     log_likelihood, n, df, bic : float
         ``bic = -2 log_likelihood + df log n`` (lower is better; mclust reports the negative).
     confusion : pandas.DataFrame
@@ -98,7 +98,7 @@ class DiscriminantSummary:
     def _gaussian(self):
         from discrim.distributions._covariance_models import COVARIANCE_MODELS
 
-        return all(model in COVARIANCE_MODELS for model in self.classes["model"])
+        return all(model in COVARIANCE_MODELS or model in ("E", "V") for model in self.classes["model"])
 
     def __str__(self):
         return self.to_text()
@@ -168,7 +168,7 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
     predicted = classes[np.argmax(proba, axis=1)]
     truth = np.eye(classes.shape[0])[index]
     table = pd.DataFrame({"n": totals, "%": 100.0 * totals / totals.sum(),
-                          "model": [_model_label(m.family_) for m in model.mixtures_], "G": sizes},
+                          "model": [_model_label(m.family_, m.n_features_in_) for m in model.mixtures_], "G": sizes},
                          index=pd.Index([str(c) for c in classes], name="class"))
     confusion = pd.crosstab(pd.Series(y, name="class"), pd.Series(predicted, name="predicted"), values=w,
                             aggfunc="sum").reindex(index=classes, columns=classes).fillna(0.0)
@@ -179,7 +179,11 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
     )
 
 
-def _model_label(family):
-    """mclust's name of a Gaussian family's model, or the family's class."""
+def _model_label(family, n_features):
+    """mclust's name of a Gaussian family's model ("E" or "V" on one feature, as mclust), or the family's class."""
+    from discrim.distributions._covariance_models import COVARIANCE_MODELS
+
     name = getattr(family, "model_name", None)
-    return name if isinstance(name, str) else type(family).__name__
+    if not isinstance(name, str):
+        return type(family).__name__
+    return name[0] if n_features == 1 and name in COVARIANCE_MODELS else name

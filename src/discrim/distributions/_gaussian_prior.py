@@ -160,6 +160,8 @@ def _counts(model, n_k, kappa, nu, d):
     pos = kappa > 0
     extra = {
         "EII": (nu + 2.0) / (G * d) + 1.0,  # nu + (n + G) d + 2 in all, for any kappa
+        "E": (nu + 2.0) / G + 1.0,  # one feature: nu + n + G + 2 in all, for any kappa
+        "V": nu + 3.0,  # one feature: for any kappa (VII's is nu + 2 for kappa = 0)
         "VII": (nu + 2.0 + (d if pos else 0.0)) / d,
         "EEI": (nu + 1.0 + pos) / G,
         "VEI": (nu + 2.0 + pos) / d,
@@ -179,7 +181,8 @@ def map_moments(model, prior, weight, mean, scatter):
     Parameters
     ----------
     model : str
-        mclust's name of a model in ``PRIOR_MODELS``.
+        mclust's name of a model in ``PRIOR_MODELS``, or of its models of one feature, "E" and
+        "V" (with several components).
     prior : GaussianPrior
         Resolved (every field set).
     weight : ndarray of shape (n_components,)
@@ -216,6 +219,8 @@ def map_moments(model, prior, weight, mean, scatter):
     EEV    eigenvalues of ``Lambda + B_k`` pooled over ``nu + n + d + 2``  ``n_k + (nu + d + 2) / G``
     VEV    eigen-decomposition of ``Lambda + B_k``, counts ``n_k``     ``n_k``
     VVV    ``(Lambda + B_k) / (nu + n_k + d + 2)``                     ``n_k + nu + d + 2``
+    E      ``sigma^2 = (s + sum_k B_k) / (nu + n + G + 2)``            ``n_k + 1 + (nu + 2) / G``
+    V      ``sigma_k^2 = (s + B_k) / (nu + n_k + 3)``                  ``n_k + nu + 3``
     =====  =========================================================  ==================================
 
     (``s`` is ``varsigma_P`` on the diagonal, ``n = sum_k n_k`` the weight of the Gaussian
@@ -224,7 +229,10 @@ def map_moments(model, prior, weight, mean, scatter):
     model's maximum-likelihood M-step (:func:`~discrim.distributions._covariance_models.covariance_mle`)
     returns exactly these. Three entries differ from the paper's formulas and follow mclust:
     EII leaves ``varsigma_P`` out, EEI does not shrink the means, VEV counts no prior degrees of
-    freedom.
+    freedom. On one feature mclust's EM fits EII and VII by its univariate "E" and "V" instead
+    (``me1ep``, ``me1vp``): "E" keeps ``varsigma_P``, and "V" counts ``nu + 3`` also for
+    ``kappa = 0``. With ``kappa = 0`` and one component the full models take EEE's counts
+    (mclust's ``mvnXXX``: ``nu + n + d + 1``).
     """
     kappa, nu = float(prior.shrinkage), float(prior.dof)
     occupied = weight > 0
@@ -241,7 +249,7 @@ def map_moments(model, prior, weight, mean, scatter):
         s = float(prior.scale)
         if model == "VII":
             B = B + s / d
-        elif model == "EEI":
+        elif model in ("EEI", "E"):
             B = B + s / max(1, int(occupied.sum()))
         elif model != "EII":
             B = B + s

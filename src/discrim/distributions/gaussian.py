@@ -608,17 +608,25 @@ class Gaussian(ComponentFamily):
             if not prior.resolved:  # outside a mixture's fit: the pooled statistics of the components
                 prior = _resolve_from_stats(prior, self.model_name, sum(_split(stats)), stats.weight.shape[0])
             prior.check(self.model_name, mean.shape[1])
-            mean, weight, scatter = map_moments(self._map_model(weight.shape[0]), prior, weight, mean, scatter)
+            mean, weight, scatter = map_moments(self._map_model(weight.shape[0], mean.shape[1]), prior, weight, mean,
+                                                scatter)
         cov = covariance_mle(self.covariance_type, weight, scatter, self.reg_covar, previous, self.m_step)
         return GaussianParams(mean=mean, covariance=cov)
 
-    def _map_model(self, n_components):
-        """The model whose MAP formulas a prior's M-step takes: its own, except for one component,
-        where mclust fits every model by its single-component one (``mvnXII``, ``mvnXXI``,
-        ``mvnXXX``), whose formulas are the "V" models' (EII, 1 and VII, 1 were two fits of one model)."""
-        if n_components != 1:
-            return self.model_name
-        return {"spherical": "VII", "diag": "VVI"}.get(self._storage, "VVV")
+    def _map_model(self, n_components, n_features):
+        """The model whose MAP formulas a prior's M-step takes, as mclust's EM picks them.
+
+        Its own, except: for one component, mclust fits every model by its single-component one
+        (``mvnXII``, ``mvnXXI``, ``mvnXXX``), whose formulas are VII's, VVI's and EEE's (EII, 1 and
+        VII, 1 were two fits of one model); on one feature with several components, mclust's
+        univariate "E" and "V" (``me1ep``, ``me1vp``), whose formulas differ from EII's and VII's
+        (see :func:`~discrim.distributions._gaussian_prior.map_moments`).
+        """
+        if n_components == 1:
+            return {"spherical": "VII", "diag": "VVI"}.get(self._storage, "EEE")
+        if n_features == 1 and self.model_name in ("EII", "VII"):
+            return self.model_name[0]
+        return self.model_name
 
     def params_given(self, stats: Stats, fixed: "dict[str, tuple[np.ndarray, np.ndarray]]",
                      current: "Params | None" = None) -> GaussianParams:

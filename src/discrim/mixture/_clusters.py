@@ -24,7 +24,9 @@ def hierarchical_clusters(X: ArrayLike, n_clusters: int | list[int], *,
     from 0. From singletons, each stage merges the two clusters whose union increases the
     criterion of an unconstrained Gaussian model the least, in the coordinates of the rows'
     scaled singular value decomposition. One agglomeration gives the partitions at every
-    requested count, nested in one another.
+    requested count, nested in one another. On one feature the start is mclust's there, its
+    quantile classes (``qclass``: k classes of about equal counts between quantiles), which
+    need not be nested; the agglomeration only where a quantile class would be empty.
 
     Parameters
     ----------

@@ -6,10 +6,10 @@ import numpy as np
 from sklearn.cluster import KMeans, kmeans_plusplus
 
 from discrim.backend import array_namespace, ops
-from discrim.mixture._hierarchical import MAX_ROWS, agglomerate, svd_coordinates
+from discrim.mixture._hierarchical import MAX_ROWS, _first_appearance, agglomerate, svd_coordinates
 
 __all__ = ["INIT_METHODS", "InitialAssignment", "check_enough_distinct_rows", "given_assignment", "hierarchical_partitions",
-           "initial_assignment"]
+           "initial_assignment", "quantile_classes"]
 
 INIT_METHODS = ("kmeans++", "kmeans", "hierarchical", "random", "random_from_data")
 
@@ -181,15 +181,77 @@ def hierarchical_partitions(X, sample_weight, counts, rng):
     partitions : dict of int to ndarray of shape (n_samples,) of int
         By count: each row's cluster, or -1 for a row the agglomeration did not see, which then
         takes no part in the first M-step (as mclust's ``subset``).
+
+    Notes
+    -----
+    On one feature mclust's ``Mclust`` and ``mclustBIC`` start from its quantile classes
+    (``qclass``), not from ``hc``: so does this (:func:`quantile_classes`), except at a count
+    where a class would be empty, which the agglomeration then partitions.
     """
     rows = np.flatnonzero(sample_weight > 0)
     if rows.size > MAX_ROWS:
         rows = np.sort(rng.choice(rows, MAX_ROWS, replace=False))
+    found = {}
+    if X.shape[1] == 1:
+        distinct = np.unique(X[rows, 0]).size
+        for count in counts:
+            # fewer distinct values than classes leave a quantile class empty (and take qclass long)
+            labels = quantile_classes(X[rows, 0], count) if count <= distinct else None
+            if labels is not None and np.unique(labels).size == count:
+                found[count] = _first_appearance(labels)
+    rest = [count for count in counts if count not in found]
+    if rest:
+        found.update(agglomerate(svd_coordinates(X[rows]), rest))
     out = {}
-    for count, labels in agglomerate(svd_coordinates(X[rows]), list(counts)).items():
+    for count, labels in found.items():
         out[count] = np.full(X.shape[0], -1)
         out[count][rows] = labels
     return out
+
+
+def quantile_classes(x, n_classes):
+    """mclust's ``qclass``: the classes of one feature between its quantiles, its start on one feature.
+
+    Parameters
+    ----------
+    x : ndarray of shape (n_samples,)
+    n_classes : int
+        k, at most the distinct values of x (with fewer, a class is empty, and finding the
+        quantiles can take long, as in mclust).
+
+    Returns
+    -------
+    labels : ndarray of shape (n_samples,) of int
+        0 for the lowest values, ..., k - 1 for the highest (``qclass`` less one): class j holds
+        ``q_j <= x < q_(j+1)``, the ``q`` the distinct quantiles (R's default type 7) at
+        ``m`` equally spaced probabilities, ``m`` the least from ``k + 1`` that gives at least
+        ``k + 1`` of them, less the left ends of the smallest gaps when there are more (R's
+        ``order``: the first of equal gaps first), the outer two moved to
+        ``min(x) - eps`` and ``max(x) + eps`` (``eps`` the standard deviation times
+        ``sqrt`` of the machine epsilon). A class may be empty on heavily tied data; one class
+        (zeros) for k = 1 or a constant x.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    eps = (x.std(ddof=1) if x.size > 1 else 0.0) * np.sqrt(np.finfo(np.float64).eps)
+    if n_classes < 2 or np.unique(x).size < 2:
+        return np.zeros(x.shape[0], dtype=np.intp)
+    ordered = np.sort(x)
+    q, m = np.array([]), n_classes
+    while q.size < n_classes + 1:  # ends: between two values, finer grids interpolate more quantiles
+        m += 1
+        q = np.unique(_type7_quantiles(ordered, np.linspace(0.0, 1.0, m)))
+    if q.size > n_classes + 1:
+        q = np.delete(q, np.argsort(np.diff(q), kind="stable")[:q.size - n_classes - 1])
+    q[0], q[-1] = x.min() - eps, x.max() + eps
+    return np.searchsorted(q, x, side="right") - 1
+
+
+def _type7_quantiles(ordered, probs):
+    """R's default quantiles (type 7, numpy's "linear") of sorted values: (m,) for probs (m,)."""
+    h = (ordered.shape[0] - 1) * probs
+    low = np.floor(h).astype(np.intp)
+    high = np.minimum(low + 1, ordered.shape[0] - 1)
+    return ordered[low] + (h - low) * (ordered[high] - ordered[low])
 
 
 def _hierarchical(X, sample_weight, n_components, rng, offset, all_rows):

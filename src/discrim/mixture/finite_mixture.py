@@ -147,7 +147,8 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         mclust's model-based hierarchical agglomeration (its default start, on mclust's scaled
         SVD coordinates; at most 2,000 rows agglomerated, the others assigned to the nearest
         cluster mean; each row of positive weight counts once there, as mclust's ``hc`` takes no
-        weights); random soft assignments; or distinct random rows as centers then
+        weights; on one feature, mclust's quantile classes ``qclass``, its start there); random
+        soft assignments; or distinct random rows as centers then
         nearest-center assignment. An array gives the start: a partition (n_samples,) of
         component indices, or responsibilities (n_samples, n_components) with rows summing to
         one (mclust's ``z``). The initial parameters are the weighted MLE under those
@@ -204,8 +205,9 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
     component_labels : array-like of int of shape (n_components,), default=None
         The label of each component, when the ``y`` of :meth:`fit` labels groups of components
         (a class that is itself a mixture, as in :class:`~discrim.discriminant.MixtureDiscriminant`):
-        a row labelled ``c`` then belongs to one of the components labelled ``c``. None: ``y``
-        holds component indices.
+        a row labelled ``c`` then belongs to one of the components labelled ``c``; ``y`` is read
+        only with ``unlabeled`` set (fit refuses ``y`` with ``component_labels`` otherwise).
+        None: ``y`` holds component indices.
     unlabeled : int, float or None, default=None
         The value of ``y`` that marks an unlabelled row (e.g. -1; NaN marks one too): :meth:`fit`
         then keeps the labelled rows' responsibilities on their components, and (one component
@@ -748,6 +750,10 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             self._check_warm_start(family)
         blocks, sample = self._training_rows(X, family, sample_weight, reset=not warm)
         groups = self._component_groups()
+        if self.unlabeled is None and self.component_labels is not None and y is not None:
+            raise ValueError("component_labels groups the components by the labels y, which fit reads only with "
+                             "unlabeled set (otherwise y is ignored, as by every scikit-learn mixture): pass "
+                             "unlabeled=-1 (or the value that marks an unlabelled row), or leave y out.")
         labels = None if self.unlabeled is None else self._labels(y, blocks, int(groups.max()) + 1)
         if labels is not None:
             blocks = replace(blocks, labels=labels, groups=groups)
