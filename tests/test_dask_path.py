@@ -299,8 +299,10 @@ def test_prototypes_on_dask_skip_rows_with_missing_values(client):
     for a, b in zip(on_dask.batches_, in_memory.batches_):
         np.testing.assert_array_equal(a.sample_index, b.sample_index)
         assert not np.isnan(X[a.sample_index]).any()
-    # the first batch's objectives differ by the order of their sums; later ones also by the solver's path
-    assert on_dask.objective_values_[0] == pytest.approx(in_memory.objective_values_[0], rel=1e-5)
+    # the first batch's objectives differ by the order of their sums, which L-BFGS-B carries along its
+    # path to a stop within its tolerance (3.3e-5 apart on a CPU with AVX-512, below 1e-5 on another);
+    # later ones also by the solver's path from different first batches
+    assert on_dask.objective_values_[0] == pytest.approx(in_memory.objective_values_[0], rel=1e-4)
     np.testing.assert_allclose(on_dask.objective_values_, in_memory.objective_values_, rtol=1e-3)
 
 
