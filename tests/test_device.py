@@ -356,3 +356,13 @@ def test_a_tensor_with_missing_values_is_scored_on_the_host_and_returned_as_a_te
             out = getattr(model, method)(tensor)
             assert isinstance(out, torch.Tensor) and out.device.type == device, (model, method)
             _close(out, getattr(model, method)(X), 1e-12, f"{type(model).__name__}.{method}")
+
+
+def test_a_bfloat16_tensor_with_missing_values_is_scored_as_its_values(rng):
+    # the host path of rows with missing values converted the tensor with .numpy(), which has no
+    # bfloat16: "Got unsupported ScalarType BFloat16" from deep inside torch
+    X = rng.normal(size=(60, 2))
+    model = LinearDiscriminant().fit(X, (X[:, 0] > 0).astype(int))
+    rows = torch.tensor([[0.5, np.nan], [-1.0, 2.0]], dtype=torch.bfloat16)
+    expected = model.predict_proba(rows.float().numpy())  # bfloat16 values are exact in float32
+    _close(model.predict_proba(rows), expected, 1e-12, "predict_proba")

@@ -201,7 +201,9 @@ def rows_on_device(estimator, X, validate, *, reset, dtype, min_samples=1, nan_o
     if is_tensor(X):
         if nan_on_host and bool(X.isnan().any()):
             # missing values: the host path, as for host rows (the caller returns in X's namespace)
-            X = X.detach().cpu().numpy()
+            from discrim.backend import host_input  # lazy: the package imports this module
+
+            X = host_input(X)
         else:
             return validated_tensor(estimator, X, reset=reset, dtype=dtype, min_samples=min_samples).to(device)
     from discrim.utils.validation import numeric_object_columns  # lazy: validation imports the backend
