@@ -568,3 +568,20 @@ def test_object_columns_of_numbers_on_dask_are_read_as_numbers_as_in_memory(clie
         for text in (X.assign(c=list("uv") * 30), X.assign(c=pd.Categorical(list("uv") * 30))):
             with pytest.raises(ValueError, match=r"X has non-numeric column\(s\) \['c'\]: .*OneHotEncoder"):
                 LinearDiscriminant().fit(dd.from_pandas(text, npartitions=2), y)
+
+
+def test_per_row_trial_counts_score_and_impute_dask_rows_chunk_by_chunk(client, rng):
+    # a Binomial of per-row trial counts scored a dask X chunk by chunk with all the counts: "n_trials has 300
+    # per-row trial counts but X has 1 rows" (the probe's row), then as many for each chunk of 70
+    from discrim.distributions import Binomial
+
+    trials = rng.integers(5, 20, 300)
+    X = rng.binomial(trials[:, None], 0.3, (300, 2)).astype(float)
+    X[rng.random(X.shape) < 0.2] = np.nan
+    model = FiniteMixture(Binomial(n_trials=trials), 2, random_state=0).fit(X)
+    lazy = da.from_array(X, chunks=(70, -1))
+    assert float(model.score(lazy)) == pytest.approx(model.score(X), rel=1e-12)
+    np.testing.assert_allclose(model.predict_proba(lazy).compute(), model.predict_proba(X), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(model.impute(lazy).compute(), model.impute(X), rtol=1e-12)
+    drawn = model.impute(lazy, draw=True, random_state=0).compute()
+    assert np.all((drawn >= 0) & (drawn <= trials[:, None])) and not np.isnan(drawn).any()

@@ -44,6 +44,7 @@ from discrim.utils._dask import (
     align_rows,
     blockwise,
     checked_rows,
+    chunk_rows,
     gather_sample,
     is_dask,
     lazy_completion,
@@ -114,6 +115,17 @@ class _OutsideNoise:
     def __call__(self, X, first_row=0):
         resp = self.assign(X, first_row)
         return resp * ops.like(self.keep[first_row : first_row + X.shape[0], None], resp)
+
+
+def _chunk_row_data(family, n_samples):
+    """The family's per-row data (:meth:`ComponentFamily.row_data`) of ``n_samples`` rows, or of a row
+    chunk of a dask X (:func:`discrim.utils._dask.chunk_rows`): its share of the data of all rows."""
+    window = chunk_rows()
+    if window is None:
+        return family.row_data(n_samples)
+    start, stop, n_rows = window
+    rows = family.row_data(n_rows)
+    return None if rows is None else {name: np.asarray(value)[start:stop] for name, value in rows.items()}
 
 
 class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
@@ -446,7 +458,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         X, mask = observed_mask(X)
         # per-row data (a Binomial's trial counts) belong to the rows: new rows take them from the
         # family parameter as set now (family__n_trials=...), the fitted family_ keeps the rest
-        rows = (family if reset else self.family).row_data(X.shape[0])
+        rows = _chunk_row_data(family if reset else self.family, X.shape[0])
         family.check_data(X, rows)
         weights = ops.like(np.ones(X.shape[0]), X)
         return RowBlocks(X, weights, self._chunk_size(family, X.shape[1], X, masked=mask is not None), mask=mask,

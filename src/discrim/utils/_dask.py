@@ -8,6 +8,8 @@ where the chunk lives and brings back only its small result (tree-reduced when a
 chunk. dask is an optional dependency: nothing here imports it until a dask collection is seen.
 """
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 from collections.abc import Callable
@@ -279,11 +281,42 @@ def _with_names(block, names):
     return pd.DataFrame(block, columns=names)
 
 
-def _probe(method, estimator, n_features, dtype, names, args=(), kwargs=None):
+# The rows of X that a chunk method is called with: (start, stop, n_rows of X), or None for all of X.
+_CHUNK_ROWS = contextvars.ContextVar("discrim_chunk_rows", default=None)
+
+
+def chunk_rows():
+    """``(start, stop, n_rows)``: where the rows a chunk method is running on lie in the whole X (None: all of X).
+
+    A method with per-row data of its own (a Binomial's trial counts, one per row of X) takes
+    the chunk's share of it from here.
+    """
+    return _CHUNK_ROWS.get()
+
+
+@contextlib.contextmanager
+def _running_on_rows(window):
+    token = _CHUNK_ROWS.set(None if window is None else tuple(int(v) for v in window))
+    try:
+        yield
+    finally:
+        _CHUNK_ROWS.reset(token)
+
+
+def _chunk_location(block_info, n_rows):
+    """``(start, stop, n_rows)`` of a dask block from its ``block_info`` (None without one)."""
+    if not block_info:
+        return None
+    start, stop = block_info[0]["array-location"][0]
+    return start, stop, n_rows
+
+
+def _probe(method, estimator, n_features, dtype, names, args=(), kwargs=None, n_rows=1):
     """The shape after the row axis and the dtype of ``method``'s output (called with ``args`` and
-    ``kwargs`` after X), from one zero row."""
+    ``kwargs`` after X), from one zero row (the first of X's ``n_rows``)."""
     row = _with_names(np.zeros((1, n_features), dtype=dtype), names)
-    out = np.asarray(method(estimator, row, *args, **(kwargs or {})))
+    with _running_on_rows((0, 1, n_rows)):
+        out = np.asarray(method(estimator, row, *args, **(kwargs or {})))
     return out.shape[1:], out.dtype
 
 
@@ -316,7 +349,8 @@ def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
         check_feature_names(self, X, reset=False)
         X = row_chunked(X)
         names = getattr(self, "feature_names_in_", None)
-        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names, args, kwargs)
+        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names, args, kwargs, n_rows=X.shape[0])
+        n_rows = X.shape[0]
 
         @on_worker
         def run(block, block_info=None):
@@ -324,7 +358,8 @@ def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
                 return np.empty((0,) + shape, dtype=dtype)
             block = _with_names(block, names)
             try:
-                return method(self, block, *args, **kwargs)
+                with _running_on_rows(_chunk_location(block_info, n_rows)):
+                    return method(self, block, *args, **kwargs)
             except ValueError as exc:
                 first = block_info[0]["array-location"][0][0] if block_info else 0
                 raise ValueError(f"{exc} (row indices count from row {first} of X, the first of its chunk)") from exc
@@ -355,13 +390,15 @@ def map_row_chunks_seeded(method, estimator, X, random_state, **kwargs):
     from discrim.utils._random import as_seed_sequence
 
     seeds = as_seed_sequence(random_state).spawn(X.numblocks[0])
+    n_rows = X.shape[0]
 
     @on_worker
     def run(block, block_info=None):
         if block.shape[0] == 0:
             return np.empty(block.shape, dtype=np.float64)
         rng = np.random.default_rng(seeds[block_info[0]["chunk-location"][0]])
-        return method(estimator, _with_names(block, names), random_state=rng, **kwargs)
+        with _running_on_rows(_chunk_location(block_info, n_rows)):
+            return method(estimator, _with_names(block, names), random_state=rng, **kwargs)
 
     return X.map_blocks(run, dtype=np.float64, meta=np.empty((0, X.shape[1]), np.float64))
 
