@@ -10,8 +10,8 @@ import warnings
 import numpy as np
 import pytest
 
-from discrim.distributions import Exponential, Gamma, Gaussian, LogNormal, Poisson, Product
-from discrim.exceptions import CollapsingComponentWarning
+from discrim.distributions import Exponential, Gamma, Gaussian, LogNormal, Poisson, Product, StudentT
+from discrim.exceptions import CollapsingComponentWarning, DataScaleWarning
 from discrim.mixture import FiniteMixture, select_mixture
 
 
@@ -103,3 +103,22 @@ def test_healthy_components_of_different_magnitudes_are_not_collapsing(family, d
     selection = select_mixture(X, family, 3, random_state=0)
     assert not selection.table["degenerate"].any()
     assert selection.best_params["n_components"] == 2
+
+
+@pytest.mark.parametrize("family", [Gamma(), LogNormal(), StudentT("diag"), Gaussian("diag")], ids=repr)
+def test_features_without_spread_are_named_for_every_continuous_family(family):
+    """Tied rows (or one row) drove a Gamma's shape to 5e12, a LogNormal's and a t's scale to 0 silently:
+    the likelihood grows without bound. Every continuous family that needs two rows to estimate a spread
+    now warns, naming the features (the Gaussian with several rows names them through reg_covar)."""
+    rows = np.tile([[2.0, 3.0, 0.0]], (30, 1))
+    rows[:, 2] = np.linspace(1.0, 4.0, 30)
+    cases = [(rows[:1], r"3 feature\(s\) of X \(index 0, 1, 2\)")]
+    if not isinstance(family, Gaussian):
+        cases.append((rows, r"2 feature\(s\) of X \(index 0, 1\) are constant"))
+    for X, match in cases:
+        with pytest.warns(DataScaleWarning, match=match):
+            FiniteMixture(family, 1).fit(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DataScaleWarning)
+        FiniteMixture(family, 1).fit(np.random.default_rng(0).gamma(3.0, 1.0, (40, 2)))
+        FiniteMixture(Exponential(), 1).fit(rows)  # one rate per feature: a constant feature is fine

@@ -778,6 +778,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
             check_enough_distinct_rows(*sample, self.n_components)
         if self._warn_reg_covar:
             _warn_if_reg_covar_dominates(family, *sample)
+            _warn_if_spread_undefined(family, *sample)
         family = self._with_data_defaults(family, blocks)
         noise, region, noise_rows = None, None, None
         if self._has_noise():
@@ -1267,6 +1268,43 @@ def _warn_if_pairs_never_observed(family, mask, sample_weight):
             "are not estimated from the data. Give rows "
             "that observe both, or fit a model with diagonal covariances (covariance_type='diag').",
             UserWarning, stacklevel=user_stacklevel())
+
+
+def _warn_if_spread_undefined(family, X, sample_weight):
+    """Warn where a continuous family other than the Gaussian meets features it cannot estimate a spread of.
+
+    A Gamma's, LogNormal's or Student-t's spread is estimated from each feature's variation: a
+    feature constant over its observed values (one row, or tied rows) drives it to the family's
+    bound (a Gamma shape of 5e12, a LogNormal sigma of 0) and the likelihood without bound, silently.
+    The Gaussian's case is :func:`_warn_if_reg_covar_dominates`'s but for a single row; families
+    that need a single row per component (Exponential, the discrete ones) and composite ones are
+    left out.
+
+    Parameters
+    ----------
+    family : ComponentFamily
+    X : ndarray of shape (n_samples, n_features)
+        The rows the initialisation sees (missing values filled).
+    sample_weight : ndarray of shape (n_samples,)
+    """
+    from discrim.distributions import Fixed, Gaussian, Product
+
+    if isinstance(family, (Product, Fixed)) or family.is_discrete or family.rows_per_component(1) < 2:
+        return
+    if X.shape[0] < 2:  # one row: every feature (the Gaussian's too, whose reg_covar check needs two)
+        constant = np.ones(X.shape[1], dtype=bool)
+    elif isinstance(family, Gaussian):
+        return
+    else:
+        var, mean = weighted_feature_variance(X, sample_weight, return_mean=True)
+        constant = var <= _CONSTANT_SHARE * np.asarray(mean, dtype=np.float64) ** 2
+    count, shown = listed_indices(constant)
+    if count:
+        warnings.warn(
+            f"{count} feature(s) of X (index {shown}) are constant over their observed values: {family!r} cannot "
+            "estimate their spread, which goes to its bound (a degenerate fit with an unbounded likelihood). "
+            "Leave them out of X, or fit more rows.",
+            DataScaleWarning, stacklevel=user_stacklevel())
 
 
 def _warn_if_reg_covar_dominates(family, X, sample_weight):
