@@ -129,6 +129,39 @@ def test_scoring_equals_sklearn_metrics_on_the_cv_predictions(raw_iris, scoring)
     assert search.cv_results_[f"rank_test_{scoring}"][best] == 1
 
 
+def test_roc_auc_of_a_validation_part_lacking_a_class_averages_the_classes_it_has(raw_iris):
+    """A class with fewer rows than folds is absent from some validation part: its one-vs-rest
+    curve is undefined there, and the fold's macro ROC-AUC is the mean over the classes present.
+    scikit-learn's macro average gave NaN for that fold, so every grid point's mean was NaN and
+    the search crashed in numpy (``All-NaN slice encountered``)."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    rare = np.unique(y)[2]
+    splits = _splits(y)
+    train, test = splits[0]
+    moved = test[y[test] == rare]
+    splits[0] = (np.sort(np.concatenate([train, moved])), test[y[test] != rare])
+    search = PrototypeClassifierCV(**SMALL, cv=splits, scoring="roc_auc", random_state=2).fit(X, y)
+    train, test = splits[0]
+    model, staged = _manual_staged(search, X[train], y[train], X[test], _fold_seeds(2, 2)[0])
+    present = [c for c in model.classes_ if c != rare]
+    expected = [np.mean([roc_auc_score(y[test] == c, p[:, list(model.classes_).index(c)]) for c in present])
+                for p in staged]
+    np.testing.assert_allclose(search.cv_results_["split0_test_roc_auc"], expected, rtol=1e-12)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_roc_auc"]))
+
+
+def test_roc_auc_refuses_a_validation_part_of_one_class(raw_iris):
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    keep = np.isin(y, np.unique(y)[:2])
+    X, y = X[keep], y[keep]
+    first = np.flatnonzero(y == np.unique(y)[0])[:5]
+    splits = [(np.setdiff1d(np.arange(y.shape[0]), first), first), (first, np.setdiff1d(np.arange(y.shape[0]), first))]
+    with pytest.raises(ValueError, match=r'scoring="roc_auc": the validation part of fold 1 of 2 has rows of class'):
+        PrototypeClassifierCV(**SMALL, cv=splits, scoring="roc_auc", random_state=2).fit(X, y)
+
+
 def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
     """Every fit of the search solves exactly max_batches batches, each with a bounded number of
     objective evaluations that does not grow with the batch count."""
