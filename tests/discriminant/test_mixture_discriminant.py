@@ -421,6 +421,29 @@ def test_summary_is_mclusts_summary_of_mclustda():
         mda.summary(X, y.replace("setosa", "rose"))
 
 
+@pytest.mark.parametrize("joint", [False, True])
+def test_summary_of_rows_lacking_a_class_equals_that_of_the_class_at_zero_weight(joint):
+    """A summary of test rows without a class (the class of proportion 0 in the log-likelihood)
+    equals the summary of all rows with that class's rows at weight 0, and the log-likelihood is
+    ``sum_i log sum_k pi_k f_k(x_i)`` over the classes present; it crashed in the empty class's
+    FiniteMixture ("Found array with 0 sample(s)")."""
+    from scipy.special import logsumexp
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    mda = MixtureDiscriminant(Gaussian("VVV", reg_covar=0.0), n_components=1, joint=joint).fit(X, y)
+    keep = y < 2
+    part = mda.summary(X[keep], y[keep])
+    whole = mda.summary(X, y, sample_weight=keep.astype(float))
+    assert part.kind == whole.kind and part.df == whole.df and part.n == whole.n == 100
+    for name in ("log_likelihood", "bic", "error", "brier"):
+        assert getattr(part, name) == pytest.approx(getattr(whole, name), rel=1e-12)
+    pd.testing.assert_frame_equal(part.confusion, whole.confusion)
+    assert list(part.classes["n"]) == [50, 50, 0]
+    log_dens = np.column_stack([m.score_samples(X[keep]) for m in mda.mixtures_[:2]])
+    assert part.log_likelihood == pytest.approx(logsumexp(log_dens + np.log(0.5), axis=1).sum(), rel=1e-12)
+
+
 def test_max_iter_and_n_init_take_finite_mixtures_bounds():
     # max_iter=0 (the start's parameters, as FiniteMixture(max_iter=0)) was refused, and n_init had no upper bound
     from sklearn.utils._param_validation import InvalidParameterError

@@ -204,6 +204,7 @@ def joint_fit_numbers(mixtures, class_data, proportions):
     class_data : list of (X_k, w_k)
         Each class's rows and weights (in memory or dask).
     proportions : ndarray of shape (n_classes,)
+        0 for a class without rows (or weight) among ``class_data``: its rows add nothing.
 
     Returns
     -------
@@ -214,8 +215,11 @@ def joint_fit_numbers(mixtures, class_data, proportions):
     from scipy.special import logsumexp
 
     log_lik, total = 0.0, 0.0
-    log_prop = np.log(proportions)
-    for X_k, w_k in class_data:
+    with np.errstate(divide="ignore"):  # a class of proportion 0 adds nothing to any row's density
+        log_prop = np.log(proportions)
+    for (X_k, w_k), share in zip(class_data, proportions):
+        if share == 0:  # a class without rows or weight (a summary of test rows): nothing to add
+            continue
         joint = np.column_stack([to_numpy(m.score_samples(X_k)) for m in mixtures]) + log_prop
         value, weight = weighted_total(logsumexp(joint, axis=1), w_k)
         log_lik, total = log_lik + value, total + weight
