@@ -162,6 +162,20 @@ def test_roc_auc_refuses_a_validation_part_of_one_class(raw_iris):
         PrototypeClassifierCV(**SMALL, cv=splits, scoring="roc_auc", random_state=2).fit(X, y)
 
 
+@pytest.mark.parametrize("scoring", ["log_loss", "roc_auc", "balanced_accuracy"])
+def test_a_validation_part_of_zero_weight_is_refused_naming_the_fold(raw_iris, scoring):
+    """Its weighted validation score is 0 / 0: the log-loss was NaN at every grid point and the
+    search crashed in numpy ("All-NaN slice encountered"); balanced accuracy raised scikit-learn's
+    "Sample weights must contain at least one non-zero number"."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    splits = _splits(y, n_splits=3)
+    weight = np.ones(y.shape[0])
+    weight[splits[1][1]] = 0.0
+    with pytest.raises(ValueError, match=r"the validation part of fold 2 of 3 has no rows of positive sample_weight"):
+        PrototypeClassifierCV(**SMALL, cv=splits, scoring=scoring, random_state=2).fit(X, y, sample_weight=weight)
+
+
 def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
     """Every fit of the search solves exactly max_batches batches, each with a bounded number of
     objective evaluations that does not grow with the batch count."""

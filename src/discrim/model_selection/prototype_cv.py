@@ -549,8 +549,7 @@ empty_check_iter, max_samples, dtype, backend, device
             raise ValueError(f"cv must give at least 2 splits; it gave {n_splits}.")
         _check_fold_class_counts(splits, y_idx, sample_weight, classes, self.max_fraction,
                                  None if self.max_samples is None else templates[0]._subsample_size)
-        if self.scoring == "roc_auc":
-            _check_roc_auc_folds(splits, y_idx, sample_weight, classes)
+        _check_validation_parts(splits, y_idx, sample_weight, classes, self.scoring)
         fold_seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
         X_folds = self._fold_rows(X, y, splits)
 
@@ -896,9 +895,11 @@ empty_check_iter, max_samples, dtype, backend, device
                        feature_names=feature_names, sample_names=sample_names, report=report)
 
 
-def _check_roc_auc_folds(splits, y_idx, sample_weight, classes):
-    """Refuse ``scoring="roc_auc"`` where a fold's validation part has rows of positive weight of
-    fewer than two classes: no ROC curve is defined there (its score would be NaN at every grid point).
+def _check_validation_parts(splits, y_idx, sample_weight, classes, scoring):
+    """Refuse a fold whose validation part scores nothing: no row of positive weight (every
+    weighted score is 0 / 0 there), or, for ``scoring="roc_auc"``, rows of positive weight of
+    fewer than two classes (no ROC curve). Its score would be NaN at every grid point, and so
+    would every mean over the folds.
 
     Parameters
     ----------
@@ -908,13 +909,19 @@ def _check_roc_auc_folds(splits, y_idx, sample_weight, classes):
     sample_weight : ndarray of shape (n_samples,)
     classes : ndarray of shape (n_classes,)
         The user's labels, for the message.
+    scoring : str
     """
     for fold, (_, test) in enumerate(splits):
         present = np.flatnonzero(np.bincount(y_idx[test], weights=sample_weight[test], minlength=classes.shape[0]))
-        if present.size < 2:
-            only = "no rows of positive weight" if present.size == 0 else f"rows of class {plain_label(classes[present[0]])!r} only"
+        where = f"the validation part of fold {fold + 1} of {len(splits)}"
+        if present.size == 0:
             raise ValueError(
-                f'scoring="roc_auc": the validation part of fold {fold + 1} of {len(splits)} has {only}, where '
+                f"{where} has no rows of positive sample_weight, so its validation {scoring} is undefined: "
+                "pass a cv whose validation parts each hold rows of positive weight (for example an iterable of "
+                "(train, test) index arrays), or give rows there positive weight.")
+        if scoring == "roc_auc" and present.size < 2:
+            raise ValueError(
+                f'scoring="roc_auc": {where} has rows of class {plain_label(classes[present[0]])!r} only, where '
                 "ROC-AUC is not defined. Use fewer folds in cv (larger validation parts), a stratified cv, or "
                 'scoring="log_loss" or "balanced_accuracy".')
 
