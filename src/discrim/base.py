@@ -21,6 +21,7 @@ from discrim.utils.validation import (
     check_no_unlabelled_marker,
     check_priors,
     check_sample_weight,
+    label_kinds,
     unlabelled_rows,
 )
 
@@ -72,8 +73,11 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             classes, y_idx = check_labels(y)
         else:
             y_known = np.asarray(host_input(y))[known]
-            # labels mixed with a marker of another type ("?" among ints) sit in an object array
-            classes, known_idx = check_labels(np.array(y_known.tolist()) if y_known.dtype == object else y_known)
+            # labels mixed with a marker of another type ("?" among ints) sit in an object array; labels
+            # of mixed types stay there for check_labels to refuse (np.array made 1 and 'a' the texts '1' and 'a')
+            if y_known.dtype == object and len(label_kinds(y_known)) <= 1:
+                y_known = np.array(y_known.tolist())
+            classes, known_idx = check_labels(y_known)
             y_idx = np.full(known.shape[0], -1, dtype=known_idx.dtype)
             y_idx[known] = known_idx
         w = check_sample_weight(sample_weight, n_samples)

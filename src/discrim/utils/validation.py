@@ -268,7 +268,16 @@ def check_labels(y):
         If the targets are continuous or hold fewer than two classes.
     """
     y = host_input(y)
-    check_classification_targets(y)
+    try:
+        check_classification_targets(y)
+    except ValueError as exc:
+        kinds = label_kinds(y)
+        if len(kinds) > 1:  # scikit-learn's "Unknown label type: unknown ... a regression target"
+            raise ValueError(
+                f"y mixes labels of types {kinds}, which cannot be sorted into classes_: give every label one "
+                "type, for example y.astype(str), or map them to integers."
+            ) from exc
+        raise
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.shape[0] == 0:
         raise ValueError(
@@ -281,6 +290,25 @@ def check_labels(y):
             "two classes."
         )
     return classes, y_idx.ravel()
+
+
+def label_kinds(y):
+    """The sorted type names of an object array's labels, numbers (bool included) as "number".
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    kinds : list of str
+        Empty unless y is an object array.
+    """
+    from numbers import Number
+
+    if getattr(y, "dtype", None) != object:
+        return []
+    return sorted({"number" if isinstance(v, Number) else type(v).__name__ for v in np.ravel(y)})
 
 
 def check_class_totals(classes, totals):
@@ -724,7 +752,8 @@ def _refuse_marker_as_text(labels, unlabeled):
     if not numeric_marker or labels.dtype.kind not in "USO":
         return
     text = str(unlabeled)
-    if any(isinstance(label, str) and label == text for label in np.unique(labels.astype(object))):
+    # compared row by row: np.unique cannot sort labels of mixed types (check_labels names those)
+    if np.any(labels.astype(object) == text):
         raise ValueError(
             f"y holds the text {text!r}, while unlabeled={unlabeled!r} is a number: a number written into an array "
             f"of text labels is stored as text. Set unlabeled={text!r}, or mark the unlabelled rows with None in an "
