@@ -95,3 +95,30 @@ def test_bad_priors_at_a_mixtures_predict_speak_of_its_components(rng):
         fm.predict(X, priors=[0.2, 0.3, 0.5])
     with pytest.raises(ValueError, match=r"for label in range\(len\(weights_\)\)"):
         fm.predict_proba(X, priors={0: 0.5, 1: 0.5})
+
+
+KNOWN = lambda priors: KnownDensityClassifier(  # noqa: E731
+    [stats.multivariate_normal([0, 0]), stats.multivariate_normal([1, 0.5]), stats.multivariate_normal([2, 1])],
+    priors=priors)
+
+
+@pytest.mark.parametrize("make", [*RULES, KNOWN])
+def test_a_pandas_series_of_priors_is_read_by_its_labels(make, rng):
+    """``y.value_counts(normalize=True)`` lists the most frequent label first: its values were read
+    in that order, so with labels 'a' (20 %) and 'b' (80 %) priors_ came out [0.8, 0.2]."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(rng)
+    labels = np.array(["a", "b", "c"])[y]
+    series = pd.Series([0.5, 0.2, 0.3], index=["c", "a", "b"])
+    expected = make(np.array([0.2, 0.3, 0.5])).fit(X, labels)
+    model = make(series).fit(X, labels)
+    np.testing.assert_array_equal(model.priors_, [0.2, 0.3, 0.5])
+    np.testing.assert_allclose(model.predict_proba(X), expected.predict_proba(X), rtol=1e-12)
+    at_predict = make("equal").fit(X, labels).predict_proba(X, priors=series)
+    np.testing.assert_allclose(at_predict, expected.predict_proba(X), rtol=1e-10, atol=1e-12)
+    counts = pd.Series(labels).value_counts(normalize=True)  # most frequent first
+    np.testing.assert_allclose(make(counts).fit(X, labels).priors_, make("empirical").fit(X, labels).priors_)
+    # a Series of the default index is a list; one of other labels is refused, naming them
+    np.testing.assert_array_equal(make(pd.Series([0.5, 0.2, 0.3])).fit(X, labels).priors_, [0.5, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"priors is a pandas Series indexed by \['x', 'a', 'b'\], which are not"):
+        make(pd.Series([0.5, 0.2, 0.3], index=["x", "a", "b"])).fit(X, labels)

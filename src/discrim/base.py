@@ -86,8 +86,9 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         check_class_totals(classes, totals)
         return classes, y_idx, w, totals
 
-    def _resolve_priors(self, totals):
-        return check_priors(self.priors, totals)
+    def _resolve_priors(self, totals, classes):
+        """``priors_`` from the class totals (n_classes,) and the sorted classes (n_classes,)."""
+        return check_priors(self.priors, totals, labels=classes)
 
     def _check_loaded_state(self):
         """Check the fitted state a model file gave this classifier: ``n_features_in_``, ``classes_``,

@@ -431,7 +431,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         """Fitted attributes from the class moments about ``origin`` (``estimated``: covariance(s)
         from ``covariance_estimator`` in place of the scatter's)."""
         self.classes_ = classes
-        self.priors_ = self._resolve_priors(totals)
+        self.priors_ = self._resolve_priors(totals, classes)
         self._origin = origin
         self._means_c = stats.mean
         self.means_ = self._means_c + self._origin
@@ -536,7 +536,8 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the ML rule. "empirical" uses the (weighted) class
         frequencies and an array the given prior probabilities ``pi_k`` (in the order of
-        ``classes_``): the Bayes rule ``argmax_k delta_k(x) + 2 log pi_k``.
+        ``classes_``; a pandas Series indexed by the labels is read by label): the Bayes rule
+        ``argmax_k delta_k(x) + 2 log pi_k``.
     reg_param : float in [0, 1], default=0.0
         Shrinks the pooled covariance towards the identity, ``(1 - r) Sigma_hat + r I``.
         Needed when the pooled covariance is singular (collinear features or
@@ -927,7 +928,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     ----------
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the ML rule; "empirical" the (weighted) class frequencies; an array the
-        prior probabilities in the order of ``classes_`` (the Bayes rule).
+        prior probabilities in the order of ``classes_`` (the Bayes rule; a pandas Series indexed
+        by the labels is read by label).
     reg_param : float in [0, 1], default=0.0
         Shrinks each class covariance towards the identity, ``(1 - r) S_k + r I`` (the same
         regularisation as scikit-learn's ``QuadraticDiscriminantAnalysis``). Needed when a

@@ -53,7 +53,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
     priors : "equal", "empirical" or array-like of shape (n_classes,), default="equal"
         "equal": equal priors, i.e. the ML rule, as the other discriminants' default.
         "empirical": the (weighted) class frequencies of the training labels. An array: the
-        prior probabilities ``pi_k`` in the order of ``classes_`` (the Bayes rule). ``None``, the
+        prior probabilities ``pi_k`` in the order of ``classes_`` (the Bayes rule; a pandas Series
+        indexed by the labels is read by label). ``None``, the
         former default, still means "equal" (in scikit-learn it means the class frequencies).
 
     Attributes
@@ -137,7 +138,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 f"{classes.tolist()}: pass one density per class, in the sorted order of the labels."
             )
         self.classes_ = classes
-        self.priors_ = self._resolve_priors(totals)
+        self.priors_ = self._resolve_priors(totals, classes)
         # Fail now, not at predict time, if a density rejects X or is invalid (a NaN
         # log-density, as scipy gives for norm(0, -1)), naming the density.
         self._log_density(X)
@@ -149,8 +150,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         tags.input_tags.allow_nan = all(_offers_marginal(density) for density in self.densities)
         return tags
 
-    def _resolve_priors(self, totals):
-        return check_priors("equal" if self.priors is None else self.priors, totals)
+    def _resolve_priors(self, totals, classes):
+        return check_priors("equal" if self.priors is None else self.priors, totals, labels=classes)
 
     def _log_density(self, X):
         X = to_numpy(X)  # scipy's densities run on the host: a torch tensor (on a CPU) comes over

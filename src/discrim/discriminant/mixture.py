@@ -260,7 +260,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         above that are skipped.
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the maximum-likelihood rule; "empirical" the (sample-weighted) class
-        frequencies; an array the Bayes rule with those priors, in the order of ``classes_``.
+        frequencies; an array the Bayes rule with those priors, in the order of ``classes_`` (a
+        pandas Series indexed by the labels is read by label).
     init_params : str, default="kmeans++"
         Initialisation of each class's EM run, passed to :class:`~discrim.mixture.FiniteMixture`.
     n_init : int, default=1
@@ -466,7 +467,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 check_classes_observed(X, y_idx, w, [repr(plain_label(label)) for label in classes],
                                        getattr(self, "feature_names_in_", None))
         candidates = self._check_n_components(classes, class_data)
-        priors = self._resolve_priors(totals)
+        priors = self._resolve_priors(totals, classes)
 
         # One independent stream per class; FiniteMixture takes an int seed.
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(len(classes))]

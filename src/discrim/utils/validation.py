@@ -327,14 +327,17 @@ def check_class_totals(classes, totals):
         )
 
 
-def _prior_array(priors, n_classes, kind="class", order="classes_"):
+def _prior_array(priors, n_classes, kind="class", order="classes_", labels=None):
     """``priors`` as a float64 array and the dtype they came in, or a ValueError naming the
     parameter and what it accepts.
 
     A mapping from label to prior (or anything else numpy cannot read as numbers) would otherwise
-    fail inside numpy with a TypeError that names no parameter.
+    fail inside numpy with a TypeError that names no parameter. A pandas Series indexed by the
+    labels (``y.value_counts(normalize=True)``, most frequent first) is read by its index.
     """
     expected = f"an array of {n_classes} probabilities, one per {kind} in the order of {order}"
+    if labels is not None and _is_series(priors):
+        priors = _series_by_label(priors, labels, kind, order)
     if isinstance(priors, Mapping):
         labels = order if order == "classes_" else f"range(len({order}))"
         raise ValueError(f"priors must be {expected}; got a {type(priors).__name__} ({priors!r}). "
@@ -346,7 +349,34 @@ def _prior_array(priors, n_classes, kind="class", order="classes_"):
         raise ValueError(f"priors must be {expected}; got {priors!r}.") from exc
 
 
-def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
+def _is_series(value):
+    """Whether ``value`` is a pandas Series (without importing pandas)."""
+    return type(value).__name__ == "Series" and hasattr(value, "index") and hasattr(value, "reindex")
+
+
+def _series_by_label(priors, labels, kind, order):
+    """A Series of priors indexed by the labels, as an array in the order of ``labels``.
+
+    Its values were read in their order, whatever the index: ``y.value_counts(normalize=True)``
+    (most frequent first) gave class 'a' the prior of 'b'. A Series with the default index
+    (0, 1, ...) that is not the labels is read in order, as a list.
+    """
+    import pandas as pd
+
+    index = priors.index
+    if index.has_duplicates:
+        raise ValueError(f"priors is a pandas Series whose index repeats a label: {index.tolist()}.")
+    label_list = [plain_label(label) for label in np.asarray(labels)]
+    if set(index.tolist()) == set(label_list):
+        return priors.reindex(label_list).to_numpy()
+    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+        return priors.to_numpy()
+    raise ValueError(
+        f"priors is a pandas Series indexed by {index.tolist()}, which are not the {kind} labels "
+        f"{label_list}: index it by the labels (it is then read by label), or pass an array in the order of {order}.")
+
+
+def check_priors(priors, class_weight_totals, kind="class", order="classes_", labels=None):
     """Resolve the ``priors`` parameter of a discriminant rule.
 
     Parameters
@@ -360,6 +390,9 @@ def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
         What the labels are, in the messages ("component" for a mixture's rule).
     order : str, default="classes_"
         Where the labels' order is to be read, in the messages.
+    labels : ndarray of shape (n_classes,) or None, default=None
+        The labels in the order of ``order``: a pandas Series of priors indexed by them is read
+        by label (None: in its order).
 
     Returns
     -------
@@ -373,7 +406,7 @@ def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
         if priors == "empirical":
             return class_weight_totals / class_weight_totals.sum()
         raise ValueError(f"priors must be 'equal', 'empirical' or an array; got {priors!r}.")
-    p, dtype = _prior_array(priors, n_classes, kind, order)
+    p, dtype = _prior_array(priors, n_classes, kind, order, labels)
     if p.shape != (n_classes,):
         raise ValueError(
             f"priors has shape {p.shape} but there are {n_classes} {kind}{'es' if kind.endswith('s') else 's'}: "
