@@ -67,3 +67,22 @@ def test_report_states_the_rule_and_score_the_search_used_and_marks_unscored_poi
            "alpha_prototype, then the fewest batches" in text
     assert f"| alpha_prototype | {by_auc.best_params_['alpha_prototype']:.3g} |" in text
     assert "| highest mean CV ROC-AUC |" in text
+
+
+def test_grid_table_shows_each_alpha_its_own_scores_whatever_the_order_of_the_grid():
+    """cv_results_ follows alpha_feature_grid as given; the table reshaped it under the sorted
+    alphas, so a descending grid showed each alpha the other's numbers (at alpha 0.1: 0.693, 1.076,
+    1.045 where cv_results_ has 0.693, 0.597, 0.597)."""
+    import numpy as np
+
+    X, _, y, _ = load_benchmark("iris-2f")
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-1, 1e-4], max_batches=2, cv=3, n_candidates=40,
+                                   random_state=0).fit(X, y)
+    res = search.cv_results_
+    grid = search_report(search).split("selected in bold)")[1].strip().splitlines()[2:]
+    rows = {float(line.split("|")[1]): [c.strip().strip("*") for c in line.split("|")[2:-1]] for line in grid}
+    assert sorted(rows) == [1e-4, 1e-1]
+    for alpha, count, mean, std in zip(res["alpha_feature"], res["n_batches"], res["mean_test_log_loss"],
+                                       res["std_test_log_loss"]):
+        assert rows[float(f"{alpha:.2g}")][count] == f"{mean:.3f} ± {std:.3f}"
+    assert not np.array_equal(res["mean_test_log_loss"][:3], res["mean_test_log_loss"][3:])  # the rows differ

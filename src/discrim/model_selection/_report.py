@@ -65,8 +65,13 @@ def _blocks(cv_estimator, title, data, metrics, figures):
     alphas = np.unique(np.asarray(res["alpha_feature"])[rows])
     counts = np.unique(res["n_batches"])
     all_means = np.asarray(res[f"mean_test_{scoring}"])
-    mean = all_means[rows].reshape(alphas.shape[0], counts.shape[0])
-    std = np.asarray(res[f"std_test_{scoring}"])[rows].reshape(alphas.shape[0], counts.shape[0])
+    # placed by value: cv_results_ follows the grid as given (a descending grid's rows were shown
+    # under the ascending alphas, each with another alpha's numbers)
+    at = (np.searchsorted(alphas, np.asarray(res["alpha_feature"])[rows]),
+          np.searchsorted(counts, np.asarray(res["n_batches"])[rows]))
+    mean = np.full((alphas.shape[0], counts.shape[0]), np.nan)
+    std = np.full_like(mean, np.nan)
+    mean[at], std[at] = all_means[rows], np.asarray(res[f"std_test_{scoring}"])[rows]
     # NaN: a point no fold scored (the folds stopped adding batches before it)
     best = best_mean_index(all_means, scoring)
     best_point = f"alpha_feature={res['alpha_feature'][best]:.3g}" + (
