@@ -176,6 +176,30 @@ def test_a_validation_part_of_zero_weight_is_refused_naming_the_fold(raw_iris, s
         PrototypeClassifierCV(**SMALL, cv=splits, scoring=scoring, random_state=2).fit(X, y, sample_weight=weight)
 
 
+@pytest.mark.parametrize("scoring", ["roc_auc", "balanced_accuracy"])
+def test_two_class_scores_and_stops_by_them_agree_with_sklearn_and_the_full_fit(raw_iris, scoring):
+    """Two classes: ROC-AUC is that of the second class's probability (the documented binary case),
+    and n_batches_no_change judged by the score keeps the scores of the fit continued to max_batches."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    keep = y != np.unique(y)[2]
+    X, y = X[keep], y[keep]
+    splits = _splits(y)
+    settings = dict(SMALL, max_batches=5, cv=splits, scoring=scoring, random_state=2)
+    search = PrototypeClassifierCV(**settings).fit(X, y)
+    stopped = PrototypeClassifierCV(**settings, n_batches_no_change=1, no_change_tol=0.0).fit(X, y)
+    for f, (seed, (train, test)) in enumerate(zip(_fold_seeds(2, 2), splits)):
+        model, staged = _manual_staged(search, X[train], y[train], X[test], seed)
+        if scoring == "roc_auc":
+            expected = [roc_auc_score(y[test] == model.classes_[1], p[:, 1]) for p in staged]
+        else:
+            expected = [balanced_accuracy_score(y[test], model.classes_[np.argmax(p, axis=1)]) for p in staged]
+        np.testing.assert_allclose(search.cv_results_[f"split{f}_test_{scoring}"], expected, rtol=1e-12)
+        scored = stopped.cv_results_[f"split{f}_test_{scoring}"]
+        assert np.isfinite(scored[0])
+        np.testing.assert_array_equal(scored[np.isfinite(scored)], np.asarray(expected)[np.isfinite(scored)])
+
+
 def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
     """Every fit of the search solves exactly max_batches batches, each with a bounded number of
     objective evaluations that does not grow with the batch count."""
