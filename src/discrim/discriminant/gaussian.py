@@ -541,7 +541,8 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     reg_param : float in [0, 1], default=0.0
         Shrinks the pooled covariance towards the identity, ``(1 - r) Sigma_hat + r I``.
         Needed when the pooled covariance is singular (collinear features or
-        ``n - g <= n_features``); 0 is the plain sample ML rule.
+        ``n - g < n_features``, as the pooled scatter has rank at most ``n - g``); 0 is the
+        plain sample ML rule.
     device : str, torch.device or None, default=None
         Where the O(n d^2) passes run: None with numpy on the host (or, for a torch tensor X,
         with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
