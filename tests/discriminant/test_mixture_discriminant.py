@@ -444,6 +444,21 @@ def test_summary_of_rows_lacking_a_class_equals_that_of_the_class_at_zero_weight
     assert part.log_likelihood == pytest.approx(logsumexp(log_dens + np.log(0.5), axis=1).sum(), rel=1e-12)
 
 
+def test_n_components_as_a_series_indexed_by_the_labels_is_read_per_class():
+    """list() read a Series' values as candidates for every class, chosen by BIC: {'b': 1, 'a': 2}
+    gave class 'a' (one blob) 1 component and 'b' (two blobs) 2, the opposite of what was asked.
+    A Series of the default index stays a list of candidates."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(120, 2)), np.repeat(["a", "b"], 60)
+    X[60:90] += 4.0
+    per_class = MixtureDiscriminant(Gaussian(), pd.Series({"b": 1, "a": 2}), random_state=0).fit(X, y)
+    as_dict = MixtureDiscriminant(Gaussian(), {"a": 2, "b": 1}, random_state=0).fit(X, y)
+    assert per_class.n_components_.tolist() == as_dict.n_components_.tolist() == [2, 1]
+    np.testing.assert_array_equal(per_class.predict_proba(X), as_dict.predict_proba(X))
+    candidates = MixtureDiscriminant(Gaussian(), pd.Series([1, 2]), random_state=0).fit(X, y)
+    assert candidates.n_components_.tolist() == [1, 2]  # chosen by BIC
+
+
 def test_max_iter_and_n_init_take_finite_mixtures_bounds():
     # max_iter=0 (the start's parameters, as FiniteMixture(max_iter=0)) was refused, and n_init had no upper bound
     from sklearn.utils._param_validation import InvalidParameterError

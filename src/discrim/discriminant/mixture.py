@@ -39,6 +39,7 @@ from discrim.utils.validation import (
     check_no_missing_labels,
     check_no_unlabelled_marker,
     class_index,
+    is_labelled_series,
     plain_label,
     unlabelled_rows,
 )
@@ -255,9 +256,9 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     n_components : int, list of int or dict, default=2
         Number of mixture components per class: one int for all classes; a list (or range) of
         candidate counts, from which each class's count is chosen by BIC (as mclust's
-        ``MclustDA`` does); or a dict mapping every class label to its own int or list. A class
-        needs at least as many distinct rows (with positive weight) as components; candidates
-        above that are skipped.
+        ``MclustDA`` does); or a dict (or a pandas Series indexed by the labels) mapping every
+        class label to its own int or list. A class needs at least as many distinct rows (with
+        positive weight) as components; candidates above that are skipped.
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the maximum-likelihood rule; "empirical" the (sample-weighted) class
         frequencies; an array the Bayes rule with those priors, in the order of ``classes_`` (a
@@ -695,6 +696,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         distinct rows of a class are dropped when there are other candidates.
         """
         spec = self.n_components
+        if is_labelled_series(spec):  # counts per class (list() read its values as candidates for every class)
+            spec = spec.to_dict()
         if isinstance(spec, dict):
             missing = [plain_label(c) for c in classes if c not in spec]
             extra = [c for c in spec if not np.any(classes == c)]

@@ -354,6 +354,28 @@ def _is_series(value):
     return type(value).__name__ == "Series" and hasattr(value, "index") and hasattr(value, "reindex")
 
 
+def _has_default_index(series):
+    """Whether a Series' index is the positions 0, 1, ... (a Series made from a list)."""
+    import pandas as pd
+
+    index = series.index
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def is_labelled_series(value):
+    """Whether ``value`` is a pandas Series indexed by labels (not by the default 0, 1, ...).
+
+    Parameters
+    ----------
+    value : object
+
+    Returns
+    -------
+    labelled : bool
+    """
+    return _is_series(value) and not _has_default_index(value)
+
+
 def _series_by_label(priors, labels, kind, order):
     """A Series of priors indexed by the labels, as an array in the order of ``labels``.
 
@@ -361,15 +383,13 @@ def _series_by_label(priors, labels, kind, order):
     (most frequent first) gave class 'a' the prior of 'b'. A Series with the default index
     (0, 1, ...) that is not the labels is read in order, as a list.
     """
-    import pandas as pd
-
     index = priors.index
     if index.has_duplicates:
         raise ValueError(f"priors is a pandas Series whose index repeats a label: {index.tolist()}.")
     label_list = [plain_label(label) for label in np.asarray(labels)]
     if set(index.tolist()) == set(label_list):
         return priors.reindex(label_list).to_numpy()
-    if isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1:
+    if _has_default_index(priors):
         return priors.to_numpy()
     raise ValueError(
         f"priors is a pandas Series indexed by {index.tolist()}, which are not the {kind} labels "
