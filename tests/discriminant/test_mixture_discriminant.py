@@ -459,6 +459,26 @@ def test_n_components_as_a_series_indexed_by_the_labels_is_read_per_class():
     assert candidates.n_components_.tolist() == [1, 2]  # chosen by BIC
 
 
+def test_summary_of_a_fit_with_unlabelled_rows_counts_shared_parameters_once():
+    """Unlabelled rows always fit the classes in one EM, whose tied covariance all classes share;
+    the summary called it MclustDA and counted that covariance once per class (df 42 for 22 on
+    iris with every fifth row unlabelled: 12 means and one covariance of 10)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    partial = y.copy()
+    partial[::5] = -1
+    labelled = partial >= 0
+    model = MixtureDiscriminant(Gaussian("tied"), 1, unlabeled=-1, random_state=0).fit(X, partial)
+    shared = model.mixtures_[0].params_["covariance"]
+    assert all(np.array_equal(m.params_["covariance"], shared) for m in model.mixtures_)
+    summary = model.summary(X[labelled], partial[labelled])
+    assert summary.kind == "EDDA" and summary.df == 4 * 3 + 10
+    assert summary.bic == pytest.approx(-2 * summary.log_likelihood + 22 * np.log(120), rel=1e-12)
+    # the same estimator with every row labelled fits class by class
+    assert MixtureDiscriminant(Gaussian("tied"), 1, unlabeled=-1).fit(X, y).summary(X, y).kind == "MclustDA"
+
+
 def test_max_iter_and_n_init_take_finite_mixtures_bounds():
     # max_iter=0 (the start's parameters, as FiniteMixture(max_iter=0)) was refused, and n_init had no upper bound
     from sklearn.utils._param_validation import InvalidParameterError

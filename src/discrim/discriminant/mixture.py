@@ -528,6 +528,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self._selections = [None if s is None else _selection_state(s) for s in selections]
         self.n_iter_ = np.array([m.n_iter_ if joint is None else joint.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
+        self._fitted_jointly = joint is not None  # joint=True or unlabelled rows: the summary's EDDA count
         # a class's variances are small beside the data's (a one-row class has only reg_covar)
         scale = float(np.nanmax(np.nanvar(X, axis=0), initial=0.0)) if isinstance(X, np.ndarray) else None
         self._warn_if_collapsing(scale)
