@@ -49,6 +49,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         ``classes_[k]``, the k-th class label **in sorted order**. ``logpdf`` is used when a
         density has both methods. It is called on the whole ``(n_samples, n_features)`` array
         for a multivariate density; a univariate density needs X of shape ``(n_samples, 1)``.
+        A ``scipy.stats.gaussian_kde``, which takes points as columns, gets ``X.T``.
         Missing values (NaN) are accepted only by multivariate normal densities (their marginals).
     priors : "equal", "empirical" or array-like of shape (n_classes,), default="equal"
         "equal": equal priors, i.e. the ML rule, as the other discriminants' default.
@@ -170,7 +171,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 # below explains it; a log-density of -inf (density 0) is valid
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     values = (_marginal_logpdf(density, X, missing) if missing.any()
-                              else np.asarray(log_density(X), dtype=np.float64))
+                              else np.asarray(log_density(X.T if _takes_columns(density) else X), dtype=np.float64))
             except (ValueError, TypeError) as exc:
                 raise ValueError(
                     f"densities[{k}].{name} failed on X of shape {X.shape}: {exc}. A multivariate "
@@ -207,6 +208,17 @@ def _log_density_method(density):
         if callable(method):
             return name, method
     return None
+
+
+def _takes_columns(density):
+    """Whether the density reads points as the columns of its argument (``scipy.stats.gaussian_kde``).
+
+    Given X itself, a KDE read its rows as dimensions: it refused X unless it had as many rows as
+    features, and then scored the columns of X, silently.
+    """
+    from scipy.stats import gaussian_kde
+
+    return isinstance(density, gaussian_kde)
 
 
 def _offers_marginal(density):
