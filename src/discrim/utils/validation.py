@@ -293,7 +293,8 @@ def check_labels(y):
 
 
 def label_kinds(y):
-    """The sorted type names of an object array's labels, numbers (bool included) as "number".
+    """The sorted type names of an object array's labels, numbers (bool included) as "number", text
+    (``numpy.str_`` included) as "str".
 
     Parameters
     ----------
@@ -308,7 +309,8 @@ def label_kinds(y):
 
     if getattr(y, "dtype", None) != object:
         return []
-    return sorted({"number" if isinstance(v, Number) else type(v).__name__ for v in np.ravel(y)})
+    return sorted({"number" if isinstance(v, Number) else "str" if isinstance(v, str) else type(v).__name__
+                   for v in np.ravel(y)})
 
 
 def check_class_totals(classes, totals):
