@@ -366,6 +366,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
         if intensity is not None:
             self.shrinkage_ = intensity
+        else:  # a refit without shrinkage: no earlier fit's intensity stays behind
+            vars(self).pop("shrinkage_", None)
         return cov
 
     def _warn_if_collapsing(self, collapsing, cov, classes):
@@ -758,6 +760,9 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
             self.a_ = self._coef_c[0] - self._coef_c[1]
             self.h_ = 0.5 * (self.means_[0] + self.means_[1])
             self._odds_coef = self._coef_c[1] - self._coef_c[0]
+        else:  # a refit on more classes: no earlier two-class fit's attributes stay behind
+            for name in ("a_", "h_", "_odds_coef"):
+                vars(self).pop(name, None)
 
     def _fit_canonical_variates(self):
         """``scalings_``, ``xbar_`` and ``explained_variance_ratio_`` of the canonical variates.
