@@ -158,7 +158,7 @@ def test_roc_auc_refuses_a_validation_part_of_one_class(raw_iris):
     X, y = X[keep], y[keep]
     first = np.flatnonzero(y == np.unique(y)[0])[:5]
     splits = [(np.setdiff1d(np.arange(y.shape[0]), first), first), (first, np.setdiff1d(np.arange(y.shape[0]), first))]
-    with pytest.raises(ValueError, match=r'scoring="roc_auc": the validation part of fold 1 of 2 has rows of class'):
+    with pytest.raises(ValueError, match=r'scoring="roc_auc": the validation part of fold 1 of 2 has rows of positive weight of class'):
         PrototypeClassifierCV(**SMALL, cv=splits, scoring="roc_auc", random_state=2).fit(X, y)
 
 

@@ -920,9 +920,10 @@ def _check_validation_parts(splits, y_idx, sample_weight, classes, scoring):
                 "pass a cv whose validation parts each hold rows of positive weight (for example an iterable of "
                 "(train, test) index arrays), or give rows there positive weight.")
         if scoring == "roc_auc" and present.size < 2:
+            only = plain_label(classes[present[0]])
             raise ValueError(
-                f'scoring="roc_auc": {where} has rows of class {plain_label(classes[present[0]])!r} only, where '
-                "ROC-AUC is not defined. Use fewer folds in cv (larger validation parts), a stratified cv, or "
+                f'scoring="roc_auc": {where} has rows of positive weight of class {only!r} only, where ROC-AUC '
+                "is not defined. Use fewer folds in cv (larger validation parts), a stratified cv, or "
                 'scoring="log_loss" or "balanced_accuracy".')
 
 
