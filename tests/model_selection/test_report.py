@@ -86,3 +86,25 @@ def test_grid_table_shows_each_alpha_its_own_scores_whatever_the_order_of_the_gr
                                        res["std_test_log_loss"]):
         assert rows[float(f"{alpha:.2g}")][count] == f"{mean:.3f} ± {std:.3f}"
     assert not np.array_equal(res["mean_test_log_loss"][:3], res["mean_test_log_loss"][3:])  # the rows differ
+
+
+def test_model_summary_names_the_transformers_output_features():
+    """With a transformer the model's feature indices number its output: a PolynomialFeatures
+    output's index 3 raised IndexError against X's two names, and a PCA's components were named
+    after X's columns."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(90, 2)), columns=["height", "weight"])
+    y = (X["height"] * X["weight"] > 0).astype(int)
+    settings = dict(alpha_feature_grid=[1e-4], max_batches=2, cv=3, n_candidates=40, random_state=0, selection="best")
+    for transformer in (make_pipeline(PolynomialFeatures(2, include_bias=False), StandardScaler()), PCA(2)):
+        search = PrototypeClassifierCV(**settings, transformer=transformer).fit(X, y)
+        names = search.transformer_.get_feature_names_out()
+        active = np.unique(np.concatenate([b.feature_index for b in search.best_estimator_.batches_]))
+        assert model_summary(search)["active_features"] == [str(names[d]) for d in active]
+        search_report(search)  # renders

@@ -20,19 +20,36 @@ def model_summary(cv_estimator):
     Returns
     -------
     summary : dict
-        ``n_batches``, ``n_prototypes`` and ``active_features`` (list of feature names, or of
-        column indices as strings when the training data had no names).
+        ``n_batches``, ``n_prototypes`` and ``active_features`` (list of feature names, or
+        ``"x{index}"`` when the training data had no names). With a ``transformer`` the features
+        are its output's, named by its ``get_feature_names_out()`` where it has one.
     """
     model = cv_estimator.best_estimator_
     batches = [b for b in model.batches_ if b.prototype_weights.shape[0]]
     active = np.unique(np.concatenate([b.feature_index for b in batches])) if batches else np.zeros(0, int)
-    names = getattr(cv_estimator, "feature_names_in_", None)
+    names = _model_feature_names(cv_estimator)
     labels = [str(names[d]) if names is not None else f"x{d}" for d in active]
     return {
         "n_batches": len(model.batches_),
         "n_prototypes": int(sum(b.prototype_weights.shape[0] for b in batches)),
         "active_features": labels,
     }
+
+
+def _model_feature_names(cv_estimator):
+    """Names of the features the refitted model sees: X's, or the transformer's output's (None: unnamed).
+
+    With a transformer the model's feature indices number its output, which X's names do not
+    name: a PolynomialFeatures output's index 3 raised IndexError against two names of X, and a
+    PCA's components were shown under the names of X's columns.
+    """
+    transformer = getattr(cv_estimator, "transformer_", None)
+    if transformer is None:
+        return getattr(cv_estimator, "feature_names_in_", None)
+    try:
+        return np.asarray(transformer.get_feature_names_out(), dtype=object)
+    except (AttributeError, TypeError, ValueError):  # a transformer that cannot name its output
+        return None
 
 
 def selection_rule(cv_estimator):
