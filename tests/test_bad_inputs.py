@@ -122,6 +122,34 @@ def test_numbers_written_as_text_are_refused_by_every_estimator(est):
         model.fit(X.astype(str)) if est == "mixture" else model.fit(X.astype(str), y)
 
 
+@pytest.mark.parametrize("est", list(CLASSIFIERS))
+def test_labels_of_mixed_types_are_refused_by_every_classifier_naming_the_types(est):
+    """y holding 1 beside 'a' cannot be sorted into classes_: scikit-learn's message spoke of
+    "Unknown label type: unknown" and "a regression target with continuous values"."""
+    X, y = _data()
+    X = X[:, :1] if est == "known" else X
+    mixed = np.array([0 if label == 0 else "a" for label in y], dtype=object)
+    with pytest.raises(ValueError, match=r"y mixes labels of types \['number', 'str'\].*y\.astype\(str\)"):
+        CLASSIFIERS[est]().fit(X, mixed)
+
+
+@pytest.mark.parametrize("marker", ["?", -1])
+@pytest.mark.parametrize("labels", [[1, "a"], [1, "1", "a"]])
+def test_labels_of_mixed_types_beside_unlabelled_rows_are_not_turned_into_text(labels, marker):
+    """With unlabeled="?" the labelled rows' object array went through np.array(list), which made
+    the labels 1 and 'a' the texts '1' and 'a' (classes_ ['1', 'a'], predictions '1' for a user's 1)
+    and merged 1 and '1' into one class; with unlabeled=-1 np.unique raised a TypeError. They are
+    refused as without unlabelled rows."""
+    X, _ = _data(n=30)
+    y = np.array((labels + [marker]) * (30 // (len(labels) + 1)), dtype=object)
+    with pytest.raises(ValueError, match=r"y mixes labels of types \['number', 'str'\]"):
+        LinearDiscriminant(unlabeled=marker).fit(X[:y.shape[0]], y)
+    # one type beside a marker of another type still works, the labels keeping their type
+    y = np.array([1, 2, "?"] * 10, dtype=object)
+    model = LinearDiscriminant(unlabeled="?").fit(X, y)
+    assert model.classes_.tolist() == [1, 2] and model.classes_.dtype.kind == "i"
+
+
 @pytest.mark.parametrize("est", [e for e in CLASSIFIERS if e != "known"])
 @pytest.mark.parametrize("col", ["constant", "collinear"])
 def test_degenerate_columns(est, col):

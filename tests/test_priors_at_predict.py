@@ -97,26 +97,16 @@ def test_bad_priors_at_a_mixtures_predict_speak_of_its_components(rng):
         fm.predict_proba(X, priors={0: 0.5, 1: 0.5})
 
 
-def test_priors_as_a_series_indexed_by_label_are_refused_not_read_by_position(rng):
-    # y.value_counts(normalize=True) lists the classes by frequency: numpy read its values in that
-    # order and gave class "a" the prior of "c" (probability 0.989 where the priors by label give 0.997)
+def test_a_mixtures_priors_as_a_series_indexed_otherwise_than_by_position_are_refused(rng):
+    # a mixture's components have no labels to read a Series by: numpy read its values in the Series'
+    # order, whatever its index (the classifiers read a Series indexed by their labels by label, below)
     import pandas as pd
 
-    X, y = _data(rng, 3)
-    labels = np.array(["a", "b", "c"])[y]
-    model = LinearDiscriminant().fit(X, labels)
-    by_label = pd.Series({"c": 0.2, "a": 0.5, "b": 0.3})
-    with pytest.raises(ValueError, match=r"Series indexed by \['c', 'a', 'b'\].*priors\.reindex\(classes_\)"):
-        model.predict_proba(X, priors=by_label)
-    with pytest.raises(ValueError, match=r"priors\.reindex\(classes_\)\.to_numpy\(\)"):
-        LinearDiscriminant(priors=by_label).fit(X, labels)
-    # the fix the message gives, and a Series indexed by position, are the priors by label
-    expected = model.predict_proba(X, priors=[0.5, 0.3, 0.2])
-    np.testing.assert_array_equal(model.predict_proba(X, priors=by_label.reindex(model.classes_).to_numpy()), expected)
-    np.testing.assert_array_equal(model.predict_proba(X, priors=pd.Series([0.5, 0.3, 0.2])), expected)
+    X, _ = _data(rng, 3)
     fm = FiniteMixture(Gaussian(), 2, random_state=0).fit(X)
-    with pytest.raises(ValueError, match=r"priors\.reindex\(range\(len\(weights_\)\)\)"):
+    with pytest.raises(ValueError, match=r"Series indexed by \[1, 0\].*priors\.reindex\(range\(len\(weights_\)\)\)"):
         fm.predict(X, priors=pd.Series([0.7, 0.3], index=[1, 0]))
+    np.testing.assert_array_equal(fm.predict_proba(X, priors=pd.Series([0.7, 0.3])), fm.predict_proba(X, priors=[0.7, 0.3]))
 
 
 @pytest.mark.parametrize("model", [
@@ -133,3 +123,30 @@ def test_priors_at_predict_on_an_unfitted_model_raise_not_fitted(model, method):
         pytest.skip(f"{type(model).__name__} has no {method}")
     with pytest.raises(NotFittedError):
         getattr(model, method)(np.zeros((2, 2)), priors=[0.5, 0.5])
+
+
+KNOWN = lambda priors: KnownDensityClassifier(  # noqa: E731
+    [stats.multivariate_normal([0, 0]), stats.multivariate_normal([1, 0.5]), stats.multivariate_normal([2, 1])],
+    priors=priors)
+
+
+@pytest.mark.parametrize("make", [*RULES, KNOWN])
+def test_a_pandas_series_of_priors_is_read_by_its_labels(make, rng):
+    """``y.value_counts(normalize=True)`` lists the most frequent label first: its values were read
+    in that order, so with labels 'a' (20 %) and 'b' (80 %) priors_ came out [0.8, 0.2]."""
+    pd = pytest.importorskip("pandas")
+    X, y = _data(rng)
+    labels = np.array(["a", "b", "c"])[y]
+    series = pd.Series([0.5, 0.2, 0.3], index=["c", "a", "b"])
+    expected = make(np.array([0.2, 0.3, 0.5])).fit(X, labels)
+    model = make(series).fit(X, labels)
+    np.testing.assert_array_equal(model.priors_, [0.2, 0.3, 0.5])
+    np.testing.assert_allclose(model.predict_proba(X), expected.predict_proba(X), rtol=1e-12)
+    at_predict = make("equal").fit(X, labels).predict_proba(X, priors=series)
+    np.testing.assert_allclose(at_predict, expected.predict_proba(X), rtol=1e-10, atol=1e-12)
+    counts = pd.Series(labels).value_counts(normalize=True)  # most frequent first
+    np.testing.assert_allclose(make(counts).fit(X, labels).priors_, make("empirical").fit(X, labels).priors_)
+    # a Series of the default index is a list; one of other labels is refused, naming them
+    np.testing.assert_array_equal(make(pd.Series([0.5, 0.2, 0.3])).fit(X, labels).priors_, [0.5, 0.2, 0.3])
+    with pytest.raises(ValueError, match=r"priors is a pandas Series indexed by \['x', 'a', 'b'\], which are not"):
+        make(pd.Series([0.5, 0.2, 0.3], index=["x", "a", "b"])).fit(X, labels)

@@ -292,7 +292,8 @@ class PosteriorMixin:
             raise ValueError(f"priors at prediction time must be 'equal' or an array of {n_labels} probabilities "
                              f"in the order of {order}; got {priors!r}.{hint}")
         with np.errstate(divide="ignore"):  # a prior of 0 rules its label out
-            return np.log(check_priors(priors, np.ones(n_labels), self._rule_label_kind, order))
+            return np.log(check_priors(priors, np.ones(n_labels), self._rule_label_kind, order,
+                                       labels=np.asarray(self._rule_labels()) if self._rule_label_kind == "class" else None))
 
     def _log_odds(self, X, log_prior=None):
         """Two labels: ``log P(label 1 | x) - log P(label 0 | x)``, shape (n_samples,)."""

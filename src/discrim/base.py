@@ -22,6 +22,7 @@ from discrim.utils.validation import (
     check_priors,
     check_sample_weight,
     check_true_labels,
+    label_kinds,
     unlabelled_rows,
 )
 
@@ -73,8 +74,11 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
             classes, y_idx = check_labels(y)
         else:
             y_known = np.asarray(host_input(y))[known]
-            # labels mixed with a marker of another type ("?" among ints) sit in an object array
-            classes, known_idx = check_labels(np.array(y_known.tolist()) if y_known.dtype == object else y_known)
+            # labels mixed with a marker of another type ("?" among ints) sit in an object array; labels
+            # of mixed types stay there for check_labels to refuse (np.array made 1 and 'a' the texts '1' and 'a')
+            if y_known.dtype == object and len(label_kinds(y_known)) <= 1:
+                y_known = np.array(y_known.tolist())
+            classes, known_idx = check_labels(y_known)
             y_idx = np.full(known.shape[0], -1, dtype=known_idx.dtype)
             y_idx[known] = known_idx
         w = check_sample_weight(sample_weight, n_samples)
@@ -83,8 +87,9 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         check_class_totals(classes, totals)
         return classes, y_idx, w, totals
 
-    def _resolve_priors(self, totals):
-        return check_priors(self.priors, totals)
+    def _resolve_priors(self, totals, classes):
+        """``priors_`` from the class totals (n_classes,) and the sorted classes (n_classes,)."""
+        return check_priors(self.priors, totals, labels=classes)
 
     def _check_loaded_state(self):
         """Check the fitted state a model file gave this classifier: ``n_features_in_``, ``classes_``,

@@ -19,6 +19,8 @@ def score_probabilities(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike)
     proba : ndarray of shape (n_samples, n_classes)
         Columns in the order of ``classes``.
     classes : array-like of shape (n_classes,)
+        In any order (scikit-learn's metrics take the columns in sorted order: they are sorted
+        with ``classes`` before those are called).
 
     Returns
     -------
@@ -38,6 +40,10 @@ def score_probabilities(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike)
     y_true = np.asarray(y_true)
     classes = np.asarray(classes)
     y_pred = classes[np.argmax(proba, axis=1)]
+    # log_loss and the multi-class roc_auc_score read the columns in sorted label order (with
+    # classes [7, 3] the log-loss was that of the swapped columns)
+    order = np.argsort(classes, kind="stable")
+    classes, proba = classes[order], np.asarray(proba)[:, order]
     scores = {
         "log_loss": float(log_loss(y_true, proba, labels=classes)),
         "accuracy": float(accuracy_score(y_true, y_pred)),
@@ -54,11 +60,13 @@ def score_probabilities(y_true: ArrayLike, proba: ArrayLike, classes: ArrayLike)
 
 
 def _score_chunk(classes, proba, y_true):
-    """Sums over one chunk: log-loss, rows, and per class its rows and its correct predictions."""
+    """Sums over one chunk: log-loss, rows, and per class (in the order of ``classes``, any) its
+    rows and its correct predictions."""
     proba = np.asarray(proba, dtype=np.float64)
-    index = np.searchsorted(classes, np.asarray(y_true))
-    index = np.minimum(index, classes.shape[0] - 1)
-    known = classes[index] == np.asarray(y_true)
+    order = np.argsort(classes, kind="stable")
+    position = np.minimum(np.searchsorted(classes[order], np.asarray(y_true)), classes.shape[0] - 1)
+    known = classes[order][position] == np.asarray(y_true)
+    index = order[position]  # the column of each row's label
     p_true = np.where(known, proba[np.arange(proba.shape[0]), index], 0.0)
     eps = np.finfo(np.float64).eps
     correct = known & (np.argmax(proba, axis=1) == index)
@@ -75,8 +83,9 @@ def score_probabilities_lazy(y_true: ArrayLike, proba: ArrayLike, classes: Array
     y_true : dask.array.Array of shape (n_samples,)
         Chunked like the rows of ``proba``.
     proba : dask.array.Array of shape (n_samples, n_classes)
+        Columns in the order of ``classes``.
     classes : ndarray of shape (n_classes,)
-        Sorted.
+        In any order.
 
     Returns
     -------

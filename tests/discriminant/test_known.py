@@ -187,6 +187,28 @@ def test_discrete_density_with_a_missing_value_is_refused_by_index():
         KnownDensityClassifier([poisson(1), poisson(4)]).fit([[0.0], [np.nan], [3.0]], [0, 1, 1])
 
 
+@pytest.mark.parametrize("n_rows", [2, 10])
+def test_gaussian_kde_densities_score_the_rows_of_x(rng, n_rows):
+    """scipy's gaussian_kde takes points as columns: given X it refused 10 rows of 2 features
+    ("points have dimension 10, dataset has dimension 2") and scored the columns of a 2 x 2 X,
+    silently. Posteriors now equal those of ``kde.logpdf(X.T)``."""
+    from scipy.stats import gaussian_kde
+
+    kdes = [gaussian_kde(rng.normal(m, 1.0, size=(2, 50))) for m in (0.0, 1.0)]
+    X = np.array([[0.0, 3.0], [1.0, -1.0]]) if n_rows == 2 else rng.normal(size=(n_rows, 2))
+    model = KnownDensityClassifier(kdes).fit(X, np.arange(n_rows) % 2)
+    joint = np.column_stack([kde.logpdf(X.T) for kde in kdes])
+    expected = np.exp(joint - np.logaddexp(joint[:, :1], joint[:, 1:]))
+    np.testing.assert_allclose(model.predict_proba(X), expected, rtol=1e-12)
+    # a univariate KDE takes X of one column, as scipy's univariate densities do
+    univariate = [gaussian_kde(rng.normal(m, 1.0, size=60)) for m in (0.0, 2.0)]
+    x = np.array([[0.0], [2.0], [5.0]])
+    joint = np.column_stack([kde.logpdf(x[:, 0]) for kde in univariate])
+    expected = np.exp(joint - np.logaddexp(joint[:, :1], joint[:, 1:]))
+    np.testing.assert_allclose(KnownDensityClassifier(univariate).fit(x, [0, 1, 1]).predict_proba(x), expected,
+                               rtol=1e-12)
+
+
 def test_density_count_must_match_classes():
     with pytest.raises(ValueError, match="2 densities were given but y has 3 classes"):
         KnownDensityClassifier([norm(0, 1), norm(1, 1)]).fit([[0], [1], [2]], [0, 1, 2])

@@ -421,6 +421,64 @@ def test_summary_is_mclusts_summary_of_mclustda():
         mda.summary(X, y.replace("setosa", "rose"))
 
 
+@pytest.mark.parametrize("joint", [False, True])
+def test_summary_of_rows_lacking_a_class_equals_that_of_the_class_at_zero_weight(joint):
+    """A summary of test rows without a class (the class of proportion 0 in the log-likelihood)
+    equals the summary of all rows with that class's rows at weight 0, and the log-likelihood is
+    ``sum_i log sum_k pi_k f_k(x_i)`` over the classes present; it crashed in the empty class's
+    FiniteMixture ("Found array with 0 sample(s)")."""
+    from scipy.special import logsumexp
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    mda = MixtureDiscriminant(Gaussian("VVV", reg_covar=0.0), n_components=1, joint=joint).fit(X, y)
+    keep = y < 2
+    part = mda.summary(X[keep], y[keep])
+    whole = mda.summary(X, y, sample_weight=keep.astype(float))
+    assert part.kind == whole.kind and part.df == whole.df and part.n == whole.n == 100
+    for name in ("log_likelihood", "bic", "error", "brier"):
+        assert getattr(part, name) == pytest.approx(getattr(whole, name), rel=1e-12)
+    pd.testing.assert_frame_equal(part.confusion, whole.confusion)
+    assert list(part.classes["n"]) == [50, 50, 0]
+    log_dens = np.column_stack([m.score_samples(X[keep]) for m in mda.mixtures_[:2]])
+    assert part.log_likelihood == pytest.approx(logsumexp(log_dens + np.log(0.5), axis=1).sum(), rel=1e-12)
+
+
+def test_n_components_as_a_series_indexed_by_the_labels_is_read_per_class():
+    """list() read a Series' values as candidates for every class, chosen by BIC: {'b': 1, 'a': 2}
+    gave class 'a' (one blob) 1 component and 'b' (two blobs) 2, the opposite of what was asked.
+    A Series of the default index stays a list of candidates."""
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(120, 2)), np.repeat(["a", "b"], 60)
+    X[60:90] += 4.0
+    per_class = MixtureDiscriminant(Gaussian(), pd.Series({"b": 1, "a": 2}), random_state=0).fit(X, y)
+    as_dict = MixtureDiscriminant(Gaussian(), {"a": 2, "b": 1}, random_state=0).fit(X, y)
+    assert per_class.n_components_.tolist() == as_dict.n_components_.tolist() == [2, 1]
+    np.testing.assert_array_equal(per_class.predict_proba(X), as_dict.predict_proba(X))
+    candidates = MixtureDiscriminant(Gaussian(), pd.Series([1, 2]), random_state=0).fit(X, y)
+    assert candidates.n_components_.tolist() == [1, 2]  # chosen by BIC
+
+
+def test_summary_of_a_fit_with_unlabelled_rows_counts_shared_parameters_once():
+    """Unlabelled rows always fit the classes in one EM, whose tied covariance all classes share;
+    the summary called it MclustDA and counted that covariance once per class (df 42 for 22 on
+    iris with every fifth row unlabelled: 12 means and one covariance of 10)."""
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    partial = y.copy()
+    partial[::5] = -1
+    labelled = partial >= 0
+    model = MixtureDiscriminant(Gaussian("tied"), 1, unlabeled=-1, random_state=0).fit(X, partial)
+    shared = model.mixtures_[0].params_["covariance"]
+    assert all(np.array_equal(m.params_["covariance"], shared) for m in model.mixtures_)
+    summary = model.summary(X[labelled], partial[labelled])
+    assert summary.kind == "EDDA" and summary.df == 4 * 3 + 10
+    assert summary.bic == pytest.approx(-2 * summary.log_likelihood + 22 * np.log(120), rel=1e-12)
+    # the same estimator with every row labelled fits class by class
+    assert MixtureDiscriminant(Gaussian("tied"), 1, unlabeled=-1).fit(X, y).summary(X, y).kind == "MclustDA"
+
+
 def test_max_iter_and_n_init_take_finite_mixtures_bounds():
     # max_iter=0 (the start's parameters, as FiniteMixture(max_iter=0)) was refused, and n_init had no upper bound
     from sklearn.utils._param_validation import InvalidParameterError

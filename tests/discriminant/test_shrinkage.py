@@ -205,3 +205,19 @@ def test_constant_features_under_shrinkage_towards_the_diagonal_are_named():
     assert LinearDiscriminant(shrinkage="oas").fit(X, y).score(X, y) > 0.95
     kept = X[:, [j for j in range(64) if j not in (0, 32, 39)]]
     assert LinearDiscriminant(shrinkage="auto").fit(kept, y).score(kept, y) > 0.95
+
+
+@pytest.mark.parametrize("Rule", [LinearDiscriminant, QuadraticDiscriminant])
+def test_a_refit_leaves_no_attribute_of_the_earlier_fit(Rule):
+    """A refit without shrinkage kept the earlier fit's shrinkage_ (0.5), and LinearDiscriminant
+    refitted on three classes kept a_, h_ (and the log-odds coefficients) of two, as if they
+    described the new fit; a fresh fit's attributes are now the refit's."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 2))
+    two, three = np.arange(60) % 2, np.arange(60) % 3
+    model = Rule(shrinkage=0.5).fit(X, two)
+    model.set_params(shrinkage=None).fit(X, three)
+    fresh = Rule().fit(X, three)
+    assert sorted(vars(model)) == sorted(vars(fresh))
+    assert not hasattr(model, "shrinkage_") and not hasattr(model, "a_")
+    np.testing.assert_array_equal(model.predict_proba(X), fresh.predict_proba(X))

@@ -129,6 +129,77 @@ def test_scoring_equals_sklearn_metrics_on_the_cv_predictions(raw_iris, scoring)
     assert search.cv_results_[f"rank_test_{scoring}"][best] == 1
 
 
+def test_roc_auc_of_a_validation_part_lacking_a_class_averages_the_classes_it_has(raw_iris):
+    """A class with fewer rows than folds is absent from some validation part: its one-vs-rest
+    curve is undefined there, and the fold's macro ROC-AUC is the mean over the classes present.
+    scikit-learn's macro average gave NaN for that fold, so every grid point's mean was NaN and
+    the search crashed in numpy (``All-NaN slice encountered``)."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    rare = np.unique(y)[2]
+    splits = _splits(y)
+    train, test = splits[0]
+    moved = test[y[test] == rare]
+    splits[0] = (np.sort(np.concatenate([train, moved])), test[y[test] != rare])
+    search = PrototypeClassifierCV(**SMALL, cv=splits, scoring="roc_auc", random_state=2).fit(X, y)
+    train, test = splits[0]
+    model, staged = _manual_staged(search, X[train], y[train], X[test], _fold_seeds(2, 2)[0])
+    present = [c for c in model.classes_ if c != rare]
+    expected = [np.mean([roc_auc_score(y[test] == c, p[:, list(model.classes_).index(c)]) for c in present])
+                for p in staged]
+    np.testing.assert_allclose(search.cv_results_["split0_test_roc_auc"], expected, rtol=1e-12)
+    assert np.all(np.isfinite(search.cv_results_["mean_test_roc_auc"]))
+
+
+def test_roc_auc_refuses_a_validation_part_of_one_class(raw_iris):
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    keep = np.isin(y, np.unique(y)[:2])
+    X, y = X[keep], y[keep]
+    first = np.flatnonzero(y == np.unique(y)[0])[:5]
+    splits = [(np.setdiff1d(np.arange(y.shape[0]), first), first), (first, np.setdiff1d(np.arange(y.shape[0]), first))]
+    with pytest.raises(ValueError, match=r'scoring="roc_auc": the validation part of fold 1 of 2 has rows of positive weight of class'):
+        PrototypeClassifierCV(**SMALL, cv=splits, scoring="roc_auc", random_state=2).fit(X, y)
+
+
+@pytest.mark.parametrize("scoring", ["log_loss", "roc_auc", "balanced_accuracy"])
+def test_a_validation_part_of_zero_weight_is_refused_naming_the_fold(raw_iris, scoring):
+    """Its weighted validation score is 0 / 0: the log-loss was NaN at every grid point and the
+    search crashed in numpy ("All-NaN slice encountered"); balanced accuracy raised scikit-learn's
+    "Sample weights must contain at least one non-zero number"."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    splits = _splits(y, n_splits=3)
+    weight = np.ones(y.shape[0])
+    weight[splits[1][1]] = 0.0
+    with pytest.raises(ValueError, match=r"the validation part of fold 2 of 3 has no rows of positive sample_weight"):
+        PrototypeClassifierCV(**SMALL, cv=splits, scoring=scoring, random_state=2).fit(X, y, sample_weight=weight)
+
+
+@pytest.mark.parametrize("scoring", ["roc_auc", "balanced_accuracy"])
+def test_two_class_scores_and_stops_by_them_agree_with_sklearn_and_the_full_fit(raw_iris, scoring):
+    """Two classes: ROC-AUC is that of the second class's probability (the documented binary case),
+    and n_batches_no_change judged by the score keeps the scores of the fit continued to max_batches."""
+    X, y = raw_iris
+    X = StandardScaler().fit_transform(X)
+    keep = y != np.unique(y)[2]
+    X, y = X[keep], y[keep]
+    splits = _splits(y)
+    settings = dict(SMALL, max_batches=5, cv=splits, scoring=scoring, random_state=2)
+    search = PrototypeClassifierCV(**settings).fit(X, y)
+    stopped = PrototypeClassifierCV(**settings, n_batches_no_change=1, no_change_tol=0.0).fit(X, y)
+    for f, (seed, (train, test)) in enumerate(zip(_fold_seeds(2, 2), splits)):
+        model, staged = _manual_staged(search, X[train], y[train], X[test], seed)
+        if scoring == "roc_auc":
+            expected = [roc_auc_score(y[test] == model.classes_[1], p[:, 1]) for p in staged]
+        else:
+            expected = [balanced_accuracy_score(y[test], model.classes_[np.argmax(p, axis=1)]) for p in staged]
+        np.testing.assert_allclose(search.cv_results_[f"split{f}_test_{scoring}"], expected, rtol=1e-12)
+        scored = stopped.cv_results_[f"split{f}_test_{scoring}"]
+        assert np.isfinite(scored[0])
+        np.testing.assert_array_equal(scored[np.isfinite(scored)], np.asarray(expected)[np.isfinite(scored)])
+
+
 def test_search_cost_is_linear_in_max_batches(raw_iris, monkeypatch):
     """Every fit of the search solves exactly max_batches batches, each with a bounded number of
     objective evaluations that does not grow with the batch count."""

@@ -67,3 +67,44 @@ def test_report_states_the_rule_and_score_the_search_used_and_marks_unscored_poi
            "alpha_prototype, then the fewest batches" in text
     assert f"| alpha_prototype | {by_auc.best_params_['alpha_prototype']:.3g} |" in text
     assert "| highest mean CV ROC-AUC |" in text
+
+
+def test_grid_table_shows_each_alpha_its_own_scores_whatever_the_order_of_the_grid():
+    """cv_results_ follows alpha_feature_grid as given; the table reshaped it under the sorted
+    alphas, so a descending grid showed each alpha the other's numbers (at alpha 0.1: 0.693, 1.076,
+    1.045 where cv_results_ has 0.693, 0.597, 0.597)."""
+    import numpy as np
+
+    X, _, y, _ = load_benchmark("iris-2f")
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-1, 1e-4], max_batches=2, cv=3, n_candidates=40,
+                                   random_state=0).fit(X, y)
+    res = search.cv_results_
+    grid = search_report(search).split("selected in bold)")[1].strip().splitlines()[2:]
+    rows = {float(line.split("|")[1]): [c.strip().strip("*") for c in line.split("|")[2:-1]] for line in grid}
+    assert sorted(rows) == [1e-4, 1e-1]
+    for alpha, count, mean, std in zip(res["alpha_feature"], res["n_batches"], res["mean_test_log_loss"],
+                                       res["std_test_log_loss"]):
+        assert rows[float(f"{alpha:.2g}")][count] == f"{mean:.3f} ± {std:.3f}"
+    assert not np.array_equal(res["mean_test_log_loss"][:3], res["mean_test_log_loss"][3:])  # the rows differ
+
+
+def test_model_summary_names_the_transformers_output_features():
+    """With a transformer the model's feature indices number its output: a PolynomialFeatures
+    output's index 3 raised IndexError against X's two names, and a PCA's components were named
+    after X's columns."""
+    import numpy as np
+    import pandas as pd
+    from sklearn.decomposition import PCA
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import PolynomialFeatures, StandardScaler
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(90, 2)), columns=["height", "weight"])
+    y = (X["height"] * X["weight"] > 0).astype(int)
+    settings = dict(alpha_feature_grid=[1e-4], max_batches=2, cv=3, n_candidates=40, random_state=0, selection="best")
+    for transformer in (make_pipeline(PolynomialFeatures(2, include_bias=False), StandardScaler()), PCA(2)):
+        search = PrototypeClassifierCV(**settings, transformer=transformer).fit(X, y)
+        names = search.transformer_.get_feature_names_out()
+        active = np.unique(np.concatenate([b.feature_index for b in search.best_estimator_.batches_]))
+        assert model_summary(search)["active_features"] == [str(names[d]) for d in active]
+        search_report(search)  # renders

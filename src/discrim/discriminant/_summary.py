@@ -24,8 +24,8 @@ class DiscriminantSummary:
     Attributes
     ----------
     kind : {"EDDA", "MclustDA"}
-        "EDDA": the class densities fitted jointly (``joint=True``, or a family chosen for all
-        classes by the joint model's BIC), the family's parameters counted once in ``df``;
+        "EDDA": the class densities fitted jointly (``joint=True``, unlabelled rows, or a family
+        chosen for all classes by the joint model's BIC), the family's parameters counted once in ``df``;
         "MclustDA": each class fitted on its own rows, ``df`` the sum of the classes' parameter
         counts (mclust's two summaries). For both, ``log_likelihood`` is that of the classes as
         one mixture with the class proportions, ``sum_i w_i log sum_k (n_k / n) f_k(x_i)``, as
@@ -159,7 +159,9 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
     sizes = [m.n_components for m in model.mixtures_]
     # the classes as one mixture with their proportions, for both kinds (mclust's logLik.MclustDA)
     log_lik, df, _ = joint_fit_numbers(model.mixtures_, class_data, totals / totals.sum())
-    if model.joint or model.family_bic_ is not None:
+    # one EM over all classes (joint=True, or unlabelled rows, which always take that path; a model
+    # saved before the flag existed: joint): what the family shares is shared by the classes
+    if getattr(model, "_fitted_jointly", model.joint) or model.family_bic_ is not None:
         kind = "EDDA"  # the family's parameters counted once
     else:
         kind = "MclustDA"  # each class's own parameters and mixing weights

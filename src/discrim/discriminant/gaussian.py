@@ -385,6 +385,8 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         cov, intensity = self._regularised_covariance(scatter, totals, rows, estimated)
         if intensity is not None:
             self.shrinkage_ = intensity
+        else:  # a refit without shrinkage: no earlier fit's intensity stays behind
+            vars(self).pop("shrinkage_", None)
         return cov
 
     def _warn_if_collapsing(self, collapsing, cov, classes):
@@ -450,7 +452,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         """Fitted attributes from the class moments about ``origin`` (``estimated``: covariance(s)
         from ``covariance_estimator`` in place of the scatter's)."""
         self.classes_ = classes
-        self.priors_ = self._resolve_priors(totals)
+        self.priors_ = self._resolve_priors(totals, classes)
         self._origin = origin
         self._means_c = stats.mean
         self.means_ = self._means_c + self._origin
@@ -555,11 +557,13 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the ML rule. "empirical" uses the (weighted) class
         frequencies and an array the given prior probabilities ``pi_k`` (in the order of
-        ``classes_``): the Bayes rule ``argmax_k delta_k(x) + 2 log pi_k``.
+        ``classes_``; a pandas Series indexed by the labels is read by label): the Bayes rule
+        ``argmax_k delta_k(x) + 2 log pi_k``.
     reg_param : float in [0, 1], default=0.0
         Shrinks the pooled covariance towards the identity, ``(1 - r) Sigma_hat + r I``.
         Needed when the pooled covariance is singular (collinear features or
-        ``n - g <= n_features``); 0 is the plain sample ML rule.
+        ``n - g < n_features``, as the pooled scatter has rank at most ``n - g``); 0 is the
+        plain sample ML rule.
     device : str, torch.device or None, default=None
         Where the O(n d^2) passes run: None with numpy on the host (or, for a torch tensor X,
         with torch on X's device); "cpu", "cuda", "cuda:1" or a ``torch.device`` with torch
@@ -775,6 +779,9 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
             self.a_ = self._coef_c[0] - self._coef_c[1]
             self.h_ = 0.5 * (self.means_[0] + self.means_[1])
             self._odds_coef = self._coef_c[1] - self._coef_c[0]
+        else:  # a refit on more classes: no earlier two-class fit's attributes stay behind
+            for name in ("a_", "h_", "_odds_coef"):
+                vars(self).pop(name, None)
 
     def _fit_canonical_variates(self):
         """``scalings_``, ``xbar_`` and ``explained_variance_ratio_`` of the canonical variates.
@@ -946,7 +953,8 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     ----------
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the ML rule; "empirical" the (weighted) class frequencies; an array the
-        prior probabilities in the order of ``classes_`` (the Bayes rule).
+        prior probabilities in the order of ``classes_`` (the Bayes rule; a pandas Series indexed
+        by the labels is read by label).
     reg_param : float in [0, 1], default=0.0
         Shrinks each class covariance towards the identity, ``(1 - r) S_k + r I`` (the same
         regularisation as scikit-learn's ``QuadraticDiscriminantAnalysis``). Needed when a

@@ -49,11 +49,13 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         ``classes_[k]``, the k-th class label **in sorted order**. ``logpdf`` is used when a
         density has both methods. It is called on the whole ``(n_samples, n_features)`` array
         for a multivariate density; a univariate density needs X of shape ``(n_samples, 1)``.
+        A ``scipy.stats.gaussian_kde``, which takes points as columns, gets ``X.T``.
         Missing values (NaN) are accepted only by multivariate normal densities (their marginals).
     priors : "equal", "empirical" or array-like of shape (n_classes,), default="equal"
         "equal": equal priors, i.e. the ML rule, as the other discriminants' default.
         "empirical": the (weighted) class frequencies of the training labels. An array: the
-        prior probabilities ``pi_k`` in the order of ``classes_`` (the Bayes rule). ``None``, the
+        prior probabilities ``pi_k`` in the order of ``classes_`` (the Bayes rule; a pandas Series
+        indexed by the labels is read by label). ``None``, the
         former default, still means "equal" (in scikit-learn it means the class frequencies).
 
     Attributes
@@ -137,7 +139,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 f"{classes.tolist()}: pass one density per class, in the sorted order of the labels."
             )
         self.classes_ = classes
-        self.priors_ = self._resolve_priors(totals)
+        self.priors_ = self._resolve_priors(totals, classes)
         # Fail now, not at predict time, if a density rejects X or is invalid (a NaN
         # log-density, as scipy gives for norm(0, -1)), naming the density.
         self._log_density(X)
@@ -149,8 +151,8 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
         tags.input_tags.allow_nan = all(_offers_marginal(density) for density in self.densities)
         return tags
 
-    def _resolve_priors(self, totals):
-        return check_priors("equal" if self.priors is None else self.priors, totals)
+    def _resolve_priors(self, totals, classes):
+        return check_priors("equal" if self.priors is None else self.priors, totals, labels=classes)
 
     def _log_density(self, X):
         X = to_numpy(X)  # scipy's densities run on the host: a torch tensor (on a CPU) comes over
@@ -169,7 +171,7 @@ class KnownDensityClassifier(BaseLikelihoodClassifier):
                 # below explains it; a log-density of -inf (density 0) is valid
                 with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                     values = (_marginal_logpdf(density, X, missing) if missing.any()
-                              else np.asarray(log_density(X), dtype=np.float64))
+                              else np.asarray(log_density(X.T if _takes_columns(density) else X), dtype=np.float64))
             except (ValueError, TypeError) as exc:
                 raise ValueError(
                     f"densities[{k}].{name} failed on X of shape {X.shape}: {exc}. A multivariate "
@@ -206,6 +208,17 @@ def _log_density_method(density):
         if callable(method):
             return name, method
     return None
+
+
+def _takes_columns(density):
+    """Whether the density reads points as the columns of its argument (``scipy.stats.gaussian_kde``).
+
+    Given X itself, a KDE read its rows as dimensions: it refused X unless it had as many rows as
+    features, and then scored the columns of X, silently.
+    """
+    from scipy.stats import gaussian_kde
+
+    return isinstance(density, gaussian_kde)
 
 
 def _offers_marginal(density):

@@ -39,6 +39,7 @@ from discrim.utils.validation import (
     check_no_missing_labels,
     check_no_unlabelled_marker,
     class_index,
+    is_labelled_series,
     plain_label,
     unlabelled_rows,
 )
@@ -204,6 +205,7 @@ def joint_fit_numbers(mixtures, class_data, proportions):
     class_data : list of (X_k, w_k)
         Each class's rows and weights (in memory or dask).
     proportions : ndarray of shape (n_classes,)
+        0 for a class without rows (or weight) among ``class_data``: its rows add nothing.
 
     Returns
     -------
@@ -214,8 +216,11 @@ def joint_fit_numbers(mixtures, class_data, proportions):
     from scipy.special import logsumexp
 
     log_lik, total = 0.0, 0.0
-    log_prop = np.log(proportions)
-    for X_k, w_k in class_data:
+    with np.errstate(divide="ignore"):  # a class of proportion 0 adds nothing to any row's density
+        log_prop = np.log(proportions)
+    for (X_k, w_k), share in zip(class_data, proportions):
+        if share == 0:  # a class without rows or weight (a summary of test rows): nothing to add
+            continue
         joint = np.column_stack([to_numpy(m.score_samples(X_k)) for m in mixtures]) + log_prop
         value, weight = weighted_total(logsumexp(joint, axis=1), w_k)
         log_lik, total = log_lik + value, total + weight
@@ -251,12 +256,13 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
     n_components : int, list of int or dict, default=2
         Number of mixture components per class: one int for all classes; a list (or range) of
         candidate counts, from which each class's count is chosen by BIC (as mclust's
-        ``MclustDA`` does); or a dict mapping every class label to its own int or list. A class
-        needs at least as many distinct rows (with positive weight) as components; candidates
-        above that are skipped.
+        ``MclustDA`` does); or a dict (or a pandas Series indexed by the labels) mapping every
+        class label to its own int or list. A class needs at least as many distinct rows (with
+        positive weight) as components; candidates above that are skipped.
     priors : {"equal", "empirical"} or array-like of shape (n_classes,), default="equal"
         "equal" gives the maximum-likelihood rule; "empirical" the (sample-weighted) class
-        frequencies; an array the Bayes rule with those priors, in the order of ``classes_``.
+        frequencies; an array the Bayes rule with those priors, in the order of ``classes_`` (a
+        pandas Series indexed by the labels is read by label).
     init_params : str, default="kmeans++"
         Initialisation of each class's EM run, passed to :class:`~discrim.mixture.FiniteMixture`.
     n_init : int, default=1
@@ -462,7 +468,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
                 check_classes_observed(X, y_idx, w, [repr(plain_label(label)) for label in classes],
                                        getattr(self, "feature_names_in_", None))
         candidates = self._check_n_components(classes, class_data)
-        priors = self._resolve_priors(totals)
+        priors = self._resolve_priors(totals, classes)
 
         # One independent stream per class; FiniteMixture takes an int seed.
         seeds = [int(s.generate_state(1)[0]) for s in as_seed_sequence(self.random_state).spawn(len(classes))]
@@ -527,6 +533,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         self._selections = [None if s is None else _selection_state(s) for s in selections]
         self.n_iter_ = np.array([m.n_iter_ if joint is None else joint.n_iter_ for m in mixtures])
         self.converged_ = bool(all(m.converged_ for m in mixtures)) if joint is None else bool(joint.converged_)
+        self._fitted_jointly = joint is not None  # joint=True or unlabelled rows: the summary's EDDA count
         # a class's variances are small beside the data's (a one-row class has only reg_covar)
         scale = float(np.nanmax(np.nanvar(X, axis=0), initial=0.0)) if isinstance(X, np.ndarray) else None
         self._warn_if_collapsing(scale)
@@ -697,6 +704,8 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         distinct rows of a class are dropped when there are other candidates.
         """
         spec = self.n_components
+        if is_labelled_series(spec):  # counts per class (list() read its values as candidates for every class)
+            spec = spec.to_dict()
         if isinstance(spec, dict):
             missing = [plain_label(c) for c in classes if c not in spec]
             extra = [c for c in spec if not np.any(classes == c)]

@@ -20,19 +20,36 @@ def model_summary(cv_estimator):
     Returns
     -------
     summary : dict
-        ``n_batches``, ``n_prototypes`` and ``active_features`` (list of feature names, or of
-        column indices as strings when the training data had no names).
+        ``n_batches``, ``n_prototypes`` and ``active_features`` (list of feature names, or
+        ``"x{index}"`` when the training data had no names). With a ``transformer`` the features
+        are its output's, named by its ``get_feature_names_out()`` where it has one.
     """
     model = cv_estimator.best_estimator_
     batches = [b for b in model.batches_ if b.prototype_weights.shape[0]]
     active = np.unique(np.concatenate([b.feature_index for b in batches])) if batches else np.zeros(0, int)
-    names = getattr(cv_estimator, "feature_names_in_", None)
+    names = _model_feature_names(cv_estimator)
     labels = [str(names[d]) if names is not None else f"x{d}" for d in active]
     return {
         "n_batches": len(model.batches_),
         "n_prototypes": int(sum(b.prototype_weights.shape[0] for b in batches)),
         "active_features": labels,
     }
+
+
+def _model_feature_names(cv_estimator):
+    """Names of the features the refitted model sees: X's, or the transformer's output's (None: unnamed).
+
+    With a transformer the model's feature indices number its output, which X's names do not
+    name: a PolynomialFeatures output's index 3 raised IndexError against two names of X, and a
+    PCA's components were shown under the names of X's columns.
+    """
+    transformer = getattr(cv_estimator, "transformer_", None)
+    if transformer is None:
+        return getattr(cv_estimator, "feature_names_in_", None)
+    try:
+        return np.asarray(transformer.get_feature_names_out(), dtype=object)
+    except (AttributeError, TypeError, ValueError):  # a transformer that cannot name its output
+        return None
 
 
 def selection_rule(cv_estimator):
@@ -65,8 +82,13 @@ def _blocks(cv_estimator, title, data, metrics, figures):
     alphas = np.unique(np.asarray(res["alpha_feature"])[rows])
     counts = np.unique(res["n_batches"])
     all_means = np.asarray(res[f"mean_test_{scoring}"])
-    mean = all_means[rows].reshape(alphas.shape[0], counts.shape[0])
-    std = np.asarray(res[f"std_test_{scoring}"])[rows].reshape(alphas.shape[0], counts.shape[0])
+    # placed by value: cv_results_ follows the grid as given (a descending grid's rows were shown
+    # under the ascending alphas, each with another alpha's numbers)
+    at = (np.searchsorted(alphas, np.asarray(res["alpha_feature"])[rows]),
+          np.searchsorted(counts, np.asarray(res["n_batches"])[rows]))
+    mean = np.full((alphas.shape[0], counts.shape[0]), np.nan)
+    std = np.full_like(mean, np.nan)
+    mean[at], std[at] = all_means[rows], np.asarray(res[f"std_test_{scoring}"])[rows]
     # NaN: a point no fold scored (the folds stopped adding batches before it)
     best = best_mean_index(all_means, scoring)
     best_point = f"alpha_feature={res['alpha_feature'][best]:.3g}" + (

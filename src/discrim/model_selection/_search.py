@@ -119,7 +119,9 @@ def validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes):
     scoring : {"roc_auc", "balanced_accuracy"}
         ROC-AUC is one-vs-rest with the macro average for more than two classes
         (``roc_auc_score(..., multi_class="ovr", average="macro")``), of the positive class's
-        probability for two.
+        probability for two. The macro average runs over the classes with rows of positive
+        weight in ``y_idx``: a class the validation rows lack has no one-vs-rest curve (scikit-learn
+        gives NaN for it, and a NaN mean for the fold).
     proba : ndarray of shape (n_samples, n_fitted_classes)
         Probabilities with columns in the order of ``classes``.
     y_idx : ndarray of shape (n_samples,) of int
@@ -142,8 +144,11 @@ def validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes):
         return float(balanced_accuracy_score(y_idx, np.argmax(full, axis=1), sample_weight=sample_weight))
     if n_classes == 2:
         return float(roc_auc_score(y_idx == 1, full[:, 1], sample_weight=sample_weight))
-    return float(roc_auc_score(y_idx, full, multi_class="ovr", average="macro", labels=np.arange(n_classes),
-                               sample_weight=sample_weight))
+    present = np.flatnonzero(np.bincount(y_idx, weights=sample_weight, minlength=n_classes) > 0)
+    if present.size == n_classes:
+        return float(roc_auc_score(y_idx, full, multi_class="ovr", average="macro", labels=np.arange(n_classes),
+                                   sample_weight=sample_weight))
+    return float(np.mean([roc_auc_score(y_idx == c, full[:, c], sample_weight=sample_weight) for c in present]))
 
 
 class PathWarmStart:

@@ -28,6 +28,7 @@ from discrim.utils.validation import (
     check_numeric_table,
     check_observed_columns,
     check_sample_weight,
+    plain_label,
     validated_training_data,
 )
 
@@ -176,7 +177,8 @@ class PrototypeClassifierCV(ClassifierMixin, BaseEstimator):
     scoring : {"log_loss", "roc_auc", "balanced_accuracy"}, default="log_loss"
         Validation score the 1-SE rule selects by: the sample-weighted log-loss (lower is
         better), or scikit-learn's ``roc_auc_score`` (one-vs-rest, macro average for more than
-        two classes) or ``balanced_accuracy_score`` with the sample weights (higher is better).
+        two classes, over the classes a fold's validation part has; a part with fewer than two
+        classes is refused) or ``balanced_accuracy_score`` with the sample weights (higher is better).
         The log-loss is recorded in ``cv_results_`` in every case.
     transformer : scikit-learn transformer or None, default=None
         Applied to X before the classifier: a clone is fitted on the training part of every fold
@@ -547,6 +549,7 @@ empty_check_iter, max_samples, dtype, backend, device
             raise ValueError(f"cv must give at least 2 splits; it gave {n_splits}.")
         _check_fold_class_counts(splits, y_idx, sample_weight, classes, self.max_fraction,
                                  None if self.max_samples is None else templates[0]._subsample_size)
+        _check_validation_parts(splits, y_idx, sample_weight, classes, self.scoring)
         fold_seeds = [int(s.generate_state(1)[0]) for s in np.random.SeedSequence(seeds[1]).spawn(n_splits)]
         X_folds = self._fold_rows(X, y, splits)
 
@@ -890,6 +893,38 @@ empty_check_iter, max_samples, dtype, backend, device
 
         return explain(self, X, y, reference=reference, n_prototypes=n_prototypes, n_batches=n_batches,
                        feature_names=feature_names, sample_names=sample_names, report=report)
+
+
+def _check_validation_parts(splits, y_idx, sample_weight, classes, scoring):
+    """Refuse a fold whose validation part scores nothing: no row of positive weight (every
+    weighted score is 0 / 0 there), or, for ``scoring="roc_auc"``, rows of positive weight of
+    fewer than two classes (no ROC curve). Its score would be NaN at every grid point, and so
+    would every mean over the folds.
+
+    Parameters
+    ----------
+    splits : list of (ndarray of int, ndarray of int)
+        Training and validation rows of each fold.
+    y_idx : ndarray of shape (n_samples,) of int
+    sample_weight : ndarray of shape (n_samples,)
+    classes : ndarray of shape (n_classes,)
+        The user's labels, for the message.
+    scoring : str
+    """
+    for fold, (_, test) in enumerate(splits):
+        present = np.flatnonzero(np.bincount(y_idx[test], weights=sample_weight[test], minlength=classes.shape[0]))
+        where = f"the validation part of fold {fold + 1} of {len(splits)}"
+        if present.size == 0:
+            raise ValueError(
+                f"{where} has no rows of positive sample_weight, so its validation {scoring} is undefined: "
+                "pass a cv whose validation parts each hold rows of positive weight (for example an iterable of "
+                "(train, test) index arrays), or give rows there positive weight.")
+        if scoring == "roc_auc" and present.size < 2:
+            only = plain_label(classes[present[0]])
+            raise ValueError(
+                f'scoring="roc_auc": {where} has rows of positive weight of class {only!r} only, where ROC-AUC '
+                "is not defined. Use fewer folds in cv (larger validation parts), a stratified cv, or "
+                'scoring="log_loss" or "balanced_accuracy".')
 
 
 def _check_fold_class_counts(splits, y_idx, sample_weight, classes, max_fraction, subsample_size=None):

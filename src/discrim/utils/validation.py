@@ -282,7 +282,16 @@ def check_labels(y):
         If the targets are continuous or hold fewer than two classes.
     """
     y = host_input(y)
-    check_classification_targets(y)
+    try:
+        check_classification_targets(y)
+    except ValueError as exc:
+        kinds = label_kinds(y)
+        if len(kinds) > 1:  # scikit-learn's "Unknown label type: unknown ... a regression target"
+            raise ValueError(
+                f"y mixes labels of types {kinds}, which cannot be sorted into classes_: give every label one "
+                "type, for example y.astype(str), or map them to integers."
+            ) from exc
+        raise
     classes, y_idx = np.unique(y, return_inverse=True)
     if classes.shape[0] == 0:
         raise ValueError(
@@ -295,6 +304,27 @@ def check_labels(y):
             "two classes."
         )
     return classes, y_idx.ravel()
+
+
+def label_kinds(y):
+    """The sorted type names of an object array's labels, numbers (bool included) as "number", text
+    (``numpy.str_`` included) as "str".
+
+    Parameters
+    ----------
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    kinds : list of str
+        Empty unless y is an object array.
+    """
+    from numbers import Number
+
+    if getattr(y, "dtype", None) != object:
+        return []
+    return sorted({"number" if isinstance(v, Number) else "str" if isinstance(v, str) else type(v).__name__
+                   for v in np.ravel(y)})
 
 
 def check_class_totals(classes, totals):
@@ -313,24 +343,27 @@ def check_class_totals(classes, totals):
         )
 
 
-def _prior_array(priors, n_classes, kind="class", order="classes_"):
+def _prior_array(priors, n_classes, kind="class", order="classes_", labels=None):
     """``priors`` as a float64 array and the dtype they came in, or a ValueError naming the
     parameter and what it accepts.
 
     A mapping from label to prior (or anything else numpy cannot read as numbers) would otherwise
-    fail inside numpy with a TypeError that names no parameter.
+    fail inside numpy with a TypeError that names no parameter. A pandas Series indexed by the
+    labels (``y.value_counts(normalize=True)``, most frequent first) is read by its index.
     """
     expected = f"an array of {n_classes} probabilities, one per {kind} in the order of {order}"
-    labels = order if order == "classes_" else f"range(len({order}))"
+    listed = order if order == "classes_" else f"range(len({order}))"
+    if labels is not None and _is_series(priors):
+        priors = _series_by_label(priors, labels, kind, order)
     if isinstance(priors, Mapping):
         raise ValueError(f"priors must be {expected}; got a {type(priors).__name__} ({priors!r}). "
-                         f"From a mapping of label to prior, pass [priors[label] for label in {labels}].")
-    if _is_labelled_series(priors):
-        # numpy reads a Series by position and drops its index: y.value_counts(normalize=True),
-        # sorted by frequency, gave its priors to the wrong classes, silently
+                         f"From a mapping of label to prior, pass [priors[label] for label in {listed}].")
+    if is_labelled_series(priors):
+        # where the labels are not known here: numpy reads a Series by position and drops its index
+        # (y.value_counts(normalize=True), sorted by frequency, gave its priors to the wrong classes)
         raise ValueError(f"priors must be {expected}; got a Series indexed by {list(priors.index)[:10]!r}, whose "
                          "values numpy would read in the Series' order, not by label. Pass "
-                         f"priors.reindex({labels}).to_numpy().")
+                         f"priors.reindex({listed}).to_numpy().")
     try:
         given = np.asarray(priors)
         return given.astype(np.float64), given.dtype
@@ -338,26 +371,54 @@ def _prior_array(priors, n_classes, kind="class", order="classes_"):
         raise ValueError(f"priors must be {expected}; got {priors!r}.") from exc
 
 
-def _is_labelled_series(priors):
-    """Whether ``priors`` is a pandas Series whose index is not the positions 0, 1, ..., n - 1.
+def _is_series(value):
+    """Whether ``value`` is a pandas Series (without importing pandas)."""
+    return type(value).__name__ == "Series" and hasattr(value, "index") and hasattr(value, "reindex")
+
+
+def _has_default_index(series):
+    """Whether a Series' index is the positions 0, 1, ... (a Series made from a list)."""
+    import pandas as pd
+
+    index = series.index
+    return isinstance(index, pd.RangeIndex) and index.start == 0 and index.step == 1
+
+
+def is_labelled_series(value):
+    """Whether ``value`` is a pandas Series indexed by labels (not by the default 0, 1, ...).
 
     Parameters
     ----------
-    priors : object
+    value : object
 
     Returns
     -------
     labelled : bool
-        True for a Series indexed by labels (or positions in another order); False for anything
-        else, and for a Series whose index is its positions (numpy reads it as intended).
     """
-    if type(priors).__module__.split(".")[0] != "pandas" or getattr(priors, "ndim", None) != 1:
-        return False
-    index = getattr(priors, "index", None)
-    return index is None or not np.array_equal(np.asarray(index, dtype=object), np.arange(len(priors), dtype=object))
+    return _is_series(value) and not _has_default_index(value)
 
 
-def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
+def _series_by_label(priors, labels, kind, order):
+    """A Series of priors indexed by the labels, as an array in the order of ``labels``.
+
+    Its values were read in their order, whatever the index: ``y.value_counts(normalize=True)``
+    (most frequent first) gave class 'a' the prior of 'b'. A Series with the default index
+    (0, 1, ...) that is not the labels is read in order, as a list.
+    """
+    index = priors.index
+    if index.has_duplicates:
+        raise ValueError(f"priors is a pandas Series whose index repeats a label: {index.tolist()}.")
+    label_list = [plain_label(label) for label in np.asarray(labels)]
+    if set(index.tolist()) == set(label_list):
+        return priors.reindex(label_list).to_numpy()
+    if _has_default_index(priors):
+        return priors.to_numpy()
+    raise ValueError(
+        f"priors is a pandas Series indexed by {index.tolist()}, which are not the {kind} labels "
+        f"{label_list}: index it by the labels (it is then read by label), or pass an array in the order of {order}.")
+
+
+def check_priors(priors, class_weight_totals, kind="class", order="classes_", labels=None):
     """Resolve the ``priors`` parameter of a discriminant rule.
 
     Parameters
@@ -371,6 +432,9 @@ def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
         What the labels are, in the messages ("component" for a mixture's rule).
     order : str, default="classes_"
         Where the labels' order is to be read, in the messages.
+    labels : ndarray of shape (n_classes,) or None, default=None
+        The labels in the order of ``order``: a pandas Series of priors indexed by them is read
+        by label (None: in its order).
 
     Returns
     -------
@@ -384,7 +448,7 @@ def check_priors(priors, class_weight_totals, kind="class", order="classes_"):
         if priors == "empirical":
             return class_weight_totals / class_weight_totals.sum()
         raise ValueError(f"priors must be 'equal', 'empirical' or an array; got {priors!r}.")
-    p, dtype = _prior_array(priors, n_classes, kind, order)
+    p, dtype = _prior_array(priors, n_classes, kind, order, labels)
     if p.shape != (n_classes,):
         raise ValueError(
             f"priors has shape {p.shape} but there are {n_classes} {kind}{'es' if kind.endswith('s') else 's'}: "
@@ -814,7 +878,8 @@ def _refuse_marker_as_text(labels, unlabeled):
     if not numeric_marker or labels.dtype.kind not in "USO":
         return
     text = str(unlabeled)
-    if any(isinstance(label, str) and label == text for label in np.unique(labels.astype(object))):
+    # compared row by row: np.unique cannot sort labels of mixed types (check_labels names those)
+    if np.any(labels.astype(object) == text):
         raise ValueError(
             f"y holds the text {text!r}, while unlabeled={unlabeled!r} is a number: a number written into an array "
             f"of text labels is stored as text. Set unlabeled={text!r}, or mark the unlabelled rows with None in an "
