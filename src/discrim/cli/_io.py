@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from discrim.utils._files import atomic_output
-from discrim.utils.validation import max_feature_magnitude
+from discrim.utils.validation import feature_magnitudes, max_feature_magnitude, vanishing_features
 
 
 def read_csv(path):
@@ -300,7 +300,8 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
         raise click.ClickException(f"{what} column(s) {', '.join(map(repr, empty))} have no value at all: leave them out.")
     # Checked before any scaling: StandardScaler squares the values, so 1e300 becomes a silent 0.
     limit = max_feature_magnitude(np.float64)
-    too_large = [c for c in columns if np.nanmax(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) > limit]
+    largest = feature_magnitudes(X.to_numpy(dtype=float).reshape(len(X), len(columns)))
+    too_large = [c for c, m in zip(columns, largest) if m > limit]
     if too_large:
         raise click.ClickException(
             f"{what} column(s) {', '.join(map(repr, too_large))} hold values beyond +-{limit:.0e}: change their "
@@ -308,12 +309,12 @@ def numeric_features(df, columns=None, *, what="features", allow_empty=False):
         )
     # and the other end: a column whose every value lies within +-1e-102 (but not all 0) squares to
     # 0 in the variances, so the models called it constant
-    largest = {c: np.nanmax(np.abs(X[c].to_numpy(dtype=float)), initial=0.0) for c in columns}
-    too_small = [c for c in columns if 0.0 < largest[c] < 1.0 / limit]
+    vanishing = vanishing_features(largest)
+    too_small = [c for c, small in zip(columns, vanishing) if small]
     if too_small:
         raise click.ClickException(
             f"{what} column(s) {', '.join(map(repr, too_small))} hold only values within +-{1.0 / limit:.0e} (at "
-            f"most {max(largest[c] for c in too_small):.1e}), whose squares vanish in float64: change their units "
+            f"most {largest[vanishing].max():.1e}), whose squares vanish in float64: change their units "
             "(e.g. multiply by a power of ten) first."
         )
     return X.astype(float)

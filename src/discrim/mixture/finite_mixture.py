@@ -1270,6 +1270,26 @@ def _warn_if_pairs_never_observed(family, mask, sample_weight):
             UserWarning, stacklevel=user_stacklevel())
 
 
+def _constant_features(X, sample_weight):
+    """The features constant over their observed values, and every feature's weighted variance.
+
+    A constant feature (its missing values filled alike) has a variance of rounding errors beside
+    its mean: it is not in small units, and rescaling would not help.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    sample_weight : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    constant : ndarray of shape (n_features,) of bool
+    var : ndarray of shape (n_features,)
+    """
+    var, mean = weighted_feature_variance(X, sample_weight, return_mean=True)
+    return var <= _CONSTANT_SHARE * np.asarray(mean, dtype=np.float64) ** 2, var
+
+
 def _warn_if_spread_undefined(family, X, sample_weight):
     """Warn where a continuous family other than the Gaussian meets features it cannot estimate a spread of.
 
@@ -1296,8 +1316,7 @@ def _warn_if_spread_undefined(family, X, sample_weight):
     elif isinstance(family, Gaussian):
         return
     else:
-        var, mean = weighted_feature_variance(X, sample_weight, return_mean=True)
-        constant = var <= _CONSTANT_SHARE * np.asarray(mean, dtype=np.float64) ** 2
+        constant = _constant_features(X, sample_weight)[0]
     count, shown = listed_indices(constant)
     if count:
         warnings.warn(
@@ -1327,10 +1346,7 @@ def _warn_if_reg_covar_dominates(family, X, sample_weight):
     reg = float(family.reg_covar) if isinstance(family, Gaussian) else 0.0
     if reg <= 0 or X.shape[0] < 2:
         return
-    var, mean = weighted_feature_variance(X, sample_weight, return_mean=True)
-    # a feature constant over its observed values (its missing ones filled alike) has a variance of
-    # rounding errors: it is not in small units, and rescaling would not help
-    constant = var <= _CONSTANT_SHARE * np.asarray(mean, dtype=np.float64) ** 2
+    constant, var = _constant_features(X, sample_weight)
     findings = RegCovarFindings(reg, constant & (reg > _REG_COVAR_SHARE * var),
                                 (var > 0) & ~constant & (reg > _REG_COVAR_SHARE * var), var)
     collected = _COLLECTED_FINDINGS.get()

@@ -127,23 +127,58 @@ def check_feature_magnitude(X, name="X", training=False):
         from discrim._posterior import listed_indices
 
         limit = max_feature_magnitude(X.dtype)
-        # the largest observed magnitude per feature (0 where every entry is missing, without numpy's warning)
-        largest = np.max(np.abs(X), axis=0, where=~np.isnan(X), initial=0.0) if X.ndim == 2 else \
-            np.max(np.abs(X), where=~np.isnan(X), initial=0.0, keepdims=True)
+        largest = feature_magnitudes(X)
         if largest.max() > limit:
             raise ValueError(
                 f"{name} has values of magnitude up to {largest.max():.3g}; discrim supports |value| <= "
                 f"{limit:.0e} for {X.dtype} data: rescale the features (e.g. with StandardScaler "
                 "or a change of units)."
             )
-        count, shown = listed_indices((largest > 0) & (largest < 1.0 / limit))
-        if training and count:
+        vanishing = vanishing_features(largest, X.dtype) if training else np.zeros(largest.shape, dtype=bool)
+        count, shown = listed_indices(vanishing)
+        if count:
             raise ValueError(
                 f"{count} feature(s) of {name} (index {shown}) hold only values within +-{1.0 / limit:.0e} for "
-                f"{X.dtype} data (at most {largest[(largest > 0) & (largest < 1.0 / limit)].max():.3g}), whose "
+                f"{X.dtype} data (at most {largest[vanishing].max():.3g}), whose "
                 "squares vanish: rescale them (e.g. multiply by a power of ten, a change of units)."
             )
     return X
+
+
+def feature_magnitudes(X):
+    """The largest observed ``|x|`` of every feature (0 where every entry is missing, without numpy's warning).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features) of float
+        NaN is a missing value; a 1-d X counts as one feature.
+
+    Returns
+    -------
+    largest : ndarray of shape (n_features,)
+    """
+    if X.ndim == 2:
+        return np.max(np.abs(X), axis=0, where=~np.isnan(X), initial=0.0)
+    return np.max(np.abs(X), where=~np.isnan(X), initial=0.0, keepdims=True)
+
+
+def vanishing_features(largest, dtype=np.float64):
+    """Features whose every nonzero value lies within the reciprocal of :func:`max_feature_magnitude`.
+
+    Their squares, variances and the products of those underflow: such a feature looks constant to
+    every model, though it varies.
+
+    Parameters
+    ----------
+    largest : ndarray of shape (n_features,)
+        :func:`feature_magnitudes` of the data.
+    dtype : dtype, default=float64
+
+    Returns
+    -------
+    vanishing : ndarray of shape (n_features,) of bool
+    """
+    return (largest > 0) & (largest < 1.0 / max_feature_magnitude(dtype))
 
 
 def numeric_object_columns(X):
