@@ -144,10 +144,9 @@ def validation_score(scoring, proba, y_idx, sample_weight, classes, n_classes):
         return float(balanced_accuracy_score(y_idx, np.argmax(full, axis=1), sample_weight=sample_weight))
     if n_classes == 2:
         return float(roc_auc_score(y_idx == 1, full[:, 1], sample_weight=sample_weight))
+    # scikit-learn's macro one-vs-rest average, bit for bit where every class is present, over the
+    # present classes only
     present = np.flatnonzero(np.bincount(y_idx, weights=sample_weight, minlength=n_classes) > 0)
-    if present.size == n_classes:
-        return float(roc_auc_score(y_idx, full, multi_class="ovr", average="macro", labels=np.arange(n_classes),
-                                   sample_weight=sample_weight))
     return float(np.mean([roc_auc_score(y_idx == c, full[:, c], sample_weight=sample_weight) for c in present]))
 
 
