@@ -1,5 +1,6 @@
 """ICL: BIC less twice the log-probabilities of the MAP assignments (Biernacki, Celeux and Govaert 2000; mclust's icl)."""
 
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,28 @@ def test_icl_is_mclusts():
     model = FiniteMixture(Gaussian("VEV", reg_covar=0.0), 2, init_params=start, tol=1e-10, max_iter=1000).fit(X)
     assert -model.icl(X) == pytest.approx(-561.728875651, rel=1e-7)
 
+
+
+def test_icl_grid_is_mclusts_when_both_converge():
+    # Oracle: data/mclust_icl_tight.R (mclust 6.0.0's mclustICL of iris, 14 models x G = 1..9, from its
+    # hierarchical start, EM to a relative tolerance of 1e-15). ICL is not stationary at the maximum,
+    # unlike BIC: EM creeping along a flat ridge moves it at the 1e-6 level while the log-likelihood
+    # moves at 1e-12 (EVI,4 at mclust's 1e-13: ICL 1.2e-6 apart, BIC 2e-12), so both sides run EM to
+    # the end. discrim's VVE and EVE take mclust's M-step, which differs from the exact one there.
+    X, _ = load_iris(return_X_y=True)
+    oracle = pd.read_csv(Path(__file__).parent / "data" / "mclust_icl_iris_tight.csv").dropna()
+    models = {m: Gaussian(m, reg_covar=0.0, m_step="mclust" if m in ("EVE", "VVE") else "exact")
+              for m in oracle["model"].unique()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        table = select_mixture(X, models, range(1, 10), init_params="hierarchical", tol=1e-15, max_iter=1_000_000,
+                               random_state=0).table
+    table = table.assign(model=table["family"], G=table["n_components"])  # the dict's keys name the models
+    both = oracle.merge(table[table["error"] == ""], on=["model", "G"], suffixes=("_mclust", ""))
+    assert len(both) >= 114  # of mclust's 120 non-singular cells
+    # discrim's sign: -2 log L + p log n, smaller is better; mclust's the opposite
+    np.testing.assert_allclose(-both["bic"], both["bic_mclust"], rtol=1e-6)
+    np.testing.assert_allclose(-both["icl"], both["icl_mclust"], rtol=1e-6)
 
 def test_separated_components_cost_nothing_overlapping_ones_do():
     rng = np.random.default_rng(0)
