@@ -228,6 +228,25 @@ def test_one_component_with_a_prior_is_mclusts_single_component_fit():
     np.testing.assert_allclose(-result.table.bic.to_numpy(), expected, rtol=1e-9)
 
 
+
+def test_one_component_beside_noise_takes_the_models_own_formulas():
+    # Beside a noise component mclust's EM fits G = 1 by each model's own formulas (EII,1 and VII,1
+    # two models), not by its single-component ones: discrim took those (EII,1 at -3478.66 for
+    # mclust's -3443.85, VEI,1 7.8e-4 apart). Oracle: data/mclust_prior_noise_g1.R (Mclust with
+    # priorControl() and initialization = list(noise = ...), mclust 6.0.0, its sign).
+    oracle = pd.read_csv(DATA / "mclust_prior_noise_g1.csv").dropna()
+    frame = pd.read_csv(DATA / "faithful_noise.csv")
+    X, noise_init = frame.iloc[:, :2].to_numpy(dtype=float), frame["noise_init"].to_numpy(dtype=bool)
+    for model, G, bic in oracle.itertuples(index=False):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fm = FiniteMixture(Gaussian(model, prior="default", reg_covar=0.0), G, noise=True, noise_init=noise_init,
+                               init_params="hierarchical", tol=1e-13, max_iter=100_000, random_state=0).fit(X)
+        assert -fm.bic(X) == pytest.approx(bic, rel=1e-9), (model, G)
+    # the fitted family knows; the user's does not change, and without noise nothing does
+    assert fm.family_._beside_noise and not fm.family._beside_noise
+    assert not FiniteMixture(Gaussian("VVV", prior="default"), 1).fit(X).family_._beside_noise
+
 def test_the_models_without_a_prior_fail_their_cells_and_the_others_are_fitted():
     # gaussian_models(prior="default") over all 14: mclust's table shows the ten models with a prior
     import warnings as _warnings

@@ -621,6 +621,19 @@ class ComponentFamily(BaseEstimator, metaclass=ABCMeta):
         """
         return False
 
+    def beside_noise(self) -> ComponentFamily:
+        """The family as a mixture with a uniform noise component fits it (self where that is no different).
+
+        A family whose M-step for a single component differs from its M-step for several (a
+        Gaussian with a prior, which follows mclust) returns a copy that takes the general one:
+        beside a noise component, mclust's EM fits even one component by the model's own formulas.
+
+        Returns
+        -------
+        family : ComponentFamily
+        """
+        return self
+
     def fill_data_defaults(self, data_stats: Stats, n_components: int) -> ComponentFamily:
         """The family with its data-dependent defaults filled in (self when it has none).
 

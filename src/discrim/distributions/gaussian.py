@@ -1,5 +1,6 @@
 """Gaussian components with any of the 14 covariance models of mclust (scikit-learn's four among them)."""
 
+import copy
 from dataclasses import dataclass
 from numbers import Real
 
@@ -613,16 +614,27 @@ class Gaussian(ComponentFamily):
         cov = covariance_mle(self.covariance_type, weight, scatter, self.reg_covar, previous, self.m_step)
         return GaussianParams(mean=mean, covariance=cov)
 
+    # set on the fitted copy by beside_noise(): not an option of the model, so not in get_params
+    _beside_noise = False
+
+    def beside_noise(self):
+        if self._prior() is None:  # without a prior one component's M-step is every model's own
+            return self
+        family = copy.copy(self)
+        family._beside_noise = True
+        return family
+
     def _map_model(self, n_components, n_features):
         """The model whose MAP formulas a prior's M-step takes, as mclust's EM picks them.
 
         Its own, except: for one component, mclust fits every model by its single-component one
         (``mvnXII``, ``mvnXXI``, ``mvnXXX``), whose formulas are VII's, VVI's and EEE's (EII, 1 and
-        VII, 1 were two fits of one model); on one feature with several components, mclust's
+        VII, 1 were two fits of one model), unless a noise component is beside it (:meth:`beside_noise`:
+        mclust's EM then fits it by the model's own formulas, EII,1 and VII,1 two models); on one feature with several components, mclust's
         univariate "E" and "V" (``me1ep``, ``me1vp``), whose formulas differ from EII's and VII's
         (see :func:`~discrim.distributions._gaussian_prior.map_moments`).
         """
-        if n_components == 1:
+        if n_components == 1 and not self._beside_noise:
             return {"spherical": "VII", "diag": "VVI"}.get(self._storage, "EEE")
         if n_features == 1 and self.model_name in ("EII", "VII"):
             return self.model_name[0]

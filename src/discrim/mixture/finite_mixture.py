@@ -782,6 +782,7 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         family = self._with_data_defaults(family, blocks)
         noise, region, noise_rows = None, None, None
         if self._has_noise():
+            family = family.beside_noise()
             noise, region, noise_rows = self._noise_start(blocks, labels)
         if warm:
             starts = [(self.weights_, self._params)]
