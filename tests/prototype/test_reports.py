@@ -553,3 +553,15 @@ def test_an_html_export_holds_every_number_in_full_and_rebuilds_predict_proba(tm
     X, _ = _data(80, seed=10)
     np.testing.assert_allclose(_rebuild(rebuilt, X, NAMES, "weight_original", "original"), pipe.predict_proba(X),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_an_empty_table_through_a_pipeline_keeps_the_original_unit_columns(tmp_path):
+    # no prototype shown (n_batches=0, n_prototypes=0): the columns are those of a full table
+    pipe = _pipe()
+    X, y = _data(5, seed=8)
+    full, empty = export(pipe), export(pipe, n_batches=0, report=tmp_path / "empty.xlsx")
+    assert len(empty) == 0 and list(empty.columns) == list(full.columns)
+    assert list(pd.read_excel(tmp_path / "empty.xlsx", sheet_name="prototypes").columns) == list(full.columns)
+    listed, none = explain(pipe, X.iloc[[0]]), explain(pipe, X.iloc[[0]], n_prototypes=0)
+    assert len(none.prototypes) == 0 and list(none.prototypes.columns) == list(listed.prototypes.columns)
+    assert "a_original" in none.prototypes

@@ -106,7 +106,10 @@ def _units(pre, final, input_names):
 
 
 def _to_original(units, final, values, columns):
-    """Model-unit values (n, len(columns)) of the features ``columns`` in input units (NaN stays NaN)."""
+    """Model-unit values (n, len(columns)) of the features ``columns`` in input units (NaN stays NaN; no
+    rows give no rows, without calling the inverse, which refuses an empty array)."""
+    if values.shape[0] == 0:
+        return np.zeros((0, len(columns)))
     full = np.tile(np.asarray(getattr(final, "center_", np.zeros(final.n_features_in_)), dtype=np.float64),
                    (values.shape[0], 1))
     full[:, columns] = np.where(np.isnan(values), full[:, columns], values)
@@ -210,7 +213,7 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
         columns = _explain.export_columns(names, sample_names is not None, original=True)
         _explain.check_distinct_columns(columns, "export table")
     table = _explain.export_model(final, n_batches=n_batches, feature_names=names, sample_names=sample_names)
-    if units is not None and len(table):
+    if units is not None:  # the columns also when no prototype is shown (n_batches=0, every batch empty)
         D = final.n_features_in_
         values = table[[f"{n}_value" for n in names]].to_numpy(dtype=np.float64)
         original = _to_original(units, final, values, np.arange(D))
@@ -371,7 +374,7 @@ def _with_original_units(ex, units, final, names):
     active = [index[f] for f in ex.features["feature"]]
     protos = ex.prototypes.copy()
     shown = [name for name in names if f"{name}_value" in protos.columns]
-    if shown and len(protos):
+    if shown:
         cols = np.array([index[n] for n in shown])
         original = _to_original(units, final, protos[[f"{n}_value" for n in shown]].to_numpy(np.float64), cols)
         for i, name in enumerate(shown):
