@@ -163,6 +163,19 @@ def test_feature_weight_heat_map():
     np.testing.assert_allclose(image.get_array(), (W[:1] / scale)[:, np.flatnonzero(W[0] > 0)])
 
 
+def test_feature_weights_in_original_units_refuse_a_preprocessing_that_is_not_affine():
+    # a log has no weight per input unit: the plot said "no active features (every batch is empty)"
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _data()
+    pipe = make_pipeline(FunctionTransformer(np.exp, inverse_func=np.log), StandardScaler(),
+                         PrototypeClassifier(n_batches=1, n_candidates=40, random_state=0)).fit(X[["a", "c"]], y)
+    with pytest.raises(ValueError, match=r"not affine on the active feature\(s\) \['a'.*use units='model'"):
+        plot_feature_weights(pipe, units="original")
+    ax = plot_feature_weights(pipe)
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "a"
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda m: plot_batch_maps(m, n_batches=9), "n_batches must be"),
     (lambda m: plot_batch_maps(m, ncols=0), "ncols must be"),

@@ -499,7 +499,8 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
         Draw the first ``n_batches`` batches; None: all.
     units : {"model", "original"}, default="model"
         The weights of the model's features, or per unit of the pipeline's input features (see
-        :func:`discrim.prototype.export`; needs a pipeline with a column-wise affine preprocessing).
+        :func:`discrim.prototype.export`; needs a pipeline with a column-wise preprocessing that is
+        affine on every active feature).
     ax : matplotlib.axes.Axes, default=None
         Axes to draw on; a new figure when None.
 
@@ -508,6 +509,12 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
     ax : matplotlib.axes.Axes
         With one image of shape (n_batches, n_active_features) (0 where a batch does not use a
         feature), labelled by feature names and batch numbers, and a colour bar.
+
+    Raises
+    ------
+    ValueError
+        For ``units="original"`` without a column-wise preprocessing, or when it is not affine on
+        an active feature (e.g. a log): such a feature has no weight per input unit.
 
     Examples
     --------
@@ -538,12 +545,16 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
     W = np.zeros((len(batches), len(names)))
     for b, batch in enumerate(batches):
         W[b, np.asarray(batch.feature_index)] = batch.feature_weights
+    active = np.flatnonzero((W > 0).any(axis=0))  # in the model's units, where 0 means unused
     if units == "original":
         if scale is None:
             raise ValueError("units='original' needs a Pipeline whose steps before the model scale each feature "
                              "(e.g. StandardScaler).")
-        W = W * scale.slope  # per input unit, as export's <f>_weight_original (NaN for a non-affine feature)
-    active = np.flatnonzero((W > 0).any(axis=0))
+        curved = [names[d] for d in active if np.isnan(scale.slope[d])]
+        if curved:
+            raise ValueError(f"units='original': the preprocessing is not affine on the active feature(s) {curved} "
+                             "(e.g. a log), so their weights have no value per input unit; use units='model'.")
+        W = W * scale.slope  # per input unit, as export's <f>_weight_original
     ax = new_axes(ax, figsize=(max(4.0, 0.6 * len(active) + 2.5), max(3.0, 0.4 * len(batches) + 1.5)))
     if active.size == 0:
         ax.text(0.5, 0.5, "no active features\n(every batch is empty)", ha="center", va="center",
