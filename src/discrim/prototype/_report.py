@@ -449,7 +449,7 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
                 for sheet, frame in frames.items():
                     _for_file(frame).to_excel(writer, sheet_name=sheet[:31], index=False)
                 for worksheet in writer.book.worksheets:
-                    _as_text(worksheet)
+                    _as_written(worksheet)
         return
     parts = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
              "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:12px}"
@@ -484,17 +484,25 @@ def _check_report_path(path):
     return suffix
 
 
-def _as_text(worksheet):
-    """Store as text the cells that openpyxl took for formulas (text starting with "=": a label or a
-    feature name from the user's data), so that the workbook shows the tables' text and runs nothing.
+def _as_written(worksheet):
+    """Make the cells store what the tables hold: text as text, every float in full.
 
-    openpyxl writes other text as inline strings, which a spreadsheet never evaluates, whatever
-    their first character ("+", "-", "@", tab).
+    openpyxl takes text starting with "=" (a label or a feature name from the user's data) for a
+    formula: such cells are stored as text, so that the workbook shows the tables' text and runs
+    nothing (openpyxl writes other text as inline strings, which a spreadsheet never evaluates,
+    whatever their first character: "+", "-", "@", tab). It writes a number with 16 significant
+    digits, which loses the last digit of some float64 (154.03068714498795 read back as
+    154.030687144988): those are written as the shortest text that reads back as the same float,
+    still a number cell.
     """
     for row in worksheet.iter_rows():
         for cell in row:
             if cell.data_type == "f":
                 cell.data_type = "s"
+            elif cell.data_type == "n" and isinstance(cell.value, float) and np.isfinite(cell.value):
+                if float(f"{cell.value:.16g}") != cell.value:
+                    cell.value = repr(float(cell.value))  # openpyxl writes a text value of a number cell as given
+                    cell.data_type = "n"
 
 
 def _for_file(frame):
