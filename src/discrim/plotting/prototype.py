@@ -11,7 +11,7 @@ import numpy as np
 from discrim._typing import ArrayLike, PrototypeModel
 from discrim.plotting._mpl import new_axes, pyplot
 from discrim.plotting.prototype_map import weighted_pca
-from discrim.prototype.classifier import _label_index
+from discrim.utils.validation import label_index
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -203,7 +203,7 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
     y = None if y is None else np.asarray(y)
     if y is not None and y.shape != (A.shape[0],):
         raise ValueError(f"y must hold one label per row of X ({A.shape[0]}); got shape {y.shape}.")
-    y = None if y is None else _label_index(classes, y)  # each row's class index, for its colour
+    y = None if y is None else label_index(classes, y)  # each row's class index, for its colour
     if single and ax is not None:
         axes = [ax]
     elif ax is not None:
@@ -451,7 +451,7 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
     if y is not None and (Z_rows is None or y.shape != (Z_rows.shape[0],)):
         raise ValueError("y must hold one label per row of X (and needs X).")
     classes = np.asarray(final.classes_)
-    y = None if y is None else _label_index(classes, y)  # each row's class index, for its colour
+    y = None if y is None else label_index(classes, y)  # each row's class index, for its colour
     ncols = min(ncols, len(batches))
     nrows = -(-len(batches) // ncols)
     fig, grid = pyplot().subplots(nrows, ncols, figsize=(4.5 * ncols, 4.0 * nrows), squeeze=False)
