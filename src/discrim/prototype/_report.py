@@ -133,9 +133,14 @@ def _model_names(pre, final, feature_names, units):
     return _explain._feature_names(final)
 
 
-def _default_sample_names(model, sample_names):
-    """``sample_names``, or the CSV data rows a command-line fit recorded (``training_rows_``)."""
-    return getattr(model, "training_rows_", None) if sample_names is None else sample_names
+def _default_sample_names(model, final, sample_names):
+    """``sample_names``, or the CSV data rows a command-line fit recorded (``training_rows_``) on the
+    PrototypeClassifier ``final`` (or on ``model`` itself, where model files written before the record
+    moved to the classifier keep it)."""
+    if sample_names is not None:
+        return sample_names
+    recorded = getattr(final, "training_rows_", None)
+    return getattr(model, "training_rows_", None) if recorded is None else recorded
 
 
 def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
@@ -155,8 +160,9 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
         ``feature_names_in_``, or ``x0``, ``x1``, ...
     sample_names : array-like of shape (n_training_samples,) or None, default=None
         Names of the training rows: a column ``sample_name`` next to ``sample_index``. None: the
-        model's ``training_rows_`` when it has them (a model saved by ``discrim fit`` or ``discrim
-        tune`` from a CSV: the CSV's data rows, as ``discrim explain`` shows them).
+        PrototypeClassifier's ``training_rows_`` when it has them (a model saved by ``discrim fit``
+        or ``discrim tune`` from a CSV: the CSV's data rows, as ``discrim explain`` shows them; a
+        new fit drops them).
     report : str, path-like or None, default=None
         Also write the table to this ``.xlsx`` (needs openpyxl, the ``report`` extra) or
         ``.html`` file, with the sheets ``prototypes``, ``marginals`` and ``feature_weights``;
@@ -205,8 +211,8 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     """
     if report is not None:
         _check_report_path(report)
-    sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
+    sample_names = _default_sample_names(model, final, sample_names)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
     if units is not None:
@@ -303,7 +309,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
         Names of the features (see :func:`export`).
     sample_names : array-like of shape (n_training_samples,) or None, default=None
         Names of the training rows, shown as ``sample_name`` next to each prototype's
-        ``sample_index``. None: the model's ``training_rows_`` when it has them (see :func:`export`).
+        ``sample_index``. None: the PrototypeClassifier's ``training_rows_`` when it has them (see
+        :func:`export`).
     report : str, path-like or None, default=None
         Also write the explanation to this ``.xlsx`` (needs openpyxl) or ``.html`` file, with
         the sheets ``summary``, ``classes``, ``prototypes`` and ``features``; written atomically,
@@ -335,8 +342,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
     """
     if report is not None:
         _check_report_path(report)
-    sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
+    sample_names = _default_sample_names(model, final, sample_names)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
     name = None

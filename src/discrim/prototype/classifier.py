@@ -588,6 +588,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             self.marginals_ = marginals
             self.center_ = center()
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
+            # records of an earlier fit that a new one makes wrong: shrink's columns of the data it was
+            # shrunk from, and the CSV rows a command-line fit was made on (the names of sample_index)
+            for stale in ("active_features_", "training_rows_"):
+                if stale in vars(self):
+                    delattr(self, stale)
 
     def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None, log_level=logging.INFO):
         """Append one batch per generator in ``rngs`` to ``batches_`` (the fit engine).
