@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from discrim.utils._files import atomic_output
+from discrim.utils._markdown import markdown_cell
 
 
 def model_summary(cv_estimator):
@@ -146,12 +147,6 @@ def _blocks(cv_estimator, title, data, metrics, figures):
     return blocks
 
 
-def _markdown_cell(text):
-    """A table cell's text with its ``|`` escaped and line breaks as spaces: a feature name or label
-    such as ``alcohol|%vol`` otherwise opens a cell of its own, which the table drops."""
-    return " ".join(str(text).replace("|", "\\|").splitlines())
-
-
 def _markdown(blocks):
     out = []
     for block in blocks:
@@ -166,8 +161,8 @@ def _markdown(blocks):
             out.append(f"![{block[1]}]({block[2]})\n")
         else:
             header, rows = block[1], block[2]
-            lines = ["| " + " | ".join(map(_markdown_cell, header)) + " |", "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(map(_markdown_cell, row)) + " |" for row in rows]
+            lines = ["| " + " | ".join(map(markdown_cell, header)) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows]
             out.append("\n".join(lines) + "\n")
     return "\n".join(out)
 
