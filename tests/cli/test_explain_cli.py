@@ -81,6 +81,26 @@ def test_errors_are_one_line(files):
     assert result.exit_code != 0 and "not a prototype set model" in result.output
 
 
+def test_a_refitted_model_does_not_name_its_prototypes_after_the_rows_of_the_saved_fit(files):
+    # the record stayed on the pipeline: refitted on the CSV's first 60 rows, prototype 2 (CSV row 2) was
+    # named by the 105 rows of the saved fit's training part (row 163 in the tour)
+    from discrim.persistence import load_model
+    from discrim.prototype import explain, export
+
+    model = load_model(files["piped"])
+    data = pd.read_csv(files["csv"])
+    assert "sample_name" in export(model)
+    model.fit(data[["u", "v", "w"]].iloc[:60], data["label"].iloc[:60])
+    assert "sample_name" not in export(model) and "sample_name" not in explain(model, data.iloc[[0], :3]).prototypes
+    np.testing.assert_array_equal(export(model, sample_names=np.arange(60) + 1000)["sample_name"],
+                                  export(model)["sample_index"] + 1000)
+    # a shrunk model refitted is a model of the columns it is given
+    shrunk = PrototypeClassifier(n_candidates=50, random_state=0).fit(data[["u", "v", "w"]], data["label"]).shrink()
+    assert hasattr(shrunk, "active_features_")
+    shrunk.fit(data[["u", "v", "w"]], data["label"])
+    assert not hasattr(shrunk, "active_features_")
+
+
 def test_prototypes_are_named_by_their_csv_row(files):
     """`discrim fit` splits the CSV: its models record the training rows, so a prototype is shown as
     the CSV row it is (not its position in the hidden training part)."""
@@ -89,7 +109,7 @@ def test_prototypes_are_named_by_their_csv_row(files):
 
     model = load_model(files["piped"])
     data = pd.read_csv(files["csv"])
-    rows = np.asarray(model.training_rows_)
+    rows = np.asarray(model[-1].training_rows_)  # on the classifier, which a new fit makes drop them
     assert rows.shape == (105,) and np.unique(rows).size == rows.size  # the 70 % training part
     table = export(model, sample_names=rows)
     # the library's export and explain name them so by default (they gave positions in the training part)

@@ -230,3 +230,17 @@ def test_one_feature_models_are_named_as_mclust_names_them(covariance_type, name
     assert (summary.model_name, summary.description) == (name, description)
     assert f"{name} ({description}) model with 2 components:" in str(summary)
     assert list(summary.components.columns) == ["weight", "size", "mean[waiting]", "variance[waiting]"]
+
+
+def test_markdown_keeps_a_bar_in_a_feature_name_in_its_cell():
+    # a feature 'a|b' gave the component table's header two cells more than its rows ("mean[a", "b]")
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(100, 2)), columns=["a|b", "c"])
+    md = summarize_mixture(FiniteMixture(Gaussian(), 2, random_state=0).fit(X), X).to_markdown()
+    table = [line for line in md.splitlines() if line.startswith("| component")]
+    assert table and "mean[a\\|b]" in table[0]
+    rows = [line for line in md.splitlines() if line.startswith("|")]
+    component_rows = rows[rows.index(table[0]):]
+    assert len({line.replace("\\|", "").count("|") for line in component_rows}) == 1

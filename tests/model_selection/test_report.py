@@ -108,3 +108,17 @@ def test_model_summary_names_the_transformers_output_features():
         active = np.unique(np.concatenate([b.feature_index for b in search.best_estimator_.batches_]))
         assert model_summary(search)["active_features"] == [str(names[d]) for d in active]
         search_report(search)  # renders
+
+
+def test_markdown_cells_keep_a_bar_or_a_line_break_of_a_name_in_their_cell():
+    # "alcohol|%vol" opened a third cell in a two-column row, which Markdown drops ("barolo|DOCG" of the
+    # classes showed as "barolo")
+    X, _, y, _ = load_benchmark("iris-2f", as_frame=True)
+    X = X.set_axis(["sepal|length", "sepal\nwidth"], axis=1)
+    search = PrototypeClassifierCV(alpha_feature_grid=[1e-3], max_batches=1, cv=3, n_candidates=60,
+                                   random_state=0).fit(X, y)
+    text = search_report(search, data={"classes": "barolo|DOCG, barbera"})
+    assert "| classes | barolo\\|DOCG, barbera |" in text
+    row = next(line for line in text.splitlines() if line.startswith("| active features |"))
+    assert "sepal\\|length" in row and row.replace("\\|", "").count("|") == 3
+    assert "sepal width" in text

@@ -63,3 +63,22 @@ def test_rows_with_a_missing_value_are_left_out_and_frames_name_the_axes():
     ax = plot_decision_surface(model, pd.DataFrame(X, columns=["length", "width"]), y)
     assert np.isfinite(ax.get_xlim()).all() and (ax.get_xlabel(), ax.get_ylabel()) == ("length", "width")
     assert sum(c.get_offsets().shape[0] for c in ax.collections if type(c).__name__ == "PathCollection") == 59
+
+
+def test_labels_that_are_not_classes_are_refused_not_left_undrawn():
+    # iris' codes 0-2 for a model of its names: no row was drawn, under a legend of the three classes
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    names = np.array(["setosa", "versicolor", "virginica"])[y]
+    model = QuadraticDiscriminant().fit(X[:, :2], names)
+    ax = plot_decision_surface(model, X[:, :2], names, resolution=20)
+    assert sum(len(c.get_offsets()) for c in ax.collections if c.get_label() in names) == 150
+    with pytest.raises(ValueError, match=r"y must be one label per row among classes_ \['setosa', 'versicolor', "
+                                         r"'virginica'\]; got \[0, 1, 2\]"):
+        plot_decision_surface(model, X[:, :2], y, resolution=20)
+    # classes in any order (a classifier of another library need not sort them)
+    from discrim.utils.validation import label_index
+
+    np.testing.assert_array_equal(label_index(np.array(["b", "c", "a"]), np.array(["a", "b", "c", "a"])),
+                                  [2, 0, 1, 2])

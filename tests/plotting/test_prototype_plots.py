@@ -163,6 +163,19 @@ def test_feature_weight_heat_map():
     np.testing.assert_allclose(image.get_array(), (W[:1] / scale)[:, np.flatnonzero(W[0] > 0)])
 
 
+def test_feature_weights_in_original_units_refuse_a_preprocessing_that_is_not_affine():
+    # a log has no weight per input unit: the plot said "no active features (every batch is empty)"
+    from sklearn.preprocessing import FunctionTransformer
+
+    X, y = _data()
+    pipe = make_pipeline(FunctionTransformer(np.exp, inverse_func=np.log), StandardScaler(),
+                         PrototypeClassifier(n_batches=1, n_candidates=40, random_state=0)).fit(X[["a", "c"]], y)
+    with pytest.raises(ValueError, match=r"not affine on the active feature\(s\) \['a'.*use units='model'"):
+        plot_feature_weights(pipe, units="original")
+    ax = plot_feature_weights(pipe)
+    assert [t.get_text() for t in ax.get_xticklabels()][0] == "a"
+
+
 @pytest.mark.parametrize("call, match", [
     (lambda m: plot_batch_maps(m, n_batches=9), "n_batches must be"),
     (lambda m: plot_batch_maps(m, ncols=0), "ncols must be"),
@@ -327,3 +340,20 @@ def test_a_one_feature_plot_s_legend_says_which_colour_is_which_class(kind, with
         (image,) = ax.images
         for k, handle in enumerate(legend.legend_handles[1:]):  # each class's patch has its regions' colour
             assert to_rgba(handle.get_facecolor(), 1) == to_rgba(image.cmap(image.norm(k)), 1)
+
+
+def test_rows_are_coloured_by_their_class_and_labels_not_among_the_classes_are_refused():
+    # y of 0/1 for classes 'n'/'p' painted every row as the first class, silently
+    from matplotlib.colors import to_rgba
+
+    X, y = _data()
+    pipe = _pipe()
+    ax = plot_prototype_surface(pipe, X, y, features=("a", "b"), resolution=10)
+    rows = [c for c in ax.collections if c.get_gid() == "reference"][0]
+    want = [to_rgba("C1" if label == "p" else "C0") for label in y]
+    np.testing.assert_allclose(rows.get_facecolors()[:, :3], np.array(want)[:, :3])
+    codes = (y == "p").astype(int)
+    for call in [lambda: plot_prototype_surface(pipe, X, codes, resolution=10),
+                 lambda: plot_batch_maps(pipe, X, codes)]:
+        with pytest.raises(ValueError, match=r"y must be one label per row among classes_ \['n', 'p'\]; got \[0, 1\]"):
+            call()

@@ -166,3 +166,15 @@ def test_prototype_map_draws_a_pipelines_model():
     ax = plot_prototype_map(pipe)
     sizes = np.concatenate([c.get_sizes() for c in ax.collections])
     assert sizes.shape[0] == pipe[-1].batches_[0].prototype_weights.shape[0]
+
+
+def test_plot_search_colours_span_the_counts_drawn(search):
+    # batch_counts=[0, 1] of max_batches=2 (or the counts an early stop scored) took half the
+    # colour scale: lines 0 and 1 were hard to tell apart; the first and last drawn are its ends
+    from matplotlib import colormaps
+    from matplotlib.colors import to_rgba
+
+    ax = plot_search(search, batch_counts=[0, 1])
+    colours = {line.get_label(): to_rgba(line.get_color()) for line in ax.get_lines()}
+    assert colours["0 batches"] == colormaps["viridis"](0.0)
+    assert colours["1 batches"] == colormaps["viridis"](1.0)

@@ -553,3 +553,30 @@ def test_an_html_export_holds_every_number_in_full_and_rebuilds_predict_proba(tm
     X, _ = _data(80, seed=10)
     np.testing.assert_allclose(_rebuild(rebuilt, X, NAMES, "weight_original", "original"), pipe.predict_proba(X),
                                rtol=1e-12, atol=1e-15)
+
+
+def test_an_empty_table_through_a_pipeline_keeps_the_original_unit_columns(tmp_path):
+    # no prototype shown (n_batches=0, n_prototypes=0): the columns are those of a full table
+    pipe = _pipe()
+    X, y = _data(5, seed=8)
+    full, empty = export(pipe), export(pipe, n_batches=0, report=tmp_path / "empty.xlsx")
+    assert len(empty) == 0 and list(empty.columns) == list(full.columns)
+    assert list(pd.read_excel(tmp_path / "empty.xlsx", sheet_name="prototypes").columns) == list(full.columns)
+    listed, none = explain(pipe, X.iloc[[0]]), explain(pipe, X.iloc[[0]], n_prototypes=0)
+    assert len(none.prototypes) == 0 and list(none.prototypes.columns) == list(listed.prototypes.columns)
+    assert "a_original" in none.prototypes
+
+
+def test_an_xlsx_export_holds_every_number_in_full(tmp_path):
+    # openpyxl writes 16 significant digits: a prototype weight 154.03068714498795 read back as 154.030687144988
+    openpyxl = pytest.importorskip("openpyxl")
+    table = export(_pipe())
+    lossy = [v for v in table["prototype_weight"]] + [154.03068714498795, 0.1 + 0.2]
+    frame = pd.DataFrame({"value": lossy, "label": ["x"] * len(lossy)})
+    assert any(float(f"{v:.16g}") != v for v in lossy)
+    write_report(tmp_path / "full.xlsx", {"numbers": frame, "prototypes": table})
+    cells = [row[0].value for row in openpyxl.load_workbook(tmp_path / "full.xlsx")["numbers"].iter_rows(min_row=2)]
+    assert cells == lossy and all(isinstance(v, float) for v in cells)  # numbers, not text
+    read = pd.read_excel(tmp_path / "full.xlsx", sheet_name="prototypes")
+    numbers = [c for c in table.columns if table[c].dtype.kind == "f"]
+    np.testing.assert_array_equal(read[numbers].to_numpy(), table[numbers].to_numpy())

@@ -98,3 +98,21 @@ def test_the_emptiness_screen_subsamples_torch_rows_in_float32(rng):
     theta = torch.full((D + J,), 0.5, dtype=torch.float32)
     value, _ = screen.value_and_grad(theta)
     assert np.isfinite(float(value))
+
+
+def test_explain_takes_a_tensor_row_and_a_tensor_true_class():
+    # the row's class as a 0-d or one-element tensor (as the model's other methods take tensor labels)
+    # failed inside torch: "any() received an invalid combination of arguments"
+    from discrim.prototype import explain
+
+    X_train, X_test, y_train, _ = load_benchmark("wine")
+    codes = np.unique(y_train, return_inverse=True)[1]
+    model = PrototypeClassifier(n_candidates=60, random_state=0).fit(X_train, codes)
+    T = torch.as_tensor(np.asarray(X_train))
+    want = explain(model, np.asarray(X_train)[0], int(codes[0]), reference=np.asarray(X_train))
+    for label in [torch.tensor(codes[0]), torch.tensor([codes[0]])]:
+        got = explain(model, T[0], label, reference=T)
+        assert got.true_class == want.true_class == codes[0]
+        assert got.familiarity_quantile == want.familiarity_quantile
+    with pytest.raises(ValueError, match=r"y must be one of the model's classes \[0, 1, 2\]"):
+        explain(model, T[0], torch.tensor(7))

@@ -115,11 +115,11 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
             names = None
             if getattr(final, "feature_names_in_", None) is None and pre is None and input_names is not None:
                 names = input_names
-            # the CSV rows the model was fitted on (`discrim fit` and `discrim tune` record them)
-            training_rows = getattr(model, "training_rows_", None)
+            # sample_names None: the CSV rows the model was fitted on, where `discrim fit` and `discrim tune`
+            # recorded them (training_rows_)
             with features_named(input_names or []):  # the warnings name the features, not positions
                 ex = explain_row(model, X_row, true_class, reference=X_reference, n_prototypes=None,
-                                 n_batches=n_batches, feature_names=names, sample_names=training_rows)
+                                 n_batches=n_batches, feature_names=names)
     except ValueError as exc:
         raise click.ClickException(f"cannot explain row {row}: {str(exc).splitlines()[0]}") from None
     check_finite_probabilities(np.asarray(ex.proba, dtype=float)[None, :], f"the model at row {row}")

@@ -605,22 +605,31 @@ def drawable_rows(X, y):
 
 
 def remember_training_rows(model, X_train, csv):
-    """Record on a fitted model the CSV data rows it was fitted on, as ``training_rows_``.
+    """Record on a fitted model's PrototypeClassifier the CSV data rows it was fitted on, as ``training_rows_``.
 
     A prototype is one training row, numbered by its position in the training part (a shuffled
-    split of the CSV); ``discrim explain`` shows the CSV row instead, from this record.
+    split of the CSV); ``discrim explain`` shows the CSV row instead, from this record. It is kept
+    on the classifier (a pipeline's last step, a search's ``best_estimator_``), whose next fit drops
+    it: a pipeline refitted on other rows would otherwise name its prototypes after the old ones.
 
     Parameters
     ----------
     model : estimator
-        Fitted, about to be saved.
+        Fitted, about to be saved; a model without prototypes records nothing.
     X_train : DataFrame
         The training rows, indexed by their position among the CSV's data rows.
     csv : str or None
         The CSV read; None (a built-in data set) records nothing.
     """
-    if csv is not None:
-        model.training_rows_ = np.asarray(X_train.index, dtype=np.int64)
+    from discrim.prototype._report import split_model
+
+    if csv is None:
+        return
+    try:
+        _, final, _ = split_model(model)
+    except TypeError:  # not a prototype set model: nothing names its rows
+        return
+    final.training_rows_ = np.asarray(X_train.index, dtype=np.int64)
 
 
 # --param values are Python literals of these kinds; anything longer or deeper is refused

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from discrim._typing import ArrayLike
+from discrim.utils._markdown import markdown_cell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -322,9 +323,9 @@ def _markdown_table(frame, floatfmt, index):
     def cell(value):
         if isinstance(value, (float, np.floating)):
             return "NA" if np.isnan(value) else format(value, floatfmt)
-        return str(value)
+        return markdown_cell(value)
 
-    header = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
+    header = ([markdown_cell(frame.index.name or "")] if index else []) + [markdown_cell(c) for c in frame.columns]
     rows = [([cell(i)] if index else []) + [cell(v) for v in rec]
             for i, rec in zip(frame.index, frame.itertuples(index=False))]
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join(" --- " for _ in header) + "|"]

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from discrim.utils._files import atomic_output
+from discrim.utils._markdown import markdown_cell
 
 
 def model_summary(cv_estimator):
@@ -160,8 +161,8 @@ def _markdown(blocks):
             out.append(f"![{block[1]}]({block[2]})\n")
         else:
             header, rows = block[1], block[2]
-            lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-            lines += ["| " + " | ".join(row) + " |" for row in rows]
+            lines = ["| " + " | ".join(map(markdown_cell, header)) + " |", "|" + "---|" * len(header)]
+            lines += ["| " + " | ".join(map(markdown_cell, row)) + " |" for row in rows]
             out.append("\n".join(lines) + "\n")
     return "\n".join(out)
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from discrim._typing import ArrayLike
 from discrim.plotting._mpl import new_axes
+from discrim.utils.validation import label_index
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -26,7 +27,7 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
         Points to show (usually the training data); they also set the plotted range. Rows with
         a missing value (NaN) are not drawn.
     y : array-like of shape (n_samples,)
-        Their labels, coloured like the regions.
+        Their labels (among the estimator's ``classes_``), coloured like the regions.
     ax : matplotlib Axes, default=None
         Axes to draw on; a new figure when None.
     resolution : int, default=300
@@ -107,8 +108,9 @@ def plot_decision_surface(estimator: Any, X: ArrayLike, y: ArrayLike, ax: Axes |
         aspect="auto", interpolation="nearest",
     )
     ax.contour(g0, g1, chosen.reshape(g0.shape), levels=np.arange(classes.shape[0]) + 0.5, colors="k", linewidths=0.8)
+    index = label_index(classes, y)  # labels that are not classes are refused, not left undrawn
     for i, label in enumerate(classes):
-        mask = y == label
+        mask = index == i
         ax.scatter(X_arr[mask, 0], X_arr[mask, 1], s=12, c=colours[i], edgecolors="k", linewidths=0.3, label=str(label))
     # the model's names, else X's columns (a model fitted on an array, drawn with a DataFrame)
     names = list(getattr(estimator, "feature_names_in_", getattr(X, "columns", ["feature 0", "feature 1"])))

@@ -11,6 +11,7 @@ import numpy as np
 from discrim._typing import ArrayLike, PrototypeModel
 from discrim.plotting._mpl import new_axes, pyplot
 from discrim.plotting.prototype_map import weighted_pca
+from discrim.utils.validation import label_index
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -107,7 +108,7 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
         Reference rows in the units the model takes (usually the training rows): they set the
         range of the slices, the default baseline and the familiarity levels.
     y : array-like of shape (n_samples,), default=None
-        Classes of the rows of X, for their colours.
+        Classes of the rows of X (labels among the model's ``classes_``), for their colours.
     features : pair or list of pairs of int or str, default=None
         The two features of a slice (indices or names), or a list of pairs for one panel each;
         None: the two of largest summed feature weight. A one-feature model takes None or that
@@ -202,6 +203,7 @@ def plot_prototype_surface(model: PrototypeModel, X: ArrayLike, y: ArrayLike | N
     y = None if y is None else np.asarray(y)
     if y is not None and y.shape != (A.shape[0],):
         raise ValueError(f"y must hold one label per row of X ({A.shape[0]}); got shape {y.shape}.")
+    y = None if y is None else label_index(classes, y)  # each row's class index, for its colour
     if single and ax is not None:
         axes = [ax]
     elif ax is not None:
@@ -289,7 +291,7 @@ def _draw_line(model, ax, A, y, columns, names, kind, classes, k_target, marked,
         ax.scatter(A[:, 0], np.full(A.shape[0], -step), marker="|", s=40, c="tab:gray", gid="reference")
         bottom = -2 * step
     else:
-        index = np.searchsorted(classes, y).clip(0, K - 1)
+        index = y
         ax.scatter(A[:, 0], -step * (index + 1), marker="|", s=40, c=[colours[k] for k in index], gid="reference")
         bottom = -step * (K + 1)
     if marked is not None:
@@ -348,7 +350,7 @@ def _draw_slice(model, ax, A, y, columns, names, point, i, j, kind, classes, k_t
     if y is None:
         ax.scatter(A[:, i], A[:, j], s=10, c="tab:gray", edgecolors="k", linewidths=0.2, gid="reference")
     else:
-        index = np.searchsorted(classes, y).clip(0, classes.shape[0] - 1)
+        index = y
         ax.scatter(A[:, i], A[:, j], s=10, c=[colours[k] for k in index], edgecolors="k", linewidths=0.2,
                    gid="reference")
     ax.scatter([point[i]], [point[j]], marker="X", s=90, c="white", edgecolors="k", gid="baseline", label="baseline")
@@ -398,7 +400,7 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
     X : array-like of shape (n_samples, n_features), default=None
         Supplementary rows, in the units the model takes.
     y : array-like of shape (n_samples,), default=None
-        Their classes, for their colours.
+        Their classes (labels among the model's ``classes_``), for their colours.
     n_batches : int or None, default=None
         Draw the first ``n_batches`` batches; None: all.
     explain : array-like of shape (n_explained, n_features), default=None
@@ -449,6 +451,7 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
     if y is not None and (Z_rows is None or y.shape != (Z_rows.shape[0],)):
         raise ValueError("y must hold one label per row of X (and needs X).")
     classes = np.asarray(final.classes_)
+    y = None if y is None else label_index(classes, y)  # each row's class index, for its colour
     ncols = min(ncols, len(batches))
     nrows = -(-len(batches) // ncols)
     fig, grid = pyplot().subplots(nrows, ncols, figsize=(4.5 * ncols, 4.0 * nrows), squeeze=False)
@@ -467,7 +470,7 @@ def plot_batch_maps(model: PrototypeModel, X: ArrayLike | None = None, y: ArrayL
         if Z_rows is not None:
             sup = (np.nan_to_num(Z_rows[:, index] * v - mean)) @ pcs
             colours = ("tab:gray" if y is None else
-                       [f"C{k % 10}" for k in np.searchsorted(classes, y).clip(0, classes.shape[0] - 1)])
+                       [f"C{k % 10}" for k in y])
             ax.scatter(sup[:, 0], sup[:, 1], s=6, c=colours, alpha=0.35, linewidths=0, gid="supplementary")
         sizes = max_marker_size * weights / weights.max()
         for k in np.unique(batch.target):
@@ -499,7 +502,8 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
         Draw the first ``n_batches`` batches; None: all.
     units : {"model", "original"}, default="model"
         The weights of the model's features, or per unit of the pipeline's input features (see
-        :func:`discrim.prototype.export`; needs a pipeline with a column-wise affine preprocessing).
+        :func:`discrim.prototype.export`; needs a pipeline with a column-wise preprocessing that is
+        affine on every active feature).
     ax : matplotlib.axes.Axes, default=None
         Axes to draw on; a new figure when None.
 
@@ -508,6 +512,12 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
     ax : matplotlib.axes.Axes
         With one image of shape (n_batches, n_active_features) (0 where a batch does not use a
         feature), labelled by feature names and batch numbers, and a colour bar.
+
+    Raises
+    ------
+    ValueError
+        For ``units="original"`` without a column-wise preprocessing, or when it is not affine on
+        an active feature (e.g. a log): such a feature has no weight per input unit.
 
     Examples
     --------
@@ -538,12 +548,16 @@ def plot_feature_weights(model: PrototypeModel, *, n_batches: int | None = None,
     W = np.zeros((len(batches), len(names)))
     for b, batch in enumerate(batches):
         W[b, np.asarray(batch.feature_index)] = batch.feature_weights
+    active = np.flatnonzero((W > 0).any(axis=0))  # in the model's units, where 0 means unused
     if units == "original":
         if scale is None:
             raise ValueError("units='original' needs a Pipeline whose steps before the model scale each feature "
                              "(e.g. StandardScaler).")
-        W = W * scale.slope  # per input unit, as export's <f>_weight_original (NaN for a non-affine feature)
-    active = np.flatnonzero((W > 0).any(axis=0))
+        curved = [names[d] for d in active if np.isnan(scale.slope[d])]
+        if curved:
+            raise ValueError(f"units='original': the preprocessing is not affine on the active feature(s) {curved} "
+                             "(e.g. a log), so their weights have no value per input unit; use units='model'.")
+        W = W * scale.slope  # per input unit, as export's <f>_weight_original
     ax = new_axes(ax, figsize=(max(4.0, 0.6 * len(active) + 2.5), max(3.0, 0.4 * len(batches) + 1.5)))
     if active.size == 0:
         ax.text(0.5, 0.5, "no active features\n(every batch is empty)", ha="center", va="center",

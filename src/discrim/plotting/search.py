@@ -75,13 +75,17 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
     styles = ("-", "--", ":", "-.")
     ax = new_axes(ax, figsize=(7.0, 5.0))
     cmap = _colormap()
+    # the colour scale spans the counts drawn (not 0..max_batches: the 5 counts that folds stopped
+    # early by n_batches_no_change scored of 50, or batch_counts=[0, 1, 2] of 10, were one colour)
+    drawn = wanted[np.isin(wanted, counts[np.isfinite(mean)])]
+    low, span = (drawn.min(), max(drawn.max() - drawn.min(), 1)) if drawn.size else (0, 1)
     for j, alpha_p in enumerate(np.unique(prototype_alphas)):
         for b in wanted:
             rows = np.flatnonzero((counts == b) & (prototype_alphas == alpha_p) & np.isfinite(mean))
             if not rows.size:
                 continue
             rows = rows[np.argsort(alphas[rows])]
-            colour = cmap(b / max(counts.max(), 1))
+            colour = cmap((b - low) / span)
             label = f"{b} batches" + (f", alpha_prototype={alpha_p:.2g}" if with_prototype else "")
             ax.plot(alphas[rows], mean[rows], marker="o", markersize=3, linewidth=1, color=colour,
                     linestyle=styles[j % len(styles)], label=label)

@@ -499,8 +499,8 @@ def _check_true_class(y, classes):
     Parameters
     ----------
     y : object
-        A label, or a list, tuple, 1-D array or Series holding exactly one label (as ``X`` may be
-        a one-row frame).
+        A label, or a list, tuple, 1-D array, tensor or Series holding exactly one label (as ``X``
+        may be a one-row frame).
     classes : ndarray of shape (n_classes,)
 
     Returns
@@ -509,6 +509,7 @@ def _check_true_class(y, classes):
         An element of ``classes``.
     """
     given = y
+    y = host_input(y)  # a tensor's values (numpy's reductions fail inside torch on a tensor)
     if not isinstance(y, (str, bytes)) and np.ndim(y) > 0:
         values = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y, dtype=object)
         if values.shape != (1,):

@@ -106,7 +106,10 @@ def _units(pre, final, input_names):
 
 
 def _to_original(units, final, values, columns):
-    """Model-unit values (n, len(columns)) of the features ``columns`` in input units (NaN stays NaN)."""
+    """Model-unit values (n, len(columns)) of the features ``columns`` in input units (NaN stays NaN; no
+    rows give no rows, without calling the inverse, which refuses an empty array)."""
+    if values.shape[0] == 0:
+        return np.zeros((0, len(columns)))
     full = np.tile(np.asarray(getattr(final, "center_", np.zeros(final.n_features_in_)), dtype=np.float64),
                    (values.shape[0], 1))
     full[:, columns] = np.where(np.isnan(values), full[:, columns], values)
@@ -130,9 +133,14 @@ def _model_names(pre, final, feature_names, units):
     return _explain._feature_names(final)
 
 
-def _default_sample_names(model, sample_names):
-    """``sample_names``, or the CSV data rows a command-line fit recorded (``training_rows_``)."""
-    return getattr(model, "training_rows_", None) if sample_names is None else sample_names
+def _default_sample_names(model, final, sample_names):
+    """``sample_names``, or the CSV data rows a command-line fit recorded (``training_rows_``) on the
+    PrototypeClassifier ``final`` (or on ``model`` itself, where model files written before the record
+    moved to the classifier keep it)."""
+    if sample_names is not None:
+        return sample_names
+    recorded = getattr(final, "training_rows_", None)
+    return getattr(model, "training_rows_", None) if recorded is None else recorded
 
 
 def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names: Sequence[str] | None = None,
@@ -152,8 +160,9 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
         ``feature_names_in_``, or ``x0``, ``x1``, ...
     sample_names : array-like of shape (n_training_samples,) or None, default=None
         Names of the training rows: a column ``sample_name`` next to ``sample_index``. None: the
-        model's ``training_rows_`` when it has them (a model saved by ``discrim fit`` or ``discrim
-        tune`` from a CSV: the CSV's data rows, as ``discrim explain`` shows them).
+        PrototypeClassifier's ``training_rows_`` when it has them (a model saved by ``discrim fit``
+        or ``discrim tune`` from a CSV: the CSV's data rows, as ``discrim explain`` shows them; a
+        new fit drops them).
     report : str, path-like or None, default=None
         Also write the table to this ``.xlsx`` (needs openpyxl, the ``report`` extra) or
         ``.html`` file, with the sheets ``prototypes``, ``marginals`` and ``feature_weights``;
@@ -202,15 +211,15 @@ def export(model: PrototypeModel, *, n_batches: int | None = None, feature_names
     """
     if report is not None:
         _check_report_path(report)
-    sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
+    sample_names = _default_sample_names(model, final, sample_names)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
     if units is not None:
         columns = _explain.export_columns(names, sample_names is not None, original=True)
         _explain.check_distinct_columns(columns, "export table")
     table = _explain.export_model(final, n_batches=n_batches, feature_names=names, sample_names=sample_names)
-    if units is not None and len(table):
+    if units is not None:  # the columns also when no prototype is shown (n_batches=0, every batch empty)
         D = final.n_features_in_
         values = table[[f"{n}_value" for n in names]].to_numpy(dtype=np.float64)
         original = _to_original(units, final, values, np.arange(D))
@@ -300,7 +309,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
         Names of the features (see :func:`export`).
     sample_names : array-like of shape (n_training_samples,) or None, default=None
         Names of the training rows, shown as ``sample_name`` next to each prototype's
-        ``sample_index``. None: the model's ``training_rows_`` when it has them (see :func:`export`).
+        ``sample_index``. None: the PrototypeClassifier's ``training_rows_`` when it has them (see
+        :func:`export`).
     report : str, path-like or None, default=None
         Also write the explanation to this ``.xlsx`` (needs openpyxl) or ``.html`` file, with
         the sheets ``summary``, ``classes``, ``prototypes`` and ``features``; written atomically,
@@ -332,8 +342,8 @@ def explain(model: PrototypeModel, X: ArrayLike, y: object = None, *, reference:
     """
     if report is not None:
         _check_report_path(report)
-    sample_names = _default_sample_names(model, sample_names)
     pre, final, input_names = split_model(model)
+    sample_names = _default_sample_names(model, final, sample_names)
     units = _units(pre, final, input_names) if pre is not None else None
     names = _model_names(pre, final, feature_names, units)
     name = None
@@ -371,7 +381,7 @@ def _with_original_units(ex, units, final, names):
     active = [index[f] for f in ex.features["feature"]]
     protos = ex.prototypes.copy()
     shown = [name for name in names if f"{name}_value" in protos.columns]
-    if shown and len(protos):
+    if shown:
         cols = np.array([index[n] for n in shown])
         original = _to_original(units, final, protos[[f"{n}_value" for n in shown]].to_numpy(np.float64), cols)
         for i, name in enumerate(shown):
@@ -446,7 +456,7 @@ def write_report(path: PathLike, frames: Mapping[str, pd.DataFrame], title: str 
                 for sheet, frame in frames.items():
                     _for_file(frame).to_excel(writer, sheet_name=sheet[:31], index=False)
                 for worksheet in writer.book.worksheets:
-                    _as_text(worksheet)
+                    _as_written(worksheet)
         return
     parts = [f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>",
              "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:12px}"
@@ -481,17 +491,25 @@ def _check_report_path(path):
     return suffix
 
 
-def _as_text(worksheet):
-    """Store as text the cells that openpyxl took for formulas (text starting with "=": a label or a
-    feature name from the user's data), so that the workbook shows the tables' text and runs nothing.
+def _as_written(worksheet):
+    """Make the cells store what the tables hold: text as text, every float in full.
 
-    openpyxl writes other text as inline strings, which a spreadsheet never evaluates, whatever
-    their first character ("+", "-", "@", tab).
+    openpyxl takes text starting with "=" (a label or a feature name from the user's data) for a
+    formula: such cells are stored as text, so that the workbook shows the tables' text and runs
+    nothing (openpyxl writes other text as inline strings, which a spreadsheet never evaluates,
+    whatever their first character: "+", "-", "@", tab). It writes a number with 16 significant
+    digits, which loses the last digit of some float64 (154.03068714498795 read back as
+    154.030687144988): those are written as the shortest text that reads back as the same float,
+    still a number cell.
     """
     for row in worksheet.iter_rows():
         for cell in row:
             if cell.data_type == "f":
                 cell.data_type = "s"
+            elif cell.data_type == "n" and isinstance(cell.value, float) and np.isfinite(cell.value):
+                if float(f"{cell.value:.16g}") != cell.value:
+                    cell.value = repr(float(cell.value))  # openpyxl writes a text value of a number cell as given
+                    cell.data_type = "n"
 
 
 def _for_file(frame):

@@ -63,6 +63,7 @@ from discrim.utils.validation import (
     check_numeric_table,
     check_sample_weight,
     check_true_labels,
+    label_index,
     plain_label,
     validated_training_data,
 )
@@ -77,26 +78,6 @@ logger = logging.getLogger(__name__)
 # Largest n_batches (PrototypeClassifier) and max_batches (PrototypeClassifierCV): every batch is
 # at least one L-BFGS-B solve, and a random stream per batch is spawned up front.
 MAX_BATCHES = 10_000
-
-
-def _label_index(classes, y):
-    """Index of every label of y in the sorted ``classes``; ValueError naming the labels not among them.
-
-    Parameters
-    ----------
-    classes : ndarray of shape (n_classes,)
-    y : ndarray of shape (n_samples,)
-
-    Returns
-    -------
-    index : ndarray of shape (n_samples,) of int
-    """
-    y = np.asarray(y)
-    index = np.clip(np.searchsorted(classes, y), 0, len(classes) - 1)
-    if not np.array_equal(np.asarray(classes)[index], y):
-        unknown = sorted(set(y.ravel().tolist()) - set(np.asarray(classes).tolist()))
-        raise ValueError(f"y must be one label per row among classes_ {classes.tolist()}; got {unknown!r}.")
-    return index
 
 
 def centre_of(X, sample_weight):
@@ -607,6 +588,11 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
             self.marginals_ = marginals
             self.center_ = center()
             self.batches_, self.n_iter_, self.objective_values_ = [], [], []
+            # records of an earlier fit that a new one makes wrong: shrink's columns of the data it was
+            # shrunk from, and the CSV rows a command-line fit was made on (the names of sample_index)
+            for stale in ("active_features_", "training_rows_"):
+                if stale in vars(self):
+                    delattr(self, stale)
 
     def _fit_batches(self, X, y_idx, sample_weight, rngs, initial_solution=None, log_level=logging.INFO):
         """Append one batch per generator in ``rngs`` to ``batches_`` (the fit engine).
@@ -1180,7 +1166,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         if y.ndim != 1:
             raise ValueError(f"y must be a 1-D array of labels, one per row of X; got shape {y.shape}"
                              + (" (use y.ravel() for a column)." if y.ndim == 2 and y.shape[1] == 1 else "."))
-        index = _label_index(self.classes_, y)
+        index = label_index(self.classes_, y)
         w = check_sample_weight(sample_weight, y.shape[0])
         log_proba = self.predict_log_proba(X, n_batches=n_batches)
 
@@ -1201,7 +1187,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
 
         log_proba = self.predict_log_proba(X, n_batches=n_batches)
         each = log_proba if isinstance(log_proba, list) else [log_proba]
-        index = align_rows(y, each[0], name="y").map_blocks(partial(_label_index, self.classes_), dtype=np.int64)
+        index = align_rows(y, each[0], name="y").map_blocks(partial(label_index, self.classes_), dtype=np.int64)
         true_class = index[:, None] == np.arange(self.classes_.shape[0])
         # the one entry of the true class, exactly (-inf where its probability is 0)
         picked = [da.where(true_class, lp.astype(np.float64), 0.0).sum(axis=1) for lp in each]

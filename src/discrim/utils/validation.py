@@ -341,6 +341,29 @@ def check_labels(y):
     return classes, y_idx.ravel()
 
 
+def label_index(classes, y):
+    """Index of every label of y in ``classes``; ValueError naming the labels not among them.
+
+    Parameters
+    ----------
+    classes : ndarray of shape (n_classes,)
+        Distinct labels, sorted (as every discrim classifier's ``classes_``) or not.
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    index : ndarray of shape (n_samples,) of int
+    """
+    y = np.asarray(y)
+    classes = np.asarray(classes)
+    order = np.argsort(classes, kind="stable")
+    index = order[np.clip(np.searchsorted(classes[order], y), 0, len(classes) - 1)]
+    if not np.array_equal(classes[index], y):
+        unknown = sorted(set(y.ravel().tolist()) - set(np.asarray(classes).tolist()), key=str)
+        raise ValueError(f"y must be one label per row among classes_ {classes.tolist()}; got {unknown!r}.")
+    return index
+
+
 def label_kinds(y):
     """The sorted type names of an object array's labels, numbers (bool included) as "number", text
     (``numpy.str_`` included) as "str".
