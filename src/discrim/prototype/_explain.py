@@ -13,7 +13,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from discrim.backend import host_input
 from discrim.exceptions import UnfamiliarDataWarning
-from discrim.prototype._likelihood import chunk_rows
+from discrim.prototype._likelihood import chunk_rows, kernel_matrix
 from discrim.prototype._prototype_set import check_finite_scores, check_n_batches
 from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import check_feature_magnitude, plain_label
@@ -26,9 +26,43 @@ _QUAD_EPSREL = 1e-10
 # A row is unfamiliar when its familiarity is below this share of the total prototype weight
 # (every kernel at most about this small); most rows unfamiliar raises UnfamiliarDataWarning.
 UNFAMILIAR_SHARE = 1e-10
+# ... or below this share of the familiarity typical of the training data (that of the prototypes
+# themselves, :func:`_typical_familiarity`): a model with few, wide prototypes (iris, one batch) gives
+# rows in other units a familiarity a hundred million times below its own, yet above the share of
+# the total weight
+UNFAMILIAR_RELATIVE = 1e-6
 # ... or when most rows lie more than this many bandwidths 1 / v_bd from every prototype along a feature
 # (its factor of the kernel below exp(-7^2 / 2), about 2e-11).
 UNFAMILIAR_BANDWIDTHS = 7.0
+
+
+def _typical_familiarity(batches, max_points=200):
+    """The familiarity typical of the training data: that of the prototypes themselves.
+
+    Per batch, the median over (up to ``max_points`` evenly spaced of) its prototypes of the batch's
+    kernel sum ``sum_j w_j K_v(s_i - s_j)`` there, summed over the batches. A prototype's own term
+    counts (it is a training row); another batch's features are unknown at a prototype, hence per
+    batch.
+
+    Parameters
+    ----------
+    batches : list of PrototypeBatch
+    max_points : int, default=200
+
+    Returns
+    -------
+    familiarity : float
+    """
+    total = 0.0
+    for batch in batches:
+        S = np.asarray(batch.prototypes, dtype=np.float64)
+        if S.shape[0] == 0:
+            continue
+        at = S[np.linspace(0, S.shape[0] - 1, min(S.shape[0], max_points)).astype(np.intp)]
+        centre = S.mean(axis=0)  # the GEMM-expanded square keeps its digits about the prototypes' centre
+        K = kernel_matrix(at - centre, S - centre, np.asarray(batch.feature_weights, dtype=np.float64), np)
+        total += float(np.median(K @ np.asarray(batch.prototype_weights, dtype=np.float64)))
+    return total
 def _far_features(X, batches, n_bandwidths=UNFAMILIAR_BANDWIDTHS, max_rows=1000):
     """Features along which most rows lie far from the values of every prototype that uses them.
 
@@ -90,13 +124,21 @@ def warn_if_unfamiliar(familiarity, batches, X=None, names=None):
     if X is not None:
         _warn_if_nothing_observed(X, batches, label)
     unfamiliar = familiarity <= UNFAMILIAR_SHARE * total
+    how = "familiarity about 0"
+    # the typical familiarity is at most the total weight (every kernel at most 1): computed only
+    # where most rows could lie below its share
+    if unfamiliar.mean() <= 0.5 and np.mean(familiarity <= UNFAMILIAR_RELATIVE * total) > 0.5:
+        typical = _typical_familiarity(batches)
+        unfamiliar = familiarity <= UNFAMILIAR_RELATIVE * typical
+        how = (f"familiarity below {UNFAMILIAR_RELATIVE:g} times the {typical:.3g} typical of the prototypes "
+               "themselves")
     far = _far_features(X, batches) if X is not None else {}
     if unfamiliar.mean() <= 0.5 and not far:
         return
     along = ", ".join(f"{label(d)} ({100 * share:.0f}% of rows)" for d, share in far.items())
     if unfamiliar.mean() > 0.5:
         where = (f"{int(unfamiliar.sum())} of {familiarity.shape[0]} rows of X lie far from every prototype "
-                 "(familiarity about 0)" + (f", far along feature(s) {along}" if far else ""))
+                 f"({how})" + (f", far along feature(s) {along}" if far else ""))
     else:
         where = (f"nearly all rows of X lie far (more than {UNFAMILIAR_BANDWIDTHS:g} bandwidths) from every prototype "
                  f"along feature(s) {along}")
