@@ -43,7 +43,8 @@ def test_report_reference_and_true_class(files, suffix):
     ex = explain(model, files["X"].iloc[[3]], files["y"][3], reference=files["X"], n_prototypes=None)
     text = " ".join(result.output.split())  # rich wraps at the console's width, wherever a path's length puts it
     assert f"true class '{files['y'][3]}'" in text
-    assert f"above {100 * ex.familiarity_quantile:.0f}% of the reference rows" in text
+    # the quantile counts the reference rows at or below the row's familiarity
+    assert f"at or above {100 * ex.familiarity_quantile:.0f}% of the reference rows" in text
     assert "value (CSV)" in result.output and "dominant" in result.output
     if suffix == ".xlsx":
         openpyxl = pytest.importorskip("openpyxl")

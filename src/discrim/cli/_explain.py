@@ -131,7 +131,7 @@ def explain(model_path, csv, row, n_prototypes, n_batches, target, reference, re
 
     console = Console()
     quantile = ("" if ex.familiarity_quantile is None else
-                f", above {100 * ex.familiarity_quantile:.0f}% of the reference rows' familiarity")
+                f", at or above {100 * ex.familiarity_quantile:.0f}% of the reference rows' familiarity")
     truth = "" if ex.true_class is None else f"; true class [bold]{ex.true_class!r}[/bold]"
     console.print(
         f"[bold]row {row}[/bold] of {csv}: predicted [bold]{ex.predicted!r}[/bold] "
