@@ -593,7 +593,10 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         and ``reg_param``. In-memory complete rows without sample weights only.
     n_components : int or None, default=None
         Canonical variates kept by :meth:`transform`, at most ``min(n_classes - 1,
-        n_features)`` (None keeps them all).
+        n_features)`` and at most the dimensions the prior-weighted class means span (None keeps
+        them all). Variates of no between-class variance (below the rounding of the first's: a
+        class of prior 0 adds no dimension, nor do class means on a line) are left out, as MASS's
+        ``lda`` and scikit-learn do, since their directions are arbitrary.
     em_max_iter : int >= 1, default=1000
         Most EM iterations when the fit runs EM (rows with missing values, or unlabelled rows with
         ``unlabeled``); a ConvergenceWarning that names this parameter says when they ran out.
@@ -791,18 +794,28 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         mapped back by ``W'``. The variates have unit within-class variance, as MASS's ``lda``.
         """
         n_classes, n_features = self._means_c.shape
-        rank = min(n_classes - 1, n_features)
-        if self.n_components is not None and self.n_components > rank:
+        bound = min(n_classes - 1, n_features)
+        if self.n_components is not None and self.n_components > bound:
             raise ValueError(
-                f"n_components={self.n_components} exceeds min(n_classes - 1, n_features) = {rank}: "
-                f"{n_classes} classes give at most {rank} canonical variates. Lower n_components."
+                f"n_components={self.n_components} exceeds min(n_classes - 1, n_features) = {bound}: "
+                f"{n_classes} classes give at most {bound} canonical variates. Lower n_components."
             )
-        keep = rank if self.n_components is None else self.n_components
         weights = self.priors_ / self.priors_.sum()
         center_c = weights @ self._means_c
         whitened = (self._means_c - center_c) @ self._chol_inv.T  # rows W (mu_k - mu_bar)
         _, singular, vt = np.linalg.svd(np.sqrt(weights)[:, None] * whitened, full_matrices=False)
-        variance = singular[:rank] ** 2
+        variance = singular[:bound] ** 2
+        # A variate whose between-class variance is below the rounding of the largest carries no
+        # separation: its direction is any of the null space, set by rounding (a class of prior 0,
+        # or class means on a line). Only variates that carry some are kept, as MASS and scikit-learn do.
+        rank = int(np.sum(variance > np.finfo(np.float64).eps * variance[0]))
+        if self.n_components is not None and self.n_components > rank:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds the {rank} canonical variate(s) that separate the "
+                f"classes: the prior-weighted class means span {rank} dimension(s) (a class of prior 0 adds none; "
+                "the other directions carry no between-class variance). Lower n_components."
+            )
+        keep = rank if self.n_components is None else self.n_components
         total = variance.sum()
         self.scalings_ = self._chol_inv.T @ vt[:keep].T
         self.xbar_ = center_c + self._origin
