@@ -46,11 +46,13 @@ _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
 
 def _observed_spread(X, w):
-    """Each feature's variance and range over its observed (non-NaN) entries in the rows of positive
-    weight, in memory or by Dask.
+    """Each feature's weighted variance and range over its observed (non-NaN) entries in the rows of
+    positive weight, in memory or by Dask.
 
     A row of weight 0 is no part of the fit: its values must not set the EM's scale (and with it
-    the variance floor), nor make a feature constant over the weighted rows look varied.
+    the variance floor), nor make a feature constant over the weighted rows look varied. The
+    variance is weighted, so that an integer weight counts as repeated rows (unweighted, weights
+    of 0 to 2 moved the fit's posteriors by 6e-7 from the repeated rows' through the floor).
 
     Parameters
     ----------
@@ -64,22 +66,25 @@ def _observed_spread(X, w):
         A range of 0 marks a constant feature exactly, where the variance of equal values can
         round to 1e-31 instead of 0; NaN a feature observed in no row of positive weight.
     """
-    if is_dask(X):
-        import dask.array as da
-
-        X = da.where((w > 0)[:, None], X, np.nan)
-    elif not np.all(w > 0):
-        X = np.where((np.asarray(w) > 0)[:, None], X, np.nan)
+    lazy = is_dask(X)
+    if lazy:
+        import dask
+        import dask.array as xp
+    else:
+        xp, w = np, np.asarray(w)
+    seen = ~xp.isnan(X) & (w > 0)[:, None]
+    X = xp.where(seen, X, np.nan)
+    weight = xp.where(seen, w[:, None], 0.0)
     with warnings.catch_warnings():
         # a feature missing in every row gives NaN (refused by the caller), not numpy's warnings
         warnings.simplefilter("ignore", RuntimeWarning)
-        if is_dask(X):
-            import dask
-            import dask.array as da
-
-            spread = da.nanmax(X, axis=0) - da.nanmin(X, axis=0)
-            return tuple(np.asarray(a) for a in dask.compute(da.nanvar(X, axis=0), spread))
-        return np.nanvar(X, axis=0), np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
+        total = weight.sum(axis=0)
+        mean = xp.nansum(weight * X, axis=0) / total
+        variance = xp.nansum(weight * (X - mean) ** 2, axis=0) / total
+        spread = xp.nanmax(X, axis=0) - xp.nanmin(X, axis=0)
+        if lazy:
+            return tuple(np.asarray(a) for a in dask.compute(variance, spread))
+        return variance, spread
 
 
 def _incomplete_rows(X):
