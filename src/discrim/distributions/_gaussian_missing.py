@@ -10,10 +10,12 @@ precision ``P = Sigma^-1``, ``z = x - mu`` holding any value ``z_m`` on a row's 
 - ``log |Sigma_oo| = log |Sigma| + log |P_mm|``,
 - ``E[x_m | x_o] = mu_m + z_m - P_mm^-1 y_m`` and ``Cov[x_m | x_o] = P_mm^-1``.
 
-The missing entries hold the observed mean of their feature (``z_m`` = that mean less ``mu_m``),
-set once per fit; those of a feature observed in none of the rows, ``mu_m`` (``z_m = 0``). Both keep
-``z_m`` of the data's spread: the two terms of the first line are then of the size of the result,
-not of ``|mu_m|^2 / sigma^2`` (a fill of 0 for a feature near 1e8 cancelled 13 of every 14 digits).
+The missing entries hold the mean of the component means of the first parameter set, ``c`` (``z_m =
+c_m - mu_m``), set once per fit. That keeps ``z_m`` of the size of the spread of the means, whatever
+the rows: the two terms of the first line are then of the size of the result, not of
+``|z_m|^2 / sigma^2``. (The observed mean of the rows' feature, the fill before, was 0 for a
+feature missing in every row, and far from ``mu`` beside an outlier: near 1e8 the two terms
+cancelled 13 of every 14 digits, and a row's density depended on the other rows of the call.)
 
 ``z' P z`` and ``y`` are one batched GEMM over all rows and components, as for complete data.
 ``P_mm^-1`` and ``log |P_mm|`` depend only on the set of missing features, so they are computed
@@ -344,8 +346,8 @@ def pattern_inverses(precision, patterns):
     return A, log_det
 
 
-def centred_rows_t(X, patterns, mask):
-    """The rows transposed (in the patterns' order), less each feature's observed mean, and 0 where missing.
+def centred_rows_t(X, patterns, mask, center):
+    """The rows transposed (in the patterns' order), less ``center``, and 0 where missing.
 
     Parameters
     ----------
@@ -354,17 +356,19 @@ def centred_rows_t(X, patterns, mask):
         The rows' missing features.
     mask : ndarray of shape (n_samples, n_features) of bool
         True where observed.
+    center : ndarray of shape (n_features,)
+        Subtracted from every row: a point near the component means, so that a missing entry's
+        ``z_m = center - mu`` is small (see the module docstring).
 
     Returns
     -------
     rows_t : ndarray of shape (n_features, n_samples)
         C-ordered, the rows in ``patterns.order``.
     center : ndarray of shape (n_features,)
-        The means subtracted (0 for a feature with no observed entry).
+        ``center``, as float64.
     """
     n, d = X.shape
-    count = mask.sum(axis=0)
-    center = np.where(mask, X, 0.0).sum(axis=0) / np.maximum(count, 1)
+    center = np.asarray(center, dtype=np.float64)
     if patterns.order is not None:
         X = X[patterns.order]
     rows_t = np.subtract(X.T, center[:, None], out=np.empty((d, n)))  # C-ordered (numpy would keep X's order)
@@ -431,14 +435,11 @@ class ConditionedRows:
         # of the module docstring hold whatever z_m is (with v = P_mm^-1 y_m, z_m - v is the
         # conditional mean less mu and z' P z - y_m' v the observed entries' Mahalanobis distance),
         # so the rows are filled once per fit (``rows_t``), not zeroed per component and iteration.
-        self.rows_t = centred_rows_t(X, patterns, mask) if rows_t is None else rows_t
+        self.rows_t = centred_rows_t(X, patterns, mask, mean.mean(axis=0)) if rows_t is None else rows_t
         xt, center = self.rows_t
         empty = np.empty if pool is None else pool.take
         z, y = empty((k, d, n)), empty((k, d, n))
         filled = center - mean  # z on a missing entry, (K, d)
-        # a feature observed in no row here (a single row's missing feature) has the centre 0, as far
-        # from mu as the data from the origin: z_m = 0 there instead (see the module docstring)
-        filled[:, ~mask.any(axis=0)] = 0.0
         np.add(xt[None], filled[:, :, None], out=z)
         np.matmul(precision, z, out=y)  # P_k z_k: one GEMM per component
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
