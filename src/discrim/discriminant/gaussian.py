@@ -228,13 +228,14 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             # the EM of missing values and unlabelled rows runs on the host (see _fit_incomplete);
             # the fitted moments serve the device's predictions as any others
             X = to_numpy(X)
-            # a data point per feature (its first observed value): see fit_origin
-            origin = X[np.argmax(~np.isnan(X), axis=0), np.arange(X.shape[1])].astype(np.float64)
+            # a data point per feature (its first observed value in a row of positive weight): see fit_origin
+            first = np.argmax(~np.isnan(X) & (w > 0)[:, None], axis=0)
+            origin = X[first, np.arange(X.shape[1])].astype(np.float64)
             rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=classes.shape[0])
             return self._fit_incomplete(X, classes, y_idx, w, origin, rows.astype(int), bool(np.any(y_idx < 0)))
         # Statistics about a data point (see fit_origin): translation changes nothing but the
         # reported means_, whatever the offset.
-        origin = gm.fit_origin(X)
+        origin = gm.fit_origin(X, w)
         # Class moments are the Gaussian family's statistics of labelled rows (one engine for
         # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
         stats = _FULL_GAUSSIAN.labelled_stats(X - ops.like(origin, X), y_idx, w, classes.shape[0])
