@@ -519,3 +519,21 @@ def test_model_without_centred_statistics_asks_for_a_refit(Est, rng):
     del est._origin
     with pytest.raises(ValueError, match="older version of discrim .* refit the model"):
         est.predict_proba(X)
+
+
+@pytest.mark.parametrize("Est", ESTIMATORS)
+@pytest.mark.parametrize("missing", [False, True])
+def test_a_row_of_weight_zero_far_away_leaves_the_fit_as_without_it(Est, missing):
+    # the statistics were taken about the first training row, weighted out or not: an outlier at
+    # 1e8 given weight 0 before the iris rows carried the rounding of its distance into every other
+    # row (posteriors 1e-7 off the fit without it)
+    X, y = load_iris(return_X_y=True)
+    if missing:
+        X = X.copy()
+        X[::7, 1] = np.nan
+    far = np.vstack([np.full((1, 4), 1e8), X])
+    w = np.r_[0.0, np.ones(150)]
+    with_row = Est().fit(far, np.r_[0, y], sample_weight=w)
+    without = Est().fit(X, y)
+    np.testing.assert_allclose(with_row.predict_proba(load_iris().data), without.predict_proba(load_iris().data),
+                               rtol=0, atol=1e-13)

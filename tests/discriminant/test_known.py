@@ -180,6 +180,35 @@ def test_logpdf_is_preferred_when_a_density_has_both():
     np.testing.assert_allclose(clf.log_density(x)[:, 0], norm.logpdf(x[:, 0], 0.0), rtol=1e-12)
 
 
+def test_a_density_of_the_users_with_mean_and_cov_is_no_normal_for_missing_values():
+    # a density was taken for a multivariate normal when it had ndarray attributes mean and cov: a
+    # user's multivariate t scored its rows with missing values by a normal marginal, silently
+    # (posteriors [0.5, 0.5] at x = (NaN, 8) for the t marginals' [0.999998, 1.7e-6])
+    from scipy.stats import multivariate_t
+
+    class StudentT:
+        def __init__(self, mean, cov, df):
+            self.mean, self.cov = np.asarray(mean, dtype=float), np.asarray(cov, dtype=float)
+            self._t = multivariate_t(self.mean, self.cov, df=df)
+
+        def logpdf(self, X):
+            return self._t.logpdf(X)
+
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    clf = KnownDensityClassifier([StudentT([0, 0], np.eye(2), 1), StudentT([3, 0], np.eye(2), 30)]).fit(X, [0, 1] * 5)
+    with pytest.raises(ValueError, match=r"densities\[0\] .* offers no marginal density"):
+        clf.predict_proba([[np.nan, 8.0]])
+    assert not clf.__sklearn_tags__().input_tags.allow_nan
+    # scipy's multivariate normal keeps its marginals, whatever its covariance object
+    from scipy.stats import Covariance
+
+    normal = KnownDensityClassifier([multivariate_normal([0, 0], Covariance.from_diagonal([1.0, 2.0])),
+                                     multivariate_normal([1, 1], np.eye(2))]).fit(X, [0, 1] * 5)
+    expected = np.array([norm(0, np.sqrt(2)).logpdf(8.0), norm(1, 1).logpdf(8.0)])
+    np.testing.assert_allclose(normal.predict_proba([[np.nan, 8.0]])[0], np.exp(expected - np.logaddexp(*expected)),
+                               rtol=1e-12)
+
+
 def test_discrete_density_with_a_missing_value_is_refused_by_index():
     from scipy.stats import poisson
 

@@ -507,3 +507,17 @@ def test_summary_on_one_feature_names_mclusts_univariate_models():
     assert list(summary.classes["model"]) == ["V", "V"] and summary.df == 10
     assert summary.log_likelihood == pytest.approx(-1031.939070054, rel=1e-3)  # EM stops at other tolerances
     assert "Gaussian finite mixture model for classification" in str(summary)
+
+
+def test_a_text_column_for_a_categorical_family_is_refused_with_its_encoding():
+    # the refusal named one-hot encoding as the fix, which gives a Categorical family 0/1 columns of
+    # two categories each instead of one column of codes; FiniteMixture named Product(...).encode
+    from discrim.distributions import Categorical, Product
+
+    family = Product([("size", Gaussian("diag"), [0]), ("colour", Categorical(categories=[["red", "blue"]]), [1])])
+    X = pd.DataFrame({"size": [0.1, 0.3, 2.0, 2.2, 0.2, 2.1], "colour": ["red", "red", "blue", "blue", "red", "blue"]})
+    y = [0, 0, 1, 1, 0, 1]
+    with pytest.raises(ValueError, match=r"non-numeric column\(s\) \['colour'\].*Categorical family.*\.encode\(X\)"):
+        MixtureDiscriminant(family, 1).fit(X, y)
+    codes = family.encode(X.to_numpy(dtype=object))
+    assert MixtureDiscriminant(family, 1).fit(codes, y).score(codes, y) == 1.0

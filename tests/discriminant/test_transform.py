@@ -109,3 +109,25 @@ def test_rows_with_missing_values_of_a_frame_transform_without_a_feature_name_wa
         by_frame = LinearDiscriminant().fit(X, y).transform(gaps)
     np.testing.assert_array_equal(by_frame, by_array)
     assert np.isfinite(by_frame).all()
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero encountered in log")  # scikit-learn's log of the prior 0
+def test_variates_without_between_class_variance_are_left_out():
+    # A class of prior 0 leaves two prior-weighted class means, one dimension: the second variate
+    # had a share of 1e-33 and a direction set by rounding (rows moved by 1e-12 flipped and turned
+    # it). MASS's lda(prior = c(.5, .5, 0)) and scikit-learn keep one variate.
+    X, y = load_iris(return_X_y=True)
+    lda = LinearDiscriminant(priors=[0.5, 0.5, 0.0]).fit(X, y)
+    assert lda.scalings_.shape == (4, 1)
+    np.testing.assert_allclose(lda.explained_variance_ratio_, [1.0])
+    reference = LinearDiscriminantAnalysis(priors=[0.5, 0.5, 0.0]).fit(X, y).transform(X)
+    assert reference.shape == (150, 1)
+    assert abs(np.corrcoef(lda.transform(X)[:, 0], reference[:, 0])[0, 1]) == pytest.approx(1.0, abs=1e-10)
+    with pytest.raises(ValueError, match=r"n_components=2 exceeds the 1 canonical variate\(s\)"):
+        LinearDiscriminant(priors=[0.5, 0.5, 0.0], n_components=2).fit(X, y)
+    # class means on a line: one variate
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(90, 3))
+    Z -= np.stack([Z[k * 30:(k + 1) * 30].mean(axis=0) for k in range(3)]).repeat(30, axis=0)
+    labels = np.repeat([0, 1, 2], 30)
+    assert LinearDiscriminant().fit(Z + np.outer(labels, [1.0, 2.0, 0.5]), labels).transform(Z).shape == (90, 1)

@@ -240,3 +240,18 @@ def test_conditional_draws_of_binomial_rows_with_their_own_trial_counts(rng):
     pmf = resp @ binom.pmf(values[None, :], n[row], model.params_["prob"][:, 1:2])
     frequencies = np.bincount(draws.astype(int), minlength=n[row] + 1) / draws.shape[0]
     np.testing.assert_allclose(frequencies, pmf, atol=5 * np.sqrt(pmf.max() / draws.shape[0]))
+
+
+def test_marginal_of_a_row_between_components_far_apart_is_exact():
+    # The missing entries were filled with the mean of the component means (before that, the observed
+    # mean of the rows): 5e6 standard deviations from each of two components 1e7 apart, so that the
+    # conditional mean, a difference of two such numbers, lost its digits (score_samples -1.85196
+    # for the marginal's -1.85287)
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(0, 1, (100, 3)), rng.normal(0, 1, (100, 3)) + [1e7, 0, 0]])
+    mixture = FiniteMixture(Gaussian("full"), 2, random_state=0).fit(X)
+    row = np.array([[np.nan, 0.3, -0.2]])
+    mean, cov = mixture.params_["mean"], mixture.params_["covariance"]
+    expected = logsumexp([np.log(mixture.weights_[j]) + multivariate_normal(mean[j][1:], cov[j][1:, 1:]).logpdf(row[0, 1:])
+                          for j in range(2)])
+    assert mixture.score_samples(row)[0] == pytest.approx(expected, rel=1e-12)

@@ -105,7 +105,8 @@ class CovarianceRule:
         LDA, each class's ``n_k - 1`` and ``n_k`` for QDA) maximises
         ``-(n / 2) log |Sigma| - tr(Sigma^-1 S) / 2`` plus
         ``-(nu / 2) log |Sigma| - (r m / (1 - r)) tr(Sigma^-1) / 2`` with ``nu = m / (1 - r) - n``.
-        ``shrinkage`` and ``pooling`` (and ``r = 1``) have no such objective: None.
+        ``shrinkage`` and ``pooling`` below 1 (and ``r = 1``) have no such objective: None (pooling=1
+        is LDA's tied model, whose EM this is).
 
         Parameters
         ----------
@@ -118,7 +119,7 @@ class CovarianceRule:
         penalty : float or None
         """
         r = float(self.estimator.reg_param)
-        if self.estimator.shrinkage is not None or getattr(self.estimator, "pooling", 0) > 0 or not 0 < r < 1:
+        if self.estimator.shrinkage is not None or 0 < getattr(self.estimator, "pooling", 0) < 1 or not 0 < r < 1:
             return None
         scale = self._to_user_units(stats)
         totals = np.asarray(stats.weight, dtype=np.float64) * scale
@@ -172,6 +173,10 @@ class RuleGaussian(Gaussian):
     def params_from_stats(self, stats, current=None):
         params = super().params_from_stats(stats, current)
         covariance = None if self.rule is None else self.rule(stats)
+        if covariance is not None and self.covariance_type == "tied" and covariance.ndim == 3:
+            # a rule that gives every class the pooled covariance (QuadraticDiscriminant with pooling=1)
+            # returns one copy per class: the tied family stores it once
+            covariance = covariance[0]
         return params if covariance is None else GaussianParams(mean=params.mean, covariance=covariance)
 
     def log_penalty(self, params, stats):

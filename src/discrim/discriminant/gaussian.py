@@ -46,11 +46,13 @@ _FULL_GAUSSIAN = Gaussian("full")  # the class moments of both rules
 
 
 def _observed_spread(X, w):
-    """Each feature's variance and range over its observed (non-NaN) entries in the rows of positive
-    weight, in memory or by Dask.
+    """Each feature's weighted variance and range over its observed (non-NaN) entries in the rows of
+    positive weight, in memory or by Dask.
 
     A row of weight 0 is no part of the fit: its values must not set the EM's scale (and with it
-    the variance floor), nor make a feature constant over the weighted rows look varied.
+    the variance floor), nor make a feature constant over the weighted rows look varied. The
+    variance is weighted, so that an integer weight counts as repeated rows (unweighted, weights
+    of 0 to 2 moved the fit's posteriors by 6e-7 from the repeated rows' through the floor).
 
     Parameters
     ----------
@@ -64,22 +66,25 @@ def _observed_spread(X, w):
         A range of 0 marks a constant feature exactly, where the variance of equal values can
         round to 1e-31 instead of 0; NaN a feature observed in no row of positive weight.
     """
-    if is_dask(X):
-        import dask.array as da
-
-        X = da.where((w > 0)[:, None], X, np.nan)
-    elif not np.all(w > 0):
-        X = np.where((np.asarray(w) > 0)[:, None], X, np.nan)
+    lazy = is_dask(X)
+    if lazy:
+        import dask
+        import dask.array as xp
+    else:
+        xp, w = np, np.asarray(w)
+    seen = ~xp.isnan(X) & (w > 0)[:, None]
+    X = xp.where(seen, X, np.nan)
+    weight = xp.where(seen, w[:, None], 0.0)
     with warnings.catch_warnings():
         # a feature missing in every row gives NaN (refused by the caller), not numpy's warnings
         warnings.simplefilter("ignore", RuntimeWarning)
-        if is_dask(X):
-            import dask
-            import dask.array as da
-
-            spread = da.nanmax(X, axis=0) - da.nanmin(X, axis=0)
-            return tuple(np.asarray(a) for a in dask.compute(da.nanvar(X, axis=0), spread))
-        return np.nanvar(X, axis=0), np.nanmax(X, axis=0) - np.nanmin(X, axis=0)
+        total = weight.sum(axis=0)
+        mean = xp.nansum(weight * X, axis=0) / total
+        variance = xp.nansum(weight * (X - mean) ** 2, axis=0) / total
+        spread = xp.nanmax(X, axis=0) - xp.nanmin(X, axis=0)
+        if lazy:
+            return tuple(np.asarray(a) for a in dask.compute(variance, spread))
+        return variance, spread
 
 
 def _incomplete_rows(X):
@@ -212,6 +217,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         ``shrinkage`` (and QDA's ``pooling``) act at every M-step: the fit is the fixed point of
         that regularised EM, the covariances the rule's of the statistics of the rows completed
         under them. With unlabelled rows they act once, on the EM's maximum-likelihood estimate.
+        QDA's ``pooling=1`` is LDA's model, one covariance for every class: its EM is LDA's.
         """
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
@@ -222,13 +228,14 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
             # the EM of missing values and unlabelled rows runs on the host (see _fit_incomplete);
             # the fitted moments serve the device's predictions as any others
             X = to_numpy(X)
-            # a data point per feature (its first observed value): see fit_origin
-            origin = X[np.argmax(~np.isnan(X), axis=0), np.arange(X.shape[1])].astype(np.float64)
+            # a data point per feature (its first observed value in a row of positive weight): see fit_origin
+            first = np.argmax(~np.isnan(X) & (w > 0)[:, None], axis=0)
+            origin = X[first, np.arange(X.shape[1])].astype(np.float64)
             rows = np.bincount(y_idx[y_idx >= 0], weights=(w[y_idx >= 0] > 0), minlength=classes.shape[0])
             return self._fit_incomplete(X, classes, y_idx, w, origin, rows.astype(int), bool(np.any(y_idx < 0)))
         # Statistics about a data point (see fit_origin): translation changes nothing but the
         # reported means_, whatever the offset.
-        origin = gm.fit_origin(X)
+        origin = gm.fit_origin(X, w)
         # Class moments are the Gaussian family's statistics of labelled rows (one engine for
         # LDA, QDA and the mixtures); only the divisors and the shrinkage are the rules' own.
         stats = _FULL_GAUSSIAN.labelled_stats(X - ops.like(origin, X), y_idx, w, classes.shape[0])
@@ -302,8 +309,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         # with every row labelled, regularisation inside EM (see _incomplete_em); with unlabelled
         # rows the class totals move, no prior is fixed, and regularising the M-steps would reshape
         # the classes that EM assigns the unlabelled rows to (measured: worse accuracy), so after
-        regularised = not unlabelled and (self.reg_param > 0 or self.shrinkage is not None
-                                          or getattr(self, "pooling", 0) > 0)
+        regularised = not unlabelled and self._regularises()
         em = FiniteMixture(RuleGaussian(self._em_covariance_type, reg_covar=1e-6), n_classes, tol=1e-10,
                            max_iter=self.em_max_iter, random_state=0, accelerate=True,
                            device=None if isinstance(X, np.ndarray) else self.device, unlabeled=-1)
@@ -363,7 +369,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
         EM's floor would hide it behind a covariance of eigenvalues 1e-6 of the features' variance.
         Unlabelled rows can join a class, and any regularisation makes it factorable: not refused.
         """
-        if unlabelled or self.reg_param > 0 or self.shrinkage is not None or getattr(self, "pooling", 0) > 0:
+        if unlabelled or self._regularises():
             return
         if self._em_covariance_type == "tied":
             if rows.sum() - rows.shape[0] < n_features:
@@ -379,6 +385,12 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 f"the covariance of class {_show(classes[k])} is not positive definite: it has {int(rows[k])} "
                 f"samples with an observed value for {n_features} features. Set reg_param > 0 (for example "
                 "reg_param=0.01), set pooling > 0, or remove redundant features.")
+
+    def _regularises(self):
+        """Whether the rule's covariances differ from the maximum-likelihood ones of the EM's model
+        (``_em_covariance_type``) by more than their divisors: ``reg_param``, ``shrinkage``, or QDA's
+        ``pooling`` between 0 and 1 (pooling=1 is the tied model itself, LDA's)."""
+        return self.reg_param > 0 or self.shrinkage is not None or 0 < getattr(self, "pooling", 0) < 1
 
     def _regularised_covariance_fitted(self, scatter, totals, rows, estimated=None):
         """:meth:`_regularised_covariance` of the fit, recording its shrinkage intensity in ``shrinkage_``."""
@@ -593,7 +605,10 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         and ``reg_param``. In-memory complete rows without sample weights only.
     n_components : int or None, default=None
         Canonical variates kept by :meth:`transform`, at most ``min(n_classes - 1,
-        n_features)`` (None keeps them all).
+        n_features)`` and at most the dimensions the prior-weighted class means span (None keeps
+        them all). Variates of no between-class variance (below the rounding of the first's: a
+        class of prior 0 adds no dimension, nor do class means on a line) are left out, as MASS's
+        ``lda`` and scikit-learn do, since their directions are arbitrary.
     em_max_iter : int >= 1, default=1000
         Most EM iterations when the fit runs EM (rows with missing values, or unlabelled rows with
         ``unlabeled``); a ConvergenceWarning that names this parameter says when they ran out.
@@ -791,18 +806,28 @@ class LinearDiscriminant(TransformerMixin, _GaussianDiscriminant):
         mapped back by ``W'``. The variates have unit within-class variance, as MASS's ``lda``.
         """
         n_classes, n_features = self._means_c.shape
-        rank = min(n_classes - 1, n_features)
-        if self.n_components is not None and self.n_components > rank:
+        bound = min(n_classes - 1, n_features)
+        if self.n_components is not None and self.n_components > bound:
             raise ValueError(
-                f"n_components={self.n_components} exceeds min(n_classes - 1, n_features) = {rank}: "
-                f"{n_classes} classes give at most {rank} canonical variates. Lower n_components."
+                f"n_components={self.n_components} exceeds min(n_classes - 1, n_features) = {bound}: "
+                f"{n_classes} classes give at most {bound} canonical variates. Lower n_components."
             )
-        keep = rank if self.n_components is None else self.n_components
         weights = self.priors_ / self.priors_.sum()
         center_c = weights @ self._means_c
         whitened = (self._means_c - center_c) @ self._chol_inv.T  # rows W (mu_k - mu_bar)
         _, singular, vt = np.linalg.svd(np.sqrt(weights)[:, None] * whitened, full_matrices=False)
-        variance = singular[:rank] ** 2
+        variance = singular[:bound] ** 2
+        # A variate whose between-class variance is below the rounding of the largest carries no
+        # separation: its direction is any of the null space, set by rounding (a class of prior 0,
+        # or class means on a line). Only variates that carry some are kept, as MASS and scikit-learn do.
+        rank = int(np.sum(variance > np.finfo(np.float64).eps * variance[0]))
+        if self.n_components is not None and self.n_components > rank:
+            raise ValueError(
+                f"n_components={self.n_components} exceeds the {rank} canonical variate(s) that separate the "
+                f"classes: the prior-weighted class means span {rank} dimension(s) (a class of prior 0 adds none; "
+                "the other directions carry no between-class variance). Lower n_components."
+            )
+        keep = rank if self.n_components is None else self.n_components
         total = variance.sum()
         self.scalings_ = self._chol_inv.T @ vt[:keep].T
         self.xbar_ = center_c + self._origin
@@ -1039,12 +1064,18 @@ class QuadraticDiscriminant(_GaussianDiscriminant):
     array([0, 1])
     """
 
-    _em_covariance_type = "full"
-
     _parameter_constraints = {
         **_GaussianDiscriminant._parameter_constraints,
         "pooling": [Interval(Real, 0, 1, closed="both")],
     }
+
+    @property
+    def _em_covariance_type(self):
+        """The covariance the EM of incomplete data estimates (see fit): pooling=1 is LDA's model,
+        one covariance for every class, so its EM is LDA's. (With unlabelled rows the rule acts after
+        EM: a full-covariance EM assigned those rows under per-class covariances that the pooling
+        then discarded, and the posteriors differed from LDA's by up to 0.998.)"""
+        return "tied" if self.pooling == 1 else "full"
 
     def __init__(self, priors: str | ArrayLike = "equal", reg_param: float = 0.0, device: Device = None,
                  unlabeled: Any = None, shrinkage: float | Literal["oas", "auto"] | None = None,

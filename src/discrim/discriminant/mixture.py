@@ -362,8 +362,10 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
 
     With one component per class and a full-covariance Gaussian family this is the quadratic
     rule with maximum-likelihood (divisor :math:`n_k`) class covariances. Hastie and Tibshirani's
-    original MDA shares one covariance across all subclasses of all classes; here each class's
-    mixture is fitted independently (as in mclust's ``MclustDA``), which allows any family.
+    original MDA shares one covariance across all subclasses of all classes: that is
+    ``Gaussian("tied")`` with ``joint=True``. Without ``joint`` each class's mixture is fitted
+    independently (as in mclust's ``MclustDA``), and ``Gaussian("tied")`` shares a covariance
+    within a class only.
     A Binomial family needs one ``n_trials`` for all rows here (per-row trial counts belong to
     the rows of one data set and cannot follow the split into classes).
 

@@ -10,8 +10,12 @@ precision ``P = Sigma^-1``, ``z = x - mu`` holding any value ``z_m`` on a row's 
 - ``log |Sigma_oo| = log |Sigma| + log |P_mm|``,
 - ``E[x_m | x_o] = mu_m + z_m - P_mm^-1 y_m`` and ``Cov[x_m | x_o] = P_mm^-1``.
 
-The missing entries hold the observed mean of their feature (``z_m`` = that mean less ``mu_m``),
-set once per fit.
+Here ``z_m = 0`` (the missing entries at the component's mean): every term is then of the size of
+the observed entries' distances, ``y_m = P_mo z_o``, and nothing cancels. (A fill ``z_m`` far from
+0 made ``z_m`` and ``P_mm^-1 y_m`` large and their difference, the conditional mean, lose digits: the
+observed mean of the rows' feature, the fill before, was 0 for a feature missing in every row
+scored, and far from ``mu`` beside an outlier, so that near 1e8 the marginal lost 13 of its 14
+digits and a row's density depended on the other rows of the call.)
 
 ``z' P z`` and ``y`` are one batched GEMM over all rows and components, as for complete data.
 ``P_mm^-1`` and ``log |P_mm|`` depend only on the set of missing features, so they are computed
@@ -342,8 +346,8 @@ def pattern_inverses(precision, patterns):
     return A, log_det
 
 
-def centred_rows_t(X, patterns, mask):
-    """The rows transposed (in the patterns' order), less each feature's observed mean, and 0 where missing.
+def centred_rows_t(X, patterns, mask, center):
+    """The rows transposed (in the patterns' order), less ``center``, and 0 where missing.
 
     Parameters
     ----------
@@ -352,17 +356,19 @@ def centred_rows_t(X, patterns, mask):
         The rows' missing features.
     mask : ndarray of shape (n_samples, n_features) of bool
         True where observed.
+    center : ndarray of shape (n_features,)
+        Subtracted from every row: a point near the component means, so that a missing entry's
+        ``z_m = center - mu`` is small (see the module docstring).
 
     Returns
     -------
     rows_t : ndarray of shape (n_features, n_samples)
         C-ordered, the rows in ``patterns.order``.
     center : ndarray of shape (n_features,)
-        The means subtracted (0 for a feature with no observed entry).
+        ``center``, as float64.
     """
     n, d = X.shape
-    count = mask.sum(axis=0)
-    center = np.where(mask, X, 0.0).sum(axis=0) / np.maximum(count, 1)
+    center = np.asarray(center, dtype=np.float64)
     if patterns.order is not None:
         X = X[patterns.order]
     rows_t = np.subtract(X.T, center[:, None], out=np.empty((d, n)))  # C-ordered (numpy would keep X's order)
@@ -425,16 +431,19 @@ class ConditionedRows:
         flat = patterns.flat_positions(k)
         # Rows along the last, contiguous axis: (K, d, n), so that every step below runs over long
         # rows of samples and the M-step's scatter of each component is one contiguous (d, n) block.
-        # z_k = x - mu_k holds, on a row's missing entries, the centre c less mu_k: the formulas
-        # of the module docstring hold whatever z_m is (with v = P_mm^-1 y_m, z_m - v is the
-        # conditional mean less mu and z' P z - y_m' v the observed entries' Mahalanobis distance),
-        # so the rows are filled once per fit (``rows_t``), not zeroed per component and iteration.
-        self.rows_t = centred_rows_t(X, patterns, mask) if rows_t is None else rows_t
+        # z_k = x - mu_k, 0 on a row's missing entries (see the module docstring: with
+        # v = P_mm^-1 y_m, -v is the conditional mean less mu and z' P z - y_m' v the observed
+        # entries' Mahalanobis distance). The rows less a centre near the means are kept from one
+        # parameter set to the next (``rows_t``); the missing entries are zeroed per parameter set,
+        # a scatter of the missing entries only.
+        self.rows_t = centred_rows_t(X, patterns, mask, mean.mean(axis=0)) if rows_t is None else rows_t
         xt, center = self.rows_t
         empty = np.empty if pool is None else pool.take
         z, y = empty((k, d, n)), empty((k, d, n))
-        filled = center - mean  # z on a missing entry, (K, d)
-        np.add(xt[None], filled[:, :, None], out=z)
+        np.add(xt[None], (center - mean)[:, :, None], out=z)
+        y_flat, z_flat = y.reshape(-1), z.reshape(-1)
+        for at in flat:
+            z_flat[at] = 0.0
         np.matmul(precision, z, out=y)  # P_k z_k: one GEMM per component
         # the pattern inverses only now: blocks in threads that share them (inverses cached on the
         # parameters) compute them once, while the other blocks do the work above
@@ -444,10 +453,9 @@ class ConditionedRows:
                                 lambda m=missing: pattern_inverses(precision, m))
                           for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
-        # repeated from its pattern's, and z_m - v written over z_m: a few vector operations per
+        # repeated from its pattern's, and -v written over z_m = 0: a few vector operations per
         # group, the gathers and scatters of z and y each one fancy index of flat positions in a
         # flat view (np.take and np.put without an axis are several times slower)
-        y_flat, z_flat = y.reshape(-1), z.reshape(-1)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
         for (_, missing, _), at, ids, counts, (inv, log_det_p) in zip(
                 patterns.groups, flat, patterns.table_ids, patterns.counts, self._inverses):
@@ -458,7 +466,7 @@ class ConditionedRows:
             else:  # tied: one inverse per row for every component
                 v = np.einsum("ijn,jkn->ikn", rows_inv[:, :, 0], y_m)
             # the conditional mean less mu: z becomes the completed rows less the mean
-            z_flat[at] = np.subtract(np.repeat(filled[:, missing.T].transpose(1, 0, 2), counts, axis=2), v, out=v)
+            z_flat[at] = np.negative(v, out=v)
             log_det_table[:, ids] = log_det_p
         # z' P z less the Schur complement's correction y_m' P_mm^-1 y_m is the completed rows' z
         # (z_m less v) times y = P z (z_m itself): the product of the two, per row and component

@@ -288,7 +288,8 @@ def refuse_columns(columns):
     if columns:
         raise ValueError(
             f"X has non-numeric column(s) {[str(c) for c in columns]}: encode them as numbers first (for example "
-            "with sklearn.preprocessing.OneHotEncoder) or drop them."
+            "with sklearn.preprocessing.OneHotEncoder; for a Categorical family, as category codes: "
+            "Product([...(Categorical(categories=[[...]]), [column])...]).encode(X)) or drop them."
         )
 
 
