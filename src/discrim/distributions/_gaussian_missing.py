@@ -454,12 +454,13 @@ class ConditionedRows:
                           for _, missing, _ in patterns.groups]
         # per group of rows with c missing features: v = P_mm^-1 y_m (c, K, n_c), each row's P_mm^-1
         # repeated from its pattern's, and -v written over z_m = 0: a few vector operations per
-        # group, the gathers and scatters of z and y each one fancy index of flat positions in a
-        # flat view (np.take and np.put without an axis are several times slower)
+        # group, the gathers and scatters of z and y each one index of flat positions in a flat
+        # view: the gather by np.take, which runs without the GIL (blocks in threads then gather at
+        # once; a fancy index holds it) and as fast; the scatters by a fancy index (np.put is twice
+        # as slow)
         log_det_table = np.zeros((precision.shape[0], patterns.n_patterns))  # log |P_mm| of every pattern
-        for (_, missing, _), at, ids, counts, (inv, log_det_p) in zip(
-                patterns.groups, flat, patterns.table_ids, patterns.counts, self._inverses):
-            y_m = y_flat[at]  # at: (c, K, n_c)
+        for at, ids, counts, (inv, log_det_p) in zip(flat, patterns.table_ids, patterns.counts, self._inverses):
+            y_m = np.take(y_flat, at)  # at: (c, K, n_c)
             rows_inv = np.repeat(inv, counts, axis=3)  # (c, c, Kp, n_c)
             if rows_inv.shape[2] == k:
                 v = np.einsum("ijkn,jkn->ikn", rows_inv, y_m)
