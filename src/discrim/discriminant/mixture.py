@@ -526,6 +526,11 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         elif unlabelled or self.joint:  # one EM over all classes' components, from the class fits
             mixtures, priors, joint = self._joint_fit(X, y_idx, w, mixtures, priors, class_data, totals)
 
+        for m in mixtures:
+            # fitted, the class densities compute where this model's predict puts the rows (its own
+            # device; with device=None, numpy rows on the host and a tensor on its device), so that
+            # set_params(device=...) moves the whole model and a saved one runs on machines without it
+            m.set_params(device=None)
         self.classes_ = classes
         self.priors_ = priors
         self.n_components_ = np.array([m.n_components for m in mixtures])
