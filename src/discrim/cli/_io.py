@@ -393,11 +393,13 @@ def features_named(names):
 
 
 def read_labels(path, target):
-    """The target column of a CSV file as written: text, where only an empty cell is missing (NaN).
+    """A column of classes or categories of a CSV file as written: text, where only an empty cell is
+    missing (NaN).
 
     pandas's defaults would read "None", "NA" or "null" as missing (a class would become
     unlabelled rows) and "01" and "1" as the same number; integers written plainly (0, 1, 12)
-    stay integers.
+    stay integers. The target column of ``discrim fit`` and the ``--categorical`` columns of
+    ``discrim mixture`` are read so.
 
     Parameters
     ----------
@@ -518,8 +520,7 @@ def table_notes(X, y, target):
     notes : list of str
     """
     notes = []
-    words = sorted({str(label) for label in pd.unique(y[~pd.isna(y)])
-                    if isinstance(label, str) and label.strip().lower() in _MISSING_WORDS})
+    words = missing_words(y)
     if words:
         notes.append(f"{target!r} has the class(es) {', '.join(map(repr, words))}, which some exports write for an "
                      "unknown label; if so, leave those cells empty (lda, qda and mda then learn from those rows "
@@ -529,6 +530,25 @@ def table_notes(X, y, target):
         notes.append(f"column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in order, "
                      f"as a row identifier does; they are features here: --drop {','.join(ids)} leaves them out.")
     return notes
+
+
+def missing_words(values):
+    """The values of a column read as written that R, SQL or spreadsheet exports write for a missing
+    one ("NA", "None", ...), sorted; :func:`read_labels` keeps them as written (a class or category
+    may be called so), and the commands say so in a note.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        As :func:`read_labels` returns them (NaN where a cell is empty).
+
+    Returns
+    -------
+    words : list of str
+    """
+    values = np.asarray(values, dtype=object)
+    return sorted({str(v) for v in pd.unique(values[~pd.isna(values)])
+                   if isinstance(v, str) and v.strip().lower() in _MISSING_WORDS})
 
 
 def sequence_columns(X):
