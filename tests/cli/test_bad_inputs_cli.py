@@ -845,3 +845,23 @@ def test_predict_output_dash_is_standard_output(tmp_path, monkeypatch):
     assert dashed.exit_code == 0, dashed.output
     assert dashed.output == run("predict", "--model", model, "--csv", data).output
     assert dashed.output.startswith("predicted,proba_") and sorted(p.name for p in tmp_path.iterdir()) == ["m.skops", "rows.csv"]
+
+
+@pytest.mark.parametrize("command", [
+    ["datasets", "--export", "iris", "--output"],
+    ["fit", "--dataset", "iris", "--model", "lda", "--output"],
+    ["fit", "--dataset", "iris-2f", "--model", "lda", "--plot"],
+    ["mixture", "--csv", "{csv}", "--impute"],
+    ["predict", "--model", "{model}", "--parquet", "{parquet}", "--output"],
+], ids=["datasets", "fit-model", "fit-plot", "mixture-impute", "predict-parquet"])
+def test_dash_is_refused_where_an_output_cannot_be_standard_output(tmp_path, monkeypatch, command):
+    """'-' is standard output for predict's CSV only; elsewhere it wrote a file (or folder) named '-'."""
+    monkeypatch.chdir(tmp_path)
+    frame = load_benchmark("iris-2f", as_frame=True, scale=False)[1]
+    frame.to_csv("rows.csv", index=False)
+    frame.to_parquet("rows.parquet")
+    assert run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", "m.skops", "--quiet").exit_code == 0
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = [a.format(csv="rows.csv", model="m.skops", parquet="rows.parquet") for a in command]
+    one_line_error(run(*args, "-"), "'-' (standard output) is taken by `discrim predict --csv ... --output -` only")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -805,6 +805,7 @@ def check_output(path, option, *, overwrite=False, inputs=()):
     """
     if path is None:
         return
+    _refuse_standard_output(path, option)
     if str(path).endswith(("/", os.sep)):  # Path() drops the slash: "out/" became a file named out
         raise click.ClickException(f"{option}: {str(path)!r} names a folder (it ends in a slash); give a file name.")
     target = Path(path)
@@ -823,6 +824,14 @@ def check_output(path, option, *, overwrite=False, inputs=()):
             f"{option}: {str(target)!r} exists; give --overwrite to replace it, or another file name."
         )
     check_writable_folder(target.resolve().parent, option)
+
+
+def _refuse_standard_output(path, option):
+    """Refuse '-', the usual name of standard output, where an option writes files only (it became a
+    file named '-'): only ``discrim predict --csv`` writes its predictions there."""
+    if str(path) == "-":
+        raise click.ClickException(f"{option}: '-' (standard output) is taken by `discrim predict --csv ... --output -` "
+                               "only; here give a file name.")
 
 
 def check_writable_folder(folder, option):
@@ -867,6 +876,7 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
     inputs : sequence of str or None
         Files and folders the command reads.
     """
+    _refuse_standard_output(path, option)
     target = Path(path).resolve()
     if target == Path.cwd().resolve() or target in Path.cwd().resolve().parents:
         raise click.ClickException(
