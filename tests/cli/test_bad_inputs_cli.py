@@ -678,6 +678,26 @@ def test_predict_on_text_in_a_models_feature_says_the_model_learnt_numbers(tmp_p
     assert "'a': the model learnt them as numbers: give the rows as the training table had them." in line
 
 
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_a_model_without_feature_names_says_how_to_set_text_columns_aside(tmp_path, rng, command):
+    """A model saved from Python after a fit on an array takes every column in order; a CSV of its
+    features and a label was refused as "non-numeric features column(s) 'label': the model learnt
+    them as numbers", which it never saw. The message says what the model takes and the fix."""
+    from discrim.prototype import PrototypeClassifier
+
+    X, y = _rows(rng)
+    rows, model = tmp_path / "rows.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(rows, index=False)
+    save_model(PrototypeClassifier(n_batches=1, random_state=0).fit(X, y), model)
+    args = ["--row", "0"] if command == "explain" else []
+    line = _one_error_line(run(command, "--model", model, "--csv", rows, *args))
+    assert ("the model has no feature names (it was fitted on an array): it takes every column as a feature, in "
+            "training order, and column(s) 'label' are text beside its 3 numeric ones: ") in line
+    assert ("--keep label" if command == "predict" else "--target sets aside") in line
+    fixed = ["--keep", "label"] if command == "predict" else ["--target", "label"]
+    assert run(command, "--model", model, "--csv", rows, *args, *fixed).exit_code == 0
+
+
 def test_an_export_named_like_another_format_is_refused(tmp_path):
     # it wrote CSV text into x.parquet, which --parquet then failed to read
     result = run("datasets", "--export", "iris", "--output", tmp_path / "x.parquet")

@@ -996,6 +996,20 @@ def model_features(model, df):
     if names is not None:
         return numeric_features(df, list(names), allow_empty=True)
     n_expected = getattr(model, "n_features_in_", None)
+    # a model fitted on an array (save_model from Python) has no names to pick its columns by: every
+    # column is one of its features, in order, so text beside numeric columns that are as many as its
+    # features (a label, a name) was refused as "non-numeric features ... the model learnt them as numbers"
+    table = truth_values_as_numbers(df)
+    text = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
+    if text and n_expected is not None and table.shape[1] - len(text) == n_expected:
+        context = click.get_current_context(silent=True)
+        fix = (f"set them aside with --keep {','.join(map(str, text))}, or leave them out of the CSV"
+               if context is None or context.info_name == "predict" else
+               "leave them out of the CSV (of the --csv rows, --target sets aside the column of the true class)")
+        raise click.ClickException(
+            f"the model has no feature names (it was fitted on an array): it takes every column as a feature, in "
+            f"training order, and column(s) {', '.join(map(repr, map(str, text)))} are text beside its "
+            f"{n_expected} numeric ones: {fix}.")
     X = numeric_features(df, allow_empty=True)
     if n_expected is not None and X.shape[1] != n_expected:
         raise click.ClickException(
