@@ -171,6 +171,40 @@ def _progress(info):
     """A progress callback, as a user would pass to PrototypeClassifierCV."""
 
 
+def test_a_pandas_parameter_is_refused_naming_it_and_the_fix(tmp_path):
+    # priors=y.value_counts(normalize=True) (read by label) made skops fail with "no default __reduce__
+    # due to non-trivial __cinit__"; weights_init as a Series was "a type discrim does not trust"
+    import pandas as pd
+    from sklearn.datasets import load_iris
+
+    from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant
+    from discrim.distributions import Fixed, Gaussian
+    from discrim.mixture import FiniteMixture
+
+    X, codes = load_iris(return_X_y=True)
+    y = pd.Series(np.array(["a", "b", "c"])[codes])
+    cases = [(LinearDiscriminant(priors=y.value_counts(normalize=True)), "'priors' of its LinearDiscriminant"),
+             (MixtureDiscriminant(Gaussian(), pd.Series({"a": 1, "b": 2, "c": 1}), random_state=0),
+              "'n_components' of its MixtureDiscriminant"),
+             (FiniteMixture(Gaussian(), 2, weights_init=pd.Series([0.3, 0.7]), random_state=0),
+              "'weights_init' of its FiniteMixture"),
+             (FiniteMixture(Fixed(Gaussian(), {"mean": pd.DataFrame(X[:2])}), 2, random_state=0),
+              r"'params' of its Fixed holds a pandas DataFrame \(params\['mean'\]\)")]
+    for model, named in cases:
+        model.fit(X) if isinstance(model, FiniteMixture) else model.fit(X, y)
+        with pytest.raises(ModelFileError, match=f"the parameter {named}(| is a pandas Series), which model files do "
+                                                 "not hold: set it to plain values with set_params before saving"):
+            save_model(model, tmp_path / "m.skops")
+    assert list(tmp_path.iterdir()) == []
+    lda = cases[0][0]
+    expected = lda.predict_proba(X)
+    with pytest.raises(ModelFileError, match=r"for priors, set_params\(priors=list\(model.priors_\)\) gives the fitted"):
+        save_model(lda, tmp_path / "m.skops")
+    lda.set_params(priors=list(lda.priors_))  # the fix the message gives
+    save_model(lda, tmp_path / "m.skops")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), expected)
+
+
 def test_a_generator_seed_or_an_untrusted_transformer_is_refused_with_the_fix(tmp_path, rng):
     # both were refused with no way out: "... which discrim never accepts" / "does not trust"
     from sklearn.preprocessing import MinMaxScaler
