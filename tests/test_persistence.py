@@ -238,6 +238,23 @@ def test_a_generator_seed_or_an_untrusted_transformer_is_refused_with_the_fix(tm
     np.testing.assert_array_equal(load_model(tmp_path / "scaler.skops").predict_proba(X), search.predict_proba(X))
 
 
+def test_an_untrusted_splitter_is_refused_with_the_fix(tmp_path, rng):
+    # "['cv'] has type '...StratifiedShuffleSplit' ..., which discrim does not trust", with no way out
+    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
+
+    from discrim.model_selection import PrototypeClassifierCV
+
+    X, y = _data(rng)
+    for cv in [StratifiedShuffleSplit(2, random_state=0), RepeatedStratifiedKFold(n_splits=2, n_repeats=1, random_state=0)]:
+        search = PrototypeClassifierCV([1e-3], max_batches=1, cv=cv, n_candidates=20, random_state=0).fit(X, y)
+        with pytest.raises(ModelFileError, match=r"\['cv'\] has type .* does not trust; of scikit-learn's splitters, "
+                                                 r"model files hold StratifiedKFold and KFold as cv: search with one"):
+            save_model(search, tmp_path / "m.skops")
+        expected = search.predict_proba(X)
+        save_model(search.set_params(cv=2), tmp_path / "m.skops")  # the fix the message gives
+        np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), expected)
+
+
 # ---------------------------------------------------------------------------------------------
 # attacks
 

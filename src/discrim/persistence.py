@@ -830,6 +830,11 @@ def _save_hint(problems):
          "or a RandomState"),
         # a search's transformer (any type there is one), or a scaler as a Pipeline step: of
         # scikit-learn's transformers TRUSTED_OBJECT_TYPES lists StandardScaler (and Pipeline) only
+        # a PrototypeClassifierCV's splitter: TRUSTED_OBJECT_TYPES lists StratifiedKFold and KFold
+        (lambda p: "does not trust" in p and "['cv']" in p and "sklearn.model_selection." in p,
+         "; of scikit-learn's splitters, model files hold StratifiedKFold and KFold as cv: search with one "
+         "of them (or an int), or set cv to an int with set_params before saving (the fitted model does not "
+         "change, but cv no longer records the search's splitter)"),
         (lambda p: "does not trust" in p and ("['transformer" in p or "has type 'sklearn.preprocessing." in p),
          "; of scikit-learn's transformers, model files hold only StandardScaler, as a "
          "PrototypeClassifierCV's transformer or a Pipeline step (a Pipeline of StandardScalers too): "
