@@ -229,6 +229,23 @@ def test_predict_and_explain_on_a_finite_mixture_say_it_is_not_a_classifier(tmp_
     one_line_error(run("explain", "--model", path, "--csv", data, "--row", "0"), "FiniteMixture")
 
 
+@pytest.mark.parametrize("command", ["predict", "predict-parquet", "explain"])
+def test_a_model_saved_before_it_was_fitted_is_named_so(tmp_path, command):
+    # save_model writes unfitted estimators; predict said "non-numeric features column(s) 'target':
+    # the model learnt them as numbers" and explain "holds a PrototypeClassifier, not a prototype set model"
+    from discrim.prototype import PrototypeClassifier
+
+    data = _export("iris-2f", tmp_path)
+    path = tmp_path / "unfitted.skops"
+    save_model(make_pipeline(StandardScaler(), PrototypeClassifier()), path)
+    args = {"predict": ["--csv", data], "explain": ["--csv", data, "--row", "0"],
+            "predict-parquet": ["--parquet", tmp_path / "rows.parquet", "--output", tmp_path / "out.parquet"]}[command]
+    pd.read_csv(data).to_parquet(tmp_path / "rows.parquet")
+    one_line_error(run(command.split("-")[0], "--model", path, *args),
+                   "unfitted.skops' holds a PrototypeClassifier that was saved before it was fitted")
+    assert not (tmp_path / "out.parquet").exists()
+
+
 def test_explain_on_a_model_without_a_fitted_attribute_is_one_line(tmp_path):
     data = _export("iris-2f", tmp_path)
     good, bad = tmp_path / "m.skops", tmp_path / "bad.skops"

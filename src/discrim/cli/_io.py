@@ -1039,6 +1039,22 @@ def check_classifier(model, model_path):
             else "; give a model file written by `discrim fit --output` or `discrim tune --output`"
         )
         raise click.ClickException(f"{str(model_path)!r} holds a {type(final).__name__}, not a classifier{hint}.")
+    check_fitted(final, model_path)
+
+
+def check_fitted(model, model_path):
+    """Refuse a loaded model (or a Pipeline's last step) that was saved before it was fitted.
+
+    save_model writes unfitted estimators too; predicting with one failed on the first check of the
+    rows, as "non-numeric features column(s) 'target': the model learnt them as numbers" (it learnt
+    nothing), and explain called an unfitted PrototypeClassifier "not a prototype set model".
+    """
+    from discrim.utils._fitted_state import is_fitted
+
+    if not is_fitted(model):
+        raise click.ClickException(f"{str(model_path)!r} holds a {type(model).__name__} that was saved before it was "
+                                   "fitted: give a model file of a fitted model (`discrim fit --output`, or save_model "
+                                   "after fit).")
 
 
 @contextmanager
