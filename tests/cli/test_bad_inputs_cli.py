@@ -902,3 +902,12 @@ def test_dash_is_refused_where_an_output_cannot_be_standard_output(tmp_path, mon
     args = [a.format(csv="rows.csv", model="m.skops", parquet="rows.parquet") for a in command]
     one_line_error(run(*args, "-"), "'-' (standard output) is taken by `discrim predict --csv ... --output -` only")
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_column_name_with_a_line_break_keeps_the_message_on_one_line(tmp_path, rng):
+    # the list of the table's columns showed the name as written, breaking the one-line error
+    X, y = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=["sepal\nlength", "b", "c"]).assign(label=y).to_csv(csv, index=False)
+    one_line_error(run("fit", "--csv", csv, "--target", "nope", "--model", "lda"),
+                   "target column 'nope' not in the CSV; it has: 'sepal\\nlength', b, c, label.")

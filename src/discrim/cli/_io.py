@@ -927,9 +927,11 @@ def column_list(columns, shown=12):
     Returns
     -------
     text : str
-        E.g. "a, b, c" or "f0, f1, ..., f11, ... (1,001 columns)".
+        E.g. "a, b, c" or "f0, f1, ..., f11, ... (1,001 columns)"; a name holding a line break or
+        another unprintable character is quoted and escaped ('sepal\\nlength'): as written, it broke the
+        one-line message in two.
     """
-    names = [str(c) for c in columns]
+    names = [str(c) if str(c).isprintable() else repr(str(c)) for c in columns]
     if len(names) <= shown:
         return ", ".join(names)
     return f"{', '.join(names[:shown])}, ... ({len(names):,} columns)"
