@@ -232,6 +232,24 @@ def test_prototype_search_on_a_device_equals_numpy(device):
     _close(on_device.predict_proba(X_train), on_host.predict_proba(X_train), 1e-8, "predict_proba")
 
 
+def test_prototype_search_moved_to_the_host_computes_there(monkeypatch):
+    # best_estimator_ kept the fit's device: set_params(device=None), which the docs give for a model
+    # loaded on a machine without its device, still sent the rows to torch (and failed there for "cuda")
+    X_train, _, y_train = _iris()
+    params = dict(alpha_feature_grid=[1e-3], max_batches=1, cv=2, n_candidates=40, random_state=0)
+    search = PrototypeClassifierCV(device="cpu", **params).fit(X_train, y_train)
+    expected = PrototypeClassifierCV(**params).fit(X_train, y_train).predict_proba(X_train)
+    search.set_params(device=None)
+    assert search.best_estimator_.device is None
+
+    def no_crossing(*args, **kwargs):
+        raise AssertionError("rows crossed to torch with device=None")
+
+    monkeypatch.setattr(torch, "as_tensor", no_crossing)
+    monkeypatch.setattr(torch, "tensor", no_crossing)
+    _close(search.predict_proba(X_train), expected, 1e-8, "predict_proba")
+
+
 # --- errors name the parameter and the fix ----------------------------------------------------
 
 

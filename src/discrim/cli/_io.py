@@ -1125,8 +1125,7 @@ def on_host(model):
     loaded, instead of asking for a device that machine may lack.
     """
     parts = [step for _, step in getattr(model, "steps", [("", model)])]
-    parts += [part.best_estimator_ for part in parts if hasattr(part, "best_estimator_")]
-    for part in parts:
+    for part in parts:  # a search's set_params moves its refitted model, a discriminant's mixtures follow it
         if "device" in part.get_params(deep=False):
             part.set_params(device=None)
     return model
