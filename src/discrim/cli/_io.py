@@ -66,7 +66,7 @@ def read_csv(path):
         raise click.ClickException(f"CSV file {str(path)!r} has no data rows.")
     if df.shape[1] == 1:
         _refuse_other_separator(path, str(df.columns[0]))
-    header = _header_cells(path)
+    header = header_cells(path)
     _refuse_header(path, header)
     # columns without a header cell and without a value: the trailing ",," of spreadsheet exports
     blank = [c for c in df.columns if str(c).startswith("Unnamed: ") and df[c].isna().all()]
@@ -78,7 +78,7 @@ def read_csv(path):
     return df
 
 
-def _header_cells(path):
+def header_cells(path):
     """The cells of a CSV file's first line, as written (pandas renames repeated ones a.1, a.2).
 
     Read by pandas, as the table was: a compressed file (.csv.gz) and a byte-order mark too."""

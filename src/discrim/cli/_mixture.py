@@ -16,6 +16,7 @@ from discrim.cli._io import (
     check_output,
     features_named,
     check_output_suffix,
+    header_cells,
     check_plot_format,
     checked_device,
     column_list,
@@ -108,12 +109,19 @@ def completed_cells(csv, X, completed, names):
     table : DataFrame
     """
     table = read_csv_as_written(csv)  # every cell as its text
+    # its columns as read_csv names them, stripped ("a, b" names b; " b" raised KeyError: 'b')
+    table.columns = [str(c).strip() for c in table.columns]
     completed = np.asarray(completed, dtype=object)
     for j, name in enumerate(names):
         gaps = np.isnan(X[:, j])
         # a column written as whole numbers (category codes 1, 2, 3) gets its whole values so written
         whole = bool(table.loc[~gaps, name].str.fullmatch(r"-?\d+").all())
         table.loc[gaps, name] = [_cell_text(v, whole) for v in completed[gaps, j]]
+    # the header as written too, but for padding: pandas named its empty cells (a spreadsheet's
+    # trailing ",,") "Unnamed: 5"
+    written = header_cells(csv)
+    if len(written) == table.shape[1]:
+        table.columns = written
     return table
 
 
