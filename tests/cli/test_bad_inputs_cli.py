@@ -568,6 +568,19 @@ def test_headers_that_repeat_a_name_or_are_numbers_are_refused(tmp_path, rng):
     assert run("fit", "--csv", packed, "--target", "label", "--model", "lda").exit_code == 0
 
 
+def test_pandas_default_column_names_are_named_with_the_fix(tmp_path, rng):
+    # pd.DataFrame(X).to_csv(path, index=False) writes the header 0,1,2, which was refused as "has no
+    # header" (it has one) with no way out; it stays refused (a first row of counts reads alike)
+    X, _ = _rows(rng)
+    rows = tmp_path / "rows.csv"
+    pd.DataFrame(X).to_csv(rows, index=False)
+    line = _one_error_line(run("mixture", "--csv", rows, "--quiet"))
+    assert "starts with the line 0, 1, 2: the column names pandas gives a table without names" in line
+    assert "Write the file with column names, e.g. pd.DataFrame(X, columns=['x0', 'x1', ...])" in line
+    pd.DataFrame(X, columns=["x0", "x1", "x2"]).to_csv(rows, index=False)  # the fix
+    assert run("mixture", "--csv", rows, "--components", "1", "--quiet").exit_code == 0
+
+
 def test_utf16_text_gets_its_own_advice(tmp_path, rng):
     X, y = _rows(rng)
     path = tmp_path / "unicode.csv"

@@ -96,9 +96,18 @@ def _refuse_header(path, header):
             "header: give every column its own name."
         )
     if header and all(_is_number(cell) for cell in header):
+        shown = f"{', '.join(header[:3])}{', ...' if len(header) > 3 else ''}"
+        if header == [str(j) for j in range(len(header))]:
+            # what pd.DataFrame(X).to_csv(path, index=False) writes: "has no header" was wrong, and no
+            # fix; it is refused all the same, since a first row of counts 0, 1, 2 reads alike
+            raise click.ClickException(
+                f"CSV file {str(path)!r} starts with the line {shown}: the column names pandas gives a table "
+                "without names (pd.DataFrame(X).to_csv), or a first row of data; discrim cannot tell which. "
+                "Write the file with column names, e.g. pd.DataFrame(X, columns=['x0', 'x1', ...]).to_csv(path, "
+                "index=False) (a model fitted on an array takes the columns in order, whatever their names).")
         raise click.ClickException(
-            f"CSV file {str(path)!r} has no header: its first line is numbers ({', '.join(header[:3])}"
-            f"{', ...' if len(header) > 3 else ''}). Add a first line of column names."
+            f"CSV file {str(path)!r} has no header: its first line is numbers ({shown}). Add a first line of "
+            "column names."
         )
 
 
