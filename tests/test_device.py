@@ -174,6 +174,24 @@ def test_mixture_discriminant_on_a_device_equals_numpy(device, rng):
     assert isinstance(out, torch.Tensor)
 
 
+@pytest.mark.parametrize("options", [{}, {"joint": True}], ids=["per-class", "joint"])
+def test_mixture_discriminant_moved_to_the_host_computes_there(options, rng, monkeypatch):
+    # the class mixtures kept the fit's device: set_params(device=None) (what discrim fit --device
+    # does before saving) still sent numpy rows to torch, and a model fitted on "cuda" failed to
+    # predict on a machine without one ("device='cuda' but torch sees 0 CUDA device(s)")
+    X, y, _ = _classification(rng, offset=0.0)
+    model = MixtureDiscriminant(Gaussian("tied"), 2, device="cpu", random_state=0, **options).fit(X, y)
+    expected = MixtureDiscriminant(Gaussian("tied"), 2, random_state=0, **options).fit(X, y).predict_proba(X)
+    model.set_params(device=None)
+
+    def no_crossing(*args, **kwargs):
+        raise AssertionError("rows crossed to torch with device=None")
+
+    monkeypatch.setattr(torch, "as_tensor", no_crossing)
+    monkeypatch.setattr(torch, "tensor", no_crossing)
+    _close(model.predict_proba(X), expected, 1e-10, "predict_proba")
+
+
 def _iris():
     X_train, X_test, y_train, _ = load_benchmark("iris")
     scaler = StandardScaler().fit(X_train)
@@ -212,6 +230,24 @@ def test_prototype_search_on_a_device_equals_numpy(device):
     _close(device_loss[batches <= 1], host_loss[batches <= 1], 1e-8, "log-loss")
     assert np.all(device_loss[batches == 2] < device_loss[batches == 0])
     _close(on_device.predict_proba(X_train), on_host.predict_proba(X_train), 1e-8, "predict_proba")
+
+
+def test_prototype_search_moved_to_the_host_computes_there(monkeypatch):
+    # best_estimator_ kept the fit's device: set_params(device=None), which the docs give for a model
+    # loaded on a machine without its device, still sent the rows to torch (and failed there for "cuda")
+    X_train, _, y_train = _iris()
+    params = dict(alpha_feature_grid=[1e-3], max_batches=1, cv=2, n_candidates=40, random_state=0)
+    search = PrototypeClassifierCV(device="cpu", **params).fit(X_train, y_train)
+    expected = PrototypeClassifierCV(**params).fit(X_train, y_train).predict_proba(X_train)
+    search.set_params(device=None)
+    assert search.best_estimator_.device is None
+
+    def no_crossing(*args, **kwargs):
+        raise AssertionError("rows crossed to torch with device=None")
+
+    monkeypatch.setattr(torch, "as_tensor", no_crossing)
+    monkeypatch.setattr(torch, "tensor", no_crossing)
+    _close(search.predict_proba(X_train), expected, 1e-8, "predict_proba")
 
 
 # --- errors name the parameter and the fix ----------------------------------------------------

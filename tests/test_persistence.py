@@ -171,6 +171,40 @@ def _progress(info):
     """A progress callback, as a user would pass to PrototypeClassifierCV."""
 
 
+def test_a_pandas_parameter_is_refused_naming_it_and_the_fix(tmp_path):
+    # priors=y.value_counts(normalize=True) (read by label) made skops fail with "no default __reduce__
+    # due to non-trivial __cinit__"; weights_init as a Series was "a type discrim does not trust"
+    import pandas as pd
+    from sklearn.datasets import load_iris
+
+    from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant
+    from discrim.distributions import Fixed, Gaussian
+    from discrim.mixture import FiniteMixture
+
+    X, codes = load_iris(return_X_y=True)
+    y = pd.Series(np.array(["a", "b", "c"])[codes])
+    cases = [(LinearDiscriminant(priors=y.value_counts(normalize=True)), "'priors' of its LinearDiscriminant"),
+             (MixtureDiscriminant(Gaussian(), pd.Series({"a": 1, "b": 2, "c": 1}), random_state=0),
+              "'n_components' of its MixtureDiscriminant"),
+             (FiniteMixture(Gaussian(), 2, weights_init=pd.Series([0.3, 0.7]), random_state=0),
+              "'weights_init' of its FiniteMixture"),
+             (FiniteMixture(Fixed(Gaussian(), {"mean": pd.DataFrame(X[:2])}), 2, random_state=0),
+              r"'params' of its Fixed holds a pandas DataFrame \(params\['mean'\]\)")]
+    for model, named in cases:
+        model.fit(X) if isinstance(model, FiniteMixture) else model.fit(X, y)
+        with pytest.raises(ModelFileError, match=f"the parameter {named}(| is a pandas Series), which model files do "
+                                                 "not hold: set it to plain values with set_params before saving"):
+            save_model(model, tmp_path / "m.skops")
+    assert list(tmp_path.iterdir()) == []
+    lda = cases[0][0]
+    expected = lda.predict_proba(X)
+    with pytest.raises(ModelFileError, match=r"for priors, set_params\(priors=list\(model.priors_\)\) gives the fitted"):
+        save_model(lda, tmp_path / "m.skops")
+    lda.set_params(priors=list(lda.priors_))  # the fix the message gives
+    save_model(lda, tmp_path / "m.skops")
+    np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), expected)
+
+
 def test_a_generator_seed_or_an_untrusted_transformer_is_refused_with_the_fix(tmp_path, rng):
     # both were refused with no way out: "... which discrim never accepts" / "does not trust"
     from sklearn.preprocessing import MinMaxScaler
@@ -202,6 +236,23 @@ def test_a_generator_seed_or_an_untrusted_transformer_is_refused_with_the_fix(tm
     search.set_params(random_state=0, transformer=make_pipeline(StandardScaler())).fit(X, y)
     save_model(search, tmp_path / "scaler.skops")
     np.testing.assert_array_equal(load_model(tmp_path / "scaler.skops").predict_proba(X), search.predict_proba(X))
+
+
+def test_an_untrusted_splitter_is_refused_with_the_fix(tmp_path, rng):
+    # "['cv'] has type '...StratifiedShuffleSplit' ..., which discrim does not trust", with no way out
+    from sklearn.model_selection import RepeatedStratifiedKFold, StratifiedShuffleSplit
+
+    from discrim.model_selection import PrototypeClassifierCV
+
+    X, y = _data(rng)
+    for cv in [StratifiedShuffleSplit(2, random_state=0), RepeatedStratifiedKFold(n_splits=2, n_repeats=1, random_state=0)]:
+        search = PrototypeClassifierCV([1e-3], max_batches=1, cv=cv, n_candidates=20, random_state=0).fit(X, y)
+        with pytest.raises(ModelFileError, match=r"\['cv'\] has type .* does not trust; of scikit-learn's splitters, "
+                                                 r"model files hold StratifiedKFold and KFold as cv: search with one"):
+            save_model(search, tmp_path / "m.skops")
+        expected = search.predict_proba(X)
+        save_model(search.set_params(cv=2), tmp_path / "m.skops")  # the fix the message gives
+        np.testing.assert_array_equal(load_model(tmp_path / "m.skops").predict_proba(X), expected)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -188,6 +188,52 @@ def _with_device_names(estimator):
     return named
 
 
+def _pandas_parameter(estimator):
+    """Name the first parameter of an estimator in ``estimator`` (itself or one it holds) that is a
+    pandas object, with the fix; None if none is.
+
+    A model file holds no pandas objects (skops rebuilds them by calling constructors named by
+    the file), and ``priors=y.value_counts(normalize=True)``, which the estimators read by label,
+    made skops fail with "no default __reduce__ due to non-trivial __cinit__", naming neither the
+    parameter nor the fix.
+
+    Parameters
+    ----------
+    estimator : object
+        The estimator about to be saved.
+
+    Returns
+    -------
+    problem : str or None
+        The rest of the refusal: which parameter, and how to save the model.
+    """
+    for held in _estimators_held_first(estimator):
+        for name, value in held.get_params(deep=False).items():
+            # in the parameter itself, or within it: a dict, a list, a family (Fixed's params)
+            stack, seen = [(value, name)], set()
+            while stack:
+                value, where = stack.pop()
+                if id(value) in seen or isinstance(value, BaseEstimator):  # estimators: checked on their own
+                    continue
+                seen.add(id(value))
+                if type(value).__module__.split(".")[0] == "pandas":
+                    example = ("; for priors, set_params(priors=list(model.priors_)) gives the fitted ones, in the "
+                               "order of classes_" if where == "priors" and hasattr(held, "priors_") else "")
+                    kind = f"a pandas {type(value).__name__}"
+                    what = f"is {kind}" if where == name else f"holds {kind} ({where})"
+                    return (f"the parameter {name!r} of its {type(held).__name__} {what}, which model files do not "
+                            "hold: set it to plain values with set_params before saving (a list or array in the "
+                            "order the parameter reads them, or a dict where it takes one; the fitted model does "
+                            f"not change){example}.")
+                if isinstance(value, dict):
+                    stack.extend((v, f"{where}[{k!r}]") for k, v in value.items())
+                elif isinstance(value, (list, tuple)):
+                    stack.extend((v, f"{where}[{i}]") for i, v in enumerate(value))
+                elif hasattr(value, "__dict__") and not isinstance(value, type):
+                    stack.extend((v, f"{where}.{k}") for k, v in vars(value).items())
+    return None
+
+
 def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     """Save a fitted estimator to ``path`` with skops.io, atomically.
 
@@ -209,8 +255,9 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     ------
     ModelFileError
         If the folder does not exist, the estimator holds objects that discrim's model files
-        do not allow (for example univariate ``scipy.stats`` distributions), or its fitted state
-        is inconsistent (see :func:`load_model`).
+        do not allow (for example univariate ``scipy.stats`` distributions, or a parameter given
+        as a pandas Series, named with the fix), or its fitted state is inconsistent (see
+        :func:`load_model`).
 
     Examples
     --------
@@ -231,6 +278,9 @@ def save_model(estimator: BaseEstimator, path: str | os.PathLike[str]) -> None:
     if not isinstance(estimator, BaseEstimator):
         raise ModelFileError(f"cannot save model: a {type(estimator).__name__} is not an estimator; discrim's model "
                              "files hold a fitted estimator or Pipeline.")
+    pandas_parameter = _pandas_parameter(estimator)
+    if pandas_parameter is not None:
+        raise ModelFileError(f"cannot save model: {pandas_parameter}")
     try:
         data = sio.dumps(_with_device_names(estimator))
     except Exception as exc:  # skops raises TypeError and its own types for unsupported objects
@@ -780,6 +830,11 @@ def _save_hint(problems):
          "or a RandomState"),
         # a search's transformer (any type there is one), or a scaler as a Pipeline step: of
         # scikit-learn's transformers TRUSTED_OBJECT_TYPES lists StandardScaler (and Pipeline) only
+        # a PrototypeClassifierCV's splitter: TRUSTED_OBJECT_TYPES lists StratifiedKFold and KFold
+        (lambda p: "does not trust" in p and "['cv']" in p and "sklearn.model_selection." in p,
+         "; of scikit-learn's splitters, model files hold StratifiedKFold and KFold as cv: search with one "
+         "of them (or an int), or set cv to an int with set_params before saving (the fitted model does not "
+         "change, but cv no longer records the search's splitter)"),
         (lambda p: "does not trust" in p and ("['transformer" in p or "has type 'sklearn.preprocessing." in p),
          "; of scikit-learn's transformers, model files hold only StandardScaler, as a "
          "PrototypeClassifierCV's transformer or a Pipeline step (a Pipeline of StandardScalers too): "

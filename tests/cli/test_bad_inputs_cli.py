@@ -229,6 +229,23 @@ def test_predict_and_explain_on_a_finite_mixture_say_it_is_not_a_classifier(tmp_
     one_line_error(run("explain", "--model", path, "--csv", data, "--row", "0"), "FiniteMixture")
 
 
+@pytest.mark.parametrize("command", ["predict", "predict-parquet", "explain"])
+def test_a_model_saved_before_it_was_fitted_is_named_so(tmp_path, command):
+    # save_model writes unfitted estimators; predict said "non-numeric features column(s) 'target':
+    # the model learnt them as numbers" and explain "holds a PrototypeClassifier, not a prototype set model"
+    from discrim.prototype import PrototypeClassifier
+
+    data = _export("iris-2f", tmp_path)
+    path = tmp_path / "unfitted.skops"
+    save_model(make_pipeline(StandardScaler(), PrototypeClassifier()), path)
+    args = {"predict": ["--csv", data], "explain": ["--csv", data, "--row", "0"],
+            "predict-parquet": ["--parquet", tmp_path / "rows.parquet", "--output", tmp_path / "out.parquet"]}[command]
+    pd.read_csv(data).to_parquet(tmp_path / "rows.parquet")
+    one_line_error(run(command.split("-")[0], "--model", path, *args),
+                   "unfitted.skops' holds a PrototypeClassifier that was saved before it was fitted")
+    assert not (tmp_path / "out.parquet").exists()
+
+
 def test_explain_on_a_model_without_a_fitted_attribute_is_one_line(tmp_path):
     data = _export("iris-2f", tmp_path)
     good, bad = tmp_path / "m.skops", tmp_path / "bad.skops"
@@ -551,6 +568,19 @@ def test_headers_that_repeat_a_name_or_are_numbers_are_refused(tmp_path, rng):
     assert run("fit", "--csv", packed, "--target", "label", "--model", "lda").exit_code == 0
 
 
+def test_pandas_default_column_names_are_named_with_the_fix(tmp_path, rng):
+    # pd.DataFrame(X).to_csv(path, index=False) writes the header 0,1,2, which was refused as "has no
+    # header" (it has one) with no way out; it stays refused (a first row of counts reads alike)
+    X, _ = _rows(rng)
+    rows = tmp_path / "rows.csv"
+    pd.DataFrame(X).to_csv(rows, index=False)
+    line = _one_error_line(run("mixture", "--csv", rows, "--quiet"))
+    assert "starts with the line 0, 1, 2: the column names pandas gives a table without names" in line
+    assert "Write the file with column names, e.g. pd.DataFrame(X, columns=['x0', 'x1', ...])" in line
+    pd.DataFrame(X, columns=["x0", "x1", "x2"]).to_csv(rows, index=False)  # the fix
+    assert run("mixture", "--csv", rows, "--components", "1", "--quiet").exit_code == 0
+
+
 def test_utf16_text_gets_its_own_advice(tmp_path, rng):
     X, y = _rows(rng)
     path = tmp_path / "unicode.csv"
@@ -676,6 +706,26 @@ def test_predict_on_text_in_a_models_feature_says_the_model_learnt_numbers(tmp_p
     assert run("fit", "--csv", train, "--target", "label", "--model", "lda", "--output", model).exit_code == 0
     line = _one_error_line(run("predict", "--model", model, "--csv", rows))
     assert "'a': the model learnt them as numbers: give the rows as the training table had them." in line
+
+
+@pytest.mark.parametrize("command", ["predict", "explain"])
+def test_a_model_without_feature_names_says_how_to_set_text_columns_aside(tmp_path, rng, command):
+    """A model saved from Python after a fit on an array takes every column in order; a CSV of its
+    features and a label was refused as "non-numeric features column(s) 'label': the model learnt
+    them as numbers", which it never saw. The message says what the model takes and the fix."""
+    from discrim.prototype import PrototypeClassifier
+
+    X, y = _rows(rng)
+    rows, model = tmp_path / "rows.csv", tmp_path / "m.skops"
+    pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y).to_csv(rows, index=False)
+    save_model(PrototypeClassifier(n_batches=1, random_state=0).fit(X, y), model)
+    args = ["--row", "0"] if command == "explain" else []
+    line = _one_error_line(run(command, "--model", model, "--csv", rows, *args))
+    assert ("the model has no feature names (it was fitted on an array): it takes every column as a feature, in "
+            "training order, and column(s) 'label' are text beside its 3 numeric ones: ") in line
+    assert ("--keep label" if command == "predict" else "--target sets aside") in line
+    fixed = ["--keep", "label"] if command == "predict" else ["--target", "label"]
+    assert run(command, "--model", model, "--csv", rows, *args, *fixed).exit_code == 0
 
 
 def test_an_export_named_like_another_format_is_refused(tmp_path):
@@ -845,3 +895,32 @@ def test_predict_output_dash_is_standard_output(tmp_path, monkeypatch):
     assert dashed.exit_code == 0, dashed.output
     assert dashed.output == run("predict", "--model", model, "--csv", data).output
     assert dashed.output.startswith("predicted,proba_") and sorted(p.name for p in tmp_path.iterdir()) == ["m.skops", "rows.csv"]
+
+
+@pytest.mark.parametrize("command", [
+    ["datasets", "--export", "iris", "--output"],
+    ["fit", "--dataset", "iris", "--model", "lda", "--output"],
+    ["fit", "--dataset", "iris-2f", "--model", "lda", "--plot"],
+    ["mixture", "--csv", "{csv}", "--impute"],
+    ["predict", "--model", "{model}", "--parquet", "{parquet}", "--output"],
+], ids=["datasets", "fit-model", "fit-plot", "mixture-impute", "predict-parquet"])
+def test_dash_is_refused_where_an_output_cannot_be_standard_output(tmp_path, monkeypatch, command):
+    """'-' is standard output for predict's CSV only; elsewhere it wrote a file (or folder) named '-'."""
+    monkeypatch.chdir(tmp_path)
+    frame = load_benchmark("iris-2f", as_frame=True, scale=False)[1]
+    frame.to_csv("rows.csv", index=False)
+    frame.to_parquet("rows.parquet")
+    assert run("fit", "--dataset", "iris-2f", "--model", "lda", "--output", "m.skops", "--quiet").exit_code == 0
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = [a.format(csv="rows.csv", model="m.skops", parquet="rows.parquet") for a in command]
+    one_line_error(run(*args, "-"), "'-' (standard output) is taken by `discrim predict --csv ... --output -` only")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_column_name_with_a_line_break_keeps_the_message_on_one_line(tmp_path, rng):
+    # the list of the table's columns showed the name as written, breaking the one-line error
+    X, y = _rows(rng)
+    csv = tmp_path / "rows.csv"
+    pd.DataFrame(X, columns=["sepal\nlength", "b", "c"]).assign(label=y).to_csv(csv, index=False)
+    one_line_error(run("fit", "--csv", csv, "--target", "nope", "--model", "lda"),
+                   "target column 'nope' not in the CSV; it has: 'sepal\\nlength', b, c, label.")

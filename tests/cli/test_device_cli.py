@@ -6,7 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from discrim.cli.main import cli
-from discrim.persistence import load_model
+from discrim.persistence import _estimators_held_first, load_model
 
 pytest.importorskip("torch")
 
@@ -21,14 +21,20 @@ def _metrics(output):
     return dict(found)
 
 
-@pytest.mark.parametrize("model", ["lda", "qda", "mda", "proset"])
-def test_fit_on_the_torch_cpu_device_scores_as_numpy_and_saves_a_host_model(model, tmp_path):
-    on_host = run("fit", "--dataset", "iris-2f", "--model", model, "--quiet")
+@pytest.mark.parametrize("model, params", [("lda", []), ("qda", []), ("mda", []), ("mda", ["--param", "n_components=[1,2]"]),
+                                           ("proset", [])])
+def test_fit_on_the_torch_cpu_device_scores_as_numpy_and_saves_a_host_model(model, params, tmp_path):
+    on_host = run("fit", "--dataset", "iris-2f", "--model", model, "--quiet", *params)
     on_device = run("fit", "--dataset", "iris-2f", "--model", model, "--quiet", "--device", "cpu",
-                    "--output", tmp_path / "m.skops")
+                    "--output", tmp_path / "m.skops", *params)
     assert on_device.exit_code == 0, on_device.output
     assert _metrics(on_device.output) == _metrics(on_host.output) and len(_metrics(on_host.output)) == 4
-    assert load_model(tmp_path / "m.skops")[-1].device is None
+    # every estimator of the saved model computes on the host, the class mixtures of mda too
+    loaded = load_model(tmp_path / "m.skops")
+    held = _estimators_held_first(loaded)
+    if model == "mda":  # the BIC tables' fits too (selections_, rebuilt from plain containers)
+        held += [e for s in loaded[-1].selections_ if s is not None for e in (s.estimators or [])]
+    assert [type(e).__name__ for e in held if getattr(e, "device", None) is not None] == []
 
 
 def test_mixture_on_the_torch_cpu_device_reports_as_numpy(tmp_path):

@@ -67,6 +67,26 @@ def test_fit_and_predict_from_parquet_write_parquet_predictions(tmp_path, table)
     assert result.exit_code != 0 and "--overwrite" in result.output
 
 
+@pytest.mark.parametrize("model", ["lda", "proset"])
+def test_an_unscaled_lazy_fit_takes_its_columns_by_name(tmp_path, table, model):
+    """fit --parquet --no-scale saved a model without feature names, which took a CSV's columns in
+    order: with the columns reversed every row was predicted from the wrong features, silently."""
+    frame, folder = table
+    path = tmp_path / "m.skops"
+    assert run("fit", "--parquet", str(folder), "--target", "label", "--model", model, "--no-scale",
+               "--output", str(path), "--quiet").exit_code == 0
+    reversed_csv = tmp_path / "reversed.csv"
+    frame[frame.columns[::-1]].to_csv(reversed_csv, index=False)  # label, f3, f2, f1
+    out = tmp_path / "p.csv"
+    result = run("predict", "--model", str(path), "--csv", str(reversed_csv), "--output", str(out))
+    assert result.exit_code == 0, result.output
+    from discrim.persistence import load_model
+
+    np.testing.assert_array_equal(pd.read_csv(out)[["proba_a", "proba_b"]].to_numpy(),
+                                  load_model(path).predict_proba(frame[["f1", "f2", "f3"]]))
+    assert (pd.read_csv(out)["predicted"] == frame["label"]).mean() > 0.95
+
+
 def test_overwrite_replaces_only_an_earlier_parquet_output(tmp_path, table, monkeypatch):
     """--overwrite replaced the whole --output folder: a folder of the user's files, the folder of
     the input table, the current folder, or a CSV file turned into a folder. It now replaces only

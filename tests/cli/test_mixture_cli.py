@@ -407,6 +407,39 @@ def test_imputed_category_codes_are_written_as_the_column_writes_them(tmp_path, 
     assert set(grades) == {"1", "2"} and grades[3] == "1" and grades[50] == "2"
 
 
+def test_imputed_table_keeps_a_padded_or_empty_header(tmp_path):
+    """A header padded with spaces ("a, b") made --impute fail with "internal error (KeyError: 'b')", and
+    a spreadsheet's empty header cells (a trailing ",,") came back named "Unnamed: 3", "Unnamed: 4"."""
+    path, out = tmp_path / "rows.csv", tmp_path / "done.csv"
+    path.write_text("a, b ,label,,\n1, 2,x,,\n3,,y,,\n5,6,x,,\n7,8,y,,\n2,3,x,,\n")
+    result = _run(["--csv", path, "--columns", "a,b", "--components", 1, "--quiet", "--impute", out])
+    assert result.exit_code == 0, result.output
+    lines = out.read_text().splitlines()
+    assert lines[0] == "a,b,label,," and lines[1] == "1,2,x,,"
+    assert lines[2].startswith("3,") and lines[2].endswith(",y,,") and float(lines[2].split(",")[1]) > 0
+
+
+def test_categories_are_read_as_written(tmp_path, rng):
+    """Codes "01", "02", "10", "20" were read as the numbers 1, 2, 10, 20 (shown 1.0, 2.0, ...): an imputed
+    cell came out "2", a value the column does not hold, and "01" beside "1" would be one category;
+    a category "NA" was read as missing and replaced by --impute."""
+    n = 120
+    group = np.repeat([0, 1], n // 2)
+    code = np.where(group == 1, rng.choice(["01", "02"], n), rng.choice(["10", "NA"], n)).astype(object)
+    code[::10] = ""
+    frame = pd.DataFrame({"x": rng.normal(size=n) + 5.0 * group, "code": code})
+    path, out = tmp_path / "codes.csv", tmp_path / "done.csv"
+    frame.to_csv(path, index=False)
+    result = _run(["--csv", path, "--categorical", "code", "--components", 2, "--quiet", "--impute", out])
+    assert result.exit_code == 0, result.output
+    table = result.output[result.output.index("categorical__probs of code"):]
+    assert all(f"│ {value} " in table for value in ("01", "02", "10", "NA")) and "│ 1.0 " not in table
+    assert "note: 'code' has the category(ies) 'NA', which some exports write for a missing value" in result.output
+    written = pd.read_csv(out, dtype=str, keep_default_na=False)["code"]
+    assert set(written) == {"01", "02", "10", "NA"}
+    assert (written[code != ""] == code[code != ""]).all()  # only the empty cells are completed
+
+
 def test_prior_fits_mclusts_map_em_and_applies_to_gaussian_families_only(tmp_path):
     # mclustBIC(iris[, 1:4], G = 2, modelNames = c("VEV", "EEE"), prior = priorControl()) in mclust 6.0.0:
     # -580.813553997 and -689.590487672 (mclust reports BIC negated)

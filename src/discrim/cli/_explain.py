@@ -11,6 +11,7 @@ from rich.table import Table
 from discrim.cli._io import (
     check_distinct_outputs,
     check_finite_probabilities,
+    check_fitted,
     check_output,
     damaged_model_errors,
     features_named,
@@ -25,6 +26,7 @@ def _prototype_step(model, model_path):
     pre, final = None, model
     if hasattr(model, "steps"):
         pre, final = (model[:-1] if len(model.steps) > 1 else None), model.steps[-1][1]
+    check_fitted(final, model_path)
     final = getattr(final, "best_estimator_", None) or final  # PrototypeClassifierCV
     if not hasattr(final, "batches_"):
         raise click.ClickException(

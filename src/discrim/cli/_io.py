@@ -66,7 +66,7 @@ def read_csv(path):
         raise click.ClickException(f"CSV file {str(path)!r} has no data rows.")
     if df.shape[1] == 1:
         _refuse_other_separator(path, str(df.columns[0]))
-    header = _header_cells(path)
+    header = header_cells(path)
     _refuse_header(path, header)
     # columns without a header cell and without a value: the trailing ",," of spreadsheet exports
     blank = [c for c in df.columns if str(c).startswith("Unnamed: ") and df[c].isna().all()]
@@ -78,7 +78,7 @@ def read_csv(path):
     return df
 
 
-def _header_cells(path):
+def header_cells(path):
     """The cells of a CSV file's first line, as written (pandas renames repeated ones a.1, a.2).
 
     Read by pandas, as the table was: a compressed file (.csv.gz) and a byte-order mark too."""
@@ -96,9 +96,18 @@ def _refuse_header(path, header):
             "header: give every column its own name."
         )
     if header and all(_is_number(cell) for cell in header):
+        shown = f"{', '.join(header[:3])}{', ...' if len(header) > 3 else ''}"
+        if header == [str(j) for j in range(len(header))]:
+            # what pd.DataFrame(X).to_csv(path, index=False) writes: "has no header" was wrong, and no
+            # fix; it is refused all the same, since a first row of counts 0, 1, 2 reads alike
+            raise click.ClickException(
+                f"CSV file {str(path)!r} starts with the line {shown}: the column names pandas gives a table "
+                "without names (pd.DataFrame(X).to_csv), or a first row of data; discrim cannot tell which. "
+                "Write the file with column names, e.g. pd.DataFrame(X, columns=['x0', 'x1', ...]).to_csv(path, "
+                "index=False) (a model fitted on an array takes the columns in order, whatever their names).")
         raise click.ClickException(
-            f"CSV file {str(path)!r} has no header: its first line is numbers ({', '.join(header[:3])}"
-            f"{', ...' if len(header) > 3 else ''}). Add a first line of column names."
+            f"CSV file {str(path)!r} has no header: its first line is numbers ({shown}). Add a first line of "
+            "column names."
         )
 
 
@@ -393,11 +402,13 @@ def features_named(names):
 
 
 def read_labels(path, target):
-    """The target column of a CSV file as written: text, where only an empty cell is missing (NaN).
+    """A column of classes or categories of a CSV file as written: text, where only an empty cell is
+    missing (NaN).
 
     pandas's defaults would read "None", "NA" or "null" as missing (a class would become
     unlabelled rows) and "01" and "1" as the same number; integers written plainly (0, 1, 12)
-    stay integers.
+    stay integers. The target column of ``discrim fit`` and the ``--categorical`` columns of
+    ``discrim mixture`` are read so.
 
     Parameters
     ----------
@@ -518,8 +529,7 @@ def table_notes(X, y, target):
     notes : list of str
     """
     notes = []
-    words = sorted({str(label) for label in pd.unique(y[~pd.isna(y)])
-                    if isinstance(label, str) and label.strip().lower() in _MISSING_WORDS})
+    words = missing_words(y)
     if words:
         notes.append(f"{target!r} has the class(es) {', '.join(map(repr, words))}, which some exports write for an "
                      "unknown label; if so, leave those cells empty (lda, qda and mda then learn from those rows "
@@ -529,6 +539,25 @@ def table_notes(X, y, target):
         notes.append(f"column(s) {', '.join(map(repr, ids))} hold a different whole number on every row, in order, "
                      f"as a row identifier does; they are features here: --drop {','.join(ids)} leaves them out.")
     return notes
+
+
+def missing_words(values):
+    """The values of a column read as written that R, SQL or spreadsheet exports write for a missing
+    one ("NA", "None", ...), sorted; :func:`read_labels` keeps them as written (a class or category
+    may be called so), and the commands say so in a note.
+
+    Parameters
+    ----------
+    values : array-like of shape (n_samples,)
+        As :func:`read_labels` returns them (NaN where a cell is empty).
+
+    Returns
+    -------
+    words : list of str
+    """
+    values = np.asarray(values, dtype=object)
+    return sorted({str(v) for v in pd.unique(values[~pd.isna(values)])
+                   if isinstance(v, str) and v.strip().lower() in _MISSING_WORDS})
 
 
 def sequence_columns(X):
@@ -794,6 +823,7 @@ def check_output(path, option, *, overwrite=False, inputs=()):
     """
     if path is None:
         return
+    _refuse_standard_output(path, option)
     if str(path).endswith(("/", os.sep)):  # Path() drops the slash: "out/" became a file named out
         raise click.ClickException(f"{option}: {str(path)!r} names a folder (it ends in a slash); give a file name.")
     target = Path(path)
@@ -812,6 +842,14 @@ def check_output(path, option, *, overwrite=False, inputs=()):
             f"{option}: {str(target)!r} exists; give --overwrite to replace it, or another file name."
         )
     check_writable_folder(target.resolve().parent, option)
+
+
+def _refuse_standard_output(path, option):
+    """Refuse '-', the usual name of standard output, where an option writes files only (it became a
+    file named '-'): only ``discrim predict --csv`` writes its predictions there."""
+    if str(path) == "-":
+        raise click.ClickException(f"{option}: '-' (standard output) is taken by `discrim predict --csv ... --output -` "
+                               "only; here give a file name.")
 
 
 def check_writable_folder(folder, option):
@@ -856,6 +894,7 @@ def check_output_folder(path, option, *, overwrite=False, inputs=()):
     inputs : sequence of str or None
         Files and folders the command reads.
     """
+    _refuse_standard_output(path, option)
     target = Path(path).resolve()
     if target == Path.cwd().resolve() or target in Path.cwd().resolve().parents:
         raise click.ClickException(
@@ -906,9 +945,11 @@ def column_list(columns, shown=12):
     Returns
     -------
     text : str
-        E.g. "a, b, c" or "f0, f1, ..., f11, ... (1,001 columns)".
+        E.g. "a, b, c" or "f0, f1, ..., f11, ... (1,001 columns)"; a name holding a line break or
+        another unprintable character is quoted and escaped ('sepal\\nlength'): as written, it broke the
+        one-line message in two.
     """
-    names = [str(c) for c in columns]
+    names = [str(c) if str(c).isprintable() else repr(str(c)) for c in columns]
     if len(names) <= shown:
         return ", ".join(names)
     return f"{', '.join(names[:shown])}, ... ({len(names):,} columns)"
@@ -975,6 +1016,20 @@ def model_features(model, df):
     if names is not None:
         return numeric_features(df, list(names), allow_empty=True)
     n_expected = getattr(model, "n_features_in_", None)
+    # a model fitted on an array (save_model from Python) has no names to pick its columns by: every
+    # column is one of its features, in order, so text beside numeric columns that are as many as its
+    # features (a label, a name) was refused as "non-numeric features ... the model learnt them as numbers"
+    table = truth_values_as_numbers(df)
+    text = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
+    if text and n_expected is not None and table.shape[1] - len(text) == n_expected:
+        context = click.get_current_context(silent=True)
+        fix = (f"set them aside with --keep {','.join(map(str, text))}, or leave them out of the CSV"
+               if context is None or context.info_name == "predict" else
+               "leave them out of the CSV (of the --csv rows, --target sets aside the column of the true class)")
+        raise click.ClickException(
+            f"the model has no feature names (it was fitted on an array): it takes every column as a feature, in "
+            f"training order, and column(s) {', '.join(map(repr, map(str, text)))} are text beside its "
+            f"{n_expected} numeric ones: {fix}.")
     X = numeric_features(df, allow_empty=True)
     if n_expected is not None and X.shape[1] != n_expected:
         raise click.ClickException(
@@ -1004,6 +1059,22 @@ def check_classifier(model, model_path):
             else "; give a model file written by `discrim fit --output` or `discrim tune --output`"
         )
         raise click.ClickException(f"{str(model_path)!r} holds a {type(final).__name__}, not a classifier{hint}.")
+    check_fitted(final, model_path)
+
+
+def check_fitted(model, model_path):
+    """Refuse a loaded model (or a Pipeline's last step) that was saved before it was fitted.
+
+    save_model writes unfitted estimators too; predicting with one failed on the first check of the
+    rows, as "non-numeric features column(s) 'target': the model learnt them as numbers" (it learnt
+    nothing), and explain called an unfitted PrototypeClassifier "not a prototype set model".
+    """
+    from discrim.utils._fitted_state import is_fitted
+
+    if not is_fitted(model):
+        raise click.ClickException(f"{str(model_path)!r} holds a {type(model).__name__} that was saved before it was "
+                                   "fitted: give a model file of a fitted model (`discrim fit --output`, or save_model "
+                                   "after fit).")
 
 
 @contextmanager
@@ -1072,8 +1143,7 @@ def on_host(model):
     loaded, instead of asking for a device that machine may lack.
     """
     parts = [step for _, step in getattr(model, "steps", [("", model)])]
-    parts += [part.best_estimator_ for part in parts if hasattr(part, "best_estimator_")]
-    for part in parts:
+    for part in parts:  # a search's set_params moves its refitted model, a discriminant's mixtures follow it
         if "device" in part.get_params(deep=False):
             part.set_params(device=None)
     return model

@@ -16,13 +16,16 @@ from discrim.cli._io import (
     check_output,
     features_named,
     check_output_suffix,
+    header_cells,
     check_plot_format,
     checked_device,
     column_list,
     device_option,
     numeric_features,
     read_csv,
+    missing_words,
     read_csv_as_written,
+    read_labels,
     refuse_numbers_with_text,
     sequence_columns,
     split_names,
@@ -106,12 +109,19 @@ def completed_cells(csv, X, completed, names):
     table : DataFrame
     """
     table = read_csv_as_written(csv)  # every cell as its text
+    # its columns as read_csv names them, stripped ("a, b" names b; " b" raised KeyError: 'b')
+    table.columns = [str(c).strip() for c in table.columns]
     completed = np.asarray(completed, dtype=object)
     for j, name in enumerate(names):
         gaps = np.isnan(X[:, j])
         # a column written as whole numbers (category codes 1, 2, 3) gets its whole values so written
         whole = bool(table.loc[~gaps, name].str.fullmatch(r"-?\d+").all())
         table.loc[gaps, name] = [_cell_text(v, whole) for v in completed[gaps, j]]
+    # the header as written too, but for padding: pandas named its empty cells (a spreadsheet's
+    # trailing ",,") "Unnamed: 5"
+    written = header_cells(csv)
+    if len(written) == table.shape[1]:
+        table.columns = written
     return table
 
 
@@ -133,7 +143,8 @@ def read_columns(csv, columns, categorical=()):
         numeric column and every ``categorical`` one.
     categorical : sequence of str, default=()
         Columns (as ``columns``) modelled as categorical (text or numbers): each becomes codes 0..C-1 of its
-        distinct values, sorted; an empty cell is missing (NaN).
+        distinct values as written (:func:`~discrim.cli._io.read_labels`: "01" is not 1), sorted; an empty
+        cell is missing (NaN).
 
     Returns
     -------
@@ -195,14 +206,22 @@ def read_columns(csv, columns, categorical=()):
                        err=True)
     categories = {}
     for c in categorical:
-        values = df[c].dropna()
+        # as written, as the target of discrim fit: pandas read "01" and "1" as one category 1.0
+        # (an --impute cell then came out "1", a value the column does not hold) and "NA" as missing
+        cells = read_labels(csv, c)
+        words = missing_words(cells)
+        if words:
+            click.echo(f"note: {c!r} has the category(ies) {', '.join(map(repr, words))}, which some exports write "
+                       "for a missing value; if so, leave those cells empty (the mixture then fits those rows by "
+                       "their other columns, and --impute completes them).", err=True)
+        values = cells.dropna()
         if values.empty:
             raise click.ClickException(f"data column {c!r} has no value at all: leave it out.")
         levels = sorted(values.unique().tolist(), key=lambda v: (isinstance(v, str), v))
         if len(levels) < 2:
             raise click.ClickException(f"--categorical column {c!r} holds one value only ({levels[0]!r}): it says nothing "
                                        "about the components; leave it out.")
-        cells = df[[c]].astype(object).where(df[[c]].notna(), None).to_numpy()  # None: missing
+        cells = cells.to_frame().astype(object).where(cells.notna().to_frame(), None).to_numpy()  # None: missing
         X[:, columns.index(c)] = Categorical(categories=[levels]).encode(cells)[:, 0]
         categories[columns.index(c)] = levels
     return X, [str(c) for c in columns], categories

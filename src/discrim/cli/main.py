@@ -527,6 +527,10 @@ def _fit_lazy(model_name, params, parquet, zarr, scheduler, target, test_size, r
         y_test = align_rows(y_test, X_test, name="y")
         scores = score_probabilities_lazy(y_test, proba, estimator.classes_)
         n_train, n_test = X_train.shape[0], y_test.shape[0]  # known since row_chunked
+    if not steps:
+        # fitted on row chunks without names: the model records its columns, as the scaler does, so that
+        # predict takes them by name (it took a CSV's columns in order: reversed, setosa became virginica)
+        estimator.feature_names_in_ = np.asarray(names, dtype=object)
     model = Pipeline([*steps, (type(estimator).__name__.lower(), estimator)])
     console.print(f"{model_name} on {parquet or zarr} ({where}): {n_train} training rows, {n_test} test rows")
     table = Table("metric", "value")

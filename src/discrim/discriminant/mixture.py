@@ -528,6 +528,13 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         elif unlabelled or self.joint:  # one EM over all classes' components, from the class fits
             mixtures, priors, joint = self._joint_fit(X, y_idx, w, mixtures, priors, class_data, totals)
 
+        candidates_fitted = [e for s in selections if s is not None for e in [s.best_estimator, *(s.estimators or [])]]
+        for m in [*mixtures, *candidates_fitted]:
+            # fitted, the class densities (and the BIC tables' fits, selections_) compute where this
+            # model's predict puts the rows (its own device; with device=None, numpy rows on the host
+            # and a tensor on its device), so that set_params(device=...) moves the whole model and a
+            # saved one runs on machines without that device
+            m.set_params(device=None)
         self.classes_ = classes
         self.priors_ = priors
         self.n_components_ = np.array([m.n_components for m in mixtures])

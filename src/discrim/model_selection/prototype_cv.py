@@ -643,6 +643,27 @@ empty_check_iter, max_samples, dtype, backend, device
         )
         return self
 
+    def set_params(self, **params):
+        """Set the search's parameters (scikit-learn's ``set_params``); ``device`` moves the refitted model too.
+
+        The search predicts with ``best_estimator_``, which kept the fit's device: ``set_params(device=None)``
+        after loading a model fitted on "cuda" (the documented way to use it on a machine without one)
+        still computed there, and failed.
+
+        Parameters
+        ----------
+        **params : dict
+            Parameter names and values, as ``get_params`` lists them.
+
+        Returns
+        -------
+        self : PrototypeClassifierCV
+        """
+        super().set_params(**params)
+        if "device" in params and hasattr(self, "best_estimator_"):
+            self.best_estimator_.set_params(device=self.device)
+        return self
+
     def _check_loaded_state(self):
         """Check the fitted state a model file gave this search: ``best_estimator_`` a fitted
         PrototypeClassifier (which checks its own state before this, see
