@@ -585,3 +585,30 @@ def test_per_row_trial_counts_score_and_impute_dask_rows_chunk_by_chunk(client, 
     np.testing.assert_allclose(model.impute(lazy).compute(), model.impute(X), rtol=1e-12)
     drawn = model.impute(lazy, draw=True, random_state=0).compute()
     assert np.all((drawn >= 0) & (drawn <= trials[:, None])) and not np.isnan(drawn).any()
+
+
+def test_models_on_positive_rows_predict_dask_rows(client, rng):
+    # the output's shape was probed on a zero row, outside a Gamma's or LogNormal's support and of densities on
+    # x > 0: every predict method of such a model refused a dask X whose entries are all positive ("X has observed
+    # entries <= 0 but Gamma() needs x > 0"; KnownDensityClassifier: "1 row(s) of X (index 0) have zero density")
+    from scipy.stats import lognorm
+
+    from discrim.discriminant import KnownDensityClassifier
+    from discrim.distributions import Gamma, LogNormal, Product
+
+    X = np.concatenate([rng.gamma(2.0, 1.0, (60, 2)), rng.gamma(9.0, 1.0, (60, 2))]) + 0.5
+    y = np.repeat(["low", "high"], 60)
+    lazy = da.from_array(X, chunks=(35, -1))
+    models = [FiniteMixture(Gamma(), 2, random_state=0).fit(X),
+              FiniteMixture(Product([(LogNormal(), [0]), (Gaussian(), [1])]), 2, random_state=0).fit(X),
+              MixtureDiscriminant(LogNormal(), n_components=1, random_state=0).fit(X, y),
+              KnownDensityClassifier([lognorm(0.3, scale=10.0), lognorm(0.5, scale=2.0)]).fit(X[:, :1], y)]
+    for model in models:
+        rows, lazy_rows = (X[:, :1], lazy[:, :1]) if isinstance(model, KnownDensityClassifier) else (X, lazy)
+        np.testing.assert_allclose(model.predict_proba(lazy_rows).compute(), model.predict_proba(rows),
+                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(model.predict(lazy_rows).compute(), model.predict(rows))
+    assert float(models[0].score(lazy)) == pytest.approx(models[0].score(X), rel=1e-12)
+    # a row the model refuses is still refused, naming it
+    with pytest.raises(ValueError, match=r"for Gamma\(\)"):
+        models[0].predict(da.from_array(-X, chunks=(35, -1)))

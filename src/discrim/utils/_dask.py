@@ -311,12 +311,26 @@ def _chunk_location(block_info, n_rows):
     return start, stop, n_rows
 
 
-def _probe(method, estimator, n_features, dtype, names, args=(), kwargs=None, n_rows=1):
+def _probe(method, estimator, X, names, args=(), kwargs=None):
     """The shape after the row axis and the dtype of ``method``'s output (called with ``args`` and
-    ``kwargs`` after X), from one zero row (the first of X's ``n_rows``)."""
-    row = _with_names(np.zeros((1, n_features), dtype=dtype), names)
-    with _running_on_rows((0, 1, n_rows)):
-        out = np.asarray(method(estimator, row, *args, **(kwargs or {})))
+    ``kwargs`` after X), from one zero row taken as the first of the dask array X's rows.
+
+    A model may refuse a zero row that X never holds: it lies outside the support of a Gamma or
+    LogNormal family, or of densities on x > 0. The probe then reads X's first row (one row,
+    not X) and calls ``method`` on that; an error there is one the computation would raise.
+    """
+    n_rows = X.shape[0]
+
+    def call(row):
+        with _running_on_rows((0, 1, n_rows)):
+            return np.asarray(method(estimator, _with_names(row, names), *args, **(kwargs or {})))
+
+    try:
+        out = call(np.zeros((1, X.shape[1]), dtype=X.dtype))
+    except ValueError:
+        if n_rows == 0:
+            raise
+        out = call(np.asarray(X[:1].compute()))
     return out.shape[1:], out.dtype
 
 
@@ -349,7 +363,7 @@ def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
         check_feature_names(self, X, reset=False)
         X = row_chunked(X)
         names = getattr(self, "feature_names_in_", None)
-        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names, args, kwargs, n_rows=X.shape[0])
+        shape, dtype = _probe(method, self, X, names, args, kwargs)
         n_rows = X.shape[0]
 
         @on_worker
