@@ -333,6 +333,26 @@ def test_missing_string_labels_on_dask_mark_unlabelled_rows_as_in_memory(client,
         np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1, unlabeled=-1,
+                                                              random_state=0)])
+def test_text_labels_beside_a_numeric_marker_on_dask_fit_as_in_memory(client, make):
+    # an object y of text labels and the number -1 (unlabeled=-1) fits in memory; on Dask every chunk's labels
+    # went through np.unique, which cannot sort 'a' beside -1: TypeError "'<' not supported between instances
+    # of 'str' and 'int'"; labels of mixed types (1 beside 'a') likewise, where memory names them
+    X, y = _incomplete_iris()
+    labels = np.array(["a", "b", "c"], dtype=object)[y]
+    labels[::4] = -1
+    in_memory = make().fit(X, labels)
+    for chunks in (10, 1):
+        on_dask = make().fit(da.from_array(X, chunks=(chunks, -1)), da.from_array(labels, chunks=chunks))
+        assert list(on_dask.classes_) == ["a", "b", "c"]
+        np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+    labels[::4] = 1
+    with pytest.raises(ValueError, match=r"y mixes labels of types \['number', 'str'\]"):
+        make().fit(da.from_array(X, chunks=(10, -1)), da.from_array(labels, chunks=10))
+
+
 @pytest.mark.parametrize("make", [LinearDiscriminant, lambda: PrototypeClassifier(n_batches=1)])
 def test_missing_string_labels_on_dask_without_unlabeled_give_the_in_memory_message(client, make):
     X, y = _incomplete_iris()

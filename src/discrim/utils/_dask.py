@@ -800,12 +800,31 @@ def _sorted_labels(yb):
 
     missing = missing_labels(yb) if yb.dtype == object else None
     if missing is None or not missing.any():
+        return _distinct_labels(yb)
+    present, present_index = _distinct_labels(yb[~missing])
+    index = np.full(yb.shape[0], present.shape[0], dtype=np.intp)
+    index[~missing] = present_index
+    return np.concatenate([present, yb[missing][:1]]), index
+
+
+def _distinct_labels(yb):
+    """``np.unique(yb, return_inverse=True)`` of labels none of which is missing.
+
+    An object array of labels of several types (text beside a numeric ``unlabeled`` marker, which
+    the caller sets apart, or mixed labels, which :func:`~discrim.utils.validation.check_labels`
+    refuses by name) cannot be sorted by value: its labels are sorted by type name, then value.
+    """
+    from discrim.utils.validation import label_kind, label_kinds
+
+    if len(label_kinds(yb)) <= 1:
         labels, index = np.unique(yb, return_inverse=True)
         return labels, index.ravel()
-    present, present_index = np.unique(yb[~missing], return_inverse=True)
-    index = np.full(yb.shape[0], present.shape[0], dtype=np.intp)
-    index[~missing] = present_index.ravel()
-    return np.concatenate([present, yb[missing][:1]]), index
+    values = yb.tolist()
+    distinct = sorted(set(values), key=lambda v: (label_kind(v), v))
+    position = {v: i for i, v in enumerate(distinct)}
+    labels = np.empty(len(distinct), dtype=object)
+    labels[:] = distinct
+    return labels, np.fromiter((position[v] for v in values), dtype=np.intp, count=len(values))
 
 
 def _union_labels(a, b):
@@ -815,7 +834,7 @@ def _union_labels(a, b):
     from discrim.utils.validation import missing_labels
 
     missing_a, missing_b = missing_labels(a), missing_labels(b)
-    present = np.union1d(a[~missing_a], b[~missing_b]).astype(object)
+    present = _distinct_labels(np.concatenate([a[~missing_a], b[~missing_b]]).astype(object))[0]
     return np.concatenate([present, np.concatenate([a[missing_a], b[missing_b]]).astype(object)[:1]])
 
 
@@ -828,7 +847,9 @@ def _label_positions(labels, chunk_labels):
     n_present = labels.shape[0] - int(missing_labels(labels[-1:]).sum())
     missing = missing_labels(chunk_labels)
     where = np.full(chunk_labels.shape[0], n_present, dtype=np.intp)
-    where[~missing] = np.searchsorted(labels[:n_present], chunk_labels[~missing])
+    # by equality, not searchsorted: labels of several types have no order numpy can compare
+    position = {v: i for i, v in enumerate(labels[:n_present].tolist())}
+    where[~missing] = [position[v] for v in chunk_labels[~missing].tolist()]
     return where
 
 

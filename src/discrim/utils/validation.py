@@ -354,12 +354,17 @@ def label_kinds(y):
     kinds : list of str
         Empty unless y is an object array.
     """
-    from numbers import Number
-
     if getattr(y, "dtype", None) != object:
         return []
-    return sorted({"number" if isinstance(v, Number) else "str" if isinstance(v, str) else type(v).__name__
-                   for v in np.ravel(y)})
+    return sorted({label_kind(v) for v in np.ravel(y)})
+
+
+def label_kind(value):
+    """The type name :func:`label_kinds` gives one label: "number" (bool included), "str"
+    (``numpy.str_`` included), else the type's name."""
+    from numbers import Number
+
+    return "number" if isinstance(value, Number) else "str" if isinstance(value, str) else type(value).__name__
 
 
 def check_class_totals(classes, totals):
