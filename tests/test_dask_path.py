@@ -353,6 +353,26 @@ def test_text_labels_beside_a_numeric_marker_on_dask_fit_as_in_memory(client, ma
         make().fit(da.from_array(X, chunks=(10, -1)), da.from_array(labels, chunks=10))
 
 
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled=-1),
+                                  lambda: QuadraticDiscriminant(reg_param=0.1, unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1, unlabeled=-1,
+                                                              random_state=0)])
+def test_integer_labels_with_gaps_on_dask_keep_the_in_memory_classes(client, make):
+    # an Int64 label column with <NA> (as read_parquet gives) fits in memory with classes_ [5, 6, 7]; on Dask the
+    # labelled rows' labels stayed an object array of ints, which scikit-learn's check calls "Unknown label type:
+    # unknown ... a regression target"; ints beside a text marker ("?") gave classes_ of dtype object
+    X, y = _incomplete_iris()
+    labels = pd.Series(y + 5, dtype="Int64").mask(np.arange(y.shape[0]) % 4 == 0)
+    in_memory = make().fit(X, labels)
+    assert in_memory.classes_.tolist() == [5, 6, 7] and in_memory.classes_.dtype == np.int64
+    marked = labels.astype(object).fillna("?").to_numpy()
+    for X_lazy, y_lazy, marker in ((dd.from_pandas(pd.DataFrame(X), npartitions=3), dd.from_pandas(labels, npartitions=3), -1),
+                                   (da.from_array(X, chunks=(40, -1)), da.from_array(marked, chunks=40), "?")):
+        on_dask = make().set_params(unlabeled=marker).fit(X_lazy, y_lazy)
+        assert on_dask.classes_.tolist() == [5, 6, 7] and on_dask.classes_.dtype == np.int64
+        np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("make", [LinearDiscriminant, lambda: PrototypeClassifier(n_batches=1)])
 def test_missing_string_labels_on_dask_without_unlabeled_give_the_in_memory_message(client, make):
     X, y = _incomplete_iris()

@@ -359,6 +359,29 @@ def label_kinds(y):
     return sorted({label_kind(v) for v in np.ravel(y)})
 
 
+def plain_known_labels(labels):
+    """The labels of the labelled rows (the ``unlabeled`` marker and missing labels taken out) in a
+    plain dtype, as y without them would have.
+
+    Labels beside a marker of another type ("?" among ints), or an Int64 column with gaps (ints
+    and None), sit in an object array: labels of one kind become a plain array (int64, text);
+    labels of mixed types stay objects, for :func:`check_labels` to refuse by name (``np.array``
+    would make 1 and 'a' the texts '1' and 'a').
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_labels,)
+
+    Returns
+    -------
+    labels : ndarray of shape (n_labels,)
+    """
+    labels = np.asarray(labels)
+    if labels.dtype == object and len(label_kinds(labels)) <= 1:
+        return np.array(labels.tolist())
+    return labels
+
+
 def label_kind(value):
     """The type name :func:`label_kinds` gives one label: "number" (bool included), "str"
     (``numpy.str_`` included), else the type's name."""
