@@ -88,8 +88,9 @@ def check_feature_names(estimator, X, *, reset):
 def _columns_as_float(frame):
     """A dask DataFrame's columns as floats where the in-memory path reads them so.
 
-    Nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet`` gives integer
-    columns with nulls) become float64 with NaN where ``<NA>``. Object and string columns are read
+    Nullable numeric and boolean columns (``Int64``, ``Float64``, ``boolean``, ... as
+    ``read_parquet`` gives integer or boolean columns with nulls) become float64 with NaN where
+    ``<NA>``. Object and string columns are read
     as numbers partition by partition, as in memory an object column of numbers with None is
     (:func:`~discrim.utils.validation.numbers_of_column`); dask turns such an object column into a
     string column (its ``dataframe.convert-string`` setting), so a string column is read the same
@@ -102,7 +103,7 @@ def _columns_as_float(frame):
     if not isinstance(dtypes, pd.Series):  # a Series: one dtype
         return frame
     nullable = [c for c, t in dtypes.items() if isinstance(t, pd.api.extensions.ExtensionDtype)
-                and pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
+                and (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
     if nullable:
         frame = frame.astype({c: "float64" for c in nullable})
     text = [c for c, t in dtypes.items() if t == object or pd.api.types.is_string_dtype(t)]
