@@ -5,6 +5,7 @@ rows seed k-means++ when they number at most 2^17), the class moments are merged
 prototype fit draws the same candidates; only the order of sums differs.
 """
 
+import functools
 import threading
 import warnings
 
@@ -401,6 +402,22 @@ def test_bad_weights_and_lengths_name_the_parameter(client, rng):
         FiniteMixture(Gaussian(), 2).fit(X, sample_weight=np.ones(40))
     with pytest.raises(ValueError, match="y has 49 rows but X has 50"):
         LinearDiscriminant().fit(X, np.arange(49) % 2)
+
+
+def test_nullable_weight_columns_on_dask_are_read_as_in_memory(client, rng):
+    # a Float64 weight column with <NA> failed in dask's conversion ("float() argument must be a string or a real
+    # number, not 'NAType'"), where memory names the NaN weight; a Float64 column without <NA> weighs as floats
+    X = rng.normal(size=(60, 2))
+    lazy = dd.from_pandas(pd.DataFrame(X, columns=["a", "b"]), npartitions=3)
+    weights = pd.Series(rng.uniform(0.5, 2.0, 60)).astype("Float64")
+    on_dask = LinearDiscriminant().fit(lazy, np.arange(60) % 2, sample_weight=dd.from_pandas(weights, npartitions=3))
+    in_memory = LinearDiscriminant().fit(X, np.arange(60) % 2, sample_weight=weights.to_numpy(float))
+    np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-12)
+    weights[7] = pd.NA
+    for make in (lambda: FiniteMixture(Gaussian(), 2), LinearDiscriminant):
+        fit = make().fit if isinstance(make(), FiniteMixture) else functools.partial(make().fit, y=np.arange(60) % 2)
+        with pytest.raises(ValueError, match="sample_weight contains NaN or infinity"):
+            fit(lazy, sample_weight=dd.from_pandas(weights, npartitions=3))
 
 
 def test_a_lost_worker_is_recomputed_or_reported_never_a_wrong_model(rng):

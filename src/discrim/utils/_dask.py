@@ -185,6 +185,9 @@ def align_rows(a, X, *, name, dtype=None):
     if a is None:
         return None
     if is_dask(a):
+        if dtype is not None and hasattr(a, "to_dask_array"):
+            # by pandas, which reads a nullable column's <NA> (Float64 weights) as NaN; the array's astype fails on it
+            a = a.astype(dtype)
         a = row_chunked(a, name=name, ndim=1)
     else:
         a = np.asarray(a)
