@@ -377,6 +377,26 @@ def test_dask_backend_equals_sequential(iris, fitted):
     assert search.best_params_ == fitted.best_params_
 
 
+@pytest.mark.dask
+def test_a_dask_dataframe_with_a_transformer_is_searched_as_the_pandas_one(iris, fitted):
+    # with a transformer the search kept a dask DataFrame as given and crashed reading its length ("expected a
+    # sequence of integers or a single integer, got '<dask_expr.expr.Scalar: expr=df.size() // 3'"); a dask
+    # array, and a DataFrame without a transformer, are computed into memory, as the search splits rows on the host
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, y, _ = iris
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    search = PrototypeClassifierCV(**SMALL, random_state=0, transformer=StandardScaler())
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = search.fit(dd.from_pandas(frame, npartitions=3), y)
+    in_memory = PrototypeClassifierCV(**SMALL, random_state=0, transformer=StandardScaler()).fit(frame, y)
+    np.testing.assert_allclose(on_dask.cv_results_["mean_test_log_loss"], in_memory.cv_results_["mean_test_log_loss"],
+                               rtol=1e-10)
+    assert list(on_dask.feature_names_in_) == ["a", "b"]
+
+
 _TOO_FEW_ROWS = (
     "the check's data has 5 or 10 rows, so a class has fewer than the 3 rows per training fold that "
     "the minimum-cases lemma needs with max_fraction=0.5; the search rightly refuses it"

@@ -19,6 +19,7 @@ from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_
 from discrim.utils import _fitted_state as state
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
+from discrim.utils._dask import is_dask
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype._candidates import check_min_cases, min_cases_violations, stratified_take
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
@@ -507,6 +508,9 @@ empty_check_iter, max_samples, dtype, backend, device
         X : array-like of shape (n_samples, n_features)
             Features, best scaled to unit spread (the penalty treats all features alike); an
             offset does not matter (see :class:`~discrim.prototype.PrototypeClassifier`'s Notes).
+            The search splits the rows on the host: a dask array or DataFrame is computed into
+            memory (fit :class:`~discrim.prototype.PrototypeClassifier` with chosen parameters
+            on data larger than memory).
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights used in every fit and in the validation log-loss.
@@ -979,6 +983,8 @@ def _raw_training_data(search, X, y):
 
     from discrim.backend import to_numpy
 
+    if is_dask(X):  # the search splits rows on the host: a dask DataFrame becomes a pandas one, as an array does numpy
+        X = X.compute()
     if not hasattr(X, "columns"):  # a DataFrame stays one (its column names select the transformer's columns)
         X = np.asarray(to_numpy(X))  # host rows, as the folds' transformers take them
         if X.ndim != 2:
