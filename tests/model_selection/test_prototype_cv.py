@@ -397,6 +397,33 @@ def test_a_dask_dataframe_with_a_transformer_is_searched_as_the_pandas_one(iris,
     assert list(on_dask.feature_names_in_) == ["a", "b"]
 
 
+@pytest.mark.dask
+def test_predictions_through_a_transformer_keep_the_input_kind(iris):
+    # with a transformer the search's predictions ran the transformer on the whole input: a dask X was computed into
+    # memory and its predictions were numpy arrays (a torch tensor's likewise), where the model without a
+    # transformer, and every other estimator, returns a lazy dask array (a tensor on the input's device)
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    torch = pytest.importorskip("torch")
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, y, _ = iris
+    search = PrototypeClassifierCV(**SMALL, random_state=0, transformer=StandardScaler()).fit(X, y)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = da.from_array(X, chunks=(25, -1))
+        for method in ("predict", "predict_proba", "familiarity"):
+            out = getattr(search, method)(lazy)
+            assert isinstance(out, da.Array)
+            if method == "predict":
+                np.testing.assert_array_equal(out.compute(), search.predict(X))
+            else:
+                np.testing.assert_allclose(out.compute(), getattr(search, method)(X), rtol=1e-12)
+        assert search.score(lazy, y) == pytest.approx(search.score(X, y), rel=1e-12)
+    out = search.predict_proba(torch.tensor(X))
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_allclose(out.numpy(), search.predict_proba(X), rtol=1e-12)
+
+
 _TOO_FEW_ROWS = (
     "the check's data has 5 or 10 rows, so a class has fewer than the 3 rows per training fold that "
     "the minimum-cases lemma needs with max_fraction=0.5; the search rightly refuses it"

@@ -19,7 +19,7 @@ from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_
 from discrim.utils import _fitted_state as state
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
-from discrim.utils._dask import is_dask
+from discrim.utils._dask import blockwise, is_dask
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype._candidates import check_min_cases, min_cases_violations, stratified_take
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
@@ -682,8 +682,13 @@ empty_check_iter, max_samples, dtype, backend, device
     def _rows(self, X):
         """X as the refitted classifier takes it: through ``transformer_`` when there is one."""
         check_is_fitted(self)
-        transform = getattr(self, "transformer_", None)
-        return X if transform is None else _transformed(transform, X)
+        return X if getattr(self, "transformer_", None) is None else self._transformed_rows(X)
+
+    @blockwise
+    def _transformed_rows(self, X):
+        """``transformer_`` on X: chunk by chunk for a dask X (which stays lazy, so that the predictions
+        are dask arrays), on the host for a tensor, whose transformed rows return to its device."""
+        return _transformed(self.transformer_, X)
 
     @overload
     def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None, n_batches: int | None = None) -> Array: ...
