@@ -424,6 +424,31 @@ def test_predictions_through_a_transformer_keep_the_input_kind(iris):
     np.testing.assert_allclose(out.numpy(), search.predict_proba(X), rtol=1e-12)
 
 
+@pytest.mark.dask
+def test_a_column_transformer_encodes_a_dask_dataframe_partition_by_partition(iris):
+    # a search whose ColumnTransformer one-hot encodes a text column predicted no dask DataFrame: the whole frame
+    # went to the transformer ("Specifying the columns using strings is only supported for dataframes"); read as a
+    # dask array it would be refused for its text ("X has non-numeric column(s) ['shape']")
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    X, _, y, _ = iris
+    frame = pd.DataFrame(X, columns=["a", "b"]).assign(shape=np.where(np.arange(X.shape[0]) % 3 == 0, "round", "flat"))
+    encode = ColumnTransformer([("numbers", StandardScaler(), ["a", "b"]), ("text", OneHotEncoder(), ["shape"])])
+    search = PrototypeClassifierCV(**SMALL, random_state=0, transformer=encode).fit(frame, y)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = dd.from_pandas(frame, npartitions=3)
+        out = search.predict_proba(lazy)
+        assert isinstance(out, da.Array)
+        np.testing.assert_allclose(out.compute(), search.predict_proba(frame), rtol=1e-12)
+        np.testing.assert_array_equal(search.predict(lazy).compute(), search.predict(frame))
+        with pytest.raises(ValueError, match="feature names"):
+            search.predict(lazy[["b", "a", "shape"]])
+
+
 _TOO_FEW_ROWS = (
     "the check's data has 5 or 10 rows, so a class has fewer than the 3 rows per training fold that "
     "the minimum-cases lemma needs with max_fraction=0.5; the search rightly refuses it"

@@ -19,7 +19,7 @@ from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_
 from discrim.utils import _fitted_state as state
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
-from discrim.utils._dask import blockwise, is_dask
+from discrim.utils._dask import blockwise, check_feature_names, is_dask
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype._candidates import check_min_cases, min_cases_violations, stratified_take
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
@@ -682,7 +682,18 @@ empty_check_iter, max_samples, dtype, backend, device
     def _rows(self, X):
         """X as the refitted classifier takes it: through ``transformer_`` when there is one."""
         check_is_fitted(self)
-        return X if getattr(self, "transformer_", None) is None else self._transformed_rows(X)
+        if getattr(self, "transformer_", None) is None:
+            return X
+        if is_dask(X) and hasattr(X, "columns"):
+            # partition by partition, as the pandas DataFrames the transformer was fitted on: their text
+            # and category columns too (a ColumnTransformer encodes them), which a dask array cannot hold
+            import pandas as pd
+
+            check_feature_names(self, X, reset=False)
+            width = self._fitted_model().n_features_in_
+            return X.map_partitions(_transformed_partition, self.transformer_,
+                                    meta=pd.DataFrame(np.empty((0, width)), columns=range(width)))
+        return self._transformed_rows(X)
 
     @blockwise
     def _transformed_rows(self, X):
@@ -998,6 +1009,13 @@ def _raw_training_data(search, X, y):
     y = column_or_1d(np.asarray(y), warn=True)
     check_consistent_length(X, y)
     return X, y
+
+
+def _transformed_partition(partition, transform):
+    """:func:`_transformed` of a pandas partition, as a DataFrame on the partition's index."""
+    import pandas as pd
+
+    return pd.DataFrame(_transformed(transform, partition), index=partition.index)
 
 
 def _transformed(transform, X):
