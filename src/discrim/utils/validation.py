@@ -224,6 +224,36 @@ def numeric_object_columns(X):
     return X
 
 
+ENCODE_CATEGORIES = ("Encode categorical columns first: Product([...(Categorical(categories=[[...]]), [column])...])"
+                     ".encode(X) gives the codes (and decode turns drawn rows back), or Categorical(categories=...)"
+                     ".encode for one family.")
+
+
+def check_mixture_table(X):
+    """A mixture's X with its number-holding object columns as floats (:func:`numeric_object_columns`);
+    a table's text, string or category columns refused by name, with the advice to encode categories.
+
+    numpy would read numbers written as text silently, crash on a string column's ``<NA>`` and read a
+    category column of numbers by value; the classifiers refuse such columns alike
+    (:func:`check_numeric_table`).
+
+    Parameters
+    ----------
+    X : object
+        Any input; only a table (with ``columns`` and ``dtypes``) is checked.
+
+    Returns
+    -------
+    X : object
+    """
+    X = numeric_object_columns(X)
+    text = non_numeric_columns(X)
+    if text:
+        dtypes = ", ".join(str(X.dtypes[c]) for c in text)
+        raise ValueError(f"column(s) {text} of X hold values that are not numbers (dtypes {dtypes}). {ENCODE_CATEGORIES}")
+    return X
+
+
 def non_numeric_columns(X):
     """The names of a table's columns that are neither numeric nor boolean ([] for anything else).
 
