@@ -17,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
 from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant
-from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson, Product
 from discrim.mixture import FiniteMixture, select_mixture
 from discrim.prototype import PrototypeClassifier
 
@@ -686,3 +686,37 @@ def test_models_on_positive_rows_predict_dask_rows(client, rng):
     # a row the model refuses is still refused, naming it
     with pytest.raises(ValueError, match=r"for Gamma\(\)"):
         models[0].predict(da.from_array(-X, chunks=(35, -1)))
+
+
+def test_encode_and_decode_of_dask_rows_stay_lazy(client, rng):
+    # Product.encode and Categorical.encode read a dask DataFrame with np.asarray: the whole table was computed into
+    # memory, silently, and the codes came back as numpy; decode of a dask imputation likewise
+    from dask.callbacks import Callback
+
+    class Computes(Callback):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        def _start(self, dsk):
+            self.count += 1
+
+    frame = pd.DataFrame({"spend": rng.gamma(2.0, 50.0, 300), "visits": rng.poisson(4, 300).astype(float),
+                          "channel": rng.choice(["shop", "web", "phone"], 300)})
+    frame.loc[::17, "channel"] = None
+    channel = Categorical(categories=[["shop", "web", "phone"]])
+    family = Product([("spend", Gaussian("diag"), [0]), ("visits", Poisson(), [1]), ("channel", channel, [2])])
+    lazy = dd.from_pandas(frame, npartitions=4)
+    computes = Computes()
+    with computes:
+        codes = family.encode(lazy)
+    assert isinstance(codes, da.Array) and computes.count == 0
+    np.testing.assert_array_equal(codes.compute(), family.encode(frame))
+    np.testing.assert_array_equal(channel.encode(lazy[["channel"]]).compute(), channel.encode(frame[["channel"]]))
+    model = FiniteMixture(family, 2, random_state=0).fit(family.encode(frame))
+    decoded = family.decode(model.impute(codes))
+    assert isinstance(decoded, da.Array)
+    np.testing.assert_array_equal(decoded.compute(), family.decode(model.impute(family.encode(frame))))
+    bad = frame.assign(channel=frame["channel"].where(frame.index != 200, "mail"))
+    with pytest.raises(ValueError, match=r"X\[50, 2\] = 'mail' is not one of .* count from index 150"):
+        family.encode(dd.from_pandas(bad, npartitions=4)).compute()

@@ -21,6 +21,7 @@ __all__ = [
     "align_rows",
     "blockwise",
     "is_dask",
+    "map_table_chunks",
     "lazy_accuracy",
     "lazy_weighted_means",
     "map_row_chunks",
@@ -388,6 +389,51 @@ def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
         return X.map_blocks(run, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
 
     return cast("Callable[_P, _R]", wrapper)
+
+
+def map_table_chunks(fn, X, n_columns, dtype):
+    """``fn`` on every row chunk of a dask array, or on every partition of a dask DataFrame as a pandas
+    DataFrame (text and category columns included), lazily.
+
+    For per-row work on columns that are no numbers (a family's ``encode`` of category values), which
+    :func:`blockwise`'s float chunks cannot carry. An error in a chunk says where its rows start,
+    since ``fn``'s row indices count from there.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(rows) -> ndarray of shape (n_rows, n_columns)``.
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+    n_columns : int
+    dtype : dtype
+        Of the result.
+
+    Returns
+    -------
+    out : dask.array.Array of shape (n_samples, n_columns)
+        A DataFrame's row chunks are its partitions, of unknown lengths until computed.
+    """
+    import pandas as pd
+
+    def run(rows, where):
+        try:
+            return fn(rows)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (row indices count from {where}, the first of its chunk)") from exc
+
+    if hasattr(X, "map_partitions"):
+        def partition(part):
+            return pd.DataFrame(run(part, f"index {part.index[0]!r}" if len(part) else "its start"), index=part.index)
+
+        meta = pd.DataFrame(np.empty((0, n_columns), dtype=dtype))
+        return X.map_partitions(partition, meta=meta).to_dask_array()
+    X = X.rechunk({1: -1})
+
+    def block(rows, block_info=None):
+        first = block_info[0]["array-location"][0][0] if block_info else 0
+        return run(rows, f"row {first} of X")
+
+    return X.map_blocks(block, dtype=dtype, chunks=(X.chunks[0], (n_columns,)), meta=np.empty((0, n_columns), dtype))
 
 
 def map_row_chunks_seeded(method, estimator, X, random_state, **kwargs):
