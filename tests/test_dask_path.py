@@ -5,6 +5,7 @@ rows seed k-means++ when they number at most 2^17), the class moments are merged
 prototype fit draws the same candidates; only the order of sums differs.
 """
 
+import functools
 import threading
 import warnings
 
@@ -16,7 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
 from discrim.discriminant import LinearDiscriminant, MixtureDiscriminant, QuadraticDiscriminant
-from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson
+from discrim.distributions import Bernoulli, Binomial, Categorical, Gaussian, Poisson, Product
 from discrim.mixture import FiniteMixture, select_mixture
 from discrim.prototype import PrototypeClassifier
 
@@ -333,6 +334,46 @@ def test_missing_string_labels_on_dask_mark_unlabelled_rows_as_in_memory(client,
         np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
 
 
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1, unlabeled=-1,
+                                                              random_state=0)])
+def test_text_labels_beside_a_numeric_marker_on_dask_fit_as_in_memory(client, make):
+    # an object y of text labels and the number -1 (unlabeled=-1) fits in memory; on Dask every chunk's labels
+    # went through np.unique, which cannot sort 'a' beside -1: TypeError "'<' not supported between instances
+    # of 'str' and 'int'"; labels of mixed types (1 beside 'a') likewise, where memory names them
+    X, y = _incomplete_iris()
+    labels = np.array(["a", "b", "c"], dtype=object)[y]
+    labels[::4] = -1
+    in_memory = make().fit(X, labels)
+    for chunks in (10, 1):
+        on_dask = make().fit(da.from_array(X, chunks=(chunks, -1)), da.from_array(labels, chunks=chunks))
+        assert list(on_dask.classes_) == ["a", "b", "c"]
+        np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+    labels[::4] = 1
+    with pytest.raises(ValueError, match=r"y mixes labels of types \['number', 'str'\]"):
+        make().fit(da.from_array(X, chunks=(10, -1)), da.from_array(labels, chunks=10))
+
+
+@pytest.mark.parametrize("make", [lambda: LinearDiscriminant(unlabeled=-1),
+                                  lambda: QuadraticDiscriminant(reg_param=0.1, unlabeled=-1),
+                                  lambda: MixtureDiscriminant(Gaussian("diag"), n_components=1, unlabeled=-1,
+                                                              random_state=0)])
+def test_integer_labels_with_gaps_on_dask_keep_the_in_memory_classes(client, make):
+    # an Int64 label column with <NA> (as read_parquet gives) fits in memory with classes_ [5, 6, 7]; on Dask the
+    # labelled rows' labels stayed an object array of ints, which scikit-learn's check calls "Unknown label type:
+    # unknown ... a regression target"; ints beside a text marker ("?") gave classes_ of dtype object
+    X, y = _incomplete_iris()
+    labels = pd.Series(y + 5, dtype="Int64").mask(np.arange(y.shape[0]) % 4 == 0)
+    in_memory = make().fit(X, labels)
+    assert in_memory.classes_.tolist() == [5, 6, 7] and in_memory.classes_.dtype == np.int64
+    marked = labels.astype(object).fillna("?").to_numpy()
+    for X_lazy, y_lazy, marker in ((dd.from_pandas(pd.DataFrame(X), npartitions=3), dd.from_pandas(labels, npartitions=3), -1),
+                                   (da.from_array(X, chunks=(40, -1)), da.from_array(marked, chunks=40), "?")):
+        on_dask = make().set_params(unlabeled=marker).fit(X_lazy, y_lazy)
+        assert on_dask.classes_.tolist() == [5, 6, 7] and on_dask.classes_.dtype == np.int64
+        np.testing.assert_allclose(on_dask.predict_proba(X), in_memory.predict_proba(X), rtol=1e-8, atol=1e-10)
+
+
 @pytest.mark.parametrize("make", [LinearDiscriminant, lambda: PrototypeClassifier(n_batches=1)])
 def test_missing_string_labels_on_dask_without_unlabeled_give_the_in_memory_message(client, make):
     X, y = _incomplete_iris()
@@ -361,6 +402,22 @@ def test_bad_weights_and_lengths_name_the_parameter(client, rng):
         FiniteMixture(Gaussian(), 2).fit(X, sample_weight=np.ones(40))
     with pytest.raises(ValueError, match="y has 49 rows but X has 50"):
         LinearDiscriminant().fit(X, np.arange(49) % 2)
+
+
+def test_nullable_weight_columns_on_dask_are_read_as_in_memory(client, rng):
+    # a Float64 weight column with <NA> failed in dask's conversion ("float() argument must be a string or a real
+    # number, not 'NAType'"), where memory names the NaN weight; a Float64 column without <NA> weighs as floats
+    X = rng.normal(size=(60, 2))
+    lazy = dd.from_pandas(pd.DataFrame(X, columns=["a", "b"]), npartitions=3)
+    weights = pd.Series(rng.uniform(0.5, 2.0, 60)).astype("Float64")
+    on_dask = LinearDiscriminant().fit(lazy, np.arange(60) % 2, sample_weight=dd.from_pandas(weights, npartitions=3))
+    in_memory = LinearDiscriminant().fit(X, np.arange(60) % 2, sample_weight=weights.to_numpy(float))
+    np.testing.assert_allclose(on_dask.means_, in_memory.means_, rtol=1e-12)
+    weights[7] = pd.NA
+    for make in (lambda: FiniteMixture(Gaussian(), 2), LinearDiscriminant):
+        fit = make().fit if isinstance(make(), FiniteMixture) else functools.partial(make().fit, y=np.arange(60) % 2)
+        with pytest.raises(ValueError, match="sample_weight contains NaN or infinity"):
+            fit(lazy, sample_weight=dd.from_pandas(weights, npartitions=3))
 
 
 def test_a_lost_worker_is_recomputed_or_reported_never_a_wrong_model(rng):
@@ -481,6 +538,23 @@ def test_nullable_integer_columns_with_nulls_read_as_missing_on_dask(client):
                                in_memory.predict_proba(frame[["a", "b"]]), rtol=1e-10)
 
 
+def test_nullable_boolean_columns_with_nulls_read_as_missing_on_dask(client):
+    # read_parquet gives a boolean column with nulls as pandas' boolean with <NA>: it was left out of the nullable
+    # columns read as floats, and dask's conversion failed on NAType ("float() argument must be a string or a real
+    # number, not 'NAType'"), where the in-memory fit reads <NA> as missing
+    rng = np.random.default_rng(0)
+    flags = rng.random((120, 3)) < np.repeat([[0.2, 0.3, 0.8], [0.9, 0.6, 0.1]], 60, axis=0)
+    frame = pd.DataFrame(flags, columns=list("abc")).astype("boolean")
+    frame.loc[::5, "b"] = pd.NA
+    lazy = dd.from_pandas(frame, npartitions=3)
+    in_memory = FiniteMixture(Bernoulli(), 2, random_state=0).fit(frame)
+    on_dask = FiniteMixture(Bernoulli(), 2, random_state=0).fit(lazy)
+    np.testing.assert_allclose(on_dask.weights_, in_memory.weights_, rtol=1e-10)
+    np.testing.assert_allclose(on_dask.predict_proba(lazy).compute(), in_memory.predict_proba(frame), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(on_dask.impute(lazy).compute(), in_memory.impute(frame), rtol=1e-10)
+
+
 @pytest.mark.parametrize("make", [LinearDiscriminant, QuadraticDiscriminant,
                                   lambda: MixtureDiscriminant(Gaussian(), n_components=1),
                                   lambda: PrototypeClassifier(n_batches=2, random_state=0)])
@@ -585,3 +659,64 @@ def test_per_row_trial_counts_score_and_impute_dask_rows_chunk_by_chunk(client, 
     np.testing.assert_allclose(model.impute(lazy).compute(), model.impute(X), rtol=1e-12)
     drawn = model.impute(lazy, draw=True, random_state=0).compute()
     assert np.all((drawn >= 0) & (drawn <= trials[:, None])) and not np.isnan(drawn).any()
+
+
+def test_models_on_positive_rows_predict_dask_rows(client, rng):
+    # the output's shape was probed on a zero row, outside a Gamma's or LogNormal's support and of densities on
+    # x > 0: every predict method of such a model refused a dask X whose entries are all positive ("X has observed
+    # entries <= 0 but Gamma() needs x > 0"; KnownDensityClassifier: "1 row(s) of X (index 0) have zero density")
+    from scipy.stats import lognorm
+
+    from discrim.discriminant import KnownDensityClassifier
+    from discrim.distributions import Gamma, LogNormal, Product
+
+    X = np.concatenate([rng.gamma(2.0, 1.0, (60, 2)), rng.gamma(9.0, 1.0, (60, 2))]) + 0.5
+    y = np.repeat(["low", "high"], 60)
+    lazy = da.from_array(X, chunks=(35, -1))
+    models = [FiniteMixture(Gamma(), 2, random_state=0).fit(X),
+              FiniteMixture(Product([(LogNormal(), [0]), (Gaussian(), [1])]), 2, random_state=0).fit(X),
+              MixtureDiscriminant(LogNormal(), n_components=1, random_state=0).fit(X, y),
+              KnownDensityClassifier([lognorm(0.3, scale=10.0), lognorm(0.5, scale=2.0)]).fit(X[:, :1], y)]
+    for model in models:
+        rows, lazy_rows = (X[:, :1], lazy[:, :1]) if isinstance(model, KnownDensityClassifier) else (X, lazy)
+        np.testing.assert_allclose(model.predict_proba(lazy_rows).compute(), model.predict_proba(rows),
+                                   rtol=1e-12, atol=1e-15)
+        np.testing.assert_array_equal(model.predict(lazy_rows).compute(), model.predict(rows))
+    assert float(models[0].score(lazy)) == pytest.approx(models[0].score(X), rel=1e-12)
+    # a row the model refuses is still refused, naming it
+    with pytest.raises(ValueError, match=r"for Gamma\(\)"):
+        models[0].predict(da.from_array(-X, chunks=(35, -1)))
+
+
+def test_encode_and_decode_of_dask_rows_stay_lazy(client, rng):
+    # Product.encode and Categorical.encode read a dask DataFrame with np.asarray: the whole table was computed into
+    # memory, silently, and the codes came back as numpy; decode of a dask imputation likewise
+    from dask.callbacks import Callback
+
+    class Computes(Callback):
+        def __init__(self):
+            super().__init__()
+            self.count = 0
+
+        def _start(self, dsk):
+            self.count += 1
+
+    frame = pd.DataFrame({"spend": rng.gamma(2.0, 50.0, 300), "visits": rng.poisson(4, 300).astype(float),
+                          "channel": rng.choice(["shop", "web", "phone"], 300)})
+    frame.loc[::17, "channel"] = None
+    channel = Categorical(categories=[["shop", "web", "phone"]])
+    family = Product([("spend", Gaussian("diag"), [0]), ("visits", Poisson(), [1]), ("channel", channel, [2])])
+    lazy = dd.from_pandas(frame, npartitions=4)
+    computes = Computes()
+    with computes:
+        codes = family.encode(lazy)
+    assert isinstance(codes, da.Array) and computes.count == 0
+    np.testing.assert_array_equal(codes.compute(), family.encode(frame))
+    np.testing.assert_array_equal(channel.encode(lazy[["channel"]]).compute(), channel.encode(frame[["channel"]]))
+    model = FiniteMixture(family, 2, random_state=0).fit(family.encode(frame))
+    decoded = family.decode(model.impute(codes))
+    assert isinstance(decoded, da.Array)
+    np.testing.assert_array_equal(decoded.compute(), family.decode(model.impute(family.encode(frame))))
+    bad = frame.assign(channel=frame["channel"].where(frame.index != 200, "mail"))
+    with pytest.raises(ValueError, match=r"X\[50, 2\] = 'mail' is not one of .* count from index 150"):
+        family.encode(dd.from_pandas(bad, npartitions=4)).compute()

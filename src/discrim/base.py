@@ -22,7 +22,7 @@ from discrim.utils.validation import (
     check_priors,
     check_sample_weight,
     check_true_labels,
-    label_kinds,
+    plain_known_labels,
     unlabelled_rows,
 )
 
@@ -73,12 +73,7 @@ class BaseLikelihoodClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator, m
         if known is None:
             classes, y_idx = check_labels(y)
         else:
-            y_known = np.asarray(host_input(y))[known]
-            # labels mixed with a marker of another type ("?" among ints) sit in an object array; labels
-            # of mixed types stay there for check_labels to refuse (np.array made 1 and 'a' the texts '1' and 'a')
-            if y_known.dtype == object and len(label_kinds(y_known)) <= 1:
-                y_known = np.array(y_known.tolist())
-            classes, known_idx = check_labels(y_known)
+            classes, known_idx = check_labels(plain_known_labels(np.asarray(host_input(y))[known]))
             y_idx = np.full(known.shape[0], -1, dtype=known_idx.dtype)
             y_idx[known] = known_idx
         w = check_sample_weight(sample_weight, n_samples)

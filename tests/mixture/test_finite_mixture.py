@@ -1,3 +1,4 @@
+import re
 import warnings
 
 import numpy as np
@@ -484,3 +485,29 @@ def test_a_categorical_column_of_a_frame_is_named_with_the_fix(rng):
                       "c": pd.Categorical(rng.choice(["x", "y"], 40))})
     with pytest.raises(ValueError, match=r"column\(s\) \['c'\] of X hold values that are not numbers .*Categorical"):
         FiniteMixture(Gaussian(), 2).fit(X)
+
+
+def test_numbers_written_as_text_in_a_frame_are_refused_as_by_the_classifiers(rng):
+    # a string column (pandas 3 infers one for text) went to numpy, which read numbers written as text silently and
+    # crashed on its <NA> ("float() argument must be a string or a real number, not 'NAType'"; select_mixture and
+    # hierarchical_clusters alike); a category column of numbers was read by value. The classifiers refuse both by
+    # name, as every estimator refuses a numpy array of text (a dask DataFrame's string columns are read as numbers:
+    # Dask turns object columns of numbers into strings)
+    from discrim.discriminant import LinearDiscriminant
+    from discrim.mixture import hierarchical_clusters, select_mixture
+
+    numbers = pd.DataFrame({"a": rng.normal(size=40), "b": rng.normal(size=40)})
+    text = numbers.astype(str).astype("string")
+    text.loc[3, "b"] = pd.NA
+    kinds = numbers.assign(b=pd.Categorical(np.where(numbers["b"] > 0, 10, 30)))
+    for X, name in ((text, "['a', 'b']"), (text.fillna("0.5"), "['a', 'b']"), (kinds, "['b']")):
+        for fit in (FiniteMixture(Gaussian(), 2).fit, lambda X: select_mixture(X, Gaussian(), 2),
+                    lambda X: hierarchical_clusters(X, 2)):
+            with pytest.raises(ValueError, match=rf"column\(s\) {re.escape(name)} of X hold values that are not numbers"):
+                fit(X)
+        with pytest.raises(ValueError, match=rf"X has non-numeric column\(s\) {re.escape(name)}"):
+            LinearDiscriminant().fit(X, np.arange(40) % 2)
+    # numbers held in an object column (with None) are still numbers
+    held = numbers.astype(object)
+    held.loc[3, "b"] = None
+    assert FiniteMixture(Gaussian(), 2, random_state=0).fit(held).n_features_in_ == 2

@@ -377,6 +377,78 @@ def test_dask_backend_equals_sequential(iris, fitted):
     assert search.best_params_ == fitted.best_params_
 
 
+@pytest.mark.dask
+def test_a_dask_dataframe_with_a_transformer_is_searched_as_the_pandas_one(iris, fitted):
+    # with a transformer the search kept a dask DataFrame as given and crashed reading its length ("expected a
+    # sequence of integers or a single integer, got '<dask_expr.expr.Scalar: expr=df.size() // 3'"); a dask
+    # array, and a DataFrame without a transformer, are computed into memory, as the search splits rows on the host
+    dask = pytest.importorskip("dask")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, y, _ = iris
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    search = PrototypeClassifierCV(**SMALL, random_state=0, transformer=StandardScaler())
+    with dask.config.set(scheduler="synchronous"):
+        on_dask = search.fit(dd.from_pandas(frame, npartitions=3), y)
+    in_memory = PrototypeClassifierCV(**SMALL, random_state=0, transformer=StandardScaler()).fit(frame, y)
+    np.testing.assert_allclose(on_dask.cv_results_["mean_test_log_loss"], in_memory.cv_results_["mean_test_log_loss"],
+                               rtol=1e-10)
+    assert list(on_dask.feature_names_in_) == ["a", "b"]
+
+
+@pytest.mark.dask
+def test_predictions_through_a_transformer_keep_the_input_kind(iris):
+    # with a transformer the search's predictions ran the transformer on the whole input: a dask X was computed into
+    # memory and its predictions were numpy arrays (a torch tensor's likewise), where the model without a
+    # transformer, and every other estimator, returns a lazy dask array (a tensor on the input's device)
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    torch = pytest.importorskip("torch")
+    from sklearn.preprocessing import StandardScaler
+
+    X, _, y, _ = iris
+    search = PrototypeClassifierCV(**SMALL, random_state=0, transformer=StandardScaler()).fit(X, y)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = da.from_array(X, chunks=(25, -1))
+        for method in ("predict", "predict_proba", "familiarity"):
+            out = getattr(search, method)(lazy)
+            assert isinstance(out, da.Array)
+            if method == "predict":
+                np.testing.assert_array_equal(out.compute(), search.predict(X))
+            else:
+                np.testing.assert_allclose(out.compute(), getattr(search, method)(X), rtol=1e-12)
+        assert search.score(lazy, y) == pytest.approx(search.score(X, y), rel=1e-12)
+    out = search.predict_proba(torch.tensor(X))
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_allclose(out.numpy(), search.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.dask
+def test_a_column_transformer_encodes_a_dask_dataframe_partition_by_partition(iris):
+    # a search whose ColumnTransformer one-hot encodes a text column predicted no dask DataFrame: the whole frame
+    # went to the transformer ("Specifying the columns using strings is only supported for dataframes"); read as a
+    # dask array it would be refused for its text ("X has non-numeric column(s) ['shape']")
+    dask = pytest.importorskip("dask")
+    da = pytest.importorskip("dask.array")
+    dd = pytest.importorskip("dask.dataframe")
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    X, _, y, _ = iris
+    frame = pd.DataFrame(X, columns=["a", "b"]).assign(shape=np.where(np.arange(X.shape[0]) % 3 == 0, "round", "flat"))
+    encode = ColumnTransformer([("numbers", StandardScaler(), ["a", "b"]), ("text", OneHotEncoder(), ["shape"])])
+    search = PrototypeClassifierCV(**SMALL, random_state=0, transformer=encode).fit(frame, y)
+    with dask.config.set(scheduler="synchronous"):
+        lazy = dd.from_pandas(frame, npartitions=3)
+        out = search.predict_proba(lazy)
+        assert isinstance(out, da.Array)
+        np.testing.assert_allclose(out.compute(), search.predict_proba(frame), rtol=1e-12)
+        np.testing.assert_array_equal(search.predict(lazy).compute(), search.predict(frame))
+        with pytest.raises(ValueError, match="feature names"):
+            search.predict(lazy[["b", "a", "shape"]])
+
+
 _TOO_FEW_ROWS = (
     "the check's data has 5 or 10 rows, so a class has fewer than the 3 rows per training fold that "
     "the minimum-cases lemma needs with max_fraction=0.5; the search rightly refuses it"

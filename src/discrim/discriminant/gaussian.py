@@ -39,6 +39,7 @@ from discrim.utils.validation import (
     check_observed_weight,
     class_index,
     plain_label,
+    plain_known_labels,
     unlabelled_rows,
 )
 
@@ -441,7 +442,7 @@ class _GaussianDiscriminant(BaseLikelihoodClassifier):
                 check_no_unlabelled_marker(labels)
             known = unlabelled_rows(labels, self.unlabeled)
             known = np.ones(labels.shape[0], dtype=bool) if known is None else known
-            classes = labels[known]
+            classes = plain_known_labels(labels[known])
             check_labels(classes)
             if checked.n_missing or not known.all():
                 y_idx = y.map_blocks(class_index, classes, self.unlabeled, dtype=np.int64)

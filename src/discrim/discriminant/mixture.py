@@ -41,6 +41,7 @@ from discrim.utils.validation import (
     class_index,
     is_labelled_series,
     plain_label,
+    plain_known_labels,
     unlabelled_rows,
 )
 
@@ -698,7 +699,7 @@ class MixtureDiscriminant(BaseLikelihoodClassifier):
         if self.unlabeled is None:
             check_no_unlabelled_marker(labels)
         known = unlabelled_rows(labels, self.unlabeled)
-        classes, totals = (labels, stats.weight) if known is None else (labels[known], stats.weight[known])
+        classes, totals = (labels, stats.weight) if known is None else (plain_known_labels(labels[known]), stats.weight[known])
         check_labels(classes)
         check_class_totals(classes, totals)
         counts = label_counts_per_chunk(y, classes)

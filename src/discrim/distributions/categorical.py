@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from discrim._typing import ArrayLike
 from discrim.distributions import _constraints as constraints
 from discrim.backend import ops
+from discrim.utils._dask import is_dask, map_table_chunks
 from discrim.distributions._base import (
     LOG_TINY,
     ComponentFamily,
@@ -176,16 +177,24 @@ class Categorical(ComponentFamily):
         Returns
         -------
         codes : ndarray of shape (n_samples, n_features) of float64
-            The index of each value in its feature's ``categories``; NaN where missing.
+            The index of each value in its feature's ``categories``; NaN where missing. A dask
+            array, computed lazily chunk by chunk, for a dask array or DataFrame X.
         """
+        if is_dask(X):
+            self._check_categories("encode")  # now, not when the first chunk is computed
+            return map_table_chunks(self._encode, X, len(self.categories), np.float64)
         return self._encode(X)
+
+    def _check_categories(self, verb):
+        """Raise unless ``categories`` is given and valid (``verb``: the method that needs them)."""
+        if self.categories is None:
+            raise ValueError(f"{verb} needs categories: construct the family with categories=[[...], ...].")
+        self.check_options()  # a value listed twice would take the later code
 
     def _encode(self, X, columns=None, part=None):
         """:meth:`encode`; ``columns`` (and ``part``) name X's columns in a wider table in the messages
         (a :class:`~discrim.distributions.Product` encodes its part's columns of the user's X)."""
-        if self.categories is None:
-            raise ValueError("encode needs categories: construct the family with categories=[[...], ...].")
-        self.check_options()  # a value listed twice would take the later code
+        self._check_categories("encode")
         X = np.asarray(X, dtype=object)
         if X.ndim != 2 or X.shape[1] != len(self.categories):
             raise ValueError(f"X must have shape (n_samples, {len(self.categories)}) (one column per entry of "
@@ -216,10 +225,13 @@ class Categorical(ComponentFamily):
         Returns
         -------
         X : ndarray of shape (n_samples, n_features) of object
-            The values from ``categories``; None where missing.
+            The values from ``categories``; None where missing. A dask array, computed lazily
+            chunk by chunk, for dask codes.
         """
         if self.categories is None:
             raise ValueError("decode needs categories: construct the family with categories=[[...], ...].")
+        if is_dask(codes):
+            return map_table_chunks(self.decode, codes, len(self.categories), object)
         codes = np.asarray(codes, dtype=np.float64)
         out = np.empty(codes.shape, dtype=object)
         for j, col in enumerate(self.categories):

@@ -12,6 +12,7 @@ import pandas as pd
 
 from discrim._typing import ArrayLike
 from discrim.backend import ops
+from discrim.utils._dask import is_dask, map_table_chunks
 from discrim.distributions._base import (
     ComponentFamily,
     Params,
@@ -301,8 +302,12 @@ class Product(ComponentFamily):
         Returns
         -------
         X : ndarray of shape (n_samples, n_features) of float64
-            NaN where missing.
+            NaN where missing. A dask array, computed lazily chunk by chunk, for a dask array or
+            DataFrame X.
         """
+        if is_dask(X):
+            self._check_width(X.shape[1])
+            return map_table_chunks(self.encode, X, X.shape[1], np.float64)
         X = np.asarray(X, dtype=object)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-dimensional (n_samples, n_features); got shape {X.shape}.")
@@ -334,7 +339,11 @@ class Product(ComponentFamily):
         Returns
         -------
         X : ndarray of shape (n_samples, n_features) of object
+            A dask array, computed lazily chunk by chunk, for a dask X.
         """
+        if is_dask(X):
+            self._check_width(X.shape[1])
+            return map_table_chunks(self.decode, X, X.shape[1], object)
         X = np.asarray(X, dtype=np.float64)
         out = X.astype(object)
         for _, family, cols in self._parts():

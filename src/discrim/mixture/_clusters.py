@@ -10,7 +10,7 @@ from discrim._typing import ArrayLike, RandomStateLike
 from discrim.mixture._hierarchical import MAX_ROWS
 from discrim.mixture._init import hierarchical_partitions
 from discrim.utils._random import as_seed_sequence
-from discrim.utils.validation import check_feature_magnitude, numeric_object_columns
+from discrim.utils.validation import check_feature_magnitude, check_mixture_table
 
 __all__ = ["hierarchical_clusters"]
 
@@ -60,7 +60,7 @@ def hierarchical_clusters(X: ArrayLike, n_clusters: int | list[int], *,
     """
     from sklearn.utils import check_array
 
-    X = check_array(numeric_object_columns(X), dtype=np.float64, ensure_min_samples=1, ensure_all_finite="allow-nan")
+    X = check_array(check_mixture_table(X), dtype=np.float64, ensure_min_samples=1, ensure_all_finite="allow-nan")
     if np.isnan(X).any():  # scikit-learn's check said only "Input contains NaN."
         rows = np.flatnonzero(np.isnan(X).any(axis=1))
         raise ValueError(

@@ -20,7 +20,12 @@ from discrim.utils._dask import align_rows, is_dask, persist_if_it_fits, refuse_
 from discrim.utils._random import as_seed_sequence
 from discrim.utils._parallel import check_n_jobs, run_unordered
 from discrim.utils._warnings import user_stacklevel
-from discrim.utils.validation import check_feature_magnitude, check_sample_weight, weighted_feature_variance
+from discrim.utils.validation import (
+    check_feature_magnitude,
+    check_mixture_table,
+    check_sample_weight,
+    weighted_feature_variance,
+)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -903,7 +908,8 @@ def select_mixture(
     else:
         names = _string_columns(X)
         X = rows_on_device(_Grid(device), X, lambda X: check_feature_magnitude(
-            check_array(X, dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")), reset=True, dtype=None)
+            check_array(check_mixture_table(X), dtype=[np.float64, np.float32], ensure_all_finite="allow-nan")),
+            reset=True, dtype=None)
         w = check_sample_weight(sample_weight, X.shape[0])
         total_weight = float(w.sum())
         feature_var = weighted_feature_variance(X, w)

@@ -55,13 +55,14 @@ from discrim.utils._dask import (
 from discrim.utils._threads import row_threads
 from discrim.utils._warnings import user_stacklevel
 from discrim.utils.validation import (
+    ENCODE_CATEGORIES,
     check_feature_magnitude,
+    check_mixture_table,
     check_observed_columns,
     check_observed_weight,
     check_sample_weight,
     partial_labels,
     label_codes,
-    non_numeric_columns,
     observed_mask,
     pairs_never_observed,
     refuse_text_array,
@@ -434,20 +435,14 @@ class FiniteMixture(PosteriorMixin, DensityMixin, BaseEstimator):
         def validate(X):
             refuse_text_array(X, "encode it first, as numbers (X.astype(float) for numbers written as text) or as "
                                  "category codes (Categorical(categories=...).encode(X)).")
+            X = check_mixture_table(X)  # a DataFrame's text, string or category columns, named
             try:
                 X = validate_data(self, X, reset=reset, dtype=dtype, ensure_all_finite="allow-nan")
             except ValueError as exc:
-                # numpy's "could not convert string to float", pandas' "Cannot cast str dtype to float64"
+                # numpy's "could not convert string to float" (an object array of text)
                 if not any(text in str(exc) for text in ("could not convert", "Cannot cast", "cannot convert")):
                     raise
-                text = non_numeric_columns(X)
-                where = f"column(s) {text} of X hold" if text else "X holds"
-                # string categories (a DataFrame's text column): the family encodes them
-                raise ValueError(
-                    f"{where} values that are not numbers ({exc}). Encode categorical columns first: "
-                    "Product([...(Categorical(categories=[[...]]), [column])...]).encode(X) gives the codes "
-                    "(and decode turns drawn rows back), or Categorical(categories=...).encode for one family."
-                ) from None
+                raise ValueError(f"X holds values that are not numbers ({exc}). {ENCODE_CATEGORIES}") from None
             return check_feature_magnitude(X, training=reset)
 
         # the masked E- and M-steps are host code: fit refuses such rows on a device; a fitted

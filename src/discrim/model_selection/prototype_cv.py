@@ -19,6 +19,7 @@ from discrim.model_selection._search import SCORES, fit_path, plan_chains, plan_
 from discrim.utils import _fitted_state as state
 from discrim.utils._parallel import run_unordered
 from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fit_context
+from discrim.utils._dask import blockwise, check_feature_names, is_dask
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype._candidates import check_min_cases, min_cases_violations, stratified_take
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
@@ -507,6 +508,9 @@ empty_check_iter, max_samples, dtype, backend, device
         X : array-like of shape (n_samples, n_features)
             Features, best scaled to unit spread (the penalty treats all features alike); an
             offset does not matter (see :class:`~discrim.prototype.PrototypeClassifier`'s Notes).
+            The search splits the rows on the host: a dask array or DataFrame is computed into
+            memory (fit :class:`~discrim.prototype.PrototypeClassifier` with chosen parameters
+            on data larger than memory).
         y : array-like of shape (n_samples,)
         sample_weight : array-like of shape (n_samples,), default=None
             Weights used in every fit and in the validation log-loss.
@@ -699,8 +703,24 @@ empty_check_iter, max_samples, dtype, backend, device
     def _rows(self, X):
         """X as the refitted classifier takes it: through ``transformer_`` when there is one."""
         check_is_fitted(self)
-        transform = getattr(self, "transformer_", None)
-        return X if transform is None else _transformed(transform, X)
+        if getattr(self, "transformer_", None) is None:
+            return X
+        if is_dask(X) and hasattr(X, "columns"):
+            # partition by partition, as the pandas DataFrames the transformer was fitted on: their text
+            # and category columns too (a ColumnTransformer encodes them), which a dask array cannot hold
+            import pandas as pd
+
+            check_feature_names(self, X, reset=False)
+            width = self._fitted_model().n_features_in_
+            return X.map_partitions(_transformed_partition, self.transformer_,
+                                    meta=pd.DataFrame(np.empty((0, width)), columns=range(width)))
+        return self._transformed_rows(X)
+
+    @blockwise
+    def _transformed_rows(self, X):
+        """``transformer_`` on X: chunk by chunk for a dask X (which stays lazy, so that the predictions
+        are dask arrays), on the host for a tensor, whose transformed rows return to its device."""
+        return _transformed(self.transformer_, X)
 
     @overload
     def predict(self, X: ArrayLike, priors: str | ArrayLike | None = None, n_batches: int | None = None) -> Array: ...
@@ -1000,6 +1020,8 @@ def _raw_training_data(search, X, y):
 
     from discrim.backend import to_numpy
 
+    if is_dask(X):  # the search splits rows on the host: a dask DataFrame becomes a pandas one, as an array does numpy
+        X = X.compute()
     if not hasattr(X, "columns"):  # a DataFrame stays one (its column names select the transformer's columns)
         X = np.asarray(to_numpy(X))  # host rows, as the folds' transformers take them
         if X.ndim != 2:
@@ -1008,6 +1030,13 @@ def _raw_training_data(search, X, y):
     y = column_or_1d(np.asarray(y), warn=True)
     check_consistent_length(X, y)
     return X, y
+
+
+def _transformed_partition(partition, transform):
+    """:func:`_transformed` of a pandas partition, as a DataFrame on the partition's index."""
+    import pandas as pd
+
+    return pd.DataFrame(_transformed(transform, partition), index=partition.index)
 
 
 def _transformed(transform, X):

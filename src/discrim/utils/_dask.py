@@ -21,6 +21,7 @@ __all__ = [
     "align_rows",
     "blockwise",
     "is_dask",
+    "map_table_chunks",
     "lazy_accuracy",
     "lazy_weighted_means",
     "map_row_chunks",
@@ -88,8 +89,9 @@ def check_feature_names(estimator, X, *, reset):
 def _columns_as_float(frame):
     """A dask DataFrame's columns as floats where the in-memory path reads them so.
 
-    Nullable numeric columns (``Int64``, ``Float64``, ... as ``read_parquet`` gives integer
-    columns with nulls) become float64 with NaN where ``<NA>``. Object and string columns are read
+    Nullable numeric and boolean columns (``Int64``, ``Float64``, ``boolean``, ... as
+    ``read_parquet`` gives integer or boolean columns with nulls) become float64 with NaN where
+    ``<NA>``. Object and string columns are read
     as numbers partition by partition, as in memory an object column of numbers with None is
     (:func:`~discrim.utils.validation.numbers_of_column`); dask turns such an object column into a
     string column (its ``dataframe.convert-string`` setting), so a string column is read the same
@@ -102,7 +104,7 @@ def _columns_as_float(frame):
     if not isinstance(dtypes, pd.Series):  # a Series: one dtype
         return frame
     nullable = [c for c, t in dtypes.items() if isinstance(t, pd.api.extensions.ExtensionDtype)
-                and pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)]
+                and (pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t))]
     if nullable:
         frame = frame.astype({c: "float64" for c in nullable})
     text = [c for c, t in dtypes.items() if t == object or pd.api.types.is_string_dtype(t)]
@@ -184,6 +186,9 @@ def align_rows(a, X, *, name, dtype=None):
     if a is None:
         return None
     if is_dask(a):
+        if dtype is not None and hasattr(a, "to_dask_array"):
+            # by pandas, which reads a nullable column's <NA> (Float64 weights) as NaN; the array's astype fails on it
+            a = a.astype(dtype)
         a = row_chunked(a, name=name, ndim=1)
     else:
         a = np.asarray(a)
@@ -311,12 +316,26 @@ def _chunk_location(block_info, n_rows):
     return start, stop, n_rows
 
 
-def _probe(method, estimator, n_features, dtype, names, args=(), kwargs=None, n_rows=1):
+def _probe(method, estimator, X, names, args=(), kwargs=None):
     """The shape after the row axis and the dtype of ``method``'s output (called with ``args`` and
-    ``kwargs`` after X), from one zero row (the first of X's ``n_rows``)."""
-    row = _with_names(np.zeros((1, n_features), dtype=dtype), names)
-    with _running_on_rows((0, 1, n_rows)):
-        out = np.asarray(method(estimator, row, *args, **(kwargs or {})))
+    ``kwargs`` after X), from one zero row taken as the first of the dask array X's rows.
+
+    A model may refuse a zero row that X never holds: it lies outside the support of a Gamma or
+    LogNormal family, or of densities on x > 0. The probe then reads X's first row (one row,
+    not X) and calls ``method`` on that; an error there is one the computation would raise.
+    """
+    n_rows = X.shape[0]
+
+    def call(row):
+        with _running_on_rows((0, 1, n_rows)):
+            return np.asarray(method(estimator, _with_names(row, names), *args, **(kwargs or {})))
+
+    try:
+        out = call(np.zeros((1, X.shape[1]), dtype=X.dtype))
+    except ValueError:
+        if n_rows == 0:
+            raise
+        out = call(np.asarray(X[:1].compute()))
     return out.shape[1:], out.dtype
 
 
@@ -349,7 +368,7 @@ def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
         check_feature_names(self, X, reset=False)
         X = row_chunked(X)
         names = getattr(self, "feature_names_in_", None)
-        shape, dtype = _probe(method, self, X.shape[1], X.dtype, names, args, kwargs, n_rows=X.shape[0])
+        shape, dtype = _probe(method, self, X, names, args, kwargs)
         n_rows = X.shape[0]
 
         @on_worker
@@ -370,6 +389,51 @@ def blockwise(method: Callable[_P, _R]) -> Callable[_P, _R]:
         return X.map_blocks(run, dtype=dtype, drop_axis=1, meta=np.empty((0,), dtype))
 
     return cast("Callable[_P, _R]", wrapper)
+
+
+def map_table_chunks(fn, X, n_columns, dtype):
+    """``fn`` on every row chunk of a dask array, or on every partition of a dask DataFrame as a pandas
+    DataFrame (text and category columns included), lazily.
+
+    For per-row work on columns that are no numbers (a family's ``encode`` of category values), which
+    :func:`blockwise`'s float chunks cannot carry. An error in a chunk says where its rows start,
+    since ``fn``'s row indices count from there.
+
+    Parameters
+    ----------
+    fn : callable
+        ``fn(rows) -> ndarray of shape (n_rows, n_columns)``.
+    X : dask.array.Array or dask.dataframe.DataFrame of shape (n_samples, n_features)
+    n_columns : int
+    dtype : dtype
+        Of the result.
+
+    Returns
+    -------
+    out : dask.array.Array of shape (n_samples, n_columns)
+        A DataFrame's row chunks are its partitions, of unknown lengths until computed.
+    """
+    import pandas as pd
+
+    def run(rows, where):
+        try:
+            return fn(rows)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (row indices count from {where}, the first of its chunk)") from exc
+
+    if hasattr(X, "map_partitions"):
+        def partition(part):
+            return pd.DataFrame(run(part, f"index {part.index[0]!r}" if len(part) else "its start"), index=part.index)
+
+        meta = pd.DataFrame(np.empty((0, n_columns), dtype=dtype))
+        return X.map_partitions(partition, meta=meta).to_dask_array()
+    X = X.rechunk({1: -1})
+
+    def block(rows, block_info=None):
+        first = block_info[0]["array-location"][0][0] if block_info else 0
+        return run(rows, f"row {first} of X")
+
+    return X.map_blocks(block, dtype=dtype, chunks=(X.chunks[0], (n_columns,)), meta=np.empty((0, n_columns), dtype))
 
 
 def map_row_chunks_seeded(method, estimator, X, random_state, **kwargs):
@@ -786,12 +850,31 @@ def _sorted_labels(yb):
 
     missing = missing_labels(yb) if yb.dtype == object else None
     if missing is None or not missing.any():
+        return _distinct_labels(yb)
+    present, present_index = _distinct_labels(yb[~missing])
+    index = np.full(yb.shape[0], present.shape[0], dtype=np.intp)
+    index[~missing] = present_index
+    return np.concatenate([present, yb[missing][:1]]), index
+
+
+def _distinct_labels(yb):
+    """``np.unique(yb, return_inverse=True)`` of labels none of which is missing.
+
+    An object array of labels of several types (text beside a numeric ``unlabeled`` marker, which
+    the caller sets apart, or mixed labels, which :func:`~discrim.utils.validation.check_labels`
+    refuses by name) cannot be sorted by value: its labels are sorted by type name, then value.
+    """
+    from discrim.utils.validation import label_kind, label_kinds
+
+    if len(label_kinds(yb)) <= 1:
         labels, index = np.unique(yb, return_inverse=True)
         return labels, index.ravel()
-    present, present_index = np.unique(yb[~missing], return_inverse=True)
-    index = np.full(yb.shape[0], present.shape[0], dtype=np.intp)
-    index[~missing] = present_index.ravel()
-    return np.concatenate([present, yb[missing][:1]]), index
+    values = yb.tolist()
+    distinct = sorted(set(values), key=lambda v: (label_kind(v), v))
+    position = {v: i for i, v in enumerate(distinct)}
+    labels = np.empty(len(distinct), dtype=object)
+    labels[:] = distinct
+    return labels, np.fromiter((position[v] for v in values), dtype=np.intp, count=len(values))
 
 
 def _union_labels(a, b):
@@ -801,7 +884,7 @@ def _union_labels(a, b):
     from discrim.utils.validation import missing_labels
 
     missing_a, missing_b = missing_labels(a), missing_labels(b)
-    present = np.union1d(a[~missing_a], b[~missing_b]).astype(object)
+    present = _distinct_labels(np.concatenate([a[~missing_a], b[~missing_b]]).astype(object))[0]
     return np.concatenate([present, np.concatenate([a[missing_a], b[missing_b]]).astype(object)[:1]])
 
 
@@ -814,7 +897,9 @@ def _label_positions(labels, chunk_labels):
     n_present = labels.shape[0] - int(missing_labels(labels[-1:]).sum())
     missing = missing_labels(chunk_labels)
     where = np.full(chunk_labels.shape[0], n_present, dtype=np.intp)
-    where[~missing] = np.searchsorted(labels[:n_present], chunk_labels[~missing])
+    # by equality, not searchsorted: labels of several types have no order numpy can compare
+    position = {v: i for i, v in enumerate(labels[:n_present].tolist())}
+    where[~missing] = [position[v] for v in chunk_labels[~missing].tolist()]
     return where
 
 

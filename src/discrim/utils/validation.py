@@ -224,6 +224,36 @@ def numeric_object_columns(X):
     return X
 
 
+ENCODE_CATEGORIES = ("Encode categorical columns first: Product([...(Categorical(categories=[[...]]), [column])...])"
+                     ".encode(X) gives the codes (and decode turns drawn rows back), or Categorical(categories=...)"
+                     ".encode for one family.")
+
+
+def check_mixture_table(X):
+    """A mixture's X with its number-holding object columns as floats (:func:`numeric_object_columns`);
+    a table's text, string or category columns refused by name, with the advice to encode categories.
+
+    numpy would read numbers written as text silently, crash on a string column's ``<NA>`` and read a
+    category column of numbers by value; the classifiers refuse such columns alike
+    (:func:`check_numeric_table`).
+
+    Parameters
+    ----------
+    X : object
+        Any input; only a table (with ``columns`` and ``dtypes``) is checked.
+
+    Returns
+    -------
+    X : object
+    """
+    X = numeric_object_columns(X)
+    text = non_numeric_columns(X)
+    if text:
+        dtypes = ", ".join(str(X.dtypes[c]) for c in text)
+        raise ValueError(f"column(s) {text} of X hold values that are not numbers (dtypes {dtypes}). {ENCODE_CATEGORIES}")
+    return X
+
+
 def non_numeric_columns(X):
     """The names of a table's columns that are neither numeric nor boolean ([] for anything else).
 
@@ -378,12 +408,40 @@ def label_kinds(y):
     kinds : list of str
         Empty unless y is an object array.
     """
-    from numbers import Number
-
     if getattr(y, "dtype", None) != object:
         return []
-    return sorted({"number" if isinstance(v, Number) else "str" if isinstance(v, str) else type(v).__name__
-                   for v in np.ravel(y)})
+    return sorted({label_kind(v) for v in np.ravel(y)})
+
+
+def plain_known_labels(labels):
+    """The labels of the labelled rows (the ``unlabeled`` marker and missing labels taken out) in a
+    plain dtype, as y without them would have.
+
+    Labels beside a marker of another type ("?" among ints), or an Int64 column with gaps (ints
+    and None), sit in an object array: labels of one kind become a plain array (int64, text);
+    labels of mixed types stay objects, for :func:`check_labels` to refuse by name (``np.array``
+    would make 1 and 'a' the texts '1' and 'a').
+
+    Parameters
+    ----------
+    labels : ndarray of shape (n_labels,)
+
+    Returns
+    -------
+    labels : ndarray of shape (n_labels,)
+    """
+    labels = np.asarray(labels)
+    if labels.dtype == object and len(label_kinds(labels)) <= 1:
+        return np.array(labels.tolist())
+    return labels
+
+
+def label_kind(value):
+    """The type name :func:`label_kinds` gives one label: "number" (bool included), "str"
+    (``numpy.str_`` included), else the type's name."""
+    from numbers import Number
+
+    return "number" if isinstance(value, Number) else "str" if isinstance(value, str) else type(value).__name__
 
 
 def check_class_totals(classes, totals):
