@@ -647,7 +647,7 @@ empty_check_iter, max_samples, dtype, backend, device
         )
         return self
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> Self:
         """Set the search's parameters (scikit-learn's ``set_params``); ``device`` moves the refitted model too.
 
         The search predicts with ``best_estimator_``, which kept the fit's device: ``set_params(device=None)``
