@@ -635,6 +635,21 @@ def test_parquet_files_with_other_columns_are_named(tmp_path, rng):
             assert "has other columns than" in line and ("it lacks 'x3'" if name == "lacking" else "it adds 'x4'") in line
 
 
+
+def test_parquet_files_with_a_column_of_other_type_are_named(tmp_path, rng):
+    # a later file with text in a column of numbers failed at compute with only "could not convert
+    # string to float: 'oops'", naming neither the column nor the file
+    X, y = _rows(rng, n=100)
+    frame = pd.DataFrame(X, columns=["x1", "x2", "x3"]).assign(label=y)
+    frame.iloc[:50].to_parquet(tmp_path / "p0.parquet")
+    frame.iloc[50:].astype({"x2": str}).assign(x2=lambda f: f["x2"].where(f.index != 60, "oops")).to_parquet(
+        tmp_path / "p1.parquet")
+    line = _one_error_line(run("fit", "--parquet", tmp_path, "--target", "label", "--model", "qda", "--quiet"))
+    assert "p1.parquet" in line and "'x2' (text there, numbers in the first)" in line
+    # a column with no value in a file (null) is of any type: read
+    frame.iloc[50:].assign(x3=None).to_parquet(tmp_path / "p1.parquet")
+    assert run("fit", "--parquet", tmp_path, "--target", "label", "--model", "qda", "--quiet").exit_code == 0
+
 def test_targets_that_cannot_be_split_and_tables_without_features_say_why(tmp_path, rng):
     X, y = _rows(rng)
     path = tmp_path / "t.csv"

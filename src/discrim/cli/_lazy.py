@@ -48,18 +48,48 @@ def _parquet_files(path):
     return files
 
 
+def _kind(arrow_type):
+    """"numbers" (integers, floats, decimals, booleans), "text", "null" (no value) or another word, for a Parquet column's type."""
+    import pyarrow as pa
+
+    if pa.types.is_null(arrow_type):  # every cell missing: any column's type
+        return "null"
+    if pa.types.is_integer(arrow_type) or pa.types.is_floating(arrow_type) or pa.types.is_decimal(arrow_type) \
+            or pa.types.is_boolean(arrow_type):
+        return "numbers"
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type):
+        return "text"
+    if pa.types.is_dictionary(arrow_type):
+        return "categories"
+    return str(arrow_type)
+
+
 def _refuse_different_columns(files):
     """Refuse Parquet files whose columns differ from the first file's (read from their footers only).
 
-    Dask takes the first file's columns for all of them: a column missing from a later file
-    failed deep inside a later pass, and an extra one was dropped silently.
+    Dask takes the first file's columns and types for all of them: a column missing from a later
+    file failed deep inside a later pass, an extra one was dropped silently, and a column of
+    numbers in the first file but of text in a later one failed there as "could not convert string
+    to float", naming neither the column nor the file.
     """
     import pyarrow.parquet as pq
 
     try:
-        first = pq.read_schema(files[0]).names
+        first_schema = pq.read_schema(files[0])
+        first = first_schema.names
+        kinds = {name: _kind(first_schema.field(name).type) for name in first}
         for path in files[1:]:
-            names = pq.read_schema(path).names
+            schema = pq.read_schema(path)
+            names = schema.names
+            other = [(name, _kind(schema.field(name).type)) for name in names
+                     if name in kinds and "null" not in (_kind(schema.field(name).type), kinds[name])
+                     and _kind(schema.field(name).type) != kinds[name]]
+            if other:
+                shown = ", ".join(f"{name!r} ({kind} there, {kinds[name]} in the first)" for name, kind in other[:5])
+                raise click.ClickException(
+                    f"Parquet file {path!r} has column(s) of other types than {files[0]!r}: {shown}. Every file of a "
+                    "table needs the same types: write the column as numbers in every file (e.g. "
+                    "pd.to_numeric(column, errors='coerce'), which makes unreadable cells missing).")
             if set(names) != set(first):  # dask reads the columns by name: their order may differ
                 missing = [c for c in first if c not in names]
                 extra = [c for c in names if c not in first]
