@@ -478,6 +478,10 @@ def test_summary_of_a_fit_with_unlabelled_rows_counts_shared_parameters_once():
     # the same estimator with every row labelled fits class by class
     assert MixtureDiscriminant(Gaussian("tied"), 1, unlabeled=-1).fit(X, y).summary(X, y).kind == "MclustDA"
 
+    # the partly labelled y itself is refused naming its unlabelled rows, not as "labels among classes_"
+    with pytest.raises(ValueError, match=r"y has 30 unlabelled row\(s\) \(NaN or None, or unlabeled=-1; first index 0\): "
+                                         r"the summary's error rate .* X\[labelled\], y\[labelled\]"):
+        model.summary(X, partial)
 
 def test_max_iter_and_n_init_take_finite_mixtures_bounds():
     # max_iter=0 (the start's parameters, as FiniteMixture(max_iter=0)) was refused, and n_init had no upper bound

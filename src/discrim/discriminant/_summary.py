@@ -139,9 +139,11 @@ def summarize_discriminant(model: MixtureDiscriminant, X: ArrayLike, y: ArrayLik
     from discrim.backend import to_numpy
     from discrim.backend._device import is_tensor
     from discrim.discriminant.mixture import joint_fit_numbers
-    from discrim.utils.validation import check_sample_weight
+    from discrim.utils.validation import check_sample_weight, check_true_labels
 
     check_is_fitted(model, "mixtures_")
+    check_true_labels(y, getattr(model, "unlabeled", None), "the summary's error rate and classification table "
+                      "need each row's class")
     classes = np.asarray(model.classes_)
     y = np.asarray(y)
     index = np.searchsorted(classes, y).clip(0, classes.shape[0] - 1)

@@ -933,8 +933,8 @@ def check_no_missing_labels(y, estimator):
     )
 
 
-def check_true_labels(y, unlabeled=None):
-    """Refuse true labels (of ``score``) among which some rows are unlabelled.
+def check_true_labels(y, unlabeled=None, why="accuracy would count each as a wrong prediction"):
+    """Refuse true labels (of ``score``, or a summary's) among which some rows are unlabelled.
 
     Accuracy against a missing label or against the mark of an unlabelled row counts every such
     row as an error: LDA fitted with ``unlabeled=-1`` scored 0.387 on its own partly labelled y,
@@ -947,6 +947,8 @@ def check_true_labels(y, unlabeled=None):
     unlabeled : scalar or None, default=None
         The classifier's mark of an unlabelled row; NaN, and None or pandas' NA in an object
         array, mark one always.
+    why : str, default="accuracy would count each as a wrong prediction"
+        What such a row would do, for the message.
     """
     known = unlabelled_rows(y, unlabeled) if unlabeled is not None else ~missing_labels(y)
     if known is None or known.all():
@@ -954,8 +956,8 @@ def check_true_labels(y, unlabeled=None):
     marks = "NaN or None" + ("" if unlabeled is None else f", or unlabeled={unlabeled!r}")
     first = int(np.flatnonzero(~known)[0])
     raise ValueError(
-        f"y has {int((~known).sum())} unlabelled row(s) ({marks}; first index {first}): accuracy would count each as "
-        "a wrong prediction. Score the labelled rows only: X[labelled], y[labelled]."
+        f"y has {int((~known).sum())} unlabelled row(s) ({marks}; first index {first}): {why}. Give the labelled "
+        "rows only: X[labelled], y[labelled]."
     )
 
 
