@@ -62,6 +62,7 @@ def test_fit_and_predict_from_parquet_write_parquet_predictions(tmp_path, table)
     assert with_label["label"].tolist() == rows["label"].tolist()
     np.testing.assert_array_equal(with_label["f2"], rows["f2"])
     np.testing.assert_allclose(with_label["proba_a"], predictions["proba_a"], rtol=1e-12)
+
     # an existing output is never replaced without --overwrite
     result = CliRunner().invoke(cli, ["predict", "--model", str(model), "--parquet", str(folder), "--output", str(out)])
     assert result.exit_code != 0 and "--overwrite" in result.output
@@ -305,3 +306,22 @@ def test_drop_leaves_a_column_of_a_lazy_table_out(tmp_path, table):
     result = CliRunner().invoke(cli, ["fit", "--parquet", str(folder), "--target", "label", "--model", "lda",
                                       "--drop", "f9", "--quiet"])
     assert result.exit_code != 0 and "--drop column(s) 'f9' not in the table" in result.output
+
+
+def test_predict_from_parquet_keeps_a_feature_as_written(tmp_path, rng):
+    # a kept column that is also a feature was written as the model's float copy: an Int64 count 0
+    # came back as 0.0 (and <NA> as NaN), where the CSV path copies the cell as written
+    frame = pd.DataFrame({"count": pd.array(rng.integers(0, 5, 300), dtype="Int64"), "x": rng.normal(size=300),
+                          "label": np.repeat(["a", "b"], 150)})
+    frame.loc[7, "count"] = pd.NA
+    frame.to_parquet(tmp_path / "rows.parquet", index=False)
+    model = tmp_path / "m.skops"
+    assert run("fit", "--parquet", str(tmp_path / "rows.parquet"), "--target", "label", "--model", "qda",
+               "--output", str(model), "--quiet").exit_code == 0
+    out = tmp_path / "kept.parquet"
+    result = run("predict", "--model", str(model), "--parquet", str(tmp_path / "rows.parquet"), "--output", str(out),
+                 "--keep", "count")
+    assert result.exit_code == 0, result.output
+    kept = pd.read_parquet(out)
+    assert list(kept.columns) == ["count", "predicted", "proba_a", "proba_b"]
+    assert str(kept["count"].dtype) == "Int64" and kept["count"].equals(frame["count"])

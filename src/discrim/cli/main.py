@@ -579,14 +579,14 @@ def _prediction_frame(part, model, classes, features=None, kept=()):
     """Predicted class and class probabilities of rows (a partition, or a CSV's table), as a DataFrame.
 
     ``features``: the part's columns the model takes (None: all of them); ``kept``: columns of the
-    part placed before the predictions. An array (a model without feature names) gives a
-    DataFrame numbered from 0."""
-    kept = list(kept)
+    part placed before the predictions, or a dict of the part's columns to the names they are
+    written under. An array (a model without feature names) gives a DataFrame numbered from 0."""
+    kept = kept if isinstance(kept, dict) else {c: c for c in kept}
     proba = np.asarray(model.predict_proba(part if features is None else part[features]), dtype=float)
     check_finite_probabilities(proba)
     result = pd.DataFrame(proba, columns=_prediction_columns(classes)[1:], index=getattr(part, "index", None))
     result.insert(0, "predicted", classes[np.argmax(proba, axis=1)])
-    return pd.concat([part[kept], result], axis=1) if kept else result
+    return pd.concat([part[list(kept)].rename(columns=kept), result], axis=1) if kept else result
 
 
 def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite, keep=()):
@@ -603,12 +603,14 @@ def _predict_lazy(model, model_path, parquet, zarr, scheduler, output, overwrite
             raise click.ClickException(
                 f"the model takes {model.n_features_in_} features but the table has {X.shape[1]} numeric columns."
             )
-        # the kept columns ride along with the features (as lazy_features read them), partition by partition
-        rows = X.assign(**{c: frame[c] for c in kept if c not in X.columns}) if kept else X
+        # the kept columns ride along with the features, partition by partition, as read: under names of
+        # their own, so that a kept feature is written as in the table, not as the model's float copy
+        riding = {f"__kept_{i}_{c}": c for i, c in enumerate(kept)}
+        rows = X.assign(**{name: frame[c] for name, c in riding.items()}) if kept else X
         meta = _prediction_frame(X._meta.iloc[:0].astype(float).reindex([0]).fillna(0.0), model, classes).iloc[:0]
         if kept:  # the kept columns keep their types
             meta = pd.concat([frame._meta[kept], meta], axis=1)
-        predictions = rows.map_partitions(_prediction_frame, model, classes, list(X.columns), kept, meta=meta)
+        predictions = rows.map_partitions(_prediction_frame, model, classes, list(X.columns), riding, meta=meta)
         with dask_cluster(scheduler, input_bytes(parquet, zarr)) as where:
             write_parquet_atomic(predictions, output, overwrite=overwrite)
     console.print(f"predictions written to {output} (Parquet, computed by {where})")
