@@ -949,3 +949,16 @@ def test_loading_a_model_imports_neither_torch_nor_dask(tmp_path, rng):
     )
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert out.split("\n")[:2] == ["[]", "True"]
+
+
+def test_a_named_pipe_is_not_a_model_file(tmp_path):
+    # a FIFO was reported as "does not exist"; it exists, and is refused as what it is
+    import os
+
+    pipe = tmp_path / "m.skops"
+    os.mkfifo(pipe)
+    with pytest.raises(ModelFileError, match=r"is not a regular file \(a named pipe, a device or a socket\): it is read "
+                                             r"more than once, so give a model file"):
+        load_model(pipe)
+    with pytest.raises(ModelFileError, match="does not exist"):
+        load_model(tmp_path / "none.skops")

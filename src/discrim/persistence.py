@@ -18,7 +18,7 @@ from sklearn.preprocessing import StandardScaler
 
 from discrim import __version__
 from discrim.utils import _fitted_state as state
-from discrim.utils._files import atomic_output
+from discrim.utils._files import atomic_output, not_a_file
 
 __all__ = ["ModelFileError", "load_model", "save_model"]
 
@@ -376,8 +376,7 @@ def load_model(path: str | os.PathLike[str]) -> BaseEstimator:
     """
     path = Path(path)
     if not path.is_file():
-        what = "is a folder, not a model file" if path.is_dir() else "does not exist"
-        raise ModelFileError(f"model file {str(path)!r} {what}.")
+        raise ModelFileError(f"model file {str(path)!r} {not_a_file(path, 'a model file')}.")
     try:
         # Read once: the bytes checked are the bytes loaded, even if the file changes meanwhile.
         data = path.read_bytes()

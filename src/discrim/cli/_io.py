@@ -13,7 +13,7 @@ import click
 import numpy as np
 import pandas as pd
 
-from discrim.utils._files import atomic_output
+from discrim.utils._files import atomic_output, not_a_file
 from discrim.utils.validation import feature_magnitudes, max_feature_magnitude, vanishing_features
 
 
@@ -21,7 +21,7 @@ def read_csv(path):
     """Read a CSV file into a DataFrame, or raise a one-line ClickException."""
     path = Path(path)
     if not path.is_file():
-        raise click.ClickException(f"CSV file {str(path)!r} does not exist.")
+        raise click.ClickException(f"CSV file {str(path)!r} {not_a_file(path)}.")
     try:
         with warnings.catch_warnings():
             # index_col=False: pandas would otherwise take the first field of rows longer than the

@@ -50,3 +50,27 @@ def atomic_output(path):
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def not_a_file(path, what="a file"):
+    """Why ``path``, which is not a regular file, cannot be read as one: the end of a one-line message.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+    what : str, default="a file"
+        What was expected, e.g. "a model file".
+
+    Returns
+    -------
+    reason : str
+        "does not exist", "is a folder, not ...", or, for a named pipe, a device or a socket
+        (which ``is_file`` also calls no file), that it is read more than once and so must be a
+        file (a pipe's content would be gone after the first read).
+    """
+    if not path.exists():
+        return "does not exist"
+    if path.is_dir():
+        return f"is a folder, not {what}"
+    return (f"is not a regular file (a named pipe, a device or a socket): it is read more than once, so give {what} "
+            "(e.g. save the stream to one first)")
