@@ -392,3 +392,22 @@ def test_load_damaged_file(tmp_path, damage):
                 zout.writestr(item, b"[[[[]]]]" if item.filename == "schema.json" else data)
     with pytest.raises(ModelFileError):
         load_model(bad)
+
+
+@pytest.mark.parametrize("name", [n for n in CLASSIFIERS if n != "known"])
+@pytest.mark.parametrize("fill", [0.0, np.nan])
+def test_sparse_dataframe_columns_are_named_with_the_fix(name, fill):
+    # scikit-learn's "use .toarray()" names a method DataFrames lack, and a NaN fill value gave pandas'
+    # "fill value must be 0 when converting to COO matrix"; fit and predict name the columns instead
+    import pandas as pd
+
+    X, y = _data()
+    frame = pd.DataFrame(X, columns=["a", "b"])
+    sparse = frame.astype(pd.SparseDtype("float64", fill))
+    message = r"X has sparse column\(s\) 'a', 'b': .* X\.sparse\.to_dense\(\)"
+    with pytest.raises(ValueError, match=message):
+        CLASSIFIERS[name]().fit(sparse, y)
+    with pytest.raises(ValueError, match=message):
+        CLASSIFIERS[name]().fit(frame, y).predict_proba(sparse)
+    with pytest.raises(ValueError, match=message):
+        FiniteMixture(Gaussian(), 2, random_state=0).fit(sparse)

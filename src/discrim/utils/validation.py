@@ -181,6 +181,22 @@ def vanishing_features(largest, dtype=np.float64):
     return (largest > 0) & (largest < 1.0 / max_feature_magnitude(dtype))
 
 
+def _refuse_sparse_columns(X):
+    """Refuse a DataFrame's sparse columns by name: scikit-learn's message for them ("use .toarray()")
+    names a method DataFrames lack, and pandas' for a NaN fill value ("fill value must be 0 when
+    converting to COO matrix") names neither the columns nor the fix."""
+    import pandas as pd
+
+    sparse = [str(c) for c, dtype in X.dtypes.items() if isinstance(dtype, pd.SparseDtype)]
+    if sparse:
+        shown = ", ".join(map(repr, sparse[:5])) + (f" and {len(sparse) - 5} more" if len(sparse) > 5 else "")
+        raise ValueError(
+            f"X has sparse column(s) {shown}: discrim's estimators take dense rows. Give X.sparse.to_dense() (a "
+            "sparse column whose fill value is NaN then holds its missing values as NaN, which the estimators read "
+            "as missing)."
+        )
+
+
 def numeric_object_columns(X):
     """``X`` with the object columns of a pandas DataFrame that hold numbers and missing markers as floats.
 
@@ -211,6 +227,7 @@ def numeric_object_columns(X):
         return X
     if not isinstance(X, pd.DataFrame) or not X.columns.is_unique:
         return X
+    _refuse_sparse_columns(X)
     converted = {}
     for column in X.columns[X.dtypes.to_numpy() == object]:
         values = numbers_of_column(X[column])
