@@ -421,16 +421,41 @@ def read_labels(path, target):
     labels : pandas.Series or None
         None where the file has no column ``target``.
     """
+    return read_label_columns(path, [target])[target]
+
+
+def read_label_columns(path, columns):
+    """:func:`read_labels` of several columns, in one read of the file.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A CSV file that :func:`read_csv` read.
+    columns : sequence of str
+
+    Returns
+    -------
+    labels : dict of str to pandas.Series or None
+        Each column as :func:`read_labels` returns it (None where the file has no such column).
+    """
+    wanted = {str(c) for c in columns}
     try:
         # a header padded with spaces ("a, b, label") names its columns as read_csv strips them
-        labels = read_csv_as_written(path, usecols=lambda column: str(column).strip() == target, na_values=[""])
+        table = read_csv_as_written(path, usecols=lambda column: str(column).strip() in wanted, na_values=[""])
     except ValueError:
-        return None
-    if labels.shape[1] != 1:  # no such column: split_target names it, with the columns there are
-        return None
+        return dict.fromkeys(columns)
+    places = {}
+    for j, column in enumerate(table.columns):
+        places.setdefault(str(column).strip(), []).append(j)
+    # a column found once; none (split_target names it, with the columns there are) or several: None
+    return {c: _as_labels(table.iloc[:, places[c][0]], c) if len(places.get(c, ())) == 1 else None for c in columns}
+
+
+def _as_labels(cells, name):
+    """A column's cells as written (NaN where empty) as labels: stripped, and plain integers as ints."""
     # surrounding spaces are not part of a class ("cat " and "cat" are one class), as read_csv
     # strips the cells' leading ones
-    labels = labels.iloc[:, 0].rename(target).str.strip().replace("", np.nan)
+    labels = cells.rename(name).str.strip().replace("", np.nan)
     written = labels.dropna()
     if len(written) and written.map(lambda v: re.fullmatch(r"-?(0|[1-9][0-9]*)", v) is not None).all():
         out = labels.astype(object)  # ints beside NaN: an object column (pandas would make floats)

@@ -25,7 +25,7 @@ from discrim.cli._io import (
     read_csv,
     missing_words,
     read_csv_as_written,
-    read_labels,
+    read_label_columns,
     refuse_numbers_with_text,
     sequence_columns,
     split_names,
@@ -205,10 +205,11 @@ def read_columns(csv, columns, categorical=()):
                        f"order, as a row identifier does; they are fitted here: --columns {rest} leaves them out.",
                        err=True)
     categories = {}
+    # as written, as the target of discrim fit: pandas read "01" and "1" as one category 1.0 (an
+    # --impute cell then came out "1", a value the column does not hold) and "NA" as missing
+    as_written = read_label_columns(csv, categorical) if categorical else {}
     for c in categorical:
-        # as written, as the target of discrim fit: pandas read "01" and "1" as one category 1.0
-        # (an --impute cell then came out "1", a value the column does not hold) and "NA" as missing
-        cells = read_labels(csv, c)
+        cells = as_written[c]
         words = missing_words(cells)
         if words:
             click.echo(f"note: {c!r} has the category(ies) {', '.join(map(repr, words))}, which some exports write "

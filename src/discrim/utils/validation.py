@@ -636,16 +636,14 @@ def check_numeric_table(X):
     Raises
     ------
     ValueError
-        If a column of the table is neither numeric nor boolean (:func:`check_numeric_columns`),
+        If a column of the table is neither numeric nor boolean (:func:`non_numeric_columns`),
         or X is an array of text: numeric strings too, which scikit-learn's conversion to float
         would read silently, are refused, as numpy's text is no number.
     """
     refuse_text_array(X, "the estimators need numeric features; encode them as numbers first (e.g. "
                          "X.astype(float) for numbers written as text).")
     X = numeric_object_columns(X)
-    dtypes = getattr(X, "dtypes", None)
-    if dtypes is not None and hasattr(X, "columns"):
-        check_numeric_columns(dtypes)
+    refuse_columns(non_numeric_columns(X))
     return X
 
 
