@@ -6,7 +6,7 @@ Usage::
         [--per-eval checker:4480,...] [--baseline OLD_LIKELIHOOD_PY] [--repeat N]
 
 A configuration is ``case:train_rows:dtype:n_batches[:empty_check_iter]`` (the last defaults to
-the classifier's 200). ``checker`` is the 8x8 checkerboard of the
+the classifier's default, 1000). ``checker`` is the 8x8 checkerboard of the
 proset report with as many points per square as the training rows ask for (70/30 split, scaled on
 the training part); ``mnist-shaped`` is a synthetic 10-class problem of 331 features (the report's
 MNIST after PCA has that shape; scikit-learn's ``make_classification`` with 60 informative

@@ -243,3 +243,17 @@ def test_the_classifier_screens_from_2048_scoring_rows_with_the_model_unchanged(
     plain = PrototypeClassifier(n_batches=3, n_candidates=300, random_state=0).fit(X, y)
     assert screened.batches_[0].n_prototypes > 0
     _same_model(screened, plain)
+
+
+def test_the_default_bound_keeps_a_batch_that_fills_after_several_hundred_iterations():
+    # xor-4f at alpha_feature 1e-3: the seventh batch gets below the empty batch only after about
+    # 380 stage-2 iterations. The earlier default bound of 200 left it empty, so the fit returned
+    # fewer prototype batches than its solve finds; the default now lets it fill.
+    X, _, y, _ = load_benchmark("xor-4f")
+    model = PrototypeClassifier(n_batches=7, alpha_feature=1e-3, random_state=0).fit(X, y)
+    short = PrototypeClassifier(n_batches=7, alpha_feature=1e-3, random_state=0, empty_check_iter=200).fit(X, y)
+    assert model.batches_[6].n_prototypes > 0 and model.n_iter_[6] > 200
+    assert short.batches_[6].n_prototypes == 0
+    for a, b in zip(model.batches_[:6], short.batches_[:6]):  # the batches before it are the same
+        np.testing.assert_array_equal(a.prototype_weights, b.prototype_weights)
+    assert model.n_iter_[:6] == short.n_iter_[:6]

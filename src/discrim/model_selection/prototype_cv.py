@@ -398,7 +398,7 @@ empty_check_iter, max_samples, dtype, backend, device
         alpha_prototype: float = 1e-8,
         l1_ratio_prototype: float = 0.05,
         max_iter: int = 15000,
-        empty_check_iter: int = 200,
+        empty_check_iter: int = 1000,
         max_samples: int | float | None = None,
         dtype: Literal["float64", "float32"] = "float64",
         backend: Literal["numpy", "torch"] = "numpy",

@@ -165,16 +165,17 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         the original proset's search uses ``factr = 1e10``, i.e. ``ftol`` about 2.2e-6.
     max_iter : int, default=15000
         L-BFGS-B iteration limit per batch; reaching it warns with a ConvergenceWarning.
-    empty_check_iter : int, default=200
+    empty_check_iter : int, default=1000
         A batch whose penalised objective is not below that of the empty batch (the frozen
         model's loss) after this many iterations of the solver's second stage is left empty.
         Batches that end empty (typical after the first few on low-dimensional data, e.g. the
         checkerboard's second and later batches) are mostly ended earlier by the emptiness test
         of the solver (see Notes); those it does not decide run this many iterations; a smaller
         value ends them sooner but can also empty a batch that would have got below the empty
-        batch later (on the benchmark cases a few did, after 116 and 188 iterations on cancer, and
-        after 401 and 482 on xor-6f at ``alpha_feature=3.16e-4``, which 200 left empty: test
-        log-loss 0.521 against 0.531 after 6 batches). The cost is the only thing this changes
+        batch later: at small penalties on xor-4f to xor-6f some batches fill only after 250-560
+        iterations, which the earlier default 200 left empty (xor-6f at ``alpha_feature=3.16e-4``
+        on the proset report's split, 6 batches: test log-loss 0.503 with 1000, 0.522 with 200;
+        benchmarks/results/prototype_empty_check.md). The cost is the only thing this changes
         where a batch would end empty anyway.
     max_samples : int, float or None, default=None
         Bound on the rows used per batch: a class-stratified subsample of this many rows (an
@@ -263,7 +264,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
     like the report, in two stages: at most 20 iterations on ``v`` alone (``w`` fixed, ``v`` kept
     at or above half its start), then all parameters, iterating on ``u = (v sqrt(J), w)``. A
     batch whose objective is not below that of the empty batch (``v = 0``, ``w = 0``, the
-    frozen model's loss) after ``empty_check_iter`` (200) iterations, or when the solver stops, is left empty. So is one
+    frozen model's loss) after ``empty_check_iter`` (1000) iterations, or when the solver stops, is left empty. So is one
     that is not below it at the fifth iteration of the second stage if a projected quasi-Newton method
     (:func:`discrim.optim.minimize_projected`, which can move many weights onto the bound 0 per step) started there
     converges without getting below it; if that method gets below it instead, the test is dropped and L-BFGS-B goes on
@@ -348,7 +349,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         tol: float = 1e-5,
         ftol: float | None = None,
         max_iter: int = 15000,
-        empty_check_iter: int = 200,
+        empty_check_iter: int = 1000,
         max_samples: int | float | None = None,
         warm_start: bool = False,
         dtype: Literal["float64", "float32"] = "float64",
