@@ -118,3 +118,47 @@ def test_warm_start_after_empty_batch_starts_empty():
     v0, w0 = path(0, np.array([4, 5]))  # the last non-empty solution's feature weights
     np.testing.assert_array_equal(v0, [0.0, 0.7, 0.0])
     np.testing.assert_array_equal(w0, [0.0, 0.0])
+
+
+def test_warm_start_with_restart_empty_starts_an_empty_batch_cold():
+    # the refit's last fit: a batch the path left empty is solved from a cold start (None), the
+    # others keep their warm start
+    empty = _Batch(np.zeros(0, int), np.zeros(0), np.zeros(0, int), np.zeros(0))
+    full = _Batch(feature_index=np.array([1]), feature_weights=np.array([0.7]), sample_index=np.array([4]),
+                  prototype_weights=np.array([2.0]))
+    path = PathWarmStart(n_features=3, restart_empty=True)
+    path.advance([full, empty])
+    assert path(1, np.array([4, 5])) is None
+    v0, w0 = path(0, np.array([4, 5]))
+    np.testing.assert_array_equal(v0, [0.0, 0.7, 0.0])
+    np.testing.assert_array_equal(w0, [2.0, 1.0])
+
+
+def test_the_refit_solves_batches_the_loose_path_left_empty(monkeypatch):
+    # xor-4f, path 3.16e-4 -> 1e-3, 8 batches: with the path's fits capped at 100 iterations,
+    # batches 4, 5 and 8 end empty there; started cold in the refit's last fit they fill (284 and
+    # 334 iterations for two of them), where a probe from the empty solution keeps them empty
+    import discrim.model_selection._search as search_engine
+    from discrim.datasets import load_benchmark
+    from discrim.prototype import PrototypeClassifier
+
+    X, _, y, _ = load_benchmark("xor-4f")
+
+    def refit():
+        return search_engine.refit_path(PrototypeClassifier(max_iter=100), PrototypeClassifier(), X, y,
+                                        np.ones(len(y)), np.array([3.16e-4, 1e-3]), 8, 0, True, X.shape[1])
+
+    restarted = refit()
+    warm_call = search_engine.PathWarmStart.__call__
+
+    def probe_only(self, batch_number, candidates):
+        self.restart_empty = False
+        return warm_call(self, batch_number, candidates)
+
+    monkeypatch.setattr(search_engine.PathWarmStart, "__call__", probe_only)
+    probed = refit()
+    assert restarted.alpha_feature == probed.alpha_feature == 1e-3
+    filled = [b.n_prototypes > 0 for b in restarted.batches_]
+    assert filled[:3] == [True] * 3 and sum(filled) > sum(b.n_prototypes > 0 for b in probed.batches_)
+    for a, b in zip(restarted.batches_[:3], probed.batches_[:3]):  # the batches before are the path's
+        np.testing.assert_array_equal(a.prototype_weights, b.prototype_weights)

@@ -313,7 +313,11 @@ empty_check_iter, max_samples, dtype, backend, device
     can end in a better optimum than a cold start at the same alpha_feature (at large penalties a
     cold start often collapses to the marginal model); the refit therefore repeats the selected
     alpha's stretch of the path on all the data (intermediate fits as in the search, only the
-    selected number of batches), so that the refitted model is the one the search scored.
+    selected number of batches), so that the refitted model is the one the search scored. Its last
+    fit is solved to ``refit_tol`` and ``max_iter``, and a batch that the loosely solved path left
+    empty starts cold there instead of from the empty solution, so that a batch which needs more
+    iterations than ``search_max_iter`` to fill is not left empty by the search's budget (see
+    :func:`discrim.model_selection._search.refit_path`).
 
     With ``n_batches_no_change``, each fit grows one batch at a time (the classifier's warm
     continuation, which draws batch ``b`` from the same random stream as the one fit would) and
