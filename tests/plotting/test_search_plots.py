@@ -32,7 +32,8 @@ def _close_figures():
 def test_plot_search_draws_one_line_per_batch_count(search):
     ax = plot_search(search)
     labels = [line.get_label() for line in ax.get_lines()]
-    assert [lab for lab in labels if lab.endswith(" batches") and lab[0].isdigit()] == ["0 batches", "1 batches", "2 batches"]
+    assert [lab.split(" (")[0] for lab in labels if " batches" in lab and lab[0].isdigit()] == ["0 batches", "1 batches",
+                                                                                               "2 batches"]
     assert ax.get_xscale() == "log"
     threshold = [line for line in ax.get_lines() if line.get_label() == "threshold"][0]
     assert np.allclose(threshold.get_ydata(), search.threshold_)
@@ -43,6 +44,25 @@ def test_plot_search_draws_one_line_per_batch_count(search):
     assert selected.get_ydata()[0] <= search.threshold_
     line_1 = [line for line in ax.get_lines() if line.get_label() == "1 batches"][0]
     np.testing.assert_allclose(line_1.get_ydata(), res["mean_test_log_loss"][res["n_batches"] == 1])
+
+
+def test_plot_search_keeps_the_empty_model_from_squashing_the_fitted_ones(search):
+    # wine: the model with no batches scores about 1.1, the fitted ones 0.1-0.3; the y-axis spans
+    # the fitted lines and the threshold, and the 0-batch legend entry gives its score
+    res = search.cv_results_
+    mean = res["mean_test_log_loss"]
+    empty = mean[res["n_batches"] == 0]
+    fitted = mean[res["n_batches"] > 0]
+    ax = plot_search(search)
+    low, high = ax.get_ylim()
+    assert high < empty.min() and low <= min(fitted.min(), search.threshold_)
+    assert high >= max(fitted.max(), search.threshold_)
+    label = [line.get_label() for line in ax.get_lines() if line.get_label().startswith("0 batches")][0]
+    assert label == f"0 batches (off the axis, {empty.mean():.3g})"
+    # without the 0-batch line the axis is matplotlib's own
+    ax = plot_search(search, batch_counts=[1, 2])
+    assert not any("off the axis" in line.get_label() for line in ax.get_lines())
+    assert ax.get_ylim()[0] < fitted.min()
 
 
 def test_plot_search_subset_and_errors(search):
@@ -175,6 +195,6 @@ def test_plot_search_colours_span_the_counts_drawn(search):
     from matplotlib.colors import to_rgba
 
     ax = plot_search(search, batch_counts=[0, 1])
-    colours = {line.get_label(): to_rgba(line.get_color()) for line in ax.get_lines()}
+    colours = {line.get_label().split(" (")[0]: to_rgba(line.get_color()) for line in ax.get_lines()}
     assert colours["0 batches"] == colormaps["viridis"](0.0)
     assert colours["1 batches"] == colormaps["viridis"](1.0)

@@ -23,7 +23,9 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
     dashed horizontal line is the selection threshold (best mean and its standard deviation);
     the star marks the selected point, the cross the best mean. With an ``alpha_prototype_grid``
     each of its values gets a line style of its own. Grid points that no fold scored (batch
-    counts after ``n_batches_no_change`` stopped every fold early) are left out.
+    counts after ``n_batches_no_change`` stopped every fold early) are left out. Where the model
+    with no batches (the class frequencies) scores far from the others, the y-axis spans the
+    others and its legend entry gives its score instead.
 
     Parameters
     ----------
@@ -72,6 +74,7 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
             f"batch_counts {unknown.tolist()} were not searched; choose from 0 to {counts.max()}."
         )
     with_prototype = cv_estimator.alpha_prototype_grid is not None
+    limits = _limits_without_the_empty_model(mean, counts, wanted, cv_estimator.threshold_)
     styles = ("-", "--", ":", "-.")
     ax = new_axes(ax, figsize=(7.0, 5.0))
     cmap = _colormap()
@@ -87,6 +90,8 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
             rows = rows[np.argsort(alphas[rows])]
             colour = cmap((b - low) / span)
             label = f"{b} batches" + (f", alpha_prototype={alpha_p:.2g}" if with_prototype else "")
+            if b == 0 and limits is not None:
+                label += f" (off the axis, {np.mean(mean[rows]):.3g})"
             ax.plot(alphas[rows], mean[rows], marker="o", markersize=3, linewidth=1, color=colour,
                     linestyle=styles[j % len(styles)], label=label)
             if show_std:
@@ -99,12 +104,35 @@ def plot_search(cv_estimator: PrototypeClassifierCV, ax: Axes | None = None, *, 
                                                    if with_prototype else "")
     ax.plot(alphas[sel], mean[sel], marker="*", markersize=15, color="red", markeredgecolor="black", linestyle="none",
             label=f"selected: {chosen}, {counts[sel]} batches")
+    if limits is not None:
+        ax.set_ylim(*limits)
     ax.set_xscale("log")
     ax.set_xlabel("alpha_feature (penalty on feature weights)")
     ax.set_ylabel(f"mean CV {SCORE_LABELS[scoring]}")
     ax.set_title("cross-validated search")
     ax.legend(loc="best", fontsize="x-small", ncol=2)
     return ax
+
+
+def _limits_without_the_empty_model(mean, counts, wanted, threshold):
+    """y-limits that leave out the 0-batch line where it would squash the others, or None.
+
+    The model with no batches predicts the class frequencies; its score (e.g. log-loss 2.30 on
+    ten classes) lies far from those of the fitted models (0.13-0.3), whose differences, which the
+    plot is for, would shrink to a few pixels. The limits span the other drawn lines and the
+    threshold, padded by a tenth; None where the 0-batch line is not drawn or lies within three
+    times their span.
+    """
+    drawn = np.isin(counts, wanted) & np.isfinite(mean)
+    empty, rest = drawn & (counts == 0), drawn & (counts > 0)
+    if not empty.any() or not rest.any():
+        return None
+    low = min(mean[rest].min(), threshold)
+    high = max(mean[rest].max(), threshold)
+    span = max(high - low, 1e-12)
+    if mean[empty].min() >= low - 3 * span and mean[empty].max() <= high + 3 * span:
+        return None
+    return low - 0.1 * span, high + 0.1 * span
 
 
 def _colormap():
