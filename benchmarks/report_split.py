@@ -31,19 +31,18 @@ import datetime
 import os
 import platform
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.append(str(Path(__file__).resolve().parent))
+import suite  # noqa: E402
 from _machine import cpu_model, print_and_append  # noqa: E402
 
-PUBLISHED = {"digits": 0.13, "xor-6f": 0.50}
-PUBLISHED_KNN = {"digits": 0.22, "xor-6f": 0.54}
+CASES = ("digits", "xor-6f")
 REPORT_SEED = 12345
-GRID = np.logspace(-6, -1, 11)
-MANY_BATCHES = {"max_batches": 50, "n_batches_no_change": 5, "search_max_iter": 100, "selection": "best"}
+# the suite's many-batch options (suite.py's name@50 cases with the user guide's settings)
+MANY_BATCHES = 50, {"n_batches_no_change": 5, "search_max_iter": 100, "selection": "best"}
 
 
 def report_split(case):
@@ -77,39 +76,16 @@ def report_split(case):
     return X_train.astype(np.float32), X_test.astype(np.float32), y_train, y_test
 
 
-def _log_loss_and_se(y_test, proba, classes):
-    """Test log-loss and its standard error (std of the per-row losses / sqrt(rows))."""
-    col = np.searchsorted(np.asarray(classes), np.asarray(y_test))
-    losses = -np.log(np.clip(np.asarray(proba, dtype=np.float64)[np.arange(col.size), col], 1e-15, 1.0))
-    return float(losses.mean()), float(losses.std(ddof=1) / np.sqrt(losses.size))
-
-
-def run_search(data, options, n_jobs, seed=0):
-    """One ``PrototypeClassifierCV`` with a per-fold StandardScaler; its test figures and wall time."""
-    from sklearn.model_selection import StratifiedKFold
+def run_search(data, max_batches, options, n_jobs, seed=0):
+    """suite.py's discrim search with a StandardScaler fitted inside every fold, as the report's searches did."""
     from sklearn.preprocessing import StandardScaler
 
-    from discrim.model_selection import PrototypeClassifierCV
-    from discrim.model_selection._report import model_summary
-
-    X_train, X_test, y_train, y_test = data
-    search = PrototypeClassifierCV(alpha_feature_grid=GRID, transformer=StandardScaler(),
-                                   cv=StratifiedKFold(5, shuffle=True, random_state=seed), n_jobs=n_jobs,
-                                   random_state=seed, **options)
-    start = time.perf_counter()
-    search.fit(X_train, y_train)
-    seconds = time.perf_counter() - start
-    log_loss, se = _log_loss_and_se(y_test, search.predict_proba(X_test), search.classes_)
-    summary = model_summary(search)
-    return {"log_loss": log_loss, "se": se, "seconds": seconds,
-            "selected": f"alpha_feature={search.best_params_['alpha_feature']:.3g}, "
-                        f"{search.best_params_['n_batches']} batches",
-            "prototypes": summary["n_prototypes"], "features": len(summary["active_features"])}
+    return suite.run_discrim(data, n_jobs, seed, max_batches, {"transformer": StandardScaler(), **options})
 
 
 def run_knn(data, seed=0):
     """kNN on scaled features with k by 5-fold CV on the log-loss (the split's sanity check)."""
-    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.model_selection import GridSearchCV
     from sklearn.neighbors import KNeighborsClassifier
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
@@ -117,15 +93,20 @@ def run_knn(data, seed=0):
     X_train, X_test, y_train, y_test = data
     pipe = make_pipeline(StandardScaler(), KNeighborsClassifier())
     search = GridSearchCV(pipe, {"kneighborsclassifier__n_neighbors": list(range(1, 101))},
-                          scoring="neg_log_loss", cv=StratifiedKFold(5, shuffle=True, random_state=seed))
+                          scoring="neg_log_loss", cv=suite._splitter(seed))
     search.fit(X_train, y_train)
-    log_loss, se = _log_loss_and_se(y_test, search.predict_proba(X_test), search.classes_)
-    return {"log_loss": log_loss, "se": se, "k": search.best_params_["kneighborsclassifier__n_neighbors"]}
+    # the mean of the per-row losses clipped at 1e-15, those of suite._log_loss_se (kNN gives some rows
+    # probability 0, where scikit-learn's log_loss clips at the float's epsilon instead)
+    proba = search.predict_proba(X_test)
+    col = np.searchsorted(search.classes_, y_test)
+    losses = -np.log(np.clip(proba[np.arange(col.size), col], 1e-15, 1.0))
+    return {"log_loss": float(losses.mean()), "se": suite._log_loss_se(y_test, proba, search.classes_),
+            "k": search.best_params_["kneighborsclassifier__n_neighbors"]}
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=sorted(PUBLISHED))
+    parser.add_argument("case", choices=CASES)
     parser.add_argument("--n-jobs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=0, help="seed of the folds and the models (not of the split)")
     parser.add_argument("--output", default=None, help="markdown file to append the table to (default: print only)")
@@ -136,8 +117,9 @@ def main(argv=None):
     load_before = os.getloadavg()[0]
     rows = []
     with threadpool_limits(limits=1):
-        for label, options in (("10-batch search (defaults)", {}), ("50-batch search", MANY_BATCHES)):
-            row = run_search(data, options, args.n_jobs, args.seed)
+        for label, (max_batches, options) in (("10-batch search (defaults)", (suite.MAX_BATCHES, {})),
+                                              ("50-batch search", MANY_BATCHES)):
+            row = run_search(data, max_batches, options, args.n_jobs, args.seed)
             print(f"{args.case} {label}: {row}", flush=True)
             rows.append((label, row))
         knn = run_knn(data, args.seed)
@@ -156,11 +138,12 @@ def main(argv=None):
         "| search | test log-loss ± SE | published proset | selected | prototypes | active features | wall time |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
+    published = suite.PUBLISHED[args.case]["log_loss"]
     for label, row in rows:
-        lines.append(f"| {label} | {row['log_loss']:.4f} ± {row['se']:.4f} | {PUBLISHED[args.case]:.2f} | "
-                     f"{row['selected']} | {row['prototypes']:,} | {row['features']} | {row['seconds']:.1f} s |")
+        lines.append(f"| {label} | {row['log_loss']:.4f} ± {row['test_se']:.4f} | {published:.2f} | "
+                     f"{row['selected']} | {row['n_prototypes']:,} | {row['active_features']} | {row['seconds']:.1f} s |")
     lines += ["", f"50-batch over 10-batch time: {ratio:.2f}x. kNN (k = {knn['k']} by CV) on this split: "
-              f"{knn['log_loss']:.4f} ± {knn['se']:.4f}; the report's kNN: {PUBLISHED_KNN[args.case]:.2f}.", ""]
+              f"{knn['log_loss']:.4f} ± {knn['se']:.4f}; the report's kNN: {suite.PUBLISHED_OTHERS[args.case][1]:.2f}.", ""]
     text = "\n".join(lines)
     print_and_append(text, args.output)
 

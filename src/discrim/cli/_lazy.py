@@ -81,9 +81,9 @@ def _refuse_different_columns(files):
         for path in files[1:]:
             schema = pq.read_schema(path)
             names = schema.names
-            other = [(name, _kind(schema.field(name).type)) for name in names
-                     if name in kinds and "null" not in (_kind(schema.field(name).type), kinds[name])
-                     and _kind(schema.field(name).type) != kinds[name]]
+            shared = {name: _kind(schema.field(name).type) for name in names if name in kinds}
+            other = [(name, kind) for name, kind in shared.items()
+                     if "null" not in (kind, kinds[name]) and kind != kinds[name]]
             if other:
                 shown = ", ".join(f"{name!r} ({kind} there, {kinds[name]} in the first)" for name, kind in other[:5])
                 raise click.ClickException(

@@ -22,6 +22,7 @@ from discrim.utils._param_validation import HasMethods, Interval, StrOptions, fi
 from discrim.utils._dask import blockwise, check_feature_names, is_dask
 from discrim.utils._random import as_seed_sequence
 from discrim.prototype._candidates import check_min_cases, min_cases_violations, stratified_take
+from discrim.prototype._solver import TRIVIAL_CHECK_ITER
 from discrim.prototype.classifier import MAX_BATCHES, PrototypeClassifier
 from discrim.utils.validation import (
     check_labels,
@@ -402,7 +403,7 @@ empty_check_iter, max_samples, dtype, backend, device
         alpha_prototype: float = 1e-8,
         l1_ratio_prototype: float = 0.05,
         max_iter: int = 15000,
-        empty_check_iter: int = 1000,
+        empty_check_iter: int = TRIVIAL_CHECK_ITER,
         max_samples: int | float | None = None,
         dtype: Literal["float64", "float32"] = "float64",
         backend: Literal["numpy", "torch"] = "numpy",

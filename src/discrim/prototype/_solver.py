@@ -49,7 +49,7 @@ STAGE1_MIN_SHARE = 0.5
 # and the fit returned fewer prototype batches than the solve finds (xor-6f at alpha_feature
 # 3.16e-4, the report's split: test log-loss 0.522 against 0.503). Batches that end empty are
 # mostly decided by the emptiness test within about 30 iterations, so the bound rarely binds on
-# them. The default of PrototypeClassifier's empty_check_iter.
+# them. The default of PrototypeClassifier's (and PrototypeClassifierCV's) empty_check_iter.
 TRIVIAL_CHECK_ITER = 1000
 # The relative-decrease test (``ftol``) applies from this iteration of each stage on: the first
 # L-BFGS-B steps on a new batch can lower the objective by less than a loose ``ftol`` (measured on

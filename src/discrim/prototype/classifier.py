@@ -34,6 +34,7 @@ from discrim.prototype._solver import (
     SCREEN_DTYPE,
     START_FEATURE_WEIGHT,
     START_PROTOTYPE_WEIGHT,
+    TRIVIAL_CHECK_ITER,
     screen_rows,
     solve_batch,
 )
@@ -349,7 +350,7 @@ class PrototypeClassifier(PosteriorMixin, ClassifierMixin, BaseEstimator):
         tol: float = 1e-5,
         ftol: float | None = None,
         max_iter: int = 15000,
-        empty_check_iter: int = 1000,
+        empty_check_iter: int = TRIVIAL_CHECK_ITER,
         max_samples: int | float | None = None,
         warm_start: bool = False,
         dtype: Literal["float64", "float32"] = "float64",
